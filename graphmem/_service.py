@@ -1,0 +1,441 @@
+"""The ``MemoryService`` interface: shared logic above a thin set of backend primitives.
+
+The public methods are concrete here. They validate ids and scope, decompose text (in a
+worker thread, so the event loop never blocks on spaCy), apply the scorer once, and call
+a few primitives that a backend implements: store a session, gather candidate statistics,
+fetch entries, delete. A backend never decomposes or scores, so every backend ranks the
+same data the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+from graphmem._decompose import Decomposer, Decomposition, Entity, author_tokens
+from graphmem._errors import ProjectScopingUnsupportedError, UnsupportedOperationError
+from graphmem._models import (
+    MemoryEntry,
+    SearchHit,
+    SearchRequest,
+    SearchResponse,
+    validate_identifier,
+    validate_project_id,
+)
+from graphmem._scoring import (
+    CandidateStats,
+    CorpusStats,
+    RecencyKey,
+    ScoredEntry,
+    ScoringWeights,
+    rank,
+    score_candidates,
+)
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+
+__all__ = [
+    "CandidateSet",
+    "MemoryService",
+    "Owner",
+    "PreparedEntry",
+    "StoredEntry",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Owner:
+    """The isolation key of a memory graph: an (app, user) pair, never a joined string."""
+
+    app_name: str
+    user_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class StoredEntry:
+    """An entry as a backend stores and returns it."""
+
+    entry_id: str
+    memory: MemoryEntry
+    session_id: str | None
+    project_id: str | None
+    position: int
+
+    @property
+    def recency(self) -> RecencyKey:
+        return RecencyKey(
+            timestamp=self.memory.timestamp,
+            position=self.position,
+            session_id=self.session_id or "",
+            project_id=self.project_id,
+            entry_id=self.entry_id,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedEntry:
+    """An entry ready to store: its id, place in the session, tokens and entities."""
+
+    stored: StoredEntry
+    tokens: tuple[str, ...]
+    entities: tuple[Entity, ...]
+
+    @property
+    def entry_id(self) -> str:
+        return self.stored.entry_id
+
+
+@dataclass(slots=True)
+class CandidateSet:
+    """What a backend gathers for one query, in scope.
+
+    ``candidates`` are the entries sharing a query term; ``recency`` has the tie-break key
+    of every candidate and of every candidate's in-scope ``NEXT`` neighbour.
+    """
+
+    corpus: CorpusStats
+    candidates: list[CandidateStats] = field(default_factory=list)
+    recency: dict[str, RecencyKey] = field(default_factory=dict)
+
+
+def new_entry_id() -> str:
+    """A stable unique entry id, never derived from session id and position."""
+    return uuid.uuid4().hex
+
+
+class MemoryService(ABC):
+    """Long-term memory for agents, stored as a knowledge graph.
+
+    Entries are isolated by (app_name, user_id) and, on backends that support it, by a
+    project inside a user. Subclasses implement the storage primitives (the ``_``-prefixed
+    methods); the public methods hold the shared logic.
+
+    Args:
+        nlp: the spaCy pipeline (a loaded ``Language`` or a pipeline name), or ``None`` for
+            the default English pipeline (see :mod:`graphmem._decompose`).
+        weights: the scorer's constants.
+    """
+
+    def __init__(
+        self,
+        nlp: Language | str | Decomposer | None = None,
+        *,
+        weights: ScoringWeights | None = None,
+    ) -> None:
+        self._decomposer = nlp if isinstance(nlp, Decomposer) else Decomposer(nlp)
+        self.weights = weights or ScoringWeights()
+
+    # ------------------------------------------------------------------ capabilities
+
+    def supports_project_scoping(self) -> bool:
+        """Whether project-scoped calls work on this backend (default ``False``)."""
+        return False
+
+    @property
+    def decomposer(self) -> Decomposer:
+        return self._decomposer
+
+    # ------------------------------------------------------------------ writes
+
+    async def add_session(
+        self, app_name: str, user_id: str, session_id: str, entries: Sequence[MemoryEntry]
+    ) -> None:
+        """Store a finished conversation as global memory.
+
+        A session id that already holds entries is replaced, so re-ingesting a growing
+        session does not duplicate. Entries with no text are skipped. All or nothing.
+
+        Raises:
+            InvalidIdentifierError: a bad app, user or session id.
+            BackendUnavailableError: the backend cannot be reached.
+        """
+        owner = self._owner(app_name, user_id)
+        validate_identifier(session_id, "session_id")
+        prepared = await self._prepare(entries, session_id=session_id, project_id=None)
+        await self._replace_session(owner, None, session_id, prepared)
+
+    async def add_session_to_project(
+        self,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        project_id: str,
+        entries: Sequence[MemoryEntry],
+    ) -> None:
+        """Store a finished conversation in a project (replacing that session in the project).
+
+        Raises:
+            ProjectScopingUnsupportedError: the backend has no project support.
+            InvalidProjectIdError: a bad project id.
+        """
+        self._require_projects("add_session_to_project")
+        owner = self._owner(app_name, user_id)
+        validate_identifier(session_id, "session_id")
+        validate_project_id(project_id)
+        prepared = await self._prepare(entries, session_id=session_id, project_id=project_id)
+        await self._replace_session(owner, project_id, session_id, prepared)
+
+    async def add_entry(self, app_name: str, user_id: str, entry: MemoryEntry) -> str | None:
+        """Store one entry outside any session, as global memory.
+
+        Returns:
+            The new entry's id, or ``None`` when the entry has no text (skipped).
+        """
+        owner = self._owner(app_name, user_id)
+        prepared = await self._prepare([entry], session_id=None, project_id=None)
+        if not prepared:
+            return None
+        await self._insert_entry(owner, prepared[0])
+        return prepared[0].entry_id
+
+    async def add_entry_to_project(
+        self, app_name: str, user_id: str, project_id: str, entry: MemoryEntry
+    ) -> str | None:
+        """Store one entry outside any session, in a project."""
+        self._require_projects("add_entry_to_project")
+        owner = self._owner(app_name, user_id)
+        validate_project_id(project_id)
+        prepared = await self._prepare([entry], session_id=None, project_id=project_id)
+        if not prepared:
+            return None
+        await self._insert_entry(owner, prepared[0])
+        return prepared[0].entry_id
+
+    # ------------------------------------------------------------------ reads
+
+    async def search(self, request: SearchRequest) -> SearchResponse:
+        """Recall the entries that best match ``request.query``.
+
+        ``project_id=None`` searches global entries only; ``project_id=P`` global entries
+        plus P's. An empty or stop-word-only query returns no results.
+
+        Raises:
+            ProjectScopingUnsupportedError: a project id on a backend without projects.
+            InvalidIdentifierError: a bad app or user id.
+        """
+        owner = self._owner(request.app_name, request.user_id)
+        if request.project_id is not None:
+            self._require_projects("search")
+            validate_project_id(request.project_id)
+        ranked, candidates = await self._score(owner, request.project_id, request.query)
+        if not ranked:
+            return SearchResponse()
+        ranked = rank(
+            ranked,
+            candidates.recency,
+            limit=request.effective_limit,
+            min_score=request.min_score,
+        )
+        stored = {e.entry_id: e for e in await self._fetch_entries(owner, [s.entry_id for s in ranked])}
+        hits = [
+            SearchHit(
+                entry_id=s.entry_id,
+                score=s.score,
+                memory=stored[s.entry_id].memory,
+                matched_tokens=list(s.matched_tokens),
+                matched_entities=list(s.matched_entities),
+                session_id=stored[s.entry_id].session_id,
+                project_id=stored[s.entry_id].project_id,
+                context_score=s.context,
+            )
+            for s in ranked
+            if s.entry_id in stored  # deleted between gather and fetch
+        ]
+        return SearchResponse(memories=[h.memory for h in hits], hits=hits)
+
+    async def list_recent(self, app_name: str, user_id: str, limit: int = 10) -> list[MemoryEntry]:
+        """The user's newest entries first, global and project entries alike."""
+        owner = self._owner(app_name, user_id)
+        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+            raise ValueError(f"limit must be an integer of at least 1, got {limit!r}")
+        return [e.memory for e in await self._list_recent(owner, limit)]
+
+    async def health_check(self) -> None:
+        """Check that the backend can be reached.
+
+        Raises:
+            BackendUnavailableError: it cannot.
+        """
+        await self._ping()
+
+    # ------------------------------------------------------------------ deletes
+
+    async def delete_entries(self, app_name: str, user_id: str, query: str) -> int:
+        """Delete the global entries that match ``query``; returns how many.
+
+        An entry matches when it shares a token or entity with the query (a search would
+        recall it with a score above 0 from its own content). Entries recalled only as
+        conversation context of a match are not deleted.
+        """
+        owner = self._owner(app_name, user_id)
+        ids = await self._matching_ids(owner, None, query, only_project=None)
+        return await self._delete_entries(owner, ids) if ids else 0
+
+    async def delete_entries_in_project(
+        self, app_name: str, user_id: str, project_id: str, query: str
+    ) -> int:
+        """Delete the entries of one project that match ``query``; returns how many."""
+        self._require_projects("delete_entries_in_project")
+        owner = self._owner(app_name, user_id)
+        validate_project_id(project_id)
+        ids = await self._matching_ids(owner, project_id, query, only_project=project_id)
+        return await self._delete_entries(owner, ids) if ids else 0
+
+    async def delete_session(self, app_name: str, user_id: str, session_id: str) -> int:
+        """Delete a session's entries (in every scope); returns how many."""
+        owner = self._owner(app_name, user_id)
+        validate_identifier(session_id, "session_id")
+        return await self._delete_session(owner, session_id)
+
+    async def delete_project(self, app_name: str, user_id: str, project_id: str) -> int:
+        """Delete every entry of a project; returns how many."""
+        self._require_projects("delete_project")
+        owner = self._owner(app_name, user_id)
+        validate_project_id(project_id)
+        return await self._delete_project(owner, project_id)
+
+    async def delete_user(self, app_name: str, user_id: str) -> int:
+        """Erase everything of one app and user, in every project; returns entries removed.
+
+        Token and entity nodes of that user go too: nothing of the user is left.
+        """
+        owner = self._owner(app_name, user_id)
+        return await self._delete_user(owner)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def close(self) -> None:
+        """Release resources (connections, files). Idempotent."""
+
+    async def __aenter__(self) -> MemoryService:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    # ------------------------------------------------------------------ shared helpers
+
+    def _owner(self, app_name: str, user_id: str) -> Owner:
+        return Owner(validate_identifier(app_name, "app_name"), validate_identifier(user_id, "user_id"))
+
+    def _require_projects(self, method: str) -> None:
+        if not self.supports_project_scoping():
+            raise ProjectScopingUnsupportedError(method, type(self).__name__)
+
+    async def decompose_many(self, texts: Sequence[str]) -> list[Decomposition]:
+        """Decompose texts off the event loop (one batch at a time through the pipeline)."""
+        if not texts:
+            return []
+        return await asyncio.to_thread(self._decomposer.decompose_many, texts)
+
+    async def _prepare(
+        self, entries: Sequence[MemoryEntry], *, session_id: str | None, project_id: str | None
+    ) -> list[PreparedEntry]:
+        for entry in entries:
+            if not isinstance(entry, MemoryEntry):
+                raise TypeError(f"entries must be MemoryEntry objects, got {type(entry).__name__}")
+        kept = [e for e in entries if e.text.strip()]
+        decomposed = await self.decompose_many([e.text for e in kept])
+        prepared: list[PreparedEntry] = []
+        for position, (entry, parts) in enumerate(zip(kept, decomposed, strict=True)):
+            tokens = dict.fromkeys(parts.tokens)
+            tokens.update(dict.fromkeys(author_tokens(entry.author)))
+            prepared.append(
+                PreparedEntry(
+                    stored=StoredEntry(
+                        entry_id=new_entry_id(),
+                        memory=entry,
+                        session_id=session_id,
+                        project_id=project_id,
+                        position=position,
+                    ),
+                    tokens=tuple(tokens),
+                    entities=parts.entities,
+                )
+            )
+        return prepared
+
+    async def _score(
+        self, owner: Owner, project_id: str | None, query: str
+    ) -> tuple[dict[str, ScoredEntry], CandidateSet]:
+        parts = (await self.decompose_many([query]))[0] if query.strip() else None
+        if parts is None or parts.is_empty:
+            return {}, CandidateSet(CorpusStats(0))
+        entity_names = tuple(e.name for e in parts.entities)
+        candidates = await self._gather(owner, project_id, parts.tokens, entity_names)
+        scored = score_candidates(
+            parts.tokens, entity_names, candidates.corpus, candidates.candidates, self.weights
+        )
+        return scored, candidates
+
+    async def _matching_ids(
+        self, owner: Owner, scope: str | None, query: str, *, only_project: str | None
+    ) -> list[str]:
+        parts = (await self.decompose_many([query]))[0] if query.strip() else None
+        if parts is None or parts.is_empty:
+            return []
+        candidates = await self._gather(owner, scope, parts.tokens, tuple(e.name for e in parts.entities))
+        return [
+            c.entry_id
+            for c in candidates.candidates
+            if candidates.recency[c.entry_id].project_id == only_project
+        ]
+
+    # ------------------------------------------------------------------ backend primitives
+
+    @abstractmethod
+    async def _replace_session(
+        self,
+        owner: Owner,
+        project_id: str | None,
+        session_id: str,
+        entries: Sequence[PreparedEntry],
+    ) -> None:
+        """Atomically replace the entries of (owner, project_id, session_id) with ``entries``,
+        linking consecutive entries with ``NEXT``."""
+
+    @abstractmethod
+    async def _gather(
+        self,
+        owner: Owner,
+        project_id: str | None,
+        tokens: Sequence[str],
+        entities: Sequence[str],
+    ) -> CandidateSet:
+        """Gather statistics for a query in scope (global, or global plus ``project_id``)."""
+
+    @abstractmethod
+    async def _fetch_entries(self, owner: Owner, entry_ids: Sequence[str]) -> list[StoredEntry]:
+        """Return the owner's entries with these ids (missing ids are skipped)."""
+
+    async def _insert_entry(self, owner: Owner, entry: PreparedEntry) -> None:
+        raise UnsupportedOperationError(f"{type(self).__name__} does not support add_entry()")
+
+    async def _list_recent(self, owner: Owner, limit: int) -> list[StoredEntry]:
+        raise UnsupportedOperationError(f"{type(self).__name__} does not support list_recent()")
+
+    async def _delete_entries(self, owner: Owner, entry_ids: Sequence[str]) -> int:
+        raise UnsupportedOperationError(f"{type(self).__name__} does not support delete_entries()")
+
+    async def _delete_session(self, owner: Owner, session_id: str) -> int:
+        raise UnsupportedOperationError(f"{type(self).__name__} does not support delete_session()")
+
+    async def _delete_project(self, owner: Owner, project_id: str) -> int:
+        raise UnsupportedOperationError(f"{type(self).__name__} does not support delete_project()")
+
+    async def _delete_user(self, owner: Owner) -> int:
+        raise UnsupportedOperationError(f"{type(self).__name__} does not support delete_user()")
+
+    async def _ping(self) -> None:
+        """Raise ``BackendUnavailableError`` when the backend cannot be reached."""

@@ -1,0 +1,1 @@
+"""Storage backends. Each module implements the primitives of ``MemoryService``."""

@@ -1,0 +1,416 @@
+"""``GraphMemoryService``: the memory graph in a networkx ``DiGraph`` inside the process.
+
+Node keys are tuples — ``("Entry", app, user, id)``, ``("Token", app, user, value)``,
+``("Entity", app, user, name)`` — so two users' graphs can never share a node and no
+joined string can collide. Nodes carry the same labels (``__labels__``, the attribute
+grand-cypher reads) and properties as the Neo4j backend.
+
+Search touches only the postings of the query's token and entity nodes (their incoming
+``HAS_TOKEN`` / ``MENTIONS`` edges), never every entry.
+
+With ``path=...`` every write is first appended to a journal (see
+:mod:`graphmem.backends._journal`) and ``fsync``-ed, then applied in memory; the store
+reloads from the journal on first use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import threading
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import networkx as nx
+
+from graphmem._decompose import Decomposer
+from graphmem._scoring import CandidateStats, CorpusStats, RecencyKey, ScoringWeights
+from graphmem._service import (
+    CandidateSet,
+    MemoryService,
+    Owner,
+    PreparedEntry,
+    StoredEntry,
+)
+from graphmem.backends._graph_model import (
+    ENTITY,
+    ENTRY,
+    HAS_TOKEN,
+    MENTIONS,
+    NEXT,
+    TOKEN,
+    entry_properties,
+    stored_entry_from_properties,
+)
+from graphmem.backends._journal import Journal
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+
+__all__ = ["GraphMemoryService"]
+
+logger = logging.getLogger("graphmem")
+
+NodeKey = tuple[str, str, str, str]
+SessionKey = tuple[Owner, str | None, str]
+
+
+class GraphMemoryService(MemoryService):
+    """Memory in a networkx graph; optionally persisted to an fsync-ed journal.
+
+    Has no project support: every project call raises ``ProjectScopingUnsupportedError``
+    and changes nothing. Safe under concurrent asyncio tasks and threads (one lock guards
+    the graph).
+
+    Args:
+        nlp: spaCy pipeline, pipeline name, or ``None`` for the default.
+        path: a journal file to persist to; ``None`` keeps memory in this process only.
+        weights: the scorer's constants.
+    """
+
+    def __init__(
+        self,
+        nlp: Language | str | Decomposer | None = None,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        weights: ScoringWeights | None = None,
+    ) -> None:
+        super().__init__(nlp, weights=weights)
+        self._graph: nx.DiGraph[Any] = nx.DiGraph()
+        self._lock = threading.RLock()
+        self._journal = Journal(path) if path is not None else None
+        self._loaded = self._journal is None
+        # Indexes kept beside the graph so a search never scans it.
+        self._entries: dict[Owner, dict[str, StoredEntry]] = defaultdict(dict)
+        self._sessions: dict[SessionKey, list[str]] = {}
+        self._neighbours: dict[str, tuple[str, ...]] = {}
+        self._recency: dict[str, RecencyKey] = {}
+
+    # ------------------------------------------------------------------ public extras
+
+    @property
+    def path(self) -> str | None:
+        return None if self._journal is None else str(self._journal.path)
+
+    @property
+    def graph(self) -> nx.DiGraph[Any]:
+        """The live graph (read it, do not change it): what ``graphmem cypher`` queries."""
+        self._ensure_loaded()
+        return self._graph
+
+    async def close(self) -> None:
+        if self._journal is not None:
+            with self._lock:
+                self._journal.close()
+
+    # ------------------------------------------------------------------ writes
+
+    async def _replace_session(
+        self,
+        owner: Owner,
+        project_id: str | None,
+        session_id: str,
+        entries: Sequence[PreparedEntry],
+    ) -> None:
+        record = {
+            "op": "replace_session",
+            "app_name": owner.app_name,
+            "user_id": owner.user_id,
+            "project_id": project_id,
+            "session_id": session_id,
+            "entries": [_entry_record(e) for e in entries],
+        }
+        await self._write(record)
+
+    async def _insert_entry(self, owner: Owner, entry: PreparedEntry) -> None:
+        await self._write(
+            {
+                "op": "insert_entry",
+                "app_name": owner.app_name,
+                "user_id": owner.user_id,
+                "project_id": entry.stored.project_id,
+                "entry": _entry_record(entry),
+            }
+        )
+
+    async def _delete_entries(self, owner: Owner, entry_ids: Sequence[str]) -> int:
+        return await self._write(
+            {"op": "delete_entries", "app_name": owner.app_name, "user_id": owner.user_id, "ids": list(entry_ids)}
+        )
+
+    async def _delete_session(self, owner: Owner, session_id: str) -> int:
+        return await self._write(
+            {"op": "delete_session", "app_name": owner.app_name, "user_id": owner.user_id, "session_id": session_id}
+        )
+
+    async def _delete_project(self, owner: Owner, project_id: str) -> int:
+        return await self._write(
+            {"op": "delete_project", "app_name": owner.app_name, "user_id": owner.user_id, "project_id": project_id}
+        )
+
+    async def _delete_user(self, owner: Owner) -> int:
+        return await self._write({"op": "delete_user", "app_name": owner.app_name, "user_id": owner.user_id})
+
+    async def _write(self, record: dict[str, Any]) -> int:
+        if self._journal is None:
+            with self._lock:
+                return self._apply(record)
+        # fsync can take milliseconds: keep it off the event loop.
+        return await asyncio.to_thread(self._write_durably, record)
+
+    def _write_durably(self, record: dict[str, Any]) -> int:
+        assert self._journal is not None
+        with self._lock:
+            self._ensure_loaded()
+            self._journal.append(record)  # durable before it becomes visible
+            changed = self._apply(record)
+            if record["op"].startswith("delete_") and changed:
+                # Compact, so that erased text does not stay on disk. If this fails the
+                # journal still holds the delete record: nothing is lost or resurrected.
+                try:
+                    self._journal.rewrite(self._snapshot_records())
+                except OSError as exc:
+                    logger.warning("graphmem: could not compact %s after a delete: %s", self._journal.path, exc)
+            return changed
+
+    # ------------------------------------------------------------------ reads
+
+    async def _gather(
+        self,
+        owner: Owner,
+        project_id: str | None,
+        tokens: Sequence[str],
+        entities: Sequence[str],
+    ) -> CandidateSet:
+        with self._lock:
+            self._ensure_loaded()
+            pred = self._graph._pred  # adjacency dicts: postings without copying
+            app, user = owner.app_name, owner.user_id
+            token_df: dict[str, int] = {}
+            entity_df: dict[str, int] = {}
+            matched_tokens: dict[str, list[str]] = defaultdict(list)
+            matched_entities: dict[str, list[str]] = defaultdict(list)
+            for value in tokens:
+                postings = pred.get((TOKEN, app, user, value))
+                token_df[value] = len(postings) if postings else 0
+                for node in postings or ():
+                    matched_tokens[node[3]].append(value)
+            for name in entities:
+                postings = pred.get((ENTITY, app, user, name))
+                entity_df[name] = len(postings) if postings else 0
+                for node in postings or ():
+                    matched_entities[node[3]].append(name)
+            own = self._entries.get(owner, {})
+            corpus = CorpusStats(len(own), token_df, entity_df)
+            result = CandidateSet(corpus)
+            recency = self._recency
+            for entry_id in matched_tokens.keys() | matched_entities.keys():
+                entry_project = own[entry_id].project_id
+                if entry_project is not None and entry_project != project_id:
+                    continue
+                neighbours = self._neighbours.get(entry_id, ())
+                result.candidates.append(
+                    CandidateStats(
+                        entry_id,
+                        frozenset(matched_tokens.get(entry_id, ())),
+                        frozenset(matched_entities.get(entry_id, ())),
+                        neighbours,
+                    )
+                )
+                result.recency[entry_id] = recency[entry_id]
+                for other in neighbours:
+                    result.recency[other] = recency[other]
+            return result
+
+    async def _fetch_entries(self, owner: Owner, entry_ids: Sequence[str]) -> list[StoredEntry]:
+        with self._lock:
+            self._ensure_loaded()
+            own = self._entries.get(owner, {})
+            return [own[i] for i in entry_ids if i in own]
+
+    async def _list_recent(self, owner: Owner, limit: int) -> list[StoredEntry]:
+        with self._lock:
+            self._ensure_loaded()
+            own = list(self._entries.get(owner, {}).values())
+        own.sort(key=lambda e: (e.memory.timestamp, e.position, e.session_id or "", e.entry_id), reverse=True)
+        return own[:limit]
+
+    async def _all_entries(self, owner: Owner) -> list[StoredEntry]:
+        with self._lock:
+            self._ensure_loaded()
+            return list(self._entries.get(owner, {}).values())
+
+    async def _owners(self) -> list[Owner]:
+        with self._lock:
+            self._ensure_loaded()
+            return [o for o, entries in self._entries.items() if entries]
+
+    async def _ping(self) -> None:
+        with self._lock:
+            self._ensure_loaded()
+
+    # ------------------------------------------------------------------ applying records
+
+    def _ensure_loaded(self) -> None:
+        if self._loaded:
+            return
+        with self._lock:
+            if self._loaded:
+                return
+            assert self._journal is not None
+            for record in self._journal.read():
+                self._apply(record)
+            self._loaded = True
+
+    def _apply(self, record: dict[str, Any]) -> int:
+        """Apply one journal record to the in-memory graph; returns entries removed."""
+        owner = Owner(record["app_name"], record["user_id"])
+        op = record["op"]
+        if op == "replace_session":
+            key: SessionKey = (owner, record["project_id"], record["session_id"])
+            removed = self._remove_entries(owner, list(self._sessions.get(key, ())))
+            ids = [
+                self._add_entry(owner, record["project_id"], record["session_id"], e)
+                for e in record["entries"]
+            ]
+            for earlier, later in zip(ids, ids[1:]):
+                self._graph.add_edge(self._entry_key(owner, earlier), self._entry_key(owner, later), __labels__={NEXT})
+            for i, entry_id in enumerate(ids):
+                self._neighbours[entry_id] = tuple(ids[j] for j in (i - 1, i + 1) if 0 <= j < len(ids))
+            if ids:
+                self._sessions[key] = ids
+            return removed
+        if op == "insert_entry":
+            self._add_entry(owner, record["project_id"], None, record["entry"])
+            return 0
+        if op == "delete_entries":
+            return self._remove_entries(owner, record["ids"])
+        own = self._entries.get(owner, {})
+        if op == "delete_session":
+            ids = [i for i, e in own.items() if e.session_id == record["session_id"]]
+        elif op == "delete_project":
+            ids = [i for i, e in own.items() if e.project_id == record["project_id"]]
+        elif op == "delete_user":
+            ids = list(own)
+        else:
+            raise ValueError(f"unknown journal operation {op!r}")
+        removed = self._remove_entries(owner, ids)
+        if op == "delete_user":
+            self._entries.pop(owner, None)
+        return removed
+
+    def _entry_key(self, owner: Owner, entry_id: str) -> NodeKey:
+        return (ENTRY, owner.app_name, owner.user_id, entry_id)
+
+    def _add_entry(
+        self, owner: Owner, project_id: str | None, session_id: str | None, rec: dict[str, Any]
+    ) -> str:
+        props = {
+            "id": rec["id"],
+            "project_id": project_id,
+            "session_id": session_id,
+            "position": rec["position"],
+            "author": rec["author"],
+            "role": rec["role"],
+            "text": rec["text"],
+            "timestamp": rec["timestamp"],
+        }
+        stored = stored_entry_from_properties(props)
+        app, user = owner.app_name, owner.user_id
+        node = self._entry_key(owner, stored.entry_id)
+        graph = self._graph
+        graph.add_node(node, __labels__={ENTRY}, **entry_properties(app, user, stored))
+        for value in rec["tokens"]:
+            token = (TOKEN, app, user, value)
+            if token not in graph:
+                graph.add_node(token, __labels__={TOKEN}, app_name=app, user_id=user, value=value)
+            graph.add_edge(node, token, __labels__={HAS_TOKEN})
+        for name, label in rec["entities"]:
+            entity = (ENTITY, app, user, name)
+            if entity not in graph:
+                graph.add_node(entity, __labels__={ENTITY}, app_name=app, user_id=user, name=name, label=label)
+            graph.add_edge(node, entity, __labels__={MENTIONS})
+        self._entries[owner][stored.entry_id] = stored
+        self._recency[stored.entry_id] = stored.recency
+        return stored.entry_id
+
+    def _remove_entries(self, owner: Owner, entry_ids: Sequence[str]) -> int:
+        own = self._entries.get(owner)
+        if not own:
+            return 0
+        graph = self._graph
+        removed = 0
+        for entry_id in entry_ids:
+            stored = own.pop(entry_id, None)
+            if stored is None:
+                continue
+            removed += 1
+            node = self._entry_key(owner, entry_id)
+            terms = [n for n in graph._succ[node] if n[0] != ENTRY]
+            graph.remove_node(node)
+            for term in terms:
+                if not graph._pred[term]:
+                    graph.remove_node(term)  # no entry uses it any more
+            self._recency.pop(entry_id, None)
+            for other in self._neighbours.pop(entry_id, ()):
+                if other in self._neighbours:
+                    self._neighbours[other] = tuple(n for n in self._neighbours[other] if n != entry_id)
+            key: SessionKey = (owner, stored.project_id, stored.session_id or "")
+            if stored.session_id is not None and key in self._sessions:
+                remaining = [i for i in self._sessions[key] if i != entry_id]
+                if remaining:
+                    self._sessions[key] = remaining
+                else:
+                    del self._sessions[key]
+        return removed
+
+    def _snapshot_records(self) -> Iterator[dict[str, Any]]:
+        """The current store as journal records (what a compaction writes)."""
+        graph = self._graph
+        for (owner, project_id, session_id), ids in self._sessions.items():
+            yield {
+                "op": "replace_session",
+                "app_name": owner.app_name,
+                "user_id": owner.user_id,
+                "project_id": project_id,
+                "session_id": session_id,
+                "entries": [self._record_of(graph, owner, i) for i in ids],
+            }
+        for owner, entries in self._entries.items():
+            for entry_id, stored in entries.items():
+                if stored.session_id is None:
+                    yield {
+                        "op": "insert_entry",
+                        "app_name": owner.app_name,
+                        "user_id": owner.user_id,
+                        "project_id": stored.project_id,
+                        "entry": self._record_of(graph, owner, entry_id),
+                    }
+
+    def _record_of(self, graph: nx.DiGraph[Any], owner: Owner, entry_id: str) -> dict[str, Any]:
+        node = self._entry_key(owner, entry_id)
+        stored = self._entries[owner][entry_id]
+        tokens = [n[3] for n in graph._succ[node] if n[0] == TOKEN]
+        entities = [[n[3], graph.nodes[n]["label"]] for n in graph._succ[node] if n[0] == ENTITY]
+        return _stored_record(stored, tokens, entities)
+
+
+def _stored_record(stored: StoredEntry, tokens: Sequence[str], entities: Sequence[Sequence[str]]) -> dict[str, Any]:
+    memory = stored.memory
+    return {
+        "id": stored.entry_id,
+        "author": memory.author,
+        "role": memory.content.role,
+        "text": memory.text,
+        "timestamp": memory.timestamp.isoformat(),
+        "position": stored.position,
+        "tokens": list(tokens),
+        "entities": [list(e) for e in entities],
+    }
+
+
+def _entry_record(entry: PreparedEntry) -> dict[str, Any]:
+    return _stored_record(entry.stored, entry.tokens, [[e.name, e.label] for e in entry.entities])
+
