@@ -32,7 +32,7 @@ from graphmem._models import (
     validate_project_id,
 )
 from graphmem._scoring import ScoringWeights
-from graphmem._service import MemoryService
+from graphmem._service import MemoryService, MemoryStats, StoredEntry
 from graphmem.backends.networkx import GraphMemoryService
 
 if TYPE_CHECKING:
@@ -53,6 +53,7 @@ __all__ = [
     "MemoryEntry",
     "MemoryService",
     "MemoryServiceAdapter",
+    "MemoryStats",
     "Neo4jMemoryService",
     "Part",
     "ProjectScopingUnsupportedError",
@@ -60,6 +61,7 @@ __all__ = [
     "SearchHit",
     "SearchRequest",
     "SearchResponse",
+    "StoredEntry",
     "UnsupportedOperationError",
     "__version__",
     "validate_project_id",

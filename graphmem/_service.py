@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CandidateSet",
+    "MemoryStats",
     "MemoryService",
     "Owner",
     "PreparedEntry",
@@ -102,6 +103,18 @@ class CandidateSet:
     corpus: CorpusStats
     candidates: list[CandidateStats] = field(default_factory=list)
     recency: dict[str, RecencyKey] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryStats:
+    """Counts of what is stored (for one app and user, or for the whole store)."""
+
+    users: int
+    entries: int
+    tokens: int
+    entities: int
+    sessions: int
+    projects: int
 
 
 def new_entry_id() -> str:
@@ -255,6 +268,37 @@ class MemoryService(ABC):
         if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
             raise ValueError(f"limit must be an integer of at least 1, got {limit!r}")
         return [e.memory for e in await self._list_recent(owner, limit)]
+
+    async def list_entries(
+        self, app_name: str, user_id: str, project_id: str | None = None, *, all_projects: bool = False
+    ) -> list[StoredEntry]:
+        """Every stored entry of a scope, ordered by session and position (for export).
+
+        Args:
+            project_id: ``None`` for global entries, or a project's entries only.
+            all_projects: every entry of the user, global and in any project.
+        """
+        owner = self._owner(app_name, user_id)
+        if project_id is not None:
+            self._require_projects("list_entries")
+            validate_project_id(project_id)
+        entries = [
+            e for e in await self._all_entries(owner) if all_projects or e.project_id == project_id
+        ]
+        entries.sort(
+            key=lambda e: (e.project_id or "", e.session_id is None, e.session_id or "", e.position, e.memory.timestamp)
+        )
+        return entries
+
+    async def stats(self, app_name: str | None = None, user_id: str | None = None) -> MemoryStats:
+        """Counts of users, entries, tokens, entities, sessions and projects.
+
+        With ``app_name`` and ``user_id`` the counts are for that user; without, for the store.
+        """
+        if (app_name is None) != (user_id is None):
+            raise ValueError("give both app_name and user_id, or neither")
+        owner = None if app_name is None or user_id is None else self._owner(app_name, user_id)
+        return await self._stats(owner)
 
     async def health_check(self) -> None:
         """Check that the backend can be reached.
@@ -436,6 +480,12 @@ class MemoryService(ABC):
 
     async def _delete_user(self, owner: Owner) -> int:
         raise UnsupportedOperationError(f"{type(self).__name__} does not support delete_user()")
+
+    async def _all_entries(self, owner: Owner) -> list[StoredEntry]:
+        raise UnsupportedOperationError(f"{type(self).__name__} does not support list_entries()")
+
+    async def _stats(self, owner: Owner | None) -> MemoryStats:
+        raise UnsupportedOperationError(f"{type(self).__name__} does not support stats()")
 
     async def _ping(self) -> None:
         """Raise ``BackendUnavailableError`` when the backend cannot be reached."""

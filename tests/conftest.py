@@ -48,7 +48,7 @@ async def make_neo4j_service(decomposer: Decomposer) -> MemoryService:
 
     service = Neo4jMemoryService(neo4j_uri_or_skip(), auth=neo4j_auth(), nlp=decomposer)
     await service.ensure_schema()
-    await service.driver.execute_query("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS")
+    await service.driver.execute_query("MATCH (n) DETACH DELETE n")
     return service
 
 

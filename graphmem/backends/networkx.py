@@ -30,6 +30,7 @@ from graphmem._scoring import CandidateStats, CorpusStats, RecencyKey, ScoringWe
 from graphmem._service import (
     CandidateSet,
     MemoryService,
+    MemoryStats,
     Owner,
     PreparedEntry,
     StoredEntry,
@@ -242,10 +243,26 @@ class GraphMemoryService(MemoryService):
             self._ensure_loaded()
             return list(self._entries.get(owner, {}).values())
 
-    async def _owners(self) -> list[Owner]:
+    async def _stats(self, owner: Owner | None) -> MemoryStats:
         with self._lock:
             self._ensure_loaded()
-            return [o for o, entries in self._entries.items() if entries]
+            owners = [o for o, e in self._entries.items() if e and (owner is None or o == owner)]
+            entries = [e for o in owners for e in self._entries[o].values()]
+            if owner is None:
+                tokens = sum(1 for n in self._graph if n[0] == TOKEN)
+                entities = sum(1 for n in self._graph if n[0] == ENTITY)
+            else:
+                nodes = {n for e in entries for n in self._graph._succ[self._entry_key(owner, e.entry_id)]}
+                tokens = sum(1 for n in nodes if n[0] == TOKEN)
+                entities = sum(1 for n in nodes if n[0] == ENTITY)
+            return MemoryStats(
+                users=len(owners),
+                entries=len(entries),
+                tokens=tokens,
+                entities=entities,
+                sessions=len({(o, e.project_id, e.session_id) for o in owners for e in self._entries[o].values() if e.session_id is not None}),
+                projects=len({(o, e.project_id) for o in owners for e in self._entries[o].values() if e.project_id is not None}),
+            )
 
     async def _ping(self) -> None:
         with self._lock:
