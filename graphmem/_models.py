@@ -171,7 +171,7 @@ class SearchHit(BaseModel):
     """One recalled memory and why it was recalled.
 
     ``matched_tokens`` and ``matched_entities`` are what the entry itself shares with the
-    query; ``context_score`` is the part of ``score`` that came from neighbouring entries of
+    query; ``session_id`` is ``None`` for an entry added on its own (``add_entry``); ``context_score`` is the part of ``score`` that came from neighbouring entries of
     the same conversation (a hit with no matches of its own was recalled as context).
     """
 
@@ -182,7 +182,7 @@ class SearchHit(BaseModel):
     memory: MemoryEntry
     matched_tokens: list[str] = Field(default_factory=list)
     matched_entities: list[str] = Field(default_factory=list)
-    session_id: str
+    session_id: str | None = None
     project_id: str | None = None
     context_score: float = 0.0
 

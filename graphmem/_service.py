@@ -236,11 +236,11 @@ class MemoryService(ABC):
         if request.project_id is not None:
             self._require_projects("search")
             validate_project_id(request.project_id)
-        ranked, candidates = await self._score(owner, request.project_id, request.query)
-        if not ranked:
+        scored, candidates = await self._score(owner, request.project_id, request.query)
+        if not scored:
             return SearchResponse()
         ranked = rank(
-            ranked,
+            scored,
             candidates.recency,
             limit=request.effective_limit,
             min_score=request.min_score,
