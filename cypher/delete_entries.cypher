@@ -1,0 +1,16 @@
+// Delete the owner's entries with these ids, then the Token and Entity nodes that no
+// entry uses any more. Returns how many entries were deleted.
+UNWIND $ids AS id
+MATCH (e:Entry {id: id})
+WHERE e.app_name = $app_name AND e.user_id = $user_id
+OPTIONAL MATCH (e)-[:HAS_TOKEN|MENTIONS]->(term)
+WITH collect(DISTINCT e) AS doomed, collect(DISTINCT term) AS terms
+FOREACH (e IN doomed | DETACH DELETE e)
+WITH doomed, terms
+CALL (terms) {
+  UNWIND terms AS term
+  WITH term
+  WHERE NOT EXISTS { (term)<--() }
+  DELETE term
+}
+RETURN size(doomed) AS removed

@@ -1,0 +1,43 @@
+// Everything the scorer needs for one query, for one owner, in one round trip. It starts
+// from the query's Token and Entity nodes and never reads entries that share no term.
+//   entry_count  all the owner's entries (every project): the N of the idf
+//   token_df     per query token, the degree of its node (entries holding it, every project)
+//   entity_df    the same for entities
+//   candidates   in-scope entries sharing a query term: what they share, and the recency
+//                key of the entry and of each of its NEXT neighbours
+// In scope: global entries, plus those of $project_id when it is not null.
+CALL () {
+  MATCH (e:Entry {app_name: $app_name, user_id: $user_id})
+  RETURN count(e) AS entry_count
+}
+CALL () {
+  UNWIND $tokens AS value
+  MATCH (t:Token {app_name: $app_name, user_id: $user_id, value: value})
+  RETURN collect({term: value, df: COUNT { (t)<-[:HAS_TOKEN]-() }}) AS token_df
+}
+CALL () {
+  UNWIND $entities AS name
+  MATCH (n:Entity {app_name: $app_name, user_id: $user_id, name: name})
+  RETURN collect({term: name, df: COUNT { (n)<-[:MENTIONS]-() }}) AS entity_df
+}
+CALL () {
+  CALL () {
+    UNWIND $tokens AS value
+    MATCH (:Token {app_name: $app_name, user_id: $user_id, value: value})<-[:HAS_TOKEN]-(e:Entry)
+    WHERE e.project_id IS NULL OR e.project_id = $project_id
+    RETURN e, value AS token, null AS entity
+    UNION ALL
+    UNWIND $entities AS name
+    MATCH (:Entity {app_name: $app_name, user_id: $user_id, name: name})<-[:MENTIONS]-(e:Entry)
+    WHERE e.project_id IS NULL OR e.project_id = $project_id
+    RETURN e, null AS token, name AS entity
+  }
+  WITH e, collect(token) AS tokens, collect(entity) AS entities
+  RETURN collect({
+    entry: e {.id, .timestamp, .position, .session_id, .project_id},
+    tokens: tokens,
+    entities: entities,
+    neighbours: [(e)-[:NEXT]-(n:Entry) | n {.id, .timestamp, .position, .session_id, .project_id}]
+  }) AS candidates
+}
+RETURN entry_count, token_df, entity_df, candidates

@@ -1,0 +1,477 @@
+"""``Neo4jMemoryService``: the memory graph in Neo4j, with full project scoping.
+
+The graph is the one the networkx backend keeps (see :mod:`graphmem.backends._graph_model`):
+``Entry``, ``Token`` and ``Entity`` nodes, each carrying ``app_name`` and ``user_id``, linked
+by ``HAS_TOKEN``, ``MENTIONS`` and ``NEXT``. Every query lives in a ``.cypher`` file (see
+:mod:`graphmem._cypher`) and takes its values as parameters.
+
+How the driver is used:
+
+- Writes run in one managed write transaction per call, so an ``add_session`` is all or
+  nothing and the driver retries transient errors. Deadlocks between concurrent writers are
+  transient too; they get a longer retry budget than an outage does (see ``_with_retries``).
+- Reads go through ``execute_query`` with read routing, so a ``neo4j://`` cluster URI
+  spreads them over readers.
+- Timeouts are bounded: with the server down a call fails in a few seconds with
+  :class:`~graphmem.BackendUnavailableError`, and the same object works again once the
+  server is back (the driver reconnects by itself).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from graphmem._cypher import load_cypher, load_statements
+from graphmem._decompose import Decomposer, Entity
+from graphmem._errors import BackendUnavailableError
+from graphmem._scoring import CandidateStats, CorpusStats, RecencyKey, ScoringWeights
+from graphmem._service import (
+    CandidateSet,
+    MemoryService,
+    MemoryStats,
+    Owner,
+    PreparedEntry,
+    StoredEntry,
+)
+from graphmem.backends._graph_model import entry_properties, stored_entry_from_properties
+
+try:
+    from neo4j import (
+        AsyncDriver,
+        AsyncGraphDatabase,
+        AsyncManagedTransaction,
+        RoutingControl,
+    )
+    from neo4j.exceptions import (
+        AuthError,
+        DatabaseError,
+        DatabaseUnavailable,
+        DriverError,
+        TransientError,
+    )
+except ImportError as exc:  # pragma: no cover - depends on the installed extras
+    raise ImportError(
+        "the Neo4j backend needs the neo4j driver: pip install 'graphmem[neo4j]'"
+    ) from exc
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+
+__all__ = ["SCHEMA_VERSION", "Neo4jMemoryService"]
+
+T = TypeVar("T")
+
+#: Schema migrations, oldest first: ``cypher/schema_v<N>.cypher`` for N = 1..SCHEMA_VERSION.
+#: Each holds idempotent statements whose object names start with ``graphmem_v<N>_``.
+SCHEMA_VERSION = 1
+
+_RECENCY_FIELDS = ("id", "timestamp", "position", "session_id", "project_id")
+
+
+class Neo4jMemoryService(MemoryService):
+    """Memory in Neo4j (5.x): persistent, shared by many workers, readable with Cypher.
+
+    Give either a URI (with ``auth`` and optionally ``database``) or an existing
+    ``neo4j.AsyncDriver``. Nothing connects until the first call; call
+    :meth:`ensure_schema` once (at deploy time or start-up) before the first write.
+
+    Args:
+        uri: the Bolt URI, such as ``bolt://127.0.0.1:7687`` or ``neo4j://cluster:7687``.
+        auth: ``(user, password)`` or any auth the driver accepts; ``None`` when the server
+            has authentication off.
+        database: the database name; ``None`` for the server's default (home) database.
+        driver: an existing async driver to use instead of ``uri``/``auth``. The service
+            does not close a driver it was given.
+        nlp: spaCy pipeline, pipeline name, or ``None`` for the default.
+        weights: the scorer's constants.
+        connection_timeout: seconds to open a connection.
+        retry_time: seconds the driver keeps retrying a call that failed because the server
+            could not be reached; bounds how long a call takes to fail during an outage.
+        contention_retry_time: seconds to keep retrying a write the server refused for
+            contention (a deadlock between concurrent writers).
+
+    Raises:
+        ValueError: neither or both of ``uri`` and ``driver`` given.
+    """
+
+    def __init__(
+        self,
+        uri: str | None = None,
+        *,
+        auth: Any = None,
+        database: str | None = None,
+        driver: AsyncDriver | None = None,
+        nlp: Language | str | Decomposer | None = None,
+        weights: ScoringWeights | None = None,
+        connection_timeout: float = 3.0,
+        retry_time: float = 3.0,
+        contention_retry_time: float = 30.0,
+    ) -> None:
+        super().__init__(nlp, weights=weights)
+        if (uri is None) == (driver is None):
+            raise ValueError("give either uri (with auth) or an existing driver, not both and not neither")
+        self._database = database
+        self._contention_retry_time = contention_retry_time
+        self._closed = False
+        if driver is not None:
+            self._driver = driver
+            self._owns_driver = False
+            self._where = "the Neo4j server of the given driver"
+        else:
+            assert uri is not None
+            # Creating a driver does no I/O: connections open on first use.
+            self._driver = AsyncGraphDatabase.driver(
+                uri,
+                auth=auth,
+                connection_timeout=connection_timeout,
+                connection_acquisition_timeout=connection_timeout + 2.0,
+                max_transaction_retry_time=retry_time,
+                # Server notifications ("property key does not exist" on an empty database)
+                # would otherwise be logged as warnings by the driver on ordinary calls.
+                notifications_min_severity="OFF",
+            )
+            self._owns_driver = True
+            self._where = f"Neo4j at {uri}"
+
+    # ------------------------------------------------------------------ public extras
+
+    def supports_project_scoping(self) -> bool:
+        return True
+
+    @property
+    def driver(self) -> AsyncDriver:
+        """The async driver (for Cypher of your own; graphmem's queries are in ``cypher/``)."""
+        return self._driver
+
+    @property
+    def database(self) -> str | None:
+        return self._database
+
+    async def ensure_schema(self, *, timeout: float = 60.0) -> int:
+        """Create graphmem's constraints and indexes, if they are not there yet.
+
+        Idempotent: each migration version is applied once, and running this again changes
+        nothing. Waits until the indexes are online.
+
+        Args:
+            timeout: seconds to wait for new indexes to come online.
+
+        Returns:
+            The schema version now in place.
+
+        Raises:
+            BackendUnavailableError: Neo4j cannot be reached.
+        """
+        present = set(await self._read_single("schema_objects", {}, "names"))
+        current = 0
+        for version in range(SCHEMA_VERSION, 0, -1):
+            if _schema_objects(version) <= present:
+                current = version
+                break
+        if current == SCHEMA_VERSION:
+            return current
+        for version in range(current + 1, SCHEMA_VERSION + 1):
+            for statement in load_statements(f"schema_v{version}"):
+                await self._auto_commit(statement, {})
+        await self._auto_commit(load_cypher("await_indexes"), {"timeout_seconds": int(timeout)})
+        return SCHEMA_VERSION
+
+    async def close(self) -> None:
+        """Close the driver if this service created it. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._owns_driver:
+            await self._driver.close()
+
+    async def __aenter__(self) -> Neo4jMemoryService:
+        return self
+
+    # ------------------------------------------------------------------ writes
+
+    async def _replace_session(
+        self,
+        owner: Owner,
+        project_id: str | None,
+        session_id: str,
+        entries: Sequence[PreparedEntry],
+    ) -> None:
+        params = _owner_params(owner)
+
+        async def work(tx: AsyncManagedTransaction) -> None:
+            result = await tx.run(
+                load_cypher("session_entry_ids"),
+                {**params, "project_id": project_id, "session_id": session_id},
+            )
+            old_ids = (await result.single(strict=True))["ids"]
+            # New entries first, old ones after: tokens both use survive instead of being
+            # deleted as orphans and created again.
+            await _create_entries(tx, owner, entries)
+            if old_ids:
+                await _run(tx, "delete_entries", {**params, "ids": old_ids})
+
+        await self._write(work)
+
+    async def _insert_entry(self, owner: Owner, entry: PreparedEntry) -> None:
+        async def work(tx: AsyncManagedTransaction) -> None:
+            await _create_entries(tx, owner, [entry])
+
+        await self._write(work)
+
+    async def _delete_entries(self, owner: Owner, entry_ids: Sequence[str]) -> int:
+        return await self._write(lambda tx: _delete_ids(tx, owner, list(entry_ids)))
+
+    async def _delete_session(self, owner: Owner, session_id: str) -> int:
+        async def work(tx: AsyncManagedTransaction) -> int:
+            params = {**_owner_params(owner), "session_id": session_id}
+            result = await tx.run(load_cypher("session_entry_ids_all_scopes"), params)
+            return await _delete_ids(tx, owner, (await result.single(strict=True))["ids"])
+
+        return await self._write(work)
+
+    async def _delete_project(self, owner: Owner, project_id: str) -> int:
+        async def work(tx: AsyncManagedTransaction) -> int:
+            params = {**_owner_params(owner), "project_id": project_id}
+            result = await tx.run(load_cypher("project_entry_ids"), params)
+            return await _delete_ids(tx, owner, (await result.single(strict=True))["ids"])
+
+        return await self._write(work)
+
+    async def _delete_user(self, owner: Owner) -> int:
+        # A user can be too big for one transaction: batched auto-commit statements
+        # (entries, then tokens, then entities). Each can be re-run after a failure, so a
+        # retried erasure completes; the count is of the entries this call removed.
+        params = _owner_params(owner)
+        counts = [await self._auto_commit(statement, params) for statement in load_statements("delete_user")]
+        return int(counts[0][0]["removed"]) if counts and counts[0] else 0
+
+    # ------------------------------------------------------------------ reads
+
+    async def _gather(
+        self,
+        owner: Owner,
+        project_id: str | None,
+        tokens: Sequence[str],
+        entities: Sequence[str],
+    ) -> CandidateSet:
+        record = await self._read_one(
+            "gather",
+            {
+                **_owner_params(owner),
+                "project_id": project_id,
+                "tokens": list(dict.fromkeys(tokens)),
+                "entities": list(dict.fromkeys(entities)),
+            },
+        )
+        corpus = CorpusStats(
+            entry_count=int(record["entry_count"]),
+            token_df={row["term"]: int(row["df"]) for row in record["token_df"]},
+            entity_df={row["term"]: int(row["df"]) for row in record["entity_df"]},
+        )
+        result = CandidateSet(corpus)
+        for row in record["candidates"]:
+            entry = row["entry"]
+            neighbours = [n for n in row["neighbours"] if n["id"] != entry["id"]]
+            result.candidates.append(
+                CandidateStats(
+                    entry_id=entry["id"],
+                    matched_tokens=frozenset(row["tokens"]),
+                    matched_entities=frozenset(row["entities"]),
+                    neighbour_ids=tuple(sorted(n["id"] for n in neighbours)),
+                )
+            )
+            for props in (entry, *neighbours):
+                result.recency[props["id"]] = _recency(props)
+        return result
+
+    async def _fetch_entries(self, owner: Owner, entry_ids: Sequence[str]) -> list[StoredEntry]:
+        if not entry_ids:
+            return []
+        records = await self._read("fetch_entries", {**_owner_params(owner), "ids": list(entry_ids)})
+        return [stored_entry_from_properties(r["entry"]) for r in records]
+
+    async def _list_recent(self, owner: Owner, limit: int) -> list[StoredEntry]:
+        records = await self._read("list_recent", {**_owner_params(owner), "limit": limit})
+        return [stored_entry_from_properties(r["entry"]) for r in records]
+
+    async def _all_entries(self, owner: Owner) -> list[StoredEntry]:
+        records = await self._read("all_entries", _owner_params(owner))
+        return [stored_entry_from_properties(r["entry"]) for r in records]
+
+    async def _stats(self, owner: Owner | None) -> MemoryStats:
+        if owner is None:
+            record = await self._read_one("stats_all", {})
+        else:
+            record = await self._read_one("stats_owner", _owner_params(owner))
+        return MemoryStats(
+            users=int(record["users"]),
+            entries=int(record["entries"]),
+            tokens=int(record["tokens"]),
+            entities=int(record["entities"]),
+            sessions=int(record["sessions"]),
+            projects=int(record["projects"]),
+        )
+
+    async def _ping(self) -> None:
+        await self._read_one("ping", {})
+
+    # ------------------------------------------------------------------ driver plumbing
+
+    async def _read(self, name: str, params: dict[str, Any]) -> list[Any]:
+        try:
+            result = await self._driver.execute_query(
+                load_cypher(name), params, routing_=RoutingControl.READ, database_=self._database
+            )
+        except _DRIVER_ERRORS as exc:
+            raise self._unavailable(exc) from exc
+        return list(result.records)
+
+    async def _read_one(self, name: str, params: dict[str, Any]) -> Any:
+        records = await self._read(name, params)
+        if len(records) != 1:
+            raise RuntimeError(f"graphmem: cypher/{name}.cypher returned {len(records)} rows, expected 1")
+        return records[0]
+
+    async def _read_single(self, name: str, params: dict[str, Any], key: str) -> Any:
+        return (await self._read_one(name, params))[key]
+
+    async def _write(self, work: Callable[[AsyncManagedTransaction], Awaitable[T]]) -> T:
+        async def attempt() -> T:
+            async with self._driver.session(database=self._database) as session:
+                return await session.execute_write(work)
+
+        return await self._with_retries(attempt)
+
+    async def _auto_commit(self, query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        """Run one statement in an auto-commit transaction (schema commands, batched deletes)."""
+
+        async def attempt() -> list[dict[str, Any]]:
+            async with self._driver.session(database=self._database) as session:
+                result = await session.run(query, params)
+                return [record.data() async for record in result]
+
+        return await self._with_retries(attempt)
+
+    async def _with_retries(self, attempt: Callable[[], Awaitable[T]]) -> T:
+        """Run ``attempt``, retrying contention errors, translating driver errors.
+
+        The driver's own retries (``retry_time``) already cover a lost connection, briefly;
+        an unreachable server then fails fast. A deadlock between concurrent writers is
+        different: the server is fine and the next attempt usually succeeds, so those get
+        ``contention_retry_time``, with jittered backoff.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._contention_retry_time
+        delay = 0.05
+        while True:
+            try:
+                return await attempt()
+            except TransientError as exc:
+                if isinstance(exc, DatabaseUnavailable) or loop.time() + delay > deadline:
+                    raise self._unavailable(exc) from exc
+            except _DRIVER_ERRORS as exc:
+                raise self._unavailable(exc) from exc
+            await asyncio.sleep(delay * random.uniform(0.5, 1.5))
+            delay = min(delay * 2, 1.0)
+
+    def _unavailable(self, exc: BaseException) -> BackendUnavailableError:
+        if isinstance(exc, AuthError):
+            hint = "check the credentials (auth=...)"
+        elif isinstance(exc, TransientError):
+            hint = "the server stayed too busy to complete it; try again"
+        else:
+            hint = "check that Neo4j is running (scripts/neo4j status) and that the URI is right; this service reconnects by itself once it is back"
+        return BackendUnavailableError(f"{self._where} failed: {type(exc).__name__}: {exc}. {hint.capitalize()}.")
+
+
+#: Errors that mean "the backend cannot serve this call". Other ``Neo4jError``s (client
+#: errors: a query graphmem got wrong) propagate unchanged, so a bug is not reported as an
+#: outage.
+_DRIVER_ERRORS: tuple[type[BaseException], ...] = (
+    DriverError,
+    OSError,
+    TransientError,
+    DatabaseError,
+    AuthError,
+)
+
+
+def _owner_params(owner: Owner) -> dict[str, Any]:
+    return {"app_name": owner.app_name, "user_id": owner.user_id}
+
+
+def _recency(props: dict[str, Any]) -> RecencyKey:
+    return RecencyKey(
+        timestamp=datetime.fromisoformat(props["timestamp"]),
+        position=int(props["position"]),
+        session_id=props["session_id"] or "",
+        project_id=props["project_id"],
+        entry_id=props["id"],
+    )
+
+
+async def _run(tx: AsyncManagedTransaction, name: str, params: dict[str, Any]) -> list[Any]:
+    result = await tx.run(load_cypher(name), params)
+    return [record async for record in result]
+
+
+async def _create_entries(tx: AsyncManagedTransaction, owner: Owner, entries: Sequence[PreparedEntry]) -> None:
+    """Create entries with their token and entity links and the ``NEXT`` chain between them."""
+    if not entries:
+        return
+    params = _owner_params(owner)
+    await _run(
+        tx,
+        "create_entries",
+        {**params, "entries": [entry_properties(owner.app_name, owner.user_id, e.stored) for e in entries]},
+    )
+    # Sorted by term so that concurrent writers take the locks of shared nodes in one order.
+    token_links = sorted(
+        ({"value": value, "entry_id": e.entry_id} for e in entries for value in dict.fromkeys(e.tokens)),
+        key=lambda link: (link["value"], link["entry_id"]),
+    )
+    if token_links:
+        await _run(tx, "link_tokens", {**params, "links": token_links})
+    # Entity nodes take the label of their first mention: sort by name, then entry order.
+    entity_links = sorted(
+        (
+            {"name": entity.name, "label": entity.label, "entry_id": e.entry_id, "order": i}
+            for i, e in enumerate(entries)
+            for entity in _first_mention_of_each(e.entities)
+        ),
+        key=lambda link: (link["name"], link["order"]),
+    )
+    if entity_links:
+        await _run(tx, "link_entities", {**params, "links": entity_links})
+    pairs = [{"earlier": a.entry_id, "later": b.entry_id} for a, b in zip(entries, entries[1:])]
+    if pairs:
+        await _run(tx, "link_next", {**params, "pairs": pairs})
+
+
+def _first_mention_of_each(entities: Sequence[Entity]) -> list[Entity]:
+    first: dict[str, Entity] = {}
+    for entity in entities:
+        first.setdefault(entity.name, entity)
+    return list(first.values())
+
+
+async def _delete_ids(tx: AsyncManagedTransaction, owner: Owner, entry_ids: list[str]) -> int:
+    if not entry_ids:
+        return 0
+    records = await _run(tx, "delete_entries", {**_owner_params(owner), "ids": entry_ids})
+    return int(records[0]["removed"]) if records else 0
+
+
+def _schema_objects(version: int) -> set[str]:
+    """The names of the indexes and constraints a migration version creates."""
+    prefix = f"graphmem_v{version}_"
+    return {
+        word
+        for statement in load_statements(f"schema_v{version}")
+        for word in statement.split()
+        if word.startswith(prefix)
+    }

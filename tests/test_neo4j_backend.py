@@ -1,0 +1,533 @@
+"""Tests specific to the Neo4j backend: its Cypher files, schema, graph hygiene, parity
+with the networkx backend, outages, concurrency, hostile input and packaging.
+
+Behaviour every backend shares is tested once, by the conformance suite over the
+``service`` fixture; these tests look at what only Neo4j has.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import zipfile
+from collections.abc import AsyncIterator
+from datetime import datetime, timedelta, timezone
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import pytest
+
+from graphmem import (
+    BackendUnavailableError,
+    Content,
+    Decomposer,
+    GraphMemoryService,
+    MemoryEntry,
+    MemoryService,
+    Part,
+    SearchRequest,
+)
+from conftest import make_neo4j_service, neo4j_auth, neo4j_uri_or_skip
+
+pytestmark = pytest.mark.neo4j
+
+REPO = Path(__file__).resolve().parent.parent
+CYPHER_DIR = REPO / "cypher"
+BACKEND_MODULE = REPO / "graphmem" / "backends" / "neo4j.py"
+FIXTURES = Path(str(files("graphmem") / "_data" / "demo_fixtures.jsonl"))
+
+
+def entry(text: str, author: str = "user", role: str = "user", minute: int = 0) -> MemoryEntry:
+    return MemoryEntry(
+        content=Content(role=role, parts=[Part(text=text)]),
+        author=author,
+        timestamp=datetime(2026, 1, 1, tzinfo=timezone.utc) + timedelta(minutes=minute),
+    )
+
+
+@pytest.fixture
+async def neo(decomposer: Decomposer) -> AsyncIterator[Any]:
+    """The Neo4j service alone, on an empty database."""
+    svc = await make_neo4j_service(decomposer)
+    try:
+        yield svc
+    finally:
+        await svc.close()
+
+
+async def count(svc: Any, query: str, **params: Any) -> int:
+    result = await svc.driver.execute_query(query, params)
+    return int(result.records[0][0])
+
+
+async def schema_snapshot(svc: Any) -> list[tuple[Any, ...]]:
+    indexes = await svc.driver.execute_query("SHOW INDEXES YIELD name, type, labelsOrTypes, properties, state")
+    constraints = await svc.driver.execute_query("SHOW CONSTRAINTS YIELD name, type, labelsOrTypes, properties")
+    return sorted(
+        tuple(str(v) for v in r.values()) for r in [*indexes.records, *constraints.records]
+    )
+
+
+# ---------------------------------------------------------------------- the Cypher files
+
+
+def test_every_cypher_file_is_used_by_the_backend() -> None:
+    from graphmem._cypher import cypher_names
+
+    source = BACKEND_MODULE.read_text(encoding="utf-8")
+    used = set(re.findall(r'"([a-z_0-9]+)"', source))
+    names = cypher_names()
+    assert names, "no Cypher files found"
+    # schema_v<N> files are loaded by version number.
+    unused = [n for n in names if n not in used and not re.fullmatch(r"schema_v\d+", n)]
+    assert unused == []
+    assert {p.stem for p in CYPHER_DIR.glob("*.cypher")} == set(names)
+
+
+def test_backend_never_builds_query_text() -> None:
+    """No f-string, .format or % on anything: query text only comes from the files."""
+    tree = ast.parse(BACKEND_MODULE.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            assert node.func.attr != "format", f"str.format call at line {node.lineno}"
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+            assert not isinstance(node.left, ast.Constant), f"%-formatting at line {node.lineno}"
+        if isinstance(node, ast.Call) and any(
+            isinstance(arg, ast.JoinedStr) for arg in [*node.args, *(k.value for k in node.keywords)]
+        ):
+            name = ast.unparse(node.func)
+            # f-strings are fine in messages and in file names, never as query text.
+            assert name.endswith(("Error", "load_statements", "load_cypher", "Exception")), (
+                f"f-string passed to {name}() at line {node.lineno}"
+            )
+    source = BACKEND_MODULE.read_text(encoding="utf-8")
+    # Every query the module runs is loaded by name.
+    assert not re.search(r"\b(MATCH|MERGE|CREATE|UNWIND)\s*\(", source.replace("cypher/", ""))
+
+
+def test_cypher_files_hold_no_literal_values() -> None:
+    """Values travel as $parameters: no quoted strings in the queries (comments aside)."""
+    from graphmem._cypher import cypher_names, load_cypher
+
+    for name in cypher_names():
+        text = load_cypher(name)
+        literals = re.findall(r"'[^']*'|\"[^\"]*\"", text)
+        # The empty string of coalesce() is the only literal: it is not user data.
+        assert set(literals) <= {"''"}, f"{name}.cypher has literals {literals}"
+
+
+async def test_every_cypher_file_parses(neo: Any) -> None:
+    from graphmem._cypher import cypher_names, load_statements
+
+    # Warnings that only say the database is empty, or that EXPLAIN got no parameters.
+    expected = {"01N50", "01N51", "01N52", "01N60"}
+    async with neo.driver.session(notifications_min_severity="WARNING") as session:
+        for name in cypher_names():
+            for statement in load_statements(name):
+                result = await session.run(f"EXPLAIN {statement}")
+                summary = await result.consume()
+                assert summary.plan is not None, name
+                # No deprecation or performance warnings.
+                warnings = [
+                    n
+                    for n in summary.gql_status_objects
+                    if n.severity.name == "WARNING" and n.gql_status not in expected
+                ]
+                assert warnings == [], f"{name}.cypher: {[w.status_description for w in warnings]}"
+
+
+# ---------------------------------------------------------------------- schema
+
+
+async def test_schema_migration_twice_changes_nothing(neo: Any) -> None:
+    from graphmem.backends.neo4j import SCHEMA_VERSION
+
+    before = await schema_snapshot(neo)
+    assert await neo.ensure_schema() == SCHEMA_VERSION
+    assert await neo.ensure_schema() == SCHEMA_VERSION
+    after = await schema_snapshot(neo)
+    assert before == after
+    names = {row[0] for row in after}
+    assert {
+        "graphmem_v1_entry_id",
+        "graphmem_v1_token_key",
+        "graphmem_v1_entity_key",
+        "graphmem_v1_entry_owner",
+        "graphmem_v1_entry_session",
+        "graphmem_v1_entry_project",
+    } <= names
+    assert all(row[4] == "ONLINE" for row in after if len(row) == 5)
+
+
+async def test_token_uniqueness_is_enforced(neo: Any) -> None:
+    await neo.add_session("app", "u", "s", [entry("apples and pears")])
+    with pytest.raises(Exception, match="already exists"):
+        await neo.driver.execute_query(
+            "CREATE (:Token {app_name: $a, user_id: $u, value: $v})", {"a": "app", "u": "u", "v": "apple"}
+        )
+
+
+# ---------------------------------------------------------------------- graph hygiene
+
+
+async def test_graph_shape_matches_the_shared_model(neo: Any) -> None:
+    await neo.add_session("app", "u", "s", [entry("Maria lives in Lisbon", minute=0), entry("Nice city", minute=1)])
+    await neo.add_session_to_project("app", "u", "s2", "proj", [entry("Lisbon budget", minute=2)])
+    result = await neo.driver.execute_query(
+        "MATCH (e:Entry) RETURN properties(e) AS p ORDER BY e.timestamp"
+    )
+    props = [r["p"] for r in result.records]
+    assert len(props) == 3
+    # Null properties are simply absent in Neo4j; the rest are exactly entry_properties().
+    assert set(props[0]) == {"id", "app_name", "user_id", "session_id", "position", "author", "role", "text", "timestamp"}
+    assert props[2]["project_id"] == "proj"
+    assert datetime.fromisoformat(props[0]["timestamp"]) == datetime(2026, 1, 1, tzinfo=timezone.utc)
+    assert await count(neo, "MATCH (:Entry)-[:NEXT]->(:Entry) RETURN count(*)") == 1
+    assert await count(neo, "MATCH (n) WHERE n.app_name IS NULL OR n.user_id IS NULL RETURN count(n)") == 0
+    labels = await neo.driver.execute_query("MATCH (n) RETURN DISTINCT labels(n) AS l")
+    assert sorted(r["l"] for r in labels.records) == [["Entity"], ["Entry"], ["Token"]]
+    assert await count(neo, "MATCH (n:Entity {name: 'lisbon'}) RETURN count(n)") == 1
+
+
+async def test_delete_user_leaves_no_node_of_that_user(neo: Any) -> None:
+    for user in ("gone", "kept"):
+        await neo.add_session("app", user, "s1", [entry("Maria lives in Lisbon"), entry("She loves pastries")])
+        await neo.add_session_to_project("app", user, "s2", "p", [entry("Project Atlas moves billing to Postgres")])
+        await neo.add_entry("app", user, entry("Standalone note about Berlin"))
+    kept_before = await count(neo, "MATCH (n {app_name: 'app', user_id: 'kept'}) RETURN count(n)")
+
+    assert await neo.delete_user("app", "gone") == 4
+    assert await count(neo, "MATCH (n) WHERE n.app_name = $a AND n.user_id = $u RETURN count(n)", a="app", u="gone") == 0
+    assert await count(neo, "MATCH (n {app_name: 'app', user_id: 'kept'}) RETURN count(n)") == kept_before
+    assert await neo.delete_user("app", "gone") == 0
+
+
+async def test_deletes_remove_orphan_tokens_and_entities(neo: Any) -> None:
+    orphans = (
+        "MATCH (n) WHERE (n:Token OR n:Entity) AND NOT EXISTS { (n)<--() } RETURN count(n)"
+    )
+    await neo.add_session("app", "u", "s1", [entry("Maria visits Lisbon in April"), entry("zebra quagga")])
+    await neo.add_session("app", "u", "s2", [entry("Maria bakes pastries")])
+    await neo.add_session_to_project("app", "u", "s3", "p", [entry("Rotterdam warehouse site")])
+    await neo.add_entry("app", "u", entry("okapi sighting in Berlin"))
+
+    assert await neo.delete_entries("app", "u", "zebra") == 1
+    assert await count(neo, "MATCH (t:Token {value: 'quagga'}) RETURN count(t)") == 0
+    assert await neo.delete_entries("app", "u", "okapi") == 1
+    assert await count(neo, "MATCH (n:Entity {name: 'berlin'}) RETURN count(n)") == 0
+    assert await neo.delete_session("app", "u", "s1") == 1
+    assert await count(neo, "MATCH (n:Entity {name: 'lisbon'}) RETURN count(n)") == 0
+    assert await count(neo, "MATCH (n:Entity {name: 'maria'}) RETURN count(n)") == 1  # s2 still uses it
+    assert await neo.delete_project("app", "u", "p") == 1
+    assert await count(neo, "MATCH (t:Token {value: 'warehouse'}) RETURN count(t)") == 0
+    # Replacing a session drops what only the old version used.
+    await neo.add_session("app", "u", "s2", [entry("Maria sings")])
+    assert await count(neo, "MATCH (t:Token {value: 'pastry'}) RETURN count(t)") == 0
+    assert await count(neo, orphans) == 0
+    assert (await neo.stats("app", "u")).entries == 1
+
+
+async def test_replacing_a_session_is_all_or_nothing(neo: Any) -> None:
+    """A write that fails half-way leaves the old session as it was.
+
+    Fault injection through the backend primitive: two new entries with one id, so the
+    unique constraint refuses the second after the old entries were read for replacement.
+    """
+    from graphmem._service import Owner
+
+    await neo.add_session("app", "u", "s", [entry("the original words")])
+    before = await count(neo, "MATCH (n) RETURN count(n)")
+    (prepared,) = await neo._prepare([entry("replacement words")], session_id="s", project_id=None)
+
+    with pytest.raises(Exception, match="already exists"):
+        await neo._replace_session(Owner("app", "u"), None, "s", [prepared, prepared])
+
+    assert await count(neo, "MATCH (n) RETURN count(n)") == before
+    hits = await neo.search(SearchRequest(app_name="app", user_id="u", query="original"))
+    assert [m.text for m in hits.memories] == ["the original words"]
+
+
+# ---------------------------------------------------------------------- parity with networkx
+
+PARITY_QUERIES = [
+    ("companion", "alice", "where does my sister Maria live"),
+    ("companion", "alice", "Biscuit limping paw vet"),
+    ("companion", "alice", "Lisbon trip in April"),
+    ("companion", "alice", "dark mode vegetarian preferences"),
+    ("companion", "alice", "birthday present for my sister"),
+    ("companion", "alice", "Japan 東京タワー"),
+    ("companion", "bob", "Portland Marathon training"),
+    ("companion", "bob", "Lily science fair"),
+    ("companion", "bob", "coach Rachel Kim"),
+    ("companion", "bob", "knee injury club run"),
+    ("companion", "bob", "snacks for long runs"),
+    ("workdesk", "alice", "Northwind Labs planning offsite"),
+    ("workdesk", "alice", "performance review self-review May"),
+    ("workdesk", "carol", "Berlin trip to meet Henrik"),
+    ("workdesk", "carol", "meeting preferences focus time"),
+    ("workdesk", "carol", "procurement Amsterdam office"),
+]
+
+
+def load_fixture_sessions() -> list[dict[str, Any]]:
+    return [json.loads(line) for line in FIXTURES.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def fixture_entries(session: dict[str, Any]) -> list[MemoryEntry]:
+    return [
+        MemoryEntry(
+            content=Content(role=e["role"], parts=[Part(text=e["text"])]),
+            author=e["author"],
+            timestamp=datetime.fromisoformat(e["timestamp"]),
+        )
+        for e in session["entries"]
+    ]
+
+
+async def ranked(svc: MemoryService, app: str, user: str, query: str) -> list[tuple[str, float]]:
+    response = await svc.search(SearchRequest(app_name=app, user_id=user, query=query, limit=50))
+    return [(h.memory.text, h.score) for h in response.hits]
+
+
+def assert_same_ranking(expected: list[tuple[str, float]], actual: list[tuple[str, float]], query: str) -> None:
+    assert [t for t, _ in actual] == [t for t, _ in expected], query
+    for (_, want), (_, got) in zip(expected, actual, strict=True):
+        assert got == pytest.approx(want, abs=1e-6), query
+
+
+async def test_parity_with_networkx_on_the_demo_fixtures(neo: Any, decomposer: Decomposer) -> None:
+    sessions = load_fixture_sessions()
+    reference = GraphMemoryService(nlp=decomposer)
+    for s in sessions:
+        if s["project_id"] is None:
+            await reference.add_session(s["app_name"], s["user_id"], s["session_id"], fixture_entries(s))
+            await neo.add_session(s["app_name"], s["user_id"], s["session_id"], fixture_entries(s))
+
+    nonempty = 0
+    for app, user, query in PARITY_QUERIES:
+        expected = await ranked(reference, app, user, query)
+        nonempty += bool(expected)
+        assert_same_ranking(expected, await ranked(neo, app, user, query), query)
+    assert nonempty >= len(PARITY_QUERIES) - 1
+
+    # Now the project sessions too (networkx cannot hold them). Users without projects rank
+    # exactly as before; for the others, project entries count in the idf (N and df cover
+    # every project, by design) but never appear in a global search.
+    project_texts: set[str] = set()
+    for s in sessions:
+        if s["project_id"] is not None:
+            await neo.add_session_to_project(
+                s["app_name"], s["user_id"], s["session_id"], s["project_id"], fixture_entries(s)
+            )
+            project_texts.update(e["text"] for e in s["entries"])
+    for app, user, query in PARITY_QUERIES:
+        got = await ranked(neo, app, user, query)
+        assert not {t for t, _ in got} & project_texts, query
+        if app == "companion":
+            assert_same_ranking(await ranked(reference, app, user, query), got, query)
+
+
+# ---------------------------------------------------------------------- outage
+
+
+def managed_by_scripts_neo4j(uri: str) -> bool:
+    parsed = urlparse(uri)
+    if parsed.hostname != "127.0.0.1" or not (REPO / "scripts" / "neo4j").is_file():
+        return False
+    status = subprocess.run(
+        [str(REPO / "scripts" / "neo4j"), "status"], env=neo4j_script_env(uri), capture_output=True, text=True
+    )
+    return status.returncode == 0 and status.stdout.strip().splitlines()[-1:] == [uri]
+
+
+def neo4j_script_env(uri: str) -> dict[str, str]:
+    env = dict(os.environ)
+    port = urlparse(uri).port
+    if port is not None:
+        env["GRAPHMEM_NEO4J_PORT"] = str(port)
+    return env
+
+
+def scripts_neo4j(command: str, uri: str) -> None:
+    subprocess.run([str(REPO / "scripts" / "neo4j"), command], env=neo4j_script_env(uri), check=True, timeout=240)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(420)
+async def test_outage_fails_fast_and_the_same_service_recovers(neo: Any) -> None:
+    uri = neo4j_uri_or_skip()
+    if not managed_by_scripts_neo4j(uri):
+        pytest.skip(f"{uri} is not a server scripts/neo4j runs here; not stopping it")
+    await neo.add_session("app", "u", "s", [entry("Maria lives in Lisbon")])
+    request = SearchRequest(app_name="app", user_id="u", query="Lisbon")
+    assert (await neo.search(request)).memories
+
+    scripts_neo4j("stop", uri)
+    try:
+        for call in (neo.health_check, lambda: neo.search(request), lambda: neo.add_entry("app", "u", entry("x y"))):
+            started = time.monotonic()
+            with pytest.raises(BackendUnavailableError):
+                await asyncio.wait_for(call(), timeout=30)
+            assert time.monotonic() - started < 15
+    finally:
+        scripts_neo4j("start", uri)
+
+    await neo.health_check()
+    assert [m.text for m in (await neo.search(request)).memories] == ["Maria lives in Lisbon"]
+
+
+async def test_unreachable_server_raises_backend_unavailable(decomposer: Decomposer) -> None:
+    from graphmem.backends.neo4j import Neo4jMemoryService
+
+    # A port nothing listens on: refused at once.
+    svc = Neo4jMemoryService("bolt://127.0.0.1:9", nlp=decomposer, retry_time=0.5)
+    try:
+        started = time.monotonic()
+        with pytest.raises(BackendUnavailableError, match="127.0.0.1:9"):
+            await svc.health_check()
+        with pytest.raises(BackendUnavailableError):
+            await svc.add_session("app", "u", "s", [entry("hello world")])
+        assert time.monotonic() - started < 15
+    finally:
+        await svc.close()
+
+
+# ---------------------------------------------------------------------- concurrency
+
+
+@pytest.mark.timeout(300)
+async def test_concurrent_adds_and_searches_lose_nothing(neo: Any) -> None:
+    users = ["u0", "u1", "u2"]
+    vocabulary = "maria lisbon marathon coach billing postgres warehouse contoso biscuit pastry".split()
+
+    async def worker(n: int) -> None:
+        user = users[n % len(users)]
+        for i in range(5):
+            words = " ".join(vocabulary[(n + i + k) % len(vocabulary)] for k in range(4))
+            await neo.add_session(
+                "app", user, f"w{n}-s{i}", [entry(f"{words} {n} {i}", minute=i), entry(f"reply {words}", minute=i)]
+            )
+            await neo.add_entry("app", user, entry(f"note {words} {n}-{i}"))
+            await neo.search(SearchRequest(app_name="app", user_id=user, query=words))
+
+    await asyncio.gather(*(worker(n) for n in range(20)))
+
+    for index, user in enumerate(users):
+        workers = [n for n in range(20) if n % len(users) == index]
+        stats = await neo.stats("app", user)
+        assert stats.entries == len(workers) * 5 * 3
+        assert stats.sessions == len(workers) * 5
+        texts = {e.memory.text for e in await neo.list_entries("app", user, all_projects=True)}
+        for n in workers:
+            for i in range(5):
+                assert any(t.endswith(f" {n} {i}") for t in texts)
+                assert any(t.endswith(f" {n}-{i}") for t in texts)
+    # MERGE on the unique constraints: never two nodes for one token.
+    duplicates = await count(
+        neo,
+        "MATCH (t:Token) WITH t.app_name AS a, t.user_id AS u, t.value AS v, count(*) AS c WHERE c > 1 RETURN count(*)",
+    )
+    assert duplicates == 0
+
+
+# ---------------------------------------------------------------------- hostile input
+
+HOSTILE = [
+    "it's \"quoted\" `back` ticks",
+    "}) MATCH (n) DETACH DELETE n //",
+    "'; MATCH (n) DETACH DELETE n; //",
+    "RETURN 1 UNION MATCH (x) RETURN x",
+    "title:(foo AND bar) OR baz~2 && qux* ?wild",
+    "${app_name} $user_id \\u0027 \\'",
+]
+
+
+async def test_hostile_ids_and_text_are_plain_text(neo: Any) -> None:
+    for i, hostile in enumerate(HOSTILE):
+        app, user = f"app{hostile}", f"user}} {i}"
+        await neo.add_session(app, user, hostile, [entry(f"{hostile} marker{i}"), entry(f"reply to {hostile}")])
+        await neo.add_session_to_project(app, user, hostile, f"proj {hostile}", [entry(f"project {hostile} marker{i}")])
+    assert await count(neo, "MATCH (e:Entry) RETURN count(e)") == 3 * len(HOSTILE)
+
+    for i, hostile in enumerate(HOSTILE):
+        app, user = f"app{hostile}", f"user}} {i}"
+        response = await neo.search(SearchRequest(app_name=app, user_id=user, query=f"{hostile} marker{i}"))
+        assert response.memories[0].text == f"{hostile} marker{i}"
+        assert response.hits[0].session_id == hostile
+        scoped = await neo.search(
+            SearchRequest(app_name=app, user_id=user, query=f"marker{i}", project_id=f"proj {hostile}")
+        )
+        assert f"project {hostile} marker{i}" in {m.text for m in scoped.memories}
+        assert await neo.delete_entries_in_project(app, user, f"proj {hostile}", f"marker{i}") == 1
+        assert await neo.delete_session(app, user, hostile) == 2
+    assert await count(neo, "MATCH (n) RETURN count(n)") == 0
+
+
+async def test_very_long_text_and_ids(neo: Any) -> None:
+    long_text = "needle " + "haystack " * 5_000 + "}) // ` ' \""
+    long_id = "x'}`" * 64  # 256 characters, the longest id allowed
+    await neo.add_session(long_id, long_id, long_id, [entry(long_text)])
+    response = await neo.search(SearchRequest(app_name=long_id, user_id=long_id, query=f"needle {long_text[:2000]}"))
+    assert [m.text for m in response.memories] == [long_text]
+    assert response.hits[0].session_id == long_id
+
+
+# ---------------------------------------------------------------------- construction
+
+
+async def test_an_existing_driver_is_used_and_not_closed(decomposer: Decomposer) -> None:
+    import neo4j
+
+    from graphmem.backends.neo4j import Neo4jMemoryService
+
+    driver = neo4j.AsyncGraphDatabase.driver(neo4j_uri_or_skip(), auth=neo4j_auth())
+    try:
+        async with Neo4jMemoryService(driver=driver, nlp=decomposer) as svc:
+            assert svc.driver is driver
+            assert svc.supports_project_scoping()
+            await svc.ensure_schema()
+            await svc.health_check()
+            await svc.add_session("drv", "u", "s", [entry("driver supplied by the caller")])
+            assert (await svc.list_recent("drv", "u"))[0].text == "driver supplied by the caller"
+            await svc.delete_user("drv", "u")
+        await svc.close()  # idempotent
+        # The caller's driver is still open.
+        await driver.verify_connectivity()
+    finally:
+        await driver.close()
+
+
+def test_constructor_does_no_io(decomposer: Decomposer) -> None:
+    from graphmem.backends.neo4j import Neo4jMemoryService
+
+    # Nothing listens there; construction must still succeed at once.
+    Neo4jMemoryService("bolt://127.0.0.1:9", nlp=decomposer)
+    with pytest.raises(ValueError):
+        Neo4jMemoryService(nlp=decomposer)
+
+
+# ---------------------------------------------------------------------- packaging
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_the_wheel_ships_every_cypher_file(tmp_path: Path) -> None:
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(tmp_path), str(REPO)],
+        capture_output=True,
+        text=True,
+        timeout=540,
+    )
+    assert build.returncode == 0, build.stderr[-2000:]
+    (wheel,) = tmp_path.glob("graphmem-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    expected = {f"graphmem/cypher/{p.name}" for p in CYPHER_DIR.glob("*.cypher")}
+    assert expected and expected <= names
