@@ -1,0 +1,761 @@
+"""The conformance suite: the behaviour every backend owes, through the public API only.
+
+Every test takes the ``service`` fixture (parametrised over the backends in
+``conftest.py``), so one suite checks them all. Where a rule depends on a capability the
+test branches on ``service.supports_project_scoping()``: a backend without projects must
+refuse every project call and change nothing; a backend with projects must scope by them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from graphmem import (
+    Content,
+    GraphmemError,
+    InvalidProjectIdError,
+    MemoryEntry,
+    MemoryService,
+    MemoryServiceAdapter,
+    Part,
+    ProjectScopingUnsupportedError,
+    SearchRequest,
+    SearchResponse,
+    validate_project_id,
+)
+
+APP = "conformance-app"
+USER = "alice"
+T0 = datetime(2024, 5, 1, 9, 0, tzinfo=timezone.utc)
+
+
+def entry(text: str, *, at: float = 0, author: str = "user", role: str = "user") -> MemoryEntry:
+    """An entry ``at`` minutes after T0."""
+    return MemoryEntry(
+        content=Content(role=role).with_text(text),
+        author=author,
+        timestamp=T0 + timedelta(minutes=at),
+    )
+
+
+async def search(
+    service: MemoryService,
+    query: str,
+    *,
+    app: str = APP,
+    user: str = USER,
+    project: str | None = None,
+    limit: int | None = 100,
+    min_score: float | None = None,
+) -> SearchResponse:
+    return await service.search(
+        SearchRequest(
+            query=query, app_name=app, user_id=user, project_id=project, limit=limit, min_score=min_score
+        )
+    )
+
+
+async def texts_found(service: MemoryService, query: str, **kw: Any) -> list[str]:
+    return [m.text for m in (await search(service, query, **kw)).memories]
+
+
+async def stored_texts(service: MemoryService, app: str = APP, user: str = USER) -> list[str]:
+    return sorted(e.memory.text for e in await service.list_entries(app, user, all_projects=True))
+
+
+async def snapshot(service: MemoryService, owners: list[tuple[str, str]]) -> Any:
+    """Everything observable about the given owners' stores, to compare before and after."""
+    per_owner = []
+    for app, user in owners:
+        entries = await service.list_entries(app, user, all_projects=True)
+        per_owner.append(
+            (
+                sorted(
+                    (e.entry_id, e.memory.text, e.memory.author, e.memory.timestamp, e.session_id, e.project_id, e.position)
+                    for e in entries
+                ),
+                await service.stats(app, user),
+            )
+        )
+    return per_owner, await service.stats()
+
+
+def needs_projects(service: MemoryService) -> None:
+    if not service.supports_project_scoping():
+        pytest.skip(f"{type(service).__name__} has no project scoping; its refusals are tested instead")
+
+
+def needs_no_projects(service: MemoryService) -> None:
+    if service.supports_project_scoping():
+        pytest.skip(f"{type(service).__name__} supports project scoping; its scoping is tested instead")
+
+
+# ---------------------------------------------------------------------------- capabilities
+
+
+async def test_health_check_passes(service: MemoryService) -> None:
+    await service.health_check()
+    assert isinstance(service.supports_project_scoping(), bool)
+
+
+ProjectCall = Callable[[MemoryService], Awaitable[Any]]
+
+PROJECT_CALLS: dict[str, tuple[str, ProjectCall]] = {
+    "add_session_to_project": (
+        "add_session_to_project",
+        lambda s: s.add_session_to_project(APP, USER, "s-new", "proj", [entry("violin recital tonight")]),
+    ),
+    "add_entry_to_project": (
+        "add_entry_to_project",
+        lambda s: s.add_entry_to_project(APP, USER, "proj", entry("violin recital tonight")),
+    ),
+    "delete_entries_in_project": (
+        "delete_entries_in_project",
+        lambda s: s.delete_entries_in_project(APP, USER, "proj", "violin"),
+    ),
+    "delete_project": ("delete_project", lambda s: s.delete_project(APP, USER, "proj")),
+    "search_with_project_id": ("search", lambda s: search(s, "violin", project="proj")),
+    "adapter.with_project_id.search": (
+        "search",
+        lambda s: MemoryServiceAdapter(s, APP, USER).with_project_id("proj").search("violin"),
+    ),
+    "adapter.with_project_id.add": (
+        "add_entry_to_project",
+        lambda s: MemoryServiceAdapter(s, APP, USER).with_project_id("proj").add(entry("violin recital")),
+    ),
+    "adapter.with_project_id.delete": (
+        "delete_entries_in_project",
+        lambda s: MemoryServiceAdapter(s, APP, USER).with_project_id("proj").delete("violin"),
+    ),
+    "adapter.search_in_project": (
+        "search",
+        lambda s: MemoryServiceAdapter(s, APP, USER).search_in_project("violin", "proj"),
+    ),
+    "adapter.add_to_project": (
+        "add_entry_to_project",
+        lambda s: MemoryServiceAdapter(s, APP, USER).add_to_project(entry("violin recital"), "proj"),
+    ),
+}
+
+
+@pytest.mark.parametrize("call_name", list(PROJECT_CALLS))
+async def test_project_call_refused_and_changes_nothing(service: MemoryService, call_name: str) -> None:
+    needs_no_projects(service)
+    method, call = PROJECT_CALLS[call_name]
+    # Global entries that a silently widened write or delete would touch.
+    await service.add_session(APP, USER, "s1", [entry("violin lessons on monday"), entry("violin strings", at=1)])
+    await service.add_entry(APP, USER, entry("violin bow rosin", at=2))
+    before = await snapshot(service, [(APP, USER)])
+
+    with pytest.raises(ProjectScopingUnsupportedError) as raised:
+        await call(service)
+
+    message = str(raised.value)
+    assert f"{method}()" in message
+    assert "supports_project_scoping()" in message  # says what to use instead
+    assert raised.value.method == method
+    assert isinstance(raised.value, GraphmemError)
+    assert await snapshot(service, [(APP, USER)]) == before
+    assert len(await texts_found(service, "violin")) == 3
+
+
+async def test_adapter_reports_capability_and_health(service: MemoryService) -> None:
+    adapter = MemoryServiceAdapter(service, APP, USER)
+    assert adapter.supports_project_scoping() is service.supports_project_scoping()
+    assert adapter.with_project_id("p").supports_project_scoping() is service.supports_project_scoping()
+    await adapter.health_check()
+
+
+# ---------------------------------------------------------------------------- isolation
+
+
+COLLIDING_OWNERS = [("a/b", "c"), ("a", "b/c"), ("a:b", "c"), ("a", "b:c"), ("a", "bc"), ("ab", "c"), ("c", "a")]
+
+
+async def test_tuple_keys_never_collide(service: MemoryService) -> None:
+    for i, (app, user) in enumerate(COLLIDING_OWNERS):
+        await service.add_session(app, user, "shared-session", [entry(f"garden tomato harvest number {i}")])
+
+    for i, (app, user) in enumerate(COLLIDING_OWNERS):
+        assert await texts_found(service, "garden tomato", app=app, user=user) == [f"garden tomato harvest number {i}"]
+        assert (await service.stats(app, user)).entries == 1
+
+    # Deleting one owner's data leaves every look-alike owner intact.
+    assert await service.delete_entries("a/b", "c", "tomato") == 1
+    assert await service.delete_user("a", "b/c") == 1
+    assert await service.delete_session("a:b", "c", "shared-session") == 1
+    for i, (app, user) in enumerate(COLLIDING_OWNERS):
+        expected = [] if i < 3 else [f"garden tomato harvest number {i}"]
+        assert await texts_found(service, "garden tomato", app=app, user=user) == expected
+
+
+async def test_other_users_and_apps_are_invisible(service: MemoryService) -> None:
+    await service.add_session(APP, USER, "s1", [entry("my passport number is in the drawer")])
+    await service.add_session(APP, "bob", "s1", [entry("bob keeps his passport in the safe")])
+    await service.add_session("other-app", USER, "s1", [entry("alice lost her passport in another app")])
+
+    assert await texts_found(service, "passport") == ["my passport number is in the drawer"]
+    assert await texts_found(service, "passport", user="bob") == ["bob keeps his passport in the safe"]
+    assert await texts_found(service, "passport", app="other-app") == ["alice lost her passport in another app"]
+    assert await texts_found(service, "passport", user="nobody") == []
+    assert await service.list_recent(APP, "nobody") == []
+    assert [m.text for m in await service.list_recent(APP, USER)] == ["my passport number is in the drawer"]
+
+
+async def test_other_users_entries_are_not_scored(service: MemoryService) -> None:
+    """Another user's entries must not change this user's term weights (idf)."""
+    await service.add_session(APP, USER, "s1", [entry("violin practice"), entry("tennis practice", at=1)])
+    alone = {h.memory.text: h.score for h in (await search(service, "violin tennis")).hits}
+
+    # Many entries elsewhere that hold "violin" would lower its idf if they were counted.
+    for i in range(5):
+        await service.add_session(APP, f"user-{i}", "s1", [entry("violin violin"), entry("violin concert", at=1)])
+        await service.add_session(f"app-{i}", USER, "s1", [entry("violin"), entry("violin teacher", at=1)])
+    crowded = {h.memory.text: h.score for h in (await search(service, "violin tennis")).hits}
+
+    assert crowded == pytest.approx(alone)
+    assert set(alone) == {"violin practice", "tennis practice"}
+
+
+async def test_delete_user_leaves_other_owners_untouched(service: MemoryService) -> None:
+    await service.add_session(APP, USER, "s1", [entry("quantum physics lecture"), entry("physics homework", at=1)])
+    await service.add_entry(APP, USER, entry("physics exam on friday", at=2))
+    await service.add_session(APP, "bob", "s1", [entry("physics exam for bob")])
+    await service.add_session("other-app", USER, "s1", [entry("physics exam in another app")])
+    others_before = await snapshot(service, [(APP, "bob"), ("other-app", USER)])
+    store_before = await service.stats()
+    user_before = await service.stats(APP, USER)
+    assert user_before.entries == 3 and user_before.tokens > 0
+
+    assert await service.delete_user(APP, USER) == 3
+
+    assert (await search(service, "physics exam")).hits == []
+    assert await service.list_recent(APP, USER) == []
+    assert await service.list_entries(APP, USER, all_projects=True) == []
+    after = await service.stats(APP, USER)
+    assert (after.entries, after.tokens, after.entities, after.sessions, after.users) == (0, 0, 0, 0, 0)
+    # Nothing of the erased user is left anywhere, token and entity nodes included.
+    store_after = await service.stats()
+    assert store_after.entries == store_before.entries - 3
+    assert store_after.tokens == store_before.tokens - user_before.tokens
+    assert store_after.entities == store_before.entities - user_before.entities
+    assert store_after.users == store_before.users - 1
+    # Others, unchanged (their stats are part of the snapshot, but the store-wide ones are not).
+    assert (await snapshot(service, [(APP, "bob"), ("other-app", USER)]))[0] == others_before[0]
+    assert await service.delete_user(APP, USER) == 0
+
+
+# ---------------------------------------------------------------------------- projects
+
+
+async def test_search_scopes_global_and_one_project(service: MemoryService) -> None:
+    needs_projects(service)
+    await service.add_session(APP, USER, "g", [entry("budget meeting notes global")])
+    await service.add_session_to_project(APP, USER, "p-sess", "p1", [entry("budget meeting for project one", at=1)])
+    await service.add_entry_to_project(APP, USER, "p2", entry("budget meeting for project two", at=2))
+
+    assert await texts_found(service, "budget meeting") == ["budget meeting notes global"]
+    assert sorted(await texts_found(service, "budget meeting", project="p1")) == [
+        "budget meeting for project one",
+        "budget meeting notes global",
+    ]
+    hits = (await search(service, "budget meeting", project="p2")).hits
+    assert {(h.memory.text, h.project_id) for h in hits} == {
+        ("budget meeting for project two", "p2"),
+        ("budget meeting notes global", None),
+    }
+    assert await texts_found(service, "budget meeting", project="p3") == ["budget meeting notes global"]
+    # Another user's project of the same name is invisible.
+    await service.add_session_to_project(APP, "bob", "s", "p1", [entry("budget meeting of bob")])
+    assert "budget meeting of bob" not in await texts_found(service, "budget meeting", project="p1")
+
+
+async def test_project_deletes_stay_in_their_scope(service: MemoryService) -> None:
+    needs_projects(service)
+    await service.add_session(APP, USER, "g", [entry("invoice for march"), entry("weather report", at=1)])
+    await service.add_session_to_project(APP, USER, "s1", "p1", [entry("invoice draft p1", at=2), entry("logo sketch p1", at=3)])
+    await service.add_entry_to_project(APP, USER, "p1", entry("invoice final p1", at=4))
+    await service.add_session_to_project(APP, USER, "s2", "p2", [entry("invoice for p2", at=5), entry("roadmap p2", at=6)])
+
+    # delete_entries: only global entries that match.
+    assert await service.delete_entries(APP, USER, "invoice") == 1
+    assert await stored_texts(service) == sorted(
+        ["weather report", "invoice draft p1", "logo sketch p1", "invoice final p1", "invoice for p2", "roadmap p2"]
+    )
+    # delete_entries_in_project: only that project's matches.
+    assert await service.delete_entries_in_project(APP, USER, "p1", "invoice") == 2
+    assert await stored_texts(service) == sorted(["weather report", "logo sketch p1", "invoice for p2", "roadmap p2"])
+    # delete_project: everything of that project, nothing else.
+    assert await service.delete_project(APP, USER, "p2") == 2
+    assert await stored_texts(service) == sorted(["weather report", "logo sketch p1"])
+    assert await service.delete_project(APP, USER, "p2") == 0
+    # delete_user: every project too.
+    assert await service.delete_user(APP, USER) == 2
+    assert await stored_texts(service) == []
+
+
+async def test_project_session_replacement_is_scoped(service: MemoryService) -> None:
+    needs_projects(service)
+    await service.add_session(APP, USER, "same", [entry("global apricot jam")])
+    await service.add_session_to_project(APP, USER, "same", "p1", [entry("project apricot pie", at=1)])
+    await service.add_session_to_project(APP, USER, "same", "p1", [entry("project apricot tart", at=2)])
+
+    assert await stored_texts(service) == ["global apricot jam", "project apricot tart"]
+    # delete_session removes the session in every scope.
+    assert await service.delete_session(APP, USER, "same") == 2
+    assert await stored_texts(service) == []
+
+
+async def test_project_adapter_routes_to_project(service: MemoryService) -> None:
+    needs_projects(service)
+    adapter = MemoryServiceAdapter(service, APP, USER)
+    project = adapter.with_project_id("p1")
+    assert project.project_id == "p1" and adapter.project_id is None
+    await adapter.add(entry("global kayak trip"))
+    await project.add(entry("project kayak rental", at=1))
+    await adapter.add_to_project(entry("other project kayak", at=2), "p2")
+
+    assert [m.text for m in await adapter.search("kayak")] == ["global kayak trip"]
+    assert [m.text for m in await project.search("kayak")] == ["project kayak rental", "global kayak trip"]
+    assert [m.text for m in await adapter.search_in_project("kayak", "p2")] == [
+        "other project kayak",
+        "global kayak trip",
+    ]
+    assert await project.delete("kayak") == 1
+    assert await stored_texts(service) == ["global kayak trip", "other project kayak"]
+    assert await adapter.delete("kayak") == 1
+    assert await stored_texts(service) == ["other project kayak"]
+
+
+async def test_list_recent_spans_global_and_projects(service: MemoryService) -> None:
+    needs_projects(service)
+    await service.add_session(APP, USER, "g", [entry("oldest global", at=0), entry("newest global", at=30)])
+    await service.add_entry_to_project(APP, USER, "p1", entry("middle project", at=10))
+    await service.add_session_to_project(APP, USER, "s", "p2", [entry("late project", at=20)])
+
+    assert [m.text for m in await service.list_recent(APP, USER, 10)] == [
+        "newest global",
+        "late project",
+        "middle project",
+        "oldest global",
+    ]
+    assert [m.text for m in await service.list_recent(APP, USER, 2)] == ["newest global", "late project"]
+    project_entries = await service.list_entries(APP, USER, "p1")
+    assert [(e.memory.text, e.project_id) for e in project_entries] == [("middle project", "p1")]
+    stats = await service.stats(APP, USER)
+    assert (stats.entries, stats.projects, stats.sessions) == (4, 2, 2)
+
+
+# ---------------------------------------------------------------------------- adding
+
+
+async def test_add_session_with_existing_id_replaces(service: MemoryService) -> None:
+    await service.add_session(APP, USER, "s1", [entry("we talked about sailing"), entry("sailing is fun", at=1)])
+    await service.add_session(
+        APP, USER, "s1", [entry("we talked about sailing"), entry("sailing is fun", at=1), entry("and chess", at=2)]
+    )
+
+    assert await stored_texts(service) == ["and chess", "sailing is fun", "we talked about sailing"]
+    direct = [h.memory.text for h in (await search(service, "sailing")).hits if h.matched_tokens]
+    assert sorted(direct) == ["sailing is fun", "we talked about sailing"]
+    await service.add_session(APP, USER, "s1", [entry("only chess now", at=3)])
+    assert await stored_texts(service) == ["only chess now"]
+    assert await texts_found(service, "sailing") == []
+    stats = await service.stats(APP, USER)
+    assert (stats.entries, stats.sessions) == (1, 1)
+
+
+async def test_entries_without_text_are_skipped(service: MemoryService) -> None:
+    empty_entries = [
+        MemoryEntry(content=Content(role="user", parts=[]), timestamp=T0),
+        MemoryEntry(content=Content(role="user", parts=[Part(text=None)]), timestamp=T0),
+        MemoryEntry(content=Content(role="user", parts=[Part(text="")]), timestamp=T0),
+        MemoryEntry(content=Content(role="user", parts=[Part(text="  \n\t ")]), timestamp=T0),
+    ]
+    await service.add_session(APP, USER, "s1", [empty_entries[0], entry("penguins live in antarctica", at=1), *empty_entries[1:]])
+    for e in empty_entries:
+        assert await service.add_entry(APP, USER, e) is None
+
+    assert await stored_texts(service) == ["penguins live in antarctica"]
+    assert (await service.stats(APP, USER)).entries == 1
+
+
+async def test_add_entry_returns_id_of_the_hit(service: MemoryService) -> None:
+    entry_id = await service.add_entry(APP, USER, entry("the wifi password is on the fridge"))
+    assert isinstance(entry_id, str) and entry_id
+    (hit,) = (await search(service, "wifi password")).hits
+    assert hit.entry_id == entry_id
+    assert hit.session_id is None
+    assert hit.project_id is None
+
+
+async def test_stored_entry_round_trips(service: MemoryService) -> None:
+    original = MemoryEntry(
+        content=Content(role="model").with_text("Your dentist appointment is on Tuesday").with_text("at noon."),
+        author="assistant-bot",
+        timestamp=datetime(2024, 2, 29, 23, 59, 58, 123456, tzinfo=timezone.utc),
+    )
+    await service.add_session(APP, USER, "s1", [original])
+
+    (hit,) = (await search(service, "dentist")).hits
+    assert hit.memory.text == "Your dentist appointment is on Tuesday at noon."
+    assert hit.memory.author == "assistant-bot"
+    assert hit.memory.content.role == "model"
+    assert hit.memory.timestamp == original.timestamp
+    assert hit.session_id == "s1"
+    (stored,) = await service.list_entries(APP, USER)
+    assert stored.memory.text == original.text and stored.position == 0
+
+
+async def test_naive_timestamps_are_taken_as_utc(service: MemoryService) -> None:
+    naive = MemoryEntry(content=Content().with_text("naive noon lunch"), timestamp=datetime(2024, 1, 1, 12, 0))
+    # 13:00 at UTC+2 is 11:00 UTC: older than the naive noon, although its wall clock is later.
+    plus_two = timezone(timedelta(hours=2))
+    aware = MemoryEntry(content=Content().with_text("aware lunch"), timestamp=datetime(2024, 1, 1, 13, 0, tzinfo=plus_two))
+    assert naive.timestamp == datetime(2024, 1, 1, 12, 0, tzinfo=timezone.utc)
+    assert naive.timestamp.utcoffset() == timedelta(0)
+
+    await service.add_session(APP, USER, "s1", [aware])
+    await service.add_session(APP, USER, "s2", [naive])
+    recent = await service.list_recent(APP, USER)
+    assert [m.text for m in recent] == ["naive noon lunch", "aware lunch"]
+    assert recent[0].timestamp == datetime(2024, 1, 1, 12, 0, tzinfo=timezone.utc)
+    assert recent[1].timestamp == datetime(2024, 1, 1, 11, 0, tzinfo=timezone.utc)
+    assert all(m.timestamp.utcoffset() == timedelta(0) for m in recent)
+    # Equal scores: the tie goes to the (truly) newer entry.
+    assert await texts_found(service, "lunch") == ["naive noon lunch", "aware lunch"]
+
+
+# ---------------------------------------------------------------------------- searching
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\n\t", "the and of a", "is it that they were", "?!.,"])
+async def test_empty_and_stop_word_queries_return_nothing(service: MemoryService, query: str) -> None:
+    await service.add_session(APP, USER, "s1", [entry("the and of a were they it"), entry("gardening tips", at=1)])
+    response = await search(service, query)
+    assert response.hits == [] and response.memories == []
+    assert await service.delete_entries(APP, USER, query) == 0
+    assert len(await stored_texts(service)) == 2
+
+
+async def test_unknown_words_and_unknown_users_return_nothing(service: MemoryService) -> None:
+    await service.add_session(APP, USER, "s1", [entry("gardening tips")])
+    assert (await search(service, "xylophone")).hits == []
+    assert (await search(service, "gardening", user="stranger")).hits == []
+
+
+def test_search_request_validation() -> None:
+    request = SearchRequest(query="q", user_id="u", app_name="a")
+    assert request.limit is None and request.effective_limit == 10
+    assert SearchRequest(query="q", user_id="u", app_name="a", limit=1).effective_limit == 1
+    for bad_limit in (0, -1):
+        with pytest.raises(ValidationError):
+            SearchRequest(query="q", user_id="u", app_name="a", limit=bad_limit)
+    for bad_score in (-0.01, 1.01, float("nan")):
+        with pytest.raises(ValidationError):
+            SearchRequest(query="q", user_id="u", app_name="a", min_score=bad_score)
+    for good_score in (0.0, 0.5, 1.0):
+        assert SearchRequest(query="q", user_id="u", app_name="a", min_score=good_score).min_score == good_score
+
+
+async def test_limit_defaults_to_ten_and_is_honoured(service: MemoryService) -> None:
+    await service.add_session(APP, USER, "s1", [entry(f"bicycle ride number {i}", at=i) for i in range(15)])
+
+    assert len((await search(service, "bicycle", limit=None)).hits) == 10
+    assert len((await search(service, "bicycle", limit=3)).hits) == 3
+    assert len((await search(service, "bicycle", limit=50)).hits) == 15
+    assert len(await MemoryServiceAdapter(service, APP, USER).search("bicycle")) == 10
+
+
+async def test_scores_are_in_range_and_hits_explain_themselves(service: MemoryService) -> None:
+    await service.add_session(
+        APP,
+        USER,
+        "trip",
+        [
+            entry("Alice is flying to Lisbon in June"),
+            entry("She booked a hotel near the river", at=1, author="model", role="model"),
+            entry("June weather in Lisbon is warm", at=2),
+        ],
+    )
+    await service.add_entry(APP, USER, entry("Paris hotel prices", at=3))
+
+    response = await search(service, "hotel in Lisbon")
+    assert response.memories == [h.memory for h in response.hits]
+    assert len(response.hits) >= 3
+    query_tokens = set(service.decomposer.decompose("hotel in Lisbon").tokens)
+    for hit in response.hits:
+        assert 0.0 < hit.score <= 1.0
+        assert 0.0 <= hit.context_score <= hit.score
+        assert set(hit.matched_tokens) <= query_tokens
+        assert set(hit.matched_tokens) <= set(service.decomposer.decompose(hit.memory.text).tokens)
+        assert hit.project_id is None
+    assert [h.score for h in response.hits] == sorted((h.score for h in response.hits), reverse=True)
+    by_text = {h.memory.text: h for h in response.hits}
+    assert by_text["June weather in Lisbon is warm"].matched_entities == ["lisbon"]
+    assert by_text["June weather in Lisbon is warm"].session_id == "trip"
+    assert by_text["Paris hotel prices"].session_id is None
+    assert by_text["Paris hotel prices"].matched_tokens == ["hotel"]
+
+
+async def test_full_match_scores_one(service: MemoryService) -> None:
+    await service.add_session(APP, USER, "s1", [entry("my cat is called Whiskers"), entry("dogs bark", at=1)])
+    hits = (await search(service, "cat Whiskers")).hits
+    assert hits[0].memory.text == "my cat is called Whiskers"
+    assert hits[0].score == pytest.approx(1.0)
+    assert all(h.score <= 1.0 for h in hits)
+
+
+async def test_min_score_filters(service: MemoryService) -> None:
+    await service.add_session(
+        APP,
+        USER,
+        "s1",
+        [entry("red apple pie recipe"), entry("apple orchard visit", at=5), entry("red car", at=10), entry("pie chart", at=15)],
+    )
+    everything = (await search(service, "red apple pie")).hits
+    scores = sorted({round(h.score, 9) for h in everything})
+    assert len(scores) >= 2, "the fixture needs distinct scores to test a threshold"
+    threshold = (scores[0] + scores[-1]) / 2
+
+    kept = (await search(service, "red apple pie", min_score=threshold)).hits
+    assert kept, "the best hit scores above the threshold"
+    assert all(h.score >= threshold for h in kept)
+    assert [h.entry_id for h in kept] == [h.entry_id for h in everything if h.score >= threshold]
+    assert (await search(service, "red apple pie", min_score=1.0)).hits == [h for h in everything if h.score >= 1.0]
+
+
+async def test_ties_go_to_the_newer_entry(service: MemoryService) -> None:
+    # Inserted newest first, so insertion order cannot be what puts the newer one first.
+    await service.add_session(APP, USER, "later", [entry("bought a red bicycle", at=60)])
+    await service.add_session(APP, USER, "earlier", [entry("bought a red bicycle", at=0)])
+    await service.add_entry(APP, USER, entry("bought a red bicycle", at=30))
+
+    hits = (await search(service, "red bicycle")).hits
+    assert len({h.score for h in hits}) == 1
+    assert [h.memory.timestamp for h in hits] == [T0 + timedelta(minutes=m) for m in (60, 30, 0)]
+
+
+async def test_ties_within_a_session_go_to_the_later_turn(service: MemoryService) -> None:
+    await service.add_session(APP, USER, "s1", [entry("pizza tonight", at=0, author="ann"), entry("pizza tonight", at=0, author="bea")])
+    hits = (await search(service, "pizza tonight")).hits
+    assert [h.memory.author for h in hits] == ["bea", "ann"]
+    assert hits[0].score == hits[1].score
+
+
+async def test_neighbour_share_recalls_an_answer_with_no_shared_word(service: MemoryService) -> None:
+    await service.add_session(
+        APP,
+        USER,
+        "family",
+        [
+            entry("Where does your sister live these days?"),
+            entry("Lisbon.", at=1, author="model", role="model"),
+            entry("Unrelated: the printer needs toner", at=2),
+        ],
+    )
+    await service.add_session(APP, USER, "other", [entry("Oporto.", at=3, author="model", role="model")])
+
+    hits = {h.memory.text: h for h in (await search(service, "where does my sister live")).hits}
+    answer = hits["Lisbon."]
+    assert answer.matched_tokens == [] and answer.matched_entities == []
+    assert answer.score > 0 and answer.context_score == pytest.approx(answer.score)
+    assert answer.score < hits["Where does your sister live these days?"].score
+    assert "Oporto." not in hits  # not a neighbour of anything that matched
+
+
+async def test_deleting_a_turn_does_not_join_its_neighbours(service: MemoryService) -> None:
+    """After a middle turn is deleted, its former neighbours are not each other's context."""
+    await service.add_session(
+        APP, USER, "s1", [entry("question about the violin"), entry("tennis aside"), entry("Yes.", at=1, author="model")]
+    )
+    assert await service.delete_entries(APP, USER, "tennis") == 1
+    assert await texts_found(service, "violin") == ["question about the violin"]
+
+
+# ---------------------------------------------------------------------------- deleting
+
+
+async def test_delete_entries_removes_only_matches_and_counts(service: MemoryService) -> None:
+    await service.add_session(
+        APP, USER, "s1", [entry("salmon for dinner"), entry("grilled salmon recipe", at=1), entry("buy lemons", at=2)]
+    )
+    await service.add_entry(APP, USER, entry("salmon fishing trip", at=3))
+    await service.add_session(APP, "bob", "s1", [entry("salmon sushi")])
+
+    assert await service.delete_entries(APP, USER, "salmon") == 3
+    assert await stored_texts(service) == ["buy lemons"]
+    assert await texts_found(service, "salmon") == []
+    assert await stored_texts(service, user="bob") == ["salmon sushi"]
+    assert await service.delete_entries(APP, USER, "salmon") == 0
+    assert await service.delete_entries(APP, USER, "nonexistentword") == 0
+    assert await stored_texts(service) == ["buy lemons"]
+
+
+async def test_delete_entries_spares_context_only_hits(service: MemoryService) -> None:
+    await service.add_session(
+        APP, USER, "s1", [entry("Where does your sister live?"), entry("Lisbon.", at=1, author="model", role="model")]
+    )
+    hits = {h.memory.text: h for h in (await search(service, "sister live")).hits}
+    context_hit = hits["Lisbon."]
+    assert context_hit.matched_tokens == [] and context_hit.matched_entities == [] and context_hit.context_score > 0
+
+    assert await service.delete_entries(APP, USER, "sister live") == 1
+    assert await stored_texts(service) == ["Lisbon."]
+
+
+async def test_delete_session_removes_only_that_session(service: MemoryService) -> None:
+    await service.add_session(APP, USER, "s1", [entry("hiking boots"), entry("hiking trail map", at=1)])
+    await service.add_session(APP, USER, "s2", [entry("hiking with friends", at=2)])
+    await service.add_entry(APP, USER, entry("hiking alone", at=3))
+    await service.add_session(APP, "bob", "s1", [entry("bob hiking")])
+
+    assert await service.delete_session(APP, USER, "s1") == 2
+    assert await stored_texts(service) == ["hiking alone", "hiking with friends"]
+    assert sorted(await texts_found(service, "hiking")) == ["hiking alone", "hiking with friends"]
+    assert await stored_texts(service, user="bob") == ["bob hiking"]
+    assert await service.delete_session(APP, USER, "s1") == 0
+    assert await service.delete_session(APP, USER, "never-existed") == 0
+
+
+async def test_adapter_routes_global_calls(service: MemoryService) -> None:
+    adapter = MemoryServiceAdapter(service, APP, USER)
+    other = MemoryServiceAdapter(service, APP, "bob")
+    entry_id = await adapter.add(entry("umbrella in the car"))
+    await other.add(entry("umbrella at the office"))
+    assert isinstance(entry_id, str)
+
+    assert [m.text for m in await adapter.search("umbrella")] == ["umbrella in the car"]
+    assert [m.text for m in await other.search("umbrella")] == ["umbrella at the office"]
+    assert await adapter.delete("umbrella") == 1
+    assert await adapter.search("umbrella") == []
+    assert [m.text for m in await other.search("umbrella")] == ["umbrella at the office"]
+    assert await adapter.add(MemoryEntry(content=Content())) is None
+
+
+# ---------------------------------------------------------------------------- listing and stats
+
+
+async def test_list_recent_newest_first(service: MemoryService) -> None:
+    await service.add_session(APP, USER, "s1", [entry("first", at=0), entry("third", at=20)])
+    await service.add_entry(APP, USER, entry("second", at=10))
+    await service.add_session(APP, USER, "s2", [entry("fourth", at=30)])
+
+    assert [m.text for m in await service.list_recent(APP, USER)] == ["fourth", "third", "second", "first"]
+    assert [m.text for m in await service.list_recent(APP, USER, 2)] == ["fourth", "third"]
+    for bad in (0, -1, True, 2.5):
+        with pytest.raises(ValueError):
+            await service.list_recent(APP, USER, bad)  # type: ignore[arg-type]
+
+
+async def test_stats_and_list_entries(service: MemoryService) -> None:
+    assert (await service.stats()).entries == 0
+    await service.add_session(APP, USER, "s1", [entry("alpha beta"), entry("beta gamma", at=1)])
+    await service.add_session(APP, USER, "s2", [entry("delta", at=2)])
+    await service.add_entry(APP, USER, entry("epsilon", at=3))
+    await service.add_session(APP, "bob", "s1", [entry("alpha", at=4)])
+
+    mine = await service.stats(APP, USER)
+    assert (mine.users, mine.entries, mine.sessions, mine.projects) == (1, 4, 2, 0)
+    # Tokens: alpha beta gamma delta epsilon, plus the author "user".
+    assert mine.tokens == 6
+    everyone = await service.stats()
+    assert (everyone.users, everyone.entries, everyone.sessions) == (2, 5, 3)
+    assert (await service.stats("nobody-app", "nobody")).entries == 0
+    with pytest.raises(ValueError):
+        await service.stats(APP)
+    with pytest.raises(ValueError):
+        await service.stats(user_id=USER)
+
+    listed = await service.list_entries(APP, USER)
+    assert [(e.session_id, e.position, e.memory.text) for e in listed if e.session_id is not None] == [
+        ("s1", 0, "alpha beta"),
+        ("s1", 1, "beta gamma"),
+        ("s2", 0, "delta"),
+    ]
+    assert sorted(e.memory.text for e in listed) == ["alpha beta", "beta gamma", "delta", "epsilon"]
+    assert len({e.entry_id for e in listed}) == 4
+    assert all(e.project_id is None for e in listed)
+
+
+# ---------------------------------------------------------------------------- validate_project_id
+
+
+@pytest.mark.parametrize("bad", ["", "x" * 257, 123, None, b"bytes", "tab\there"])
+def test_validate_project_id_rejects(bad: object) -> None:
+    with pytest.raises(InvalidProjectIdError) as raised:
+        validate_project_id(bad)
+    assert isinstance(raised.value, ValueError)
+    assert isinstance(raised.value, GraphmemError)
+    assert "project_id" in str(raised.value)
+
+
+@pytest.mark.parametrize("good", ["x" * 256, "p", "proj/with/slashes", "プロジェクト"])
+def test_validate_project_id_accepts(good: str) -> None:
+    assert validate_project_id(good) == good
+
+
+async def test_project_writes_validate_the_project_id(service: MemoryService) -> None:
+    adapter = MemoryServiceAdapter(service, APP, USER)
+    for bad in ("", "x" * 257):
+        with pytest.raises(InvalidProjectIdError):
+            adapter.with_project_id(bad)
+    if not service.supports_project_scoping():
+        return  # the refusal comes first, and is tested above
+    before = await snapshot(service, [(APP, USER)])
+    for bad in ("", "x" * 257):
+        with pytest.raises(InvalidProjectIdError):
+            await service.add_entry_to_project(APP, USER, bad, entry("never stored"))
+        with pytest.raises(InvalidProjectIdError):
+            await service.add_session_to_project(APP, USER, "s", bad, [entry("never stored")])
+        with pytest.raises(InvalidProjectIdError):
+            await service.delete_project(APP, USER, bad)
+    assert await snapshot(service, [(APP, USER)]) == before
+    await service.add_entry_to_project(APP, USER, "x" * 256, entry("stored in a long project"))
+    assert await texts_found(service, "stored", project="x" * 256) == ["stored in a long project"]
+
+
+# ---------------------------------------------------------------------------- concurrency
+
+
+async def test_concurrent_adds_and_searches_lose_nothing(service: MemoryService) -> None:
+    words = ["maple", "cedar", "birch", "willow", "spruce"]
+
+    async def add_session(i: int) -> None:
+        await service.add_session(APP, USER, f"s{i}", [entry(f"{words[i % 5]} tree {i}", at=i), entry(f"note {i}", at=i)])
+
+    async def add_single(i: int) -> None:
+        await service.add_entry(APP, USER, entry(f"{words[i % 5]} leaf {i}", at=i))
+
+    async def look(i: int) -> SearchResponse:
+        return await search(service, words[i % 5])
+
+    results = await asyncio.gather(
+        *(add_session(i) for i in range(20)), *(add_single(i) for i in range(20)), *(look(i) for i in range(20))
+    )
+
+    expected = sorted([f"{words[i % 5]} tree {i}" for i in range(20)] + [f"note {i}" for i in range(20)] + [f"{words[i % 5]} leaf {i}" for i in range(20)])
+    assert await stored_texts(service) == expected
+    for i, response in enumerate(results[40:]):
+        assert all(
+            words[i % 5] in h.memory.text or h.matched_tokens == [] for h in response.hits  # type: ignore[union-attr]
+        )
+    for word in words:
+        found = await texts_found(service, word)
+        assert sum(1 for t in found if word in t) == 8
+
+
+async def test_concurrent_replacements_of_one_session_never_duplicate(service: MemoryService) -> None:
+    batches = [[entry(f"version {v} line {n} marmalade", at=n) for n in range(3)] for v in range(8)]
+    await asyncio.gather(*(service.add_session(APP, USER, "same", batch) for batch in batches))
+
+    stored = await stored_texts(service)
+    assert len(stored) == 3
+    assert any(stored == sorted(e.text for e in batch) for batch in batches)
+    assert (await service.stats(APP, USER)).sessions == 1

@@ -1,0 +1,228 @@
+"""Property tests: random programs of adds, searches and deletes against a reference model.
+
+Each example runs a random sequence of operations across two apps, two users (chosen so
+that joined keys would collide: ``"a/b"+"c"`` and ``"a"+"b/c"``), two sessions and two
+projects, on the backend under test and on a tiny in-memory model, and compares after
+every step:
+
+- what each owner has stored (``list_entries``), so no write or delete leaks into another
+  scope or loses an entry;
+- what a search recalls: exactly the in-scope entries sharing a query term, plus the
+  in-scope conversation neighbours of those (context hits), never anything else;
+- what each delete reports removing.
+
+On a backend without project scoping every project operation must raise
+``ProjectScopingUnsupportedError`` and leave the model (and so the store) unchanged.
+
+Texts are drawn from a small vocabulary of real words so that queries hit. The model asks
+the same ``Decomposer`` which terms a text holds: it models scoping, not linguistics.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from graphmem import (
+    Content,
+    Decomposer,
+    MemoryEntry,
+    MemoryService,
+    ProjectScopingUnsupportedError,
+    SearchRequest,
+)
+
+VOCABULARY = ["apple", "river", "violin", "garden", "coffee", "mountain", "ticket", "the"]
+APP_SUFFIXES = ["a/b", "a"]
+USERS = ["c", "b/c"]
+SESSIONS = ["s1", "s2"]
+PROJECTS = [None, "p1", "p2"]
+T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
+
+_namespaces = itertools.count()
+
+# ---------------------------------------------------------------------------- operations
+
+owners = st.tuples(st.sampled_from(range(len(APP_SUFFIXES))), st.sampled_from(USERS))
+texts = st.lists(st.sampled_from(VOCABULARY), min_size=0, max_size=3).map(" ".join)
+queries = st.lists(st.sampled_from(VOCABULARY), min_size=0, max_size=2).map(" ".join)
+projects = st.sampled_from(PROJECTS)
+
+operations = st.one_of(
+    st.tuples(st.just("add_session"), owners, projects, st.sampled_from(SESSIONS), st.lists(texts, max_size=4)),
+    st.tuples(st.just("add_entry"), owners, projects, texts),
+    st.tuples(st.just("search"), owners, projects, queries),
+    st.tuples(st.just("search"), owners, projects, queries),
+    st.tuples(st.just("delete_entries"), owners, projects, queries),
+    st.tuples(st.just("delete_session"), owners, st.sampled_from(SESSIONS)),
+    st.tuples(st.just("delete_project"), owners, st.sampled_from(PROJECTS[1:])),
+    st.tuples(st.just("delete_user"), owners),
+)
+
+# ---------------------------------------------------------------------------- the model
+
+Key = tuple[str, str | None, str | None]  # (text, session_id, project_id)
+
+
+@dataclass
+class ModelEntry:
+    text: str
+    session_id: str | None
+    project_id: str | None
+    position: int
+
+    @property
+    def key(self) -> Key:
+        return (self.text, self.session_id, self.project_id)
+
+
+@dataclass
+class Model:
+    """What each (app, user) should hold: a plain list of entries, nothing shared."""
+
+    decomposer: Decomposer
+    entries: dict[tuple[str, str], list[ModelEntry]] = field(default_factory=dict)
+    _terms: dict[str, tuple[frozenset[str], frozenset[str]]] = field(default_factory=dict)
+
+    def terms(self, text: str, author: str | None = None) -> tuple[frozenset[str], frozenset[str]]:
+        if text not in self._terms:
+            parts = self.decomposer.decompose(text) if text.strip() else None
+            tokens = frozenset(parts.tokens) if parts else frozenset()
+            entities = frozenset(e.name for e in parts.entities) if parts else frozenset()
+            self._terms[text] = (tokens, entities)
+        tokens, entities = self._terms[text]
+        return (tokens | {author}, entities) if author else (tokens, entities)
+
+    def of(self, owner: tuple[str, str]) -> list[ModelEntry]:
+        return self.entries.setdefault(owner, [])
+
+    def matches(self, entry: ModelEntry, query: str) -> bool:
+        q_tokens, q_entities = self.terms(query)
+        e_tokens, e_entities = self.terms(entry.text, author="user")
+        return bool(q_tokens & e_tokens or q_entities & e_entities)
+
+    def expected_hits(self, owner: tuple[str, str], project: str | None, query: str) -> Counter[tuple[Key, bool]]:
+        in_scope = [e for e in self.of(owner) if e.project_id is None or e.project_id == project]
+        direct = [e for e in in_scope if self.matches(e, query)]
+        expected: Counter[tuple[Key, bool]] = Counter((e.key, True) for e in direct)
+        for e in in_scope:
+            if e in direct or e.session_id is None:
+                continue
+            # A context hit: a turn right before or after a direct match in its session.
+            if any(
+                d.session_id == e.session_id and d.project_id == e.project_id and abs(d.position - e.position) == 1
+                for d in direct
+            ):
+                expected[(e.key, False)] += 1
+        return expected
+
+
+def memory(text: str, n: int) -> MemoryEntry:
+    return MemoryEntry(content=Content(role="user").with_text(text), author="user", timestamp=T0 + timedelta(seconds=n))
+
+
+# ---------------------------------------------------------------------------- the property
+
+
+async def run_program(service: MemoryService, decomposer: Decomposer, program: list[tuple]) -> None:  # type: ignore[type-arg]
+    namespace = f"prop{next(_namespaces)}:"
+    apps = [namespace + suffix for suffix in APP_SUFFIXES]
+    all_owners = [(app, user) for app in apps for user in USERS]
+    model = Model(decomposer)
+    projects_ok = service.supports_project_scoping()
+
+    for step, op in enumerate(program):
+        kind = op[0]
+        owner = (apps[op[1][0]], op[1][1])
+        app, user = owner
+        project: str | None = op[2] if kind in {"add_session", "add_entry", "search", "delete_entries"} else None
+        if kind == "delete_project":
+            project = op[2]
+        refused = project is not None and not projects_ok
+
+        try:
+            if kind == "add_session":
+                session, session_texts = op[3], op[4]
+                entries = [memory(t, step) for t in session_texts]
+                if project is None:
+                    await service.add_session(app, user, session, entries)
+                else:
+                    await service.add_session_to_project(app, user, session, project, entries)
+                kept = [t for t in session_texts if t.strip()]
+                model.entries[owner] = [
+                    e for e in model.of(owner) if not (e.session_id == session and e.project_id == project)
+                ] + [ModelEntry(t, session, project, i) for i, t in enumerate(kept)]
+            elif kind == "add_entry":
+                text = op[3]
+                if project is None:
+                    entry_id = await service.add_entry(app, user, memory(text, step))
+                else:
+                    entry_id = await service.add_entry_to_project(app, user, project, memory(text, step))
+                assert (entry_id is None) == (not text.strip())
+                if text.strip():
+                    model.of(owner).append(ModelEntry(text, None, project, 0))
+            elif kind == "search":
+                query = op[3]
+                response = await service.search(
+                    SearchRequest(query=query, app_name=app, user_id=user, project_id=project, limit=1000)
+                )
+                got = Counter(
+                    ((h.memory.text, h.session_id, h.project_id), bool(h.matched_tokens or h.matched_entities))
+                    for h in response.hits
+                )
+                assert got == model.expected_hits(owner, project, query), (op, response.hits)
+                assert all(0.0 < h.score <= 1.0 for h in response.hits)
+            elif kind == "delete_entries":
+                query = op[3]
+                if project is None:
+                    removed = await service.delete_entries(app, user, query)
+                else:
+                    removed = await service.delete_entries_in_project(app, user, project, query)
+                doomed = [e for e in model.of(owner) if e.project_id == project and model.matches(e, query)]
+                assert removed == len(doomed), op
+                model.entries[owner] = [e for e in model.of(owner) if e not in doomed]
+            elif kind == "delete_session":
+                removed = await service.delete_session(app, user, op[2])
+                kept_entries = [e for e in model.of(owner) if e.session_id != op[2]]
+                assert removed == len(model.of(owner)) - len(kept_entries), op
+                model.entries[owner] = kept_entries
+            elif kind == "delete_project":
+                removed = await service.delete_project(app, user, op[2])
+                kept_entries = [e for e in model.of(owner) if e.project_id != op[2]]
+                assert removed == len(model.of(owner)) - len(kept_entries), op
+                model.entries[owner] = kept_entries
+            elif kind == "delete_user":
+                removed = await service.delete_user(app, user)
+                assert removed == len(model.of(owner)), op
+                model.entries[owner] = []
+            else:  # pragma: no cover - the strategy makes no other kind
+                raise AssertionError(kind)
+        except ProjectScopingUnsupportedError:
+            assert refused, f"{op} refused although it has no project or the backend supports projects"
+        else:
+            assert not refused, f"{op} on a backend without project scoping did not raise"
+
+        # After every step, every owner holds exactly what the model holds.
+        for each in all_owners:
+            stored = await service.list_entries(*each, all_projects=True)
+            assert Counter((e.memory.text, e.session_id, e.project_id) for e in stored) == Counter(
+                e.key for e in model.of(each)
+            ), (op, each)
+
+
+@settings(
+    max_examples=35,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(program=st.lists(operations, min_size=1, max_size=14))
+async def test_random_programs_never_leak_or_lose(
+    service: MemoryService, decomposer: Decomposer, program: list[tuple]  # type: ignore[type-arg]
+) -> None:
+    # The service is shared by the examples: each runs in its own namespace of apps.
+    await run_program(service, decomposer, program)
