@@ -292,10 +292,18 @@ class GraphMemoryService(MemoryService):
                 self._add_entry(owner, record["project_id"], record["session_id"], e)
                 for e in record["entries"]
             ]
-            for earlier, later in zip(ids, ids[1:]):
+            # Link only turns that were adjacent: a compacted session keeps the gaps its
+            # deleted turns left, so a reload does not make new neighbours.
+            positions = [e["position"] for e in record["entries"]]
+            linked = [
+                (ids[i], ids[i + 1]) for i in range(len(ids) - 1) if positions[i + 1] == positions[i] + 1
+            ]
+            for entry_id in ids:
+                self._neighbours[entry_id] = ()
+            for earlier, later in linked:
                 self._graph.add_edge(self._entry_key(owner, earlier), self._entry_key(owner, later), __labels__={NEXT})
-            for i, entry_id in enumerate(ids):
-                self._neighbours[entry_id] = tuple(ids[j] for j in (i - 1, i + 1) if 0 <= j < len(ids))
+                self._neighbours[earlier] += (later,)
+                self._neighbours[later] = (earlier, *self._neighbours[later])
             if ids:
                 self._sessions[key] = ids
             return removed

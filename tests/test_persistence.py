@@ -1,0 +1,351 @@
+"""``GraphMemoryService(path=...)``: every acknowledged write survives a restart or a crash.
+
+These tests are about the networkx backend's journal, so they build their own services on
+a temporary path instead of using the ``service`` fixture.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from graphmem import (
+    Content,
+    Decomposer,
+    GraphmemError,
+    GraphMemoryService,
+    MemoryEntry,
+    SearchRequest,
+)
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+APP, USER = "persist-app", "alice"
+T0 = datetime(2024, 3, 1, 8, 0, tzinfo=timezone.utc)
+
+
+def entry(text: str, at: float = 0, author: str = "user") -> MemoryEntry:
+    return MemoryEntry(content=Content(role="user").with_text(text), author=author, timestamp=T0 + timedelta(minutes=at))
+
+
+def open_store(path: Path, decomposer: Decomposer) -> GraphMemoryService:
+    return GraphMemoryService(nlp=decomposer, path=path)
+
+
+async def everything(service: GraphMemoryService, owners: list[tuple[str, str]]) -> list[Any]:
+    """All observable entries of the given owners, comparable across reloads."""
+    return [
+        sorted(
+            (e.entry_id, e.memory.text, e.memory.author, e.memory.content.role, e.memory.timestamp, e.session_id, e.project_id, e.position)
+            for e in await service.list_entries(app, user, all_projects=True)
+        )
+        for app, user in owners
+    ]
+
+
+async def ranking(service: GraphMemoryService, query: str, app: str = APP, user: str = USER) -> list[tuple[str, float, float]]:
+    response = await service.search(SearchRequest(query=query, app_name=app, user_id=user, limit=100))
+    return [(h.entry_id, round(h.score, 12), round(h.context_score, 12)) for h in response.hits]
+
+
+async def fill(service: GraphMemoryService) -> None:
+    await service.add_session(
+        APP,
+        USER,
+        "s1",
+        [
+            entry("Where does your brother work?"),
+            entry("At the harbour office.", at=1, author="model"),
+            entry("He likes sailing on weekends", at=2),
+        ],
+    )
+    await service.add_session(APP, USER, "s2", [entry("東京タワーの夜景 🌃 and Привет", at=3)])
+    await service.add_entry(APP, USER, entry("brother birthday is in May", at=4))
+    await service.add_session(APP, "bob", "s1", [entry("bob works at the harbour", at=5)])
+
+
+# ---------------------------------------------------------------------------- reload
+
+
+async def test_writes_survive_close_and_reload(tmp_path: Path, decomposer: Decomposer) -> None:
+    path = tmp_path / "memory.jsonl"
+    first = open_store(path, decomposer)
+    await fill(first)
+    await first.add_session(APP, USER, "s2", [entry("replaced session about 東京", at=6)])
+    assert await first.delete_entries(APP, USER, "birthday") == 1
+    before = await everything(first, [(APP, USER), (APP, "bob")])
+    queries = ["brother work", "harbour", "東京", "sailing"]
+    rankings = [await ranking(first, q) for q in queries]
+    stats = await first.stats()
+    await first.close()
+
+    second = open_store(path, decomposer)
+    assert await everything(second, [(APP, USER), (APP, "bob")]) == before
+    assert [await ranking(second, q) for q in queries] == rankings
+    assert await second.stats() == stats
+    assert "replaced session about 東京" in {t for _, t, *_ in before[0]}
+    await second.close()
+
+
+async def test_reload_without_close_sees_every_returned_write(tmp_path: Path, decomposer: Decomposer) -> None:
+    path = tmp_path / "memory.jsonl"
+    writer = open_store(path, decomposer)
+    await fill(writer)
+    # No close(): a write that returned must already be on disk.
+    reader = open_store(path, decomposer)
+    assert await everything(reader, [(APP, USER), (APP, "bob")]) == await everything(writer, [(APP, USER), (APP, "bob")])
+    await writer.close()
+    await reader.close()
+
+
+async def test_reload_keeps_rankings_after_deleting_a_middle_turn(tmp_path: Path, decomposer: Decomposer) -> None:
+    """Compaction must not change what a search finds: deleted turns leave a gap in the session."""
+    path = tmp_path / "memory.jsonl"
+    first = open_store(path, decomposer)
+    await first.add_session(
+        APP, USER, "s1", [entry("question about the violin"), entry("tennis aside", at=1), entry("Yes.", at=2, author="model")]
+    )
+    assert await first.delete_entries(APP, USER, "tennis") == 1
+    before = await ranking(first, "violin")
+    await first.close()
+
+    second = open_store(path, decomposer)
+    assert await ranking(second, "violin") == before
+    await second.close()
+
+
+async def test_new_store_in_a_missing_directory(tmp_path: Path, decomposer: Decomposer) -> None:
+    path = tmp_path / "does" / "not" / "exist" / "memory.jsonl"
+    service = open_store(path, decomposer)
+    await service.health_check()
+    await service.add_entry(APP, USER, entry("first memory"))
+    await service.close()
+    assert path.exists()
+    reloaded = open_store(path, decomposer)
+    assert [e.memory.text for e in await reloaded.list_entries(APP, USER)] == ["first memory"]
+    await reloaded.close()
+
+
+async def test_rejected_write_leaves_the_file_untouched(tmp_path: Path, decomposer: Decomposer) -> None:
+    path = tmp_path / "memory.jsonl"
+    service = open_store(path, decomposer)
+    await fill(service)
+    before = path.read_bytes()
+    with pytest.raises(TypeError):
+        await service.add_session(APP, USER, "s1", [entry("half of a session"), None])  # type: ignore[list-item]
+    with pytest.raises(ValueError):
+        await service.add_entry(APP, "", entry("no user"))
+    assert path.read_bytes() == before
+    await service.close()
+
+
+# ---------------------------------------------------------------------------- damaged files
+
+
+TORN_TAILS = {
+    "half_a_record": b'{"op":"insert_entry","app_name":"persist-app","user_id":"ali',
+    "complete_json_without_newline": json.dumps(
+        {"op": "delete_user", "app_name": APP, "user_id": USER}
+    ).encode(),
+    "garbage_line_with_newline": b"\x00\x00\x00garbage\n",
+    "cut_utf8_sequence": '{"op":"insert_entry","text":"東'.encode()[:-1],
+}
+
+
+@pytest.mark.parametrize("tail", list(TORN_TAILS.values()), ids=list(TORN_TAILS))
+async def test_torn_tail_is_recovered_with_a_warning(
+    tmp_path: Path, decomposer: Decomposer, caplog: pytest.LogCaptureFixture, tail: bytes
+) -> None:
+    path = tmp_path / "memory.jsonl"
+    first = open_store(path, decomposer)
+    await fill(first)
+    before = await everything(first, [(APP, USER), (APP, "bob")])
+    await first.close()
+    with open(path, "ab") as fh:
+        fh.write(tail)  # what a crash in the middle of an append leaves
+
+    with caplog.at_level(logging.WARNING, logger="graphmem"):
+        second = open_store(path, decomposer)
+        assert await everything(second, [(APP, USER), (APP, "bob")]) == before
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING and r.name == "graphmem"]
+    assert len(warnings) == 1
+    assert str(path) in warnings[0].getMessage()
+
+    # The store keeps working, and the next reload is clean and complete.
+    await second.add_entry(APP, USER, entry("after the recovery", at=9))
+    await second.close()
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="graphmem"):
+        third = open_store(path, decomposer)
+        texts = {t for _, t, *_ in (await everything(third, [(APP, USER)]))[0]}
+    assert "after the recovery" in texts
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    await third.close()
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated_json", "json_array"])
+async def test_corrupt_middle_line_raises_and_keeps_the_file(tmp_path: Path, decomposer: Decomposer, damage: str) -> None:
+    path = tmp_path / "memory.jsonl"
+    first = open_store(path, decomposer)
+    await fill(first)
+    await first.close()
+    lines = path.read_bytes().split(b"\n")
+    assert len(lines) >= 4
+    middle = len(lines) // 2
+    lines[middle] = {"garbage": b"@@ not json @@", "truncated_json": lines[middle][: len(lines[middle]) // 2], "json_array": b"[1, 2]"}[damage]
+    damaged = b"\n".join(lines)
+    path.write_bytes(damaged)
+
+    second = open_store(path, decomposer)
+    with pytest.raises(GraphmemError) as raised:
+        await second.list_entries(APP, USER)
+    assert str(path) in str(raised.value)
+    assert f"line {middle + 1}" in str(raised.value)
+    # Nothing was cut off or rewritten: the acknowledged writes after the bad line are still there.
+    assert path.read_bytes() == damaged
+    with pytest.raises(GraphmemError):
+        await second.add_entry(APP, USER, entry("must not be appended to a corrupt journal"))
+    assert path.read_bytes() == damaged
+
+
+async def test_a_file_that_is_not_a_journal_is_refused(tmp_path: Path, decomposer: Decomposer) -> None:
+    path = tmp_path / "notes.jsonl"
+    path.write_text('{"some": "other file"}\n{"op": "delete_user"}\n', encoding="utf-8")
+    service = open_store(path, decomposer)
+    with pytest.raises(GraphmemError):
+        await service.health_check()
+    assert path.read_text(encoding="utf-8") == '{"some": "other file"}\n{"op": "delete_user"}\n'
+
+
+# ---------------------------------------------------------------------------- erasure on disk
+
+
+async def test_deletes_remove_erased_text_from_the_file(tmp_path: Path, decomposer: Decomposer) -> None:
+    path = tmp_path / "memory.jsonl"
+    service = open_store(path, decomposer)
+    await service.add_session(APP, USER, "s1", [entry("my secret passphrase is zebra"), entry("keep this grocery list", at=1)])
+    await service.add_session(APP, USER, "diary", [entry("confidential diary page about the lighthouse", at=2)])
+    await service.add_session(APP, "erase-me", "s1", [entry("private medical note about asthma", at=3)])
+    await service.add_session(APP, "bob", "s1", [entry("bob public note", at=4)])
+    assert b"zebra" in path.read_bytes()
+
+    assert await service.delete_entries(APP, USER, "zebra") == 1
+    assert await service.delete_session(APP, USER, "diary") == 1
+    assert await service.delete_user(APP, "erase-me") == 1
+
+    data = path.read_bytes()
+    for erased in (b"zebra", b"passphrase", b"lighthouse", b"diary", b"asthma", b"erase-me"):
+        assert erased not in data
+    assert b"grocery" in data and b"bob public note" in data
+    assert not list(tmp_path.glob("*.tmp"))
+    await service.close()
+
+    reloaded = open_store(path, decomposer)
+    assert sorted(e.memory.text for e in await reloaded.list_entries(APP, USER)) == ["keep this grocery list"]
+    assert [e.memory.text for e in await reloaded.list_entries(APP, "bob")] == ["bob public note"]
+    assert (await reloaded.stats(APP, "erase-me")).entries == 0
+    await reloaded.close()
+
+
+# ---------------------------------------------------------------------------- crash
+
+
+CHILD = textwrap.dedent(
+    """
+    import asyncio, sys
+    import spacy
+    from graphmem import Content, GraphMemoryService, MemoryEntry
+
+    async def main() -> None:
+        service = GraphMemoryService(nlp=spacy.blank("en"), path=sys.argv[1])
+        i = 0
+        while True:
+            if i % 5 == 4:
+                await service.delete_session("app", "user", f"s{i - 3}")
+                print(f"deleted s{i - 3}", flush=True)
+            else:
+                entries = [
+                    MemoryEntry(content=Content().with_text(f"crashtest write {i} part {n}"))
+                    for n in range(3)
+                ]
+                await service.add_session("app", "user", f"s{i}", entries)
+                print(f"added s{i}", flush=True)
+            i += 1
+
+    asyncio.run(main())
+    """
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("acks_before_kill", [9, 40])
+async def test_sigkill_mid_writes_loses_no_acknowledged_write(
+    tmp_path: Path, decomposer: Decomposer, acks_before_kill: int
+) -> None:
+    path = tmp_path / "memory.jsonl"
+    script = tmp_path / "child.py"
+    script.write_text(CHILD, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")])}
+    child = subprocess.Popen(
+        [sys.executable, str(script), str(path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    acks: list[str] = []
+    try:
+        assert child.stdout is not None
+        while len(acks) < acks_before_kill:
+            line = child.stdout.readline()
+            if not line:
+                pytest.fail(f"the child stopped before {acks_before_kill} acks: {child.stderr.read() if child.stderr else ''}")
+            acks.append(line.strip())
+        child.send_signal(signal.SIGKILL)
+        # Acks already in the pipe were printed after their write returned: they count too.
+        acks.extend(line.strip() for line in child.stdout.read().splitlines() if line.strip())
+    finally:
+        child.kill()
+        child.wait()
+        for stream in (child.stdout, child.stderr):
+            if stream is not None:
+                stream.close()
+    assert child.returncode == -signal.SIGKILL
+
+    added = {a.split()[1] for a in acks if a.startswith("added ")}
+    deleted = {a.split()[1] for a in acks if a.startswith("deleted ")}
+    assert len(added) + len(deleted) == len(acks) >= acks_before_kill
+
+    reloaded = open_store(path, decomposer)
+    stored = await reloaded.list_entries("app", "user")
+    sessions: dict[str, list[str]] = {}
+    for e in stored:
+        assert e.session_id is not None
+        sessions.setdefault(e.session_id, []).append(e.memory.text)
+
+    # The write in flight at the kill (the one after the last ack) may or may not be there.
+    n = len(acks)
+    in_flight_delete = {f"s{n - 3}"} if n % 5 == 4 else set()
+    in_flight_add = set() if in_flight_delete else {f"s{n}"}
+
+    def whole(session: str) -> bool:
+        return sorted(sessions.get(session, [])) == [f"crashtest write {session[1:]} part {k}" for k in range(3)]
+
+    for session in added - deleted:
+        assert whole(session) or (session in in_flight_delete and session not in sessions), session
+    for session in deleted:
+        assert session not in sessions
+    assert set(sessions) - added <= in_flight_add
+    assert all(whole(session) for session in sessions)
+    response = await reloaded.search(SearchRequest(query="crashtest", app_name="app", user_id="user", limit=1000))
+    assert len(response.hits) == len(stored)
+    await reloaded.close()
