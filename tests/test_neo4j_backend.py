@@ -163,6 +163,7 @@ async def test_schema_migration_twice_changes_nothing(neo: Any) -> None:
         "graphmem_v1_entry_owner",
         "graphmem_v1_entry_session",
         "graphmem_v1_entry_project",
+        "graphmem_v1_session_lock",
     } <= names
     assert all(row[4] == "ONLINE" for row in after if len(row) == 5)
 

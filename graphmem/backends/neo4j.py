@@ -202,11 +202,13 @@ class Neo4jMemoryService(MemoryService):
     ) -> None:
         params = _owner_params(owner)
 
+        session_params = {**params, "project_id": project_id, "session_id": session_id}
+
         async def work(tx: AsyncManagedTransaction) -> None:
-            result = await tx.run(
-                load_cypher("session_entry_ids"),
-                {**params, "project_id": project_id, "session_id": session_id},
-            )
+            # Without the lock, two concurrent replacements would each miss the other's
+            # uncommitted entries and both commit: a duplicated session.
+            await _run(tx, "lock_session", session_params)
+            result = await tx.run(load_cypher("session_entry_ids"), session_params)
             old_ids = (await result.single(strict=True))["ids"]
             # New entries first, old ones after: tokens both use survive instead of being
             # deleted as orphans and created again.
