@@ -1,0 +1,5 @@
+"""``python -m graphmem.cli``: the same as the ``graphmem`` console script."""
+
+from graphmem.cli import main
+
+main()

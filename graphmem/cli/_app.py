@@ -1,0 +1,601 @@
+"""The ``graphmem`` commands (typer); the work is done by the service and the helper modules."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from graphmem._fixtures import (
+    demo_fixtures_path,
+    dump_fixtures,
+    export_fixtures,
+    fixture_json_schema,
+    load_fixtures,
+)
+from graphmem._models import SearchRequest
+from graphmem._service import MemoryService, MemoryStats
+from graphmem.cli._context import (
+    BACKENDS,
+    EXIT_USAGE,
+    CliError,
+    Settings,
+    err_console,
+    fail,
+    is_terminal,
+    open_service,
+    out_console,
+    run_async,
+    user_errors,
+)
+from graphmem.cli._render import (
+    cypher_table,
+    hits_table,
+    load_summary,
+    print_json,
+    recent_table,
+    stats_table,
+)
+
+try:
+    from typer import TyperException as _CommandLineError  # typer 0.2x ships its own click
+except ImportError:  # pragma: no cover - older typer builds on click
+    from click import ClickException as _CommandLineError  # type: ignore[assignment]
+
+CYPHER_HELP = """
+Run a read-only Cypher query and print its rows (a table, or `--json`).
+
+The graph is the same on both backends: nodes `Entry` {id, app_name, user_id, project_id,
+session_id, position, author, role, text, timestamp}, `Token` {app_name, user_id, value} and
+`Entity` {app_name, user_id, name, label}; relationships `(:Entry)-[:HAS_TOKEN]->(:Token)`,
+`(:Entry)-[:MENTIONS]->(:Entity)` and `(:Entry)-[:NEXT]->(:Entry)`.
+
+Parameters: `--param name=value` passes a string, `--param name:=JSON` a number, boolean,
+null or list (e.g. `--param limit:=10`). The debugging queries in `cypher/debug/` run
+unchanged on both backends.
+
+**Writes are refused**: CREATE, MERGE, SET, DELETE, REMOVE, DROP, FOREACH, LOAD CSV,
+CALL {...} IN TRANSACTIONS, admin commands. On Neo4j the query also runs in a READ
+transaction, which refuses any write (such as a writing procedure) that gets past the check.
+
+**On networkx** the query runs through grand-cypher, which reads a subset of Cypher:
+
+* one or more MATCH clauses (joined on shared variable names) with labels, `A|B` label and
+  type alternatives, property maps `{name: "x"}`, directed relationships;
+* WHERE with = <> < <= > >=, AND, OR, NOT, IN [list], STARTS WITH, ENDS WITH, CONTAINS,
+  IS NULL, IS NOT NULL (on a property), EXISTS { MATCH ... };
+* RETURN of variables and properties, with AS aliases, DISTINCT, the aggregations
+  COUNT, SUM, AVG, MIN, MAX, COLLECT (grouped by the other columns), and the functions
+  coalesce, toLower, toUpper, trim, size, type;
+* ORDER BY returned columns or aliases (ASC/DESC), SKIP, LIMIT;
+* string literals in single or double quotes, // and /* */ comments, $parameters.
+
+Not on networkx: WITH, OPTIONAL MATCH, UNWIND, UNION, CALL, CASE, arithmetic or functions
+outside the list above (no labels(), count(*), count(DISTINCT ...)), variable-length
+relationships (`*1..2` misses paths), list and map literals in RETURN. Also:
+an aggregation over no rows returns no row (Neo4j returns one row with 0); LIMIT without
+ORDER BY before an aggregation limits the matches, not the groups; with DISTINCT, ORDER BY
+must name the returned property (`x.p`), not its alias; ORDER BY over a column that mixes
+null and strings fails (wrap it in coalesce(x, "")). Ties are ordered differently by the
+two engines: order by enough columns to make the order total.
+"""
+
+app = typer.Typer(
+    name="graphmem",
+    help="Long-term memory for AI agents, stored as a knowledge graph: load, search, inspect with Cypher, draw.",
+    epilog=(
+        "Every global option can also be set by its environment variable. Exit codes: 0 ok, 1 error, "
+        "2 usage, 3 backend unreachable. Start with: graphmem demo"
+    ),
+    rich_markup_mode="markdown",
+    pretty_exceptions_enable=False,
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+
+# ---------------------------------------------------------------------------- global options
+
+
+@app.callback()
+def _global_options(
+    ctx: typer.Context,
+    backend: Annotated[
+        str, typer.Option(envvar="GRAPHMEM_BACKEND", help="Where memory lives: networkx or neo4j.")
+    ] = "networkx",
+    store: Annotated[
+        Optional[Path],
+        typer.Option(
+            envvar="GRAPHMEM_STORE",
+            help="The networkx store (a journal file); default: graphmem/memory.journal in your user data directory.",
+            dir_okay=False,
+        ),
+    ] = None,
+    neo4j_uri: Annotated[str, typer.Option(envvar="GRAPHMEM_NEO4J_URI", help="Bolt URI of Neo4j.")] = (
+        "bolt://127.0.0.1:7687"
+    ),
+    neo4j_user: Annotated[str, typer.Option(envvar="GRAPHMEM_NEO4J_USER", help="Neo4j user.")] = "neo4j",
+    neo4j_password: Annotated[
+        Optional[str],
+        typer.Option(envvar="GRAPHMEM_NEO4J_PASSWORD", help="Neo4j password; none means auth is off."),
+    ] = None,
+    neo4j_database: Annotated[
+        Optional[str], typer.Option(envvar="GRAPHMEM_NEO4J_DATABASE", help="Neo4j database; default: the server's.")
+    ] = None,
+) -> None:
+    backend = backend.strip().lower()
+    if backend not in BACKENDS:
+        raise fail(
+            f"unknown backend {backend!r}: use --backend networkx or --backend neo4j (or set GRAPHMEM_BACKEND)",
+            EXIT_USAGE,
+        )
+    ctx.obj = Settings(backend, store, neo4j_uri, neo4j_user, neo4j_password or None, neo4j_database or None)
+
+
+def _settings(ctx: typer.Context) -> Settings:
+    settings = ctx.find_root().obj
+    assert isinstance(settings, Settings)
+    return settings
+
+
+AppOption = Annotated[str, typer.Option("--app", help="App name.", show_default=False)]
+UserOption = Annotated[str, typer.Option("--user", help="User id.", show_default=False)]
+ProjectOption = Annotated[
+    Optional[str], typer.Option("--project", help="Project id (Neo4j only).", show_default=False)
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for machines instead of a table.")]
+YesOption = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
+
+
+# ---------------------------------------------------------------------------- load and export
+
+
+@app.command()
+@user_errors
+def load(
+    ctx: typer.Context,
+    files: Annotated[
+        Optional[list[str]], typer.Argument(help="Fixture files (JSON Lines); - for standard input.", show_default=False)
+    ] = None,
+    skip_projects: Annotated[
+        bool, typer.Option("--skip-projects", help="Leave out sessions that belong to a project (and count them).")
+    ] = False,
+    demo: Annotated[bool, typer.Option("--demo", help="Also load the demo fixtures shipped with graphmem.")] = False,
+) -> None:
+    """Load fixture files: validate every line first, then store (sessions replace, never duplicate).
+
+    Nothing is stored if any line is bad, or if a line belongs to a project and the backend
+    has no projects (networkx): use --skip-projects to load the global sessions only.
+    `graphmem fixture-schema` prints the JSON Schema of a line.
+    """
+    sources: list[str | Path] = list(files or [])
+    if demo:
+        sources.append(demo_fixtures_path())
+    if not sources:
+        raise CliError("give one or more fixture files (or - for standard input), or --demo", EXIT_USAGE)
+    settings = _settings(ctx)
+
+    async def work() -> str:
+        async with open_service(settings, writes=True) as service:
+            if err_console.is_terminal:
+                with Progress(
+                    TextColumn("loading"),
+                    BarColumn(),
+                    MofNCompleteColumn(),
+                    TimeElapsedColumn(),
+                    console=err_console,
+                    transient=True,
+                ) as progress:
+                    task = progress.add_task("sessions", total=None)
+                    report = await load_fixtures(
+                        service,
+                        sources,
+                        skip_projects,
+                        on_progress=lambda done, total: progress.update(task, completed=done, total=total),
+                    )
+            else:
+                report = await load_fixtures(service, sources, skip_projects)
+            return load_summary(report, settings.describe())
+
+    out_console.print(escape(run_async(work())), soft_wrap=True)
+
+
+@app.command()
+@user_errors
+def export(
+    ctx: typer.Context,
+    app_name: AppOption,
+    user_id: UserOption,
+    project: ProjectOption = None,
+    global_only: Annotated[bool, typer.Option("--global-only", help="Only global entries (no project's).")] = False,
+    output: Annotated[
+        Optional[Path], typer.Option("--output", "-o", help="Write here instead of standard output.", dir_okay=False)
+    ] = None,
+) -> None:
+    """Write everything stored for a user as a fixture file (a data-subject access export).
+
+    Default: all of the user's entries, global and in every project. `--project P` exports
+    that project only, `--global-only` the global entries only. Loading an export of the
+    whole user into an empty store gives the same search results.
+    """
+    if project is not None and global_only:
+        raise CliError("give --project or --global-only, not both", EXIT_USAGE)
+    settings = _settings(ctx)
+
+    async def work() -> list[Any]:
+        async with open_service(settings) as service:
+            return await export_fixtures(
+                service, app_name, user_id, project, all_projects=project is None and not global_only
+            )
+
+    sessions = run_async(work())
+    lines = list(dump_fixtures(sessions))
+    if output is None:
+        sys.stdout.write("".join(lines))
+        sys.stdout.flush()
+    else:
+        output.write_text("".join(lines), encoding="utf-8")
+    entries = sum(len(s.entries) for s in sessions)
+    scope = f"project {project}" if project else "global entries" if global_only else "all projects"
+    where = f" to {output}" if output else ""
+    note = "" if sessions else " (nothing is stored for this user)"
+    err_console.print(
+        escape(f"exported {len(sessions)} sessions, {entries} entries of {app_name}/{user_id} ({scope}){where}{note}"),
+        soft_wrap=True,
+    )
+
+
+@app.command("fixture-schema")
+def fixture_schema() -> None:
+    """Print the JSON Schema of one fixture line (fixture files are JSON Lines, one session a line)."""
+    print_json(fixture_json_schema())
+
+
+# ---------------------------------------------------------------------------- reading
+
+
+@app.command()
+@user_errors
+def search(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="What to recall.", show_default=False)],
+    app_name: AppOption,
+    user_id: UserOption,
+    project: ProjectOption = None,
+    limit: Annotated[int, typer.Option(min=1, help="At most this many memories.")] = 10,
+    min_score: Annotated[
+        Optional[float], typer.Option(min=0.0, max=1.0, help="Only memories scoring at least this (0 to 1).")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Recall memories: score, author, time, text, and the tokens and entities that matched."""
+    settings = _settings(ctx)
+    request = SearchRequest(
+        query=query, app_name=app_name, user_id=user_id, project_id=project, limit=limit, min_score=min_score
+    )
+
+    async def work() -> Any:
+        async with open_service(settings) as service:
+            return await service.search(request)
+
+    response = run_async(work())
+    if as_json:
+        print_json([hit.to_json_dict() for hit in response.hits])
+    elif not response.hits:
+        out_console.print(f"nothing recalled for {escape(repr(query))} in {escape(app_name)}/{escape(user_id)}")
+    else:
+        out_console.print(hits_table(response.hits))
+
+
+@app.command()
+@user_errors
+def recent(
+    ctx: typer.Context,
+    app_name: AppOption,
+    user_id: UserOption,
+    limit: Annotated[int, typer.Option(min=1, help="At most this many entries.")] = 10,
+    as_json: JsonOption = False,
+) -> None:
+    """The user's newest entries first (global and project entries alike)."""
+    settings = _settings(ctx)
+
+    async def work() -> Any:
+        async with open_service(settings) as service:
+            return await service.list_recent(app_name, user_id, limit)
+
+    entries = run_async(work())
+    if as_json:
+        print_json(
+            [
+                {"author": e.author, "role": e.content.role, "timestamp": e.timestamp.isoformat(), "text": e.text}
+                for e in entries
+            ]
+        )
+    elif not entries:
+        out_console.print(f"nothing stored for {escape(app_name)}/{escape(user_id)}")
+    else:
+        out_console.print(recent_table(entries))
+
+
+@app.command()
+@user_errors
+def stats(
+    ctx: typer.Context,
+    app_name: Annotated[Optional[str], typer.Option("--app", help="App name (with --user).")] = None,
+    user_id: Annotated[Optional[str], typer.Option("--user", help="User id (with --app).")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Counts of users, entries, tokens, entities, sessions and projects (of the store, or one user)."""
+    if (app_name is None) != (user_id is None):
+        raise CliError("give both --app and --user, or neither (for the whole store)", EXIT_USAGE)
+    settings = _settings(ctx)
+
+    async def work() -> MemoryStats:
+        async with open_service(settings) as service:
+            return await service.stats(app_name, user_id)
+
+    counts = run_async(work())
+    if as_json:
+        print_json({name: getattr(counts, name) for name in ("users", "entries", "tokens", "entities", "sessions", "projects")})
+    else:
+        scope = f"{app_name}/{user_id}" if app_name else "the whole store"
+        out_console.print(escape(f"{scope} · {settings.describe()}"), soft_wrap=True)
+        out_console.print(stats_table(counts))
+
+
+# ---------------------------------------------------------------------------- deleting
+
+
+def _confirm(question: str, yes: bool) -> None:
+    if yes or not is_terminal():
+        return
+    if not typer.confirm(question, default=False, err=True):
+        raise CliError("nothing was deleted")
+
+
+_SINGULAR = {"entries": "entry", "tokens": "token", "entities": "entity", "sessions": "session", "projects": "project"}
+
+
+def _removed(before: MemoryStats, after: MemoryStats) -> str:
+    parts = []
+    for name, singular in _SINGULAR.items():
+        count = getattr(before, name) - getattr(after, name)
+        if count or name == "entries":
+            parts.append(f"{count} {singular if count == 1 else name}")
+    return "removed " + ", ".join(parts)
+
+
+def _delete(ctx: typer.Context, app_name: str, user_id: str, what: str, action: Any) -> None:
+    settings = _settings(ctx)
+
+    async def work() -> str:
+        async with open_service(settings, writes=True) as service:
+            before = await service.stats(app_name, user_id)
+            await action(service)
+            after = await service.stats(app_name, user_id)
+            return f"{_removed(before, after)} ({what} of {app_name}/{user_id})"
+
+    out_console.print(escape(run_async(work())), soft_wrap=True)
+
+
+@app.command("delete-user")
+@user_errors
+def delete_user(ctx: typer.Context, app_name: AppOption, user_id: UserOption, yes: YesOption = False) -> None:
+    """Erase everything of one user in one app: every entry, token and entity, in every project."""
+    _confirm(f"Erase everything stored for {app_name}/{user_id}?", yes)
+    _delete(ctx, app_name, user_id, "everything", lambda s: s.delete_user(app_name, user_id))
+
+
+@app.command("delete-session")
+@user_errors
+def delete_session(
+    ctx: typer.Context,
+    session_id: Annotated[str, typer.Argument(help="The session id.", show_default=False)],
+    app_name: AppOption,
+    user_id: UserOption,
+    yes: YesOption = False,
+) -> None:
+    """Delete one session's entries (in every scope)."""
+    _confirm(f"Delete session {session_id!r} of {app_name}/{user_id}?", yes)
+    _delete(ctx, app_name, user_id, f"session {session_id}", lambda s: s.delete_session(app_name, user_id, session_id))
+
+
+@app.command("delete-project")
+@user_errors
+def delete_project(
+    ctx: typer.Context,
+    project_id: Annotated[str, typer.Argument(help="The project id.", show_default=False)],
+    app_name: AppOption,
+    user_id: UserOption,
+    yes: YesOption = False,
+) -> None:
+    """Delete every entry of one project (Neo4j only: networkx has no projects)."""
+    _confirm(f"Delete project {project_id!r} of {app_name}/{user_id}?", yes)
+    _delete(ctx, app_name, user_id, f"project {project_id}", lambda s: s.delete_project(app_name, user_id, project_id))
+
+
+@app.command("delete-entries")
+@user_errors
+def delete_entries(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="Entries sharing a token or entity with this are deleted.", show_default=False)],
+    app_name: AppOption,
+    user_id: UserOption,
+    project: ProjectOption = None,
+    yes: YesOption = False,
+) -> None:
+    """Delete the entries that match QUERY (global ones, or with --project that project's)."""
+    scope = f"project {project}" if project else "global memory"
+    _confirm(f"Delete the entries of {app_name}/{user_id} ({scope}) that match {query!r}?", yes)
+
+    async def action(service: MemoryService) -> int:
+        if project is None:
+            return await service.delete_entries(app_name, user_id, query)
+        return await service.delete_entries_in_project(app_name, user_id, project, query)
+
+    _delete(ctx, app_name, user_id, f"entries matching {query!r} in {scope}", action)
+
+
+# ---------------------------------------------------------------------------- Cypher and pictures
+
+
+@app.command(help=CYPHER_HELP)
+@user_errors
+def cypher(
+    ctx: typer.Context,
+    query: Annotated[Optional[str], typer.Argument(help="The query (or use --file).", show_default=False)] = None,
+    file: Annotated[
+        Optional[Path], typer.Option("--file", "-f", help="Read the query from this file.", dir_okay=False)
+    ] = None,
+    param: Annotated[
+        Optional[list[str]], typer.Option("--param", "-p", help="name=value (a string) or name:=JSON; repeatable.")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    from graphmem.cli._cypher_run import parse_param, run_read_only
+
+    if (query is None) == (file is None):
+        raise CliError("give a query or --file FILE (one of them)", EXIT_USAGE)
+    text = file.read_text(encoding="utf-8") if file is not None else query
+    assert text is not None
+    params = dict(parse_param(p) for p in param or [])
+    settings = _settings(ctx)
+
+    async def work() -> Any:
+        async with open_service(settings) as service:
+            return await run_read_only(service, text, params)
+
+    result = run_async(work())
+    if as_json:
+        print_json(result.records())
+    else:
+        out_console.print(cypher_table(result.columns, result.rows))
+        sys.stdout.flush()
+        err_console.print(f"[dim]{len(result.rows)} row{'s' if len(result.rows) != 1 else ''} · {escape(settings.describe())}[/]")
+
+
+@app.command()
+@user_errors
+def graph(
+    ctx: typer.Context,
+    app_name: AppOption,
+    user_id: UserOption,
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="FILE.png, FILE.svg or FILE.html.", dir_okay=False, show_default=False)
+    ],
+    entity: Annotated[Optional[str], typer.Option("--entity", help="Draw the entries mentioning this entity.")] = None,
+    query: Annotated[Optional[str], typer.Option("--query", help="Draw the entries this query recalls.")] = None,
+    project: ProjectOption = None,
+    max_entries: Annotated[int, typer.Option(min=1, max=60, help="At most this many entries.")] = 12,
+    all_tokens: Annotated[
+        bool, typer.Option("--all-tokens", help="Draw every token, not only those shared by 2+ entries or matched.")
+    ] = False,
+) -> None:
+    """Draw part of a user's memory graph: entries, their tokens and entities, and NEXT links.
+
+    `--entity NAME` draws the entries mentioning that entity; `--query TEXT` the entries a
+    search recalls, with the matched tokens and entities in red. Colour shows the kind
+    of node; an HTML picture shows an entry's full text on hover.
+    """
+    from graphmem.cli._graph_picture import gather_picture, write_picture
+
+    if (entity is None) == (query is None):
+        raise CliError("give --entity NAME or --query TEXT (one of them)", EXIT_USAGE)
+    if output.suffix.lower() not in (".png", ".svg", ".html", ".htm"):
+        raise CliError(f"cannot draw {output.name}: the output file must end in .png, .svg or .html", EXIT_USAGE)
+    settings = _settings(ctx)
+
+    async def work() -> Any:
+        async with open_service(settings) as service:
+            return await gather_picture(
+                service,
+                app_name,
+                user_id,
+                entity=entity,
+                query=query,
+                project=project,
+                max_entries=max_entries,
+                all_tokens=all_tokens,
+            )
+
+    picture = run_async(work())
+    write_picture(picture, output)
+    out_console.print(escape(f"wrote {output}: {picture.caption}"), soft_wrap=True)
+
+
+# ---------------------------------------------------------------------------- demo and Neo4j
+
+
+@app.command()
+@user_errors
+def demo() -> None:
+    """Load the demo fixtures into an in-memory graph and show what five questions recall, and why.
+
+    Needs no store and no server (the global --backend and --store are not used).
+    """
+    from graphmem.cli._demo import run_demo
+
+    run_async(run_demo(out_console))
+
+
+def _neo4j_script() -> Path:
+    import graphmem
+
+    script = Path(graphmem.__file__).resolve().parent.parent / "scripts" / "neo4j"
+    if not script.is_file():
+        raise CliError(
+            "graphmem neo4j runs scripts/neo4j of a graphmem source checkout, and this graphmem was "
+            f"installed without one (looked for {script}): clone the repository and install it with "
+            "scripts/install, or run any Neo4j 5 yourself and set GRAPHMEM_NEO4J_URI"
+        )
+    return script
+
+
+@app.command(
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+)
+@user_errors
+def neo4j(
+    ctx: typer.Context,
+    action: Annotated[str, typer.Argument(help="start, stop, status or restart.", show_default=False)],
+) -> None:
+    """Start, stop or check the local embedded Neo4j (runs scripts/neo4j; start and status print the bolt URI).
+
+    Options after the action go to the script, e.g. `graphmem neo4j start --port 7688`.
+    """
+    if action not in ("start", "stop", "status", "restart"):
+        raise CliError(f"unknown action {action!r}: use start, stop, status or restart", EXIT_USAGE)
+    script = _neo4j_script()
+    completed = subprocess.run(["bash", str(script), action, *ctx.args], check=False)
+    raise typer.Exit(completed.returncode)
+
+
+# ---------------------------------------------------------------------------- entry point
+
+
+def run(argv: list[str] | None = None) -> None:
+    """Run the command line; usage errors are one line too."""
+    command = typer.main.get_command(app)
+    try:
+        code = command.main(args=argv, prog_name="graphmem", standalone_mode=False)
+    except _CommandLineError as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":  # `graphmem` alone prints its help
+            getattr(exc, "show")()
+            raise SystemExit(EXIT_USAGE) from None
+        exit_code = getattr(exc, "exit_code", 1)
+        ctx = getattr(exc, "ctx", None)
+        path = ctx.command_path.split(" ", 1) if ctx is not None else []
+        where = f" (see graphmem {path[1]} --help)" if len(path) == 2 else " (see graphmem --help)"
+        fail(exc.format_message() + (where if exit_code == EXIT_USAGE else ""), exit_code)
+        raise SystemExit(exit_code) from None
+    except typer.Abort:
+        err_console.print("aborted")
+        raise SystemExit(1) from None
+    if isinstance(code, int) and code:
+        raise SystemExit(code)

@@ -1,0 +1,208 @@
+"""Run a read-only Cypher query on either backend and get the same plain rows back.
+
+- Neo4j: ``execute_query`` with READ routing, so the server runs it in a read transaction
+  and refuses a write even if :func:`find_write` missed one.
+- networkx: grand-cypher over the service's live graph, after :func:`to_grand_cypher`.
+
+Values come back as plain Python: a node is ``{"_labels": [...], **properties}``, a
+relationship ``{"_type": ..., **properties}``; properties that are null are left out, as
+Neo4j cannot store a null property.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphmem._service import MemoryService
+from graphmem.cli._context import EXIT_UNAVAILABLE, CliError
+from graphmem.cli._cypher_text import CypherTextError, find_write, return_columns, to_grand_cypher
+
+__all__ = ["CypherResult", "parse_param", "run_read_only"]
+
+_PARAM_NAME = re.compile(r"[^\W\d]\w*")
+
+
+@dataclass(slots=True)
+class CypherResult:
+    """Columns and rows of a query result."""
+
+    columns: list[str]
+    rows: list[list[Any]] = field(default_factory=list)
+
+    def records(self) -> list[dict[str, Any]]:
+        return [dict(zip(self.columns, row, strict=True)) for row in self.rows]
+
+
+def parse_param(text: str) -> tuple[str, Any]:
+    """``k=v`` gives the string ``v``; ``k:=v`` reads ``v`` as JSON (a number, list, ...)."""
+    import json
+
+    name, sep, value = text.partition("=")
+    if not sep:
+        raise CliError(f"--param {text!r}: write name=value (a string) or name:=JSON (e.g. limit:=10)")
+    as_json = name.endswith(":")
+    name = name[:-1] if as_json else name
+    if not _PARAM_NAME.fullmatch(name):
+        raise CliError(f"--param {text!r}: {name!r} is not a parameter name")
+    if not as_json:
+        return name, value
+    try:
+        return name, json.loads(value)
+    except ValueError as exc:
+        raise CliError(f"--param {text!r}: the value after := is not JSON ({exc})") from None
+
+
+def refuse_writes(query: str) -> None:
+    write = find_write(query)
+    if write is not None:
+        raise CliError(
+            f"graphmem cypher only reads, and this query writes ({write.clause} at {write.where}); "
+            "change memory with graphmem load or graphmem delete-*"
+        )
+
+
+async def run_read_only(service: MemoryService, query: str, params: Mapping[str, Any]) -> CypherResult:
+    """Run ``query`` (read-only) on the service's backend.
+
+    Raises:
+        CliError: the query writes, fails, or uses Cypher the backend cannot run.
+    """
+    try:
+        refuse_writes(query)
+    except CypherTextError as exc:
+        raise CliError(f"cannot read the query: {exc}") from None
+    graph = getattr(service, "graph", None)
+    if graph is not None:
+        return _run_grand_cypher(graph, query, params)
+    driver = getattr(service, "driver", None)
+    if driver is not None:
+        return await _run_neo4j(driver, getattr(service, "database", None), query, params)
+    raise CliError(f"{type(service).__name__} cannot run Cypher")
+
+
+# ---------------------------------------------------------------------------- networkx
+
+
+def _run_grand_cypher(graph: Any, query: str, params: Mapping[str, Any]) -> CypherResult:
+    from grandcypher import GrandCypher
+    from lark.exceptions import LarkError
+
+    try:
+        text = to_grand_cypher(query, params)
+    except CypherTextError as exc:
+        raise CliError(str(exc)) from None
+    try:
+        raw = GrandCypher(graph).run(text)
+    except LarkError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise CliError(
+            f"the networkx backend cannot read this query ({first}); it understands a subset of Cypher, "
+            "see `graphmem cypher --help`, or run it with --backend neo4j"
+        ) from None
+    except Exception as exc:  # grand-cypher is a third-party interpreter of user text
+        raise CliError(
+            f"grand-cypher failed on this query ({type(exc).__name__}: {exc}); see the supported subset "
+            "in `graphmem cypher --help`"
+        ) from None
+    keys = list(raw)
+    columns = _neo4j_column_order(query, [str(k) for k in keys])
+    order = [index for _, index in columns]
+    values = [list(raw[keys[i]]) for i in order]
+    rows = [[_plain_networkx(v) for v in row] for row in zip(*values, strict=True)] if values else []
+    return CypherResult([name for name, _ in columns], rows)
+
+
+def _neo4j_column_order(query: str, keys: list[str]) -> list[tuple[str, int]]:
+    """(name, index into ``keys``) in RETURN order, named as Neo4j names them.
+
+    grand-cypher puts ORDER BY columns first and names an unaliased expression its own
+    way (``COUNT(x)`` for ``count(x)``); Neo4j keeps the RETURN order and the text as written.
+    """
+    wanted = return_columns(query)
+    if len(wanted) != len(keys):
+        return [(key, i) for i, key in enumerate(keys)]
+
+    def norm(text: str) -> str:
+        return "".join(text.split()).casefold()
+
+    left = list(range(len(keys)))
+    chosen: list[int | None] = []
+    for name in wanted:
+        match = next((i for i in left if keys[i] == name), None)
+        if match is None:
+            match = next((i for i in left if norm(keys[i]) == norm(name)), None)
+        if match is not None:
+            left.remove(match)
+        chosen.append(match)
+    result = []
+    for name, match in zip(wanted, chosen, strict=True):
+        result.append((name, match if match is not None else left.pop(0)))
+    return result
+
+
+def _plain_networkx(value: Any) -> Any:
+    if isinstance(value, dict):
+        labels = value.get("__labels__")
+        props = {str(k): _plain_networkx(v) for k, v in value.items() if k != "__labels__" and v is not None}
+        if labels is None:
+            return props
+        names = sorted(labels)
+        # grand-cypher returns nodes and relationships alike as attribute dicts.
+        if names and names[0] in ("Entry", "Token", "Entity"):
+            return {"_labels": names, **props}
+        return {"_type": names[0] if len(names) == 1 else names, **props}
+    if isinstance(value, (list, tuple)):
+        return [_plain_networkx(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted(_plain_networkx(v) for v in value)
+    return value
+
+
+# ---------------------------------------------------------------------------- Neo4j
+
+
+async def _run_neo4j(driver: Any, database: str | None, query: str, params: Mapping[str, Any]) -> CypherResult:
+    from neo4j import RoutingControl
+    from neo4j.exceptions import ClientError, DriverError, Neo4jError
+
+    try:
+        records, _summary, keys = await driver.execute_query(
+            query, dict(params), routing_=RoutingControl.READ, database_=database
+        )
+    except ClientError as exc:
+        code = exc.code or ""
+        message = (exc.message or str(exc)).strip().splitlines()[0]
+        if code.endswith("AccessMode") or "access mode" in message.lower():
+            raise CliError(
+                f"refused: the query tries to write, and graphmem cypher runs it in a read transaction ({message})"
+            ) from None
+        if code.endswith("ParameterMissing"):
+            raise CliError(f"{message}: give it with --param name=value") from None
+        raise CliError(f"Neo4j refused the query: {message}") from None
+    except (DriverError, OSError, Neo4jError) as exc:
+        raise CliError(f"Neo4j failed to run the query ({type(exc).__name__}: {exc})", EXIT_UNAVAILABLE) from None
+    return CypherResult(list(keys), [[_plain_neo4j(record[k]) for k in keys] for record in records])
+
+
+def _plain_neo4j(value: Any) -> Any:
+    from neo4j.graph import Node, Path, Relationship
+
+    if isinstance(value, Node):
+        return {"_labels": sorted(value.labels), **{k: _plain_neo4j(v) for k, v in dict(value).items()}}
+    if isinstance(value, Relationship):
+        return {"_type": value.type, **{k: _plain_neo4j(v) for k, v in dict(value).items()}}
+    if isinstance(value, Path):
+        items: list[Any] = [_plain_neo4j(value.start_node)]
+        for rel in value.relationships:
+            items += [_plain_neo4j(rel), _plain_neo4j(rel.end_node)]
+        return items
+    if isinstance(value, list):
+        return [_plain_neo4j(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain_neo4j(v) for k, v in value.items()}
+    if hasattr(value, "iso_format"):  # neo4j.time types
+        return value.iso_format()
+    return value

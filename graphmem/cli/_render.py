@@ -1,0 +1,136 @@
+"""Rich tables and JSON for the command outputs."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+
+from graphmem._fixtures import LoadReport
+from graphmem._models import MemoryEntry, SearchHit
+from graphmem._service import MemoryStats
+
+__all__ = [
+    "cypher_table",
+    "hits_table",
+    "load_summary",
+    "print_json",
+    "recent_table",
+    "stats_table",
+]
+
+ENTRY_STYLE = "bold #4C78A8"
+TOKEN_STYLE = "#2E8B57"
+ENTITY_STYLE = "bold #E8710A"
+
+
+def print_json(data: Any) -> None:
+    """Write ``data`` as JSON to stdout (never wrapped or coloured: it is for machines)."""
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+    sys.stdout.flush()
+
+
+def when(timestamp: datetime) -> str:
+    return timestamp.strftime("%Y-%m-%d %H:%M")
+
+
+def matched(hit: SearchHit) -> Text:
+    """Matched entities and tokens, or how much of the score came from context."""
+    text = Text()
+    for name in hit.matched_entities:
+        text.append(name, ENTITY_STYLE).append(" ")
+    for token in hit.matched_tokens:
+        if token not in hit.matched_entities:
+            text.append(token, TOKEN_STYLE).append(" ")
+    if hit.context_score > 0:
+        share = hit.context_score / hit.score if hit.score else 0.0
+        note = "context" if not (hit.matched_tokens or hit.matched_entities) else f"+ context {share:.0%}"
+        text.append(f"({note})", "italic dim")
+    return text
+
+
+def hits_table(
+    hits: Sequence[SearchHit],
+    *,
+    title: str | None = None,
+    show_ids: bool = True,
+    show_time: bool = True,
+    expand: bool = False,
+) -> Table:
+    """Score, (id,) author, (time,) text and what matched, best first."""
+    table = Table(title=title, title_justify="left", pad_edge=False, expand=expand)
+    table.add_column("score", justify="right", style="bold", no_wrap=True)
+    if show_ids:
+        table.add_column("id", style="dim", no_wrap=True)
+    table.add_column("author", no_wrap=True)
+    if show_time:
+        table.add_column("time", style="dim", no_wrap=True)
+    table.add_column("text", ratio=3, min_width=30, overflow="fold")
+    table.add_column("matched", ratio=1, max_width=28)
+    for hit in hits:
+        cells: list[Any] = [f"{hit.score:.3f}"]
+        if show_ids:
+            cells.append(hit.entry_id[:8])
+        cells.append(hit.memory.author)
+        if show_time:
+            project = f"\n[dim]{hit.project_id}[/]" if hit.project_id else ""
+            cells.append(when(hit.memory.timestamp) + project)
+        cells += [hit.memory.text, matched(hit)]
+        table.add_row(*cells)
+    return table
+
+
+def recent_table(entries: Sequence[MemoryEntry]) -> Table:
+    table = Table(pad_edge=False)
+    table.add_column("time", style="dim", no_wrap=True)
+    table.add_column("author", no_wrap=True)
+    table.add_column("role", style="dim")
+    table.add_column("text", overflow="fold")
+    for entry in entries:
+        table.add_row(when(entry.timestamp), entry.author, entry.content.role, entry.text)
+    return table
+
+
+def stats_table(stats: MemoryStats) -> Table:
+    table = Table(pad_edge=False)
+    table.add_column("what")
+    table.add_column("count", justify="right")
+    for name in ("users", "entries", "tokens", "entities", "sessions", "projects"):
+        table.add_row(name, str(getattr(stats, name)))
+    return table
+
+
+def cell(value: Any) -> Text:
+    if value is None:
+        return Text("null", "dim italic")
+    if isinstance(value, (dict, list)):
+        return Text(json.dumps(value, ensure_ascii=False, default=str))
+    return Text(str(value))
+
+
+def cypher_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> Table:
+    table = Table(pad_edge=False)
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(*(cell(v) for v in row))
+    return table
+
+
+def load_summary(report: LoadReport, where: str) -> str:
+    skipped = (
+        f"; left out {report.skipped_project_sessions} project session"
+        f"{'s' if report.skipped_project_sessions != 1 else ''} (--skip-projects)"
+        if report.skipped_project_sessions
+        else ""
+    )
+    return (
+        f"loaded {report.sessions} session{'s' if report.sessions != 1 else ''}, "
+        f"{report.entries} entries, {report.users} user{'s' if report.users != 1 else ''} "
+        f"into {where} in {report.seconds:.1f} s{skipped}"
+    )
