@@ -10,7 +10,7 @@ import unicodedata
 from datetime import datetime, timezone
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 from graphmem._errors import InvalidIdentifierError, InvalidProjectIdError
 
@@ -23,6 +23,7 @@ __all__ = [
     "SearchHit",
     "SearchRequest",
     "SearchResponse",
+    "ensure_unicode",
     "validate_identifier",
     "validate_project_id",
 ]
@@ -33,6 +34,27 @@ MAX_ID_LENGTH = 256
 
 def _has_control_characters(value: str) -> bool:
     return any(unicodedata.category(ch) == "Cc" for ch in value)
+
+
+def _is_unicode(value: str) -> bool:
+    # A lone surrogate ("\ud800") is a Python str but not Unicode text: neither the
+    # journal (UTF-8) nor Bolt can carry it, and spaCy fails on it.
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def ensure_unicode(value: str, kind: str = "text") -> str:
+    """Return ``value`` unchanged, or raise ``ValueError`` when it holds a lone surrogate."""
+    if not _is_unicode(value):
+        raise ValueError(f"{kind} holds a lone surrogate and is not valid Unicode; decode it properly first")
+    return value
+
+
+#: A string that must be valid Unicode (no lone surrogates); checked at the model boundary.
+UnicodeStr = Annotated[str, AfterValidator(ensure_unicode)]
 
 
 def validate_identifier(value: object, kind: str = "id") -> str:
@@ -47,7 +69,7 @@ def validate_identifier(value: object, kind: str = "id") -> str:
 
     Raises:
         InvalidIdentifierError: when it is not a string, is empty, is longer than
-            256 characters or holds control characters.
+            256 characters, or holds control characters or a lone surrogate.
     """
     if not isinstance(value, str):
         raise InvalidIdentifierError(f"{kind} must be a string, got {type(value).__name__}")
@@ -59,6 +81,8 @@ def validate_identifier(value: object, kind: str = "id") -> str:
         )
     if _has_control_characters(value):
         raise InvalidIdentifierError(f"{kind} must not contain control characters")
+    if not _is_unicode(value):
+        raise InvalidIdentifierError(f"{kind} holds a lone surrogate and is not valid Unicode")
     return value
 
 
@@ -69,7 +93,7 @@ def validate_project_id(project_id: object) -> str:
 
     Raises:
         InvalidProjectIdError: when the id is not a string, is empty, is longer than
-            256 characters or holds control characters.
+            256 characters, or holds control characters or a lone surrogate.
     """
     if not isinstance(project_id, str):
         raise InvalidProjectIdError(
@@ -83,6 +107,8 @@ def validate_project_id(project_id: object) -> str:
         )
     if _has_control_characters(project_id):
         raise InvalidProjectIdError("project_id must not contain control characters")
+    if not _is_unicode(project_id):
+        raise InvalidProjectIdError("project_id holds a lone surrogate and is not valid Unicode")
     return project_id
 
 
@@ -102,7 +128,7 @@ class Part(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    text: str | None = None
+    text: UnicodeStr | None = None
 
 
 class Content(BaseModel):
@@ -110,7 +136,7 @@ class Content(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    role: str = "user"
+    role: UnicodeStr = "user"
     parts: list[Part] = Field(default_factory=list)
 
     def with_text(self, text: str) -> Content:
@@ -132,7 +158,7 @@ class MemoryEntry(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     content: Content
-    author: str = "user"
+    author: UnicodeStr = "user"
     timestamp: datetime = Field(default_factory=utc_now)
 
     @field_validator("timestamp")
@@ -155,7 +181,7 @@ class SearchRequest(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    query: str
+    query: UnicodeStr
     user_id: str
     app_name: str
     limit: Annotated[int, Field(ge=1)] | None = None

@@ -24,6 +24,7 @@ from graphmem._models import (
     SearchHit,
     SearchRequest,
     SearchResponse,
+    ensure_unicode,
     validate_identifier,
     validate_project_id,
 )
@@ -386,6 +387,7 @@ class MemoryService(ABC):
     async def _prepare(
         self, entries: Sequence[MemoryEntry], *, session_id: str | None, project_id: str | None
     ) -> list[PreparedEntry]:
+        entries = list(entries)  # iterated twice below: a generator must not come back empty
         for entry in entries:
             if not isinstance(entry, MemoryEntry):
                 raise TypeError(f"entries must be MemoryEntry objects, got {type(entry).__name__}")
@@ -426,6 +428,9 @@ class MemoryService(ABC):
     async def _matching_ids(
         self, owner: Owner, scope: str | None, query: str, *, only_project: str | None
     ) -> list[str]:
+        if not isinstance(query, str):
+            raise TypeError(f"query must be a string, got {type(query).__name__}")
+        ensure_unicode(query, "query")
         parts = (await self.decompose_many([query]))[0] if query.strip() else None
         if parts is None or parts.is_empty:
             return []

@@ -1,0 +1,264 @@
+"""Bad and unusual input: a clear error or correct storage, never a crash or a partial write.
+
+Every test that expects an error also checks that the store is exactly as it was before.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from graphmem import (
+    Content,
+    GraphmemError,
+    InvalidIdentifierError,
+    MemoryEntry,
+    MemoryService,
+    Part,
+    SearchRequest,
+)
+
+APP, USER = "bad-input-app", "alice"
+T0 = datetime(2024, 7, 1, tzinfo=timezone.utc)
+
+
+def entry(text: str, at: float = 0) -> MemoryEntry:
+    return MemoryEntry(content=Content(role="user").with_text(text), timestamp=T0 + timedelta(minutes=at))
+
+
+async def snapshot(service: MemoryService) -> Any:
+    entries = await service.list_entries(APP, USER, all_projects=True)
+    return (
+        sorted((e.entry_id, e.memory.text, e.session_id, e.position) for e in entries),
+        await service.stats(),
+    )
+
+
+async def seeded(service: MemoryService) -> Any:
+    await service.add_session(APP, USER, "s1", [entry("orange juice for breakfast"), entry("orange marmalade", at=1)])
+    await service.add_entry(APP, USER, entry("buy oranges", at=2))
+    return await snapshot(service)
+
+
+async def found(service: MemoryService, query: str, app: str = APP, user: str = USER) -> list[str]:
+    response = await service.search(SearchRequest(query=query, app_name=app, user_id=user, limit=100))
+    return [h.memory.text for h in response.hits if h.matched_tokens or h.matched_entities]
+
+
+# ---------------------------------------------------------------------------- identifiers
+
+BAD_IDS: dict[str, object] = {
+    "none": None,
+    "int": 42,
+    "bytes": b"alice",
+    "list": ["alice"],
+    "empty": "",
+    "too_long": "u" * 257,
+    "nul": "ali\x00ce",
+    "newline": "ali\nce",
+    "lone_surrogate": "ali\ud800ce",
+}
+
+IdCall = Callable[[MemoryService, Any, Any], Awaitable[Any]]
+
+CALLS_TAKING_IDS: dict[str, IdCall] = {
+    "add_session": lambda s, app, user: s.add_session(app, user, "s9", [entry("orange soda")]),
+    "add_entry": lambda s, app, user: s.add_entry(app, user, entry("orange soda")),
+    "delete_entries": lambda s, app, user: s.delete_entries(app, user, "orange"),
+    "delete_session": lambda s, app, user: s.delete_session(app, user, "s1"),
+    "delete_user": lambda s, app, user: s.delete_user(app, user),
+    "list_recent": lambda s, app, user: s.list_recent(app, user),
+    "list_entries": lambda s, app, user: s.list_entries(app, user),
+    "stats": lambda s, app, user: s.stats(app, user),
+}
+
+
+@pytest.mark.parametrize("which", ["app_name", "user_id"])
+@pytest.mark.parametrize("bad", list(BAD_IDS.values()), ids=list(BAD_IDS))
+async def test_bad_ids_raise_a_clear_error_and_change_nothing(service: MemoryService, which: str, bad: object) -> None:
+    before = await seeded(service)
+    for name, call in CALLS_TAKING_IDS.items():
+        app, user = (bad, USER) if which == "app_name" else (APP, bad)
+        if name == "stats" and bad is None:
+            # stats() with one of the two ids left out is a usage error of its own.
+            with pytest.raises(ValueError, match="both app_name and user_id"):
+                await call(service, app, user)
+            continue
+        with pytest.raises(InvalidIdentifierError) as raised:
+            await call(service, app, user)
+        assert which in str(raised.value), name
+        assert isinstance(raised.value, ValueError) and isinstance(raised.value, GraphmemError)
+    assert await snapshot(service) == before
+
+
+# Pydantic's lax mode decodes bytes to str in a model field, so bytes are not "bad" there.
+SEARCH_BAD_IDS = {k: v for k, v in BAD_IDS.items() if k != "bytes"}
+
+
+@pytest.mark.parametrize("bad", list(SEARCH_BAD_IDS.values()), ids=list(SEARCH_BAD_IDS))
+async def test_bad_ids_in_a_search_raise(service: MemoryService, bad: object) -> None:
+    await seeded(service)
+    for fields in ({"app_name": bad, "user_id": USER}, {"app_name": APP, "user_id": bad}):
+        # Pydantic rejects what is not a string; graphmem rejects the strings it cannot key by.
+        with pytest.raises((ValidationError, InvalidIdentifierError)):
+            await service.search(SearchRequest(query="orange", **fields))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("bad", ["", "s" * 257, None, 7, "s\x00"], ids=["empty", "too_long", "none", "int", "nul"])
+async def test_bad_session_ids_raise_and_change_nothing(service: MemoryService, bad: object) -> None:
+    before = await seeded(service)
+    with pytest.raises(InvalidIdentifierError, match="session_id"):
+        await service.add_session(APP, USER, bad, [entry("orange soda")])  # type: ignore[arg-type]
+    with pytest.raises(InvalidIdentifierError, match="session_id"):
+        await service.delete_session(APP, USER, bad)  # type: ignore[arg-type]
+    assert await snapshot(service) == before
+
+
+async def test_ids_are_exact_not_normalised(service: MemoryService) -> None:
+    owners = [(APP, "Alice"), (APP, "alice"), (APP, " alice"), (APP, "u" * 256), (APP, "ユーザー"), (APP, "👩‍💻")]
+    for i, (app, user) in enumerate(owners):
+        await service.add_entry(app, user, entry(f"kiwi number {i}"))
+    for i, (app, user) in enumerate(owners):
+        assert await found(service, "kiwi", app=app, user=user) == [f"kiwi number {i}"]
+
+
+# ---------------------------------------------------------------------------- entries
+
+
+@pytest.mark.parametrize(
+    "entries",
+    [None, [None], [entry("kept?"), None], ["a plain string"], [{"text": "a dict"}], entry("not in a list"), 42],
+    ids=["none", "list_of_none", "entry_then_none", "list_of_str", "list_of_dict", "bare_entry", "int"],
+)
+async def test_non_entries_raise_and_nothing_is_written(service: MemoryService, entries: Any) -> None:
+    before = await seeded(service)
+    with pytest.raises(TypeError):
+        await service.add_session(APP, USER, "s1", entries)
+    with pytest.raises(TypeError):
+        await service.add_session(APP, USER, "fresh-session", entries)
+    assert await snapshot(service) == before
+
+
+@pytest.mark.parametrize("bad", [None, "text", 3, {"content": "x"}], ids=["none", "str", "int", "dict"])
+async def test_add_entry_rejects_non_entries(service: MemoryService, bad: Any) -> None:
+    before = await seeded(service)
+    with pytest.raises(TypeError):
+        await service.add_entry(APP, USER, bad)
+    assert await snapshot(service) == before
+
+
+@pytest.mark.parametrize("make", [tuple, lambda xs: (x for x in xs), lambda xs: iter(list(xs))], ids=["tuple", "generator", "iterator"])
+async def test_entries_as_any_iterable_are_stored_in_full(service: MemoryService, make: Callable[[list[MemoryEntry]], Any]) -> None:
+    await service.add_session(APP, USER, "s1", [entry("old version of the session")])
+    batch = [entry("lemon cake recipe"), entry("lemon tart", at=1), entry("lime pie", at=2)]
+    await service.add_session(APP, USER, "s1", make(batch))
+    stored = await service.list_entries(APP, USER)
+    assert [(e.memory.text, e.position) for e in stored] == [("lemon cake recipe", 0), ("lemon tart", 1), ("lime pie", 2)]
+
+
+@pytest.mark.parametrize("bad", [None, 42, b"orange"], ids=["none", "int", "bytes"])
+async def test_non_string_delete_query_raises_and_deletes_nothing(service: MemoryService, bad: Any) -> None:
+    before = await seeded(service)
+    with pytest.raises((TypeError, ValueError)):
+        await service.delete_entries(APP, USER, bad)
+    assert await snapshot(service) == before
+
+
+@pytest.mark.parametrize("bad", [None, 42, ["orange"]], ids=["none", "int", "list"])
+def test_non_string_search_query_is_a_validation_error(bad: Any) -> None:
+    with pytest.raises(ValidationError):
+        SearchRequest(query=bad, app_name=APP, user_id=USER)
+
+
+def test_non_string_texts_are_validation_errors() -> None:
+    for bad in (42, 4.2, ["list"], {"text": "dict"}):
+        with pytest.raises(ValidationError):
+            Part(text=bad)  # type: ignore[arg-type]
+    with pytest.raises(ValidationError):
+        MemoryEntry(content=Content().with_text("x"), timestamp="not a date")  # type: ignore[arg-type]
+    with pytest.raises(ValidationError):
+        MemoryEntry(content="just a string")  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------- unusual text
+
+
+async def test_a_one_megabyte_text_is_stored_whole_and_recallable(service: MemoryService) -> None:
+    # A pasted blob: mostly one unbroken run, with words at both ends (cheap for spaCy,
+    # and long enough to be cut into several chunks on the way).
+    blob = os.urandom(375_000).hex()
+    huge = f"zeppelin manifest {blob} trailing walrus"
+    assert len(huge.encode("utf-8")) > 750_000
+    huge = huge + " " + "q" * (1_048_576 - len(huge) - 1)
+    assert len(huge) == 1_048_576
+    await service.add_session(APP, USER, "big", [entry("before the blob"), entry(huge, at=1), entry("after the blob", at=2)])
+
+    stored = {e.memory.text: e for e in await service.list_entries(APP, USER)}
+    assert set(stored) == {"before the blob", huge, "after the blob"}
+    assert stored[huge].position == 1
+    assert await found(service, "zeppelin") == [huge]
+    assert await found(service, "walrus") == [huge]
+    best = (await service.search(SearchRequest(query="zeppelin walrus", app_name=APP, user_id=USER))).hits[0]
+    assert best.memory.text == huge
+    assert best.matched_tokens == ["walrus", "zeppelin"]
+    assert await service.delete_entries(APP, USER, "walrus") == 1
+    assert sorted(stored_text.memory.text for stored_text in await service.list_entries(APP, USER)) == ["after the blob", "before the blob"]
+
+
+UNUSUAL_TEXTS = {
+    "emoji": ("🎉 birthday party 🎂 with the family 👨‍👩‍👧", "birthday"),
+    "mixed_scripts": ("Meeting in 東京 with Мария about café ☕ and مرحبا", "мария"),
+    "cjk": ("東京タワーの夜景がきれい", "東京"),
+    "korean": ("서울에서 만나요", "서울"),
+    "devanagari": ("नमस्ते दुनिया", "दुनिया"),
+    "control_characters": ("nul\x00 bell\x07 escape\x1b[31m vertical\x0btab delete\x7f saxophone", "saxophone"),
+    "line_breaks": ("first line\r\nsecond line\u2028third\u2029fourth accordion", "accordion"),
+    "zero_width_and_bidi": ("zero\u200bwidth \u200e\u202e trombone \u202c\ufeff", "trombone"),
+    "combining_marks": ("Zalgo z\u0301\u0302\u0303 harmonica", "harmonica"),
+    "json_and_markup": ('{"text": "x"}\n<script>alert(1)</script> \\n \\" banjo', "banjo"),
+    "cypher_like": ("'}) MATCH (n) DETACH DELETE n // clarinet", "clarinet"),
+}
+
+
+@pytest.mark.parametrize("text,word", list(UNUSUAL_TEXTS.values()), ids=list(UNUSUAL_TEXTS))
+async def test_unusual_text_is_stored_exactly_and_recalled(service: MemoryService, text: str, word: str) -> None:
+    await service.add_session(APP, USER, "s1", [entry(text)])
+    await service.add_entry(APP, "bob", entry("bob keeps his own notes"))
+
+    (stored,) = await service.list_entries(APP, USER)
+    assert stored.memory.text == text
+    assert await found(service, word) == [text]
+    assert [m.text for m in await service.list_recent(APP, USER)] == [text]
+    assert await found(service, "notes", user="bob") == ["bob keeps his own notes"]
+
+
+@pytest.mark.parametrize("query", ["🎉", "☕☕☕", "\x00", "\u200b", "👨‍👩‍👧", "\ufeff", "\x1b[0m"])
+async def test_queries_without_words_return_nothing(service: MemoryService, query: str) -> None:
+    before = await seeded(service)
+    assert (await service.search(SearchRequest(query=query, app_name=APP, user_id=USER))).hits == []
+    assert await service.delete_entries(APP, USER, query) == 0
+    assert await snapshot(service) == before
+
+
+LONE_SURROGATES = {"high": "broken \ud800 text", "low": "broken \udfff text", "alone": "\udc80"}
+
+
+@pytest.mark.parametrize("text", list(LONE_SURROGATES.values()), ids=list(LONE_SURROGATES))
+async def test_lone_surrogates_are_rejected_cleanly(service: MemoryService, text: str) -> None:
+    """A lone surrogate is not Unicode text: no backend can store it, so it is refused up front."""
+    before = await seeded(service)
+    with pytest.raises(ValueError):
+        bad_entry = MemoryEntry(content=Content(parts=[Part(text="fine"), Part(text=text)]))
+        await service.add_session(APP, USER, "s1", [entry("would replace s1"), bad_entry])
+    with pytest.raises(ValueError):
+        await service.add_entry(APP, USER, MemoryEntry(content=Content().with_text("fine"), author=text))
+    with pytest.raises(ValueError):
+        await service.search(SearchRequest(query=text, app_name=APP, user_id=USER))
+    with pytest.raises(ValueError):
+        await service.delete_entries(APP, USER, text)
+    assert await snapshot(service) == before
