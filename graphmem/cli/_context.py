@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 import sys
 from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
@@ -101,6 +102,8 @@ async def open_service(settings: Settings, *, writes: bool = False) -> AsyncIter
 
         service = GraphMemoryService(path=settings.store_path)
     elif settings.backend == "neo4j":
+        # The driver logs each retry of an unreachable server; the one-line error says it all.
+        logging.getLogger("neo4j").addHandler(logging.NullHandler())
         try:
             from graphmem.backends.neo4j import Neo4jMemoryService
         except ImportError as exc:
