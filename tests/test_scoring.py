@@ -1,0 +1,273 @@
+"""Unit tests of the pure scorer in ``graphmem._scoring``: statistics in, scores out.
+
+Expected values are derived from the documented rules (idf, share of the query's weight,
+neighbour share), never copied from a run.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from graphmem._scoring import (
+    CandidateStats,
+    CorpusStats,
+    RecencyKey,
+    ScoringWeights,
+    rank,
+    score_candidates,
+    term_weight,
+)
+
+T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
+
+
+def cand(entry_id: str, tokens: set[str] = frozenset(), entities: set[str] = frozenset(), neighbours: tuple[str, ...] = ()) -> CandidateStats:  # type: ignore[assignment]
+    return CandidateStats(entry_id, frozenset(tokens), frozenset(entities), neighbours)
+
+
+def recency(entry_id: str, minutes: float = 0, position: int = 0, session: str = "s") -> RecencyKey:
+    return RecencyKey(T0 + timedelta(minutes=minutes), position, session, None, entry_id)
+
+
+# ---------------------------------------------------------------------------- term weights
+
+
+@given(n=st.integers(1, 10_000), data=st.data())
+def test_idf_falls_as_a_term_gets_commoner(n: int, data: st.DataObject) -> None:
+    df = data.draw(st.integers(0, n - 1))
+    assert term_weight(df, n) > term_weight(df + 1, n) > 0.0
+
+
+@given(df=st.integers(0, 1000), n=st.integers(1, 10_000))
+def test_idf_rises_with_the_number_of_entries(df: int, n: int) -> None:
+    assert term_weight(df, n + 1) >= term_weight(df, n) > 0.0
+
+
+def test_idf_is_positive_and_finite_at_the_edges() -> None:
+    for df, n in [(0, 0), (0, 1), (1, 1), (5, 5), (7, 3), (10**6, 10**6)]:
+        weight = term_weight(df, n)
+        assert 0.0 < weight < math.inf
+    # A degree above the count (statistics read at different moments) weighs like df == n.
+    assert term_weight(7, 3) == term_weight(7, 7)
+
+
+# ---------------------------------------------------------------------------- direct scores
+
+
+def test_empty_query_scores_nothing() -> None:
+    corpus = CorpusStats(3, {}, {})
+    assert score_candidates([], [], corpus, [cand("e1", {"apple"})]) == {}
+
+
+def test_full_match_scores_exactly_one() -> None:
+    corpus = CorpusStats(10, {"apple": 3, "pie": 7}, {"paris": 2})
+    scored = score_candidates(["apple", "pie"], ["paris"], corpus, [cand("e1", {"apple", "pie"}, {"paris"})])
+    assert scored["e1"].score == 1.0
+    assert scored["e1"].direct == 1.0 and scored["e1"].context == 0.0
+
+
+def test_direct_score_is_the_matched_share_of_the_query_weight() -> None:
+    corpus = CorpusStats(20, {"apple": 2, "pie": 10, "recipe": 15}, {})
+    scored = score_candidates(["apple", "pie", "recipe"], [], corpus, [cand("e1", {"apple", "recipe"})])
+    w = {t: term_weight(df, 20) for t, df in corpus.token_df.items()}
+    assert scored["e1"].score == pytest.approx((w["apple"] + w["recipe"]) / sum(w.values()))
+    assert scored["e1"].matched_tokens == ("apple", "recipe")
+
+
+def test_rarer_terms_weigh_more() -> None:
+    corpus = CorpusStats(100, {"rare": 1, "common": 60}, {})
+    scored = score_candidates(["rare", "common"], [], corpus, [cand("r", {"rare"}), cand("c", {"common"})])
+    assert scored["r"].score > scored["c"].score
+    assert scored["r"].score + scored["c"].score == pytest.approx(1.0)
+
+
+def test_unknown_query_terms_still_count_in_the_query_weight() -> None:
+    """A query word no entry holds makes every match a partial one."""
+    corpus = CorpusStats(10, {"apple": 2}, {})
+    scored = score_candidates(["apple", "xylophone"], [], corpus, [cand("e1", {"apple"})])
+    assert 0.0 < scored["e1"].score < 1.0
+
+
+def test_matched_terms_outside_the_query_are_ignored() -> None:
+    corpus = CorpusStats(10, {"apple": 2}, {"paris": 1})
+    plain = score_candidates(["apple"], [], corpus, [cand("e1", {"apple"})])
+    noisy = score_candidates(["apple"], [], corpus, [cand("e1", {"apple", "banana"}, {"paris"})])
+    assert noisy["e1"].score == plain["e1"].score == 1.0
+    assert noisy["e1"].matched_tokens == ("apple",) and noisy["e1"].matched_entities == ()
+
+
+def test_entity_weight_scales_entity_matches() -> None:
+    corpus = CorpusStats(10, {"trip": 4}, {"lisbon": 4})
+    candidates = [cand("ent", entities={"lisbon"}), cand("tok", {"trip"})]
+    even = score_candidates(["trip"], ["lisbon"], corpus, candidates)
+    assert even["ent"].score == pytest.approx(even["tok"].score)
+    heavy = score_candidates(["trip"], ["lisbon"], corpus, candidates, ScoringWeights(entity_weight=3.0))
+    assert heavy["ent"].score == pytest.approx(3 * heavy["tok"].score)
+    off = score_candidates(["trip"], ["lisbon"], corpus, candidates, ScoringWeights(entity_weight=0.0))
+    assert "ent" not in off and off["tok"].score == 1.0
+
+
+# ---------------------------------------------------------------------------- neighbour share
+
+
+def test_a_neighbour_without_matches_takes_a_share_of_the_best_match() -> None:
+    corpus = CorpusStats(10, {"sister": 2, "live": 5}, {})
+    scored = score_candidates(
+        ["sister", "live"], [], corpus, [cand("question", {"sister", "live"}, neighbours=("answer",))], ScoringWeights(context_share=0.4)
+    )
+    answer = scored["answer"]
+    assert answer.direct == 0.0 and answer.matched_tokens == () and answer.matched_entities == ()
+    assert answer.score == pytest.approx(0.4 * scored["question"].direct)
+    assert answer.context == pytest.approx(answer.score)
+
+
+def test_neighbour_share_is_taken_from_the_best_neighbour_only() -> None:
+    corpus = CorpusStats(10, {"a": 2, "b": 2, "c": 2}, {})
+    weights = ScoringWeights(context_share=0.5)
+    candidates = [cand("left", {"a"}, neighbours=("mid",)), cand("right", {"a", "b"}, neighbours=("mid",)), cand("mid", {"c"})]
+    scored = score_candidates(["a", "b", "c"], [], corpus, candidates, weights)
+    own, best = scored["mid"].direct, scored["right"].direct
+    assert best > scored["left"].direct
+    assert scored["mid"].score == pytest.approx(own + 0.5 * (1 - own) * best)
+
+
+def test_neighbour_links_count_both_ways_and_not_to_oneself() -> None:
+    corpus = CorpusStats(10, {"a": 2}, {})
+    weights = ScoringWeights(context_share=0.5)
+    # The link is declared by x in one case and by y in the other: y is x's neighbour either way.
+    declared_by_x = score_candidates(["a"], [], corpus, [cand("x", {"a"}, neighbours=("y",))], weights)
+    declared_by_y = score_candidates(["a"], [], corpus, [cand("x", {"a"}), cand("y", neighbours=("x",))], weights)
+    for scored in (declared_by_x, declared_by_y):
+        assert scored.keys() == {"x", "y"}
+        assert scored["x"].score == 1.0  # y has no direct score to share back
+        assert scored["y"].score == pytest.approx(0.5 * scored["x"].direct)
+    self_loop = score_candidates(["a"], [], corpus, [cand("x", {"a"}, neighbours=("x",))], weights)
+    assert self_loop.keys() == {"x"} and self_loop["x"].context == 0.0
+
+
+def test_zero_context_share_recalls_no_context_hits() -> None:
+    corpus = CorpusStats(10, {"a": 2}, {})
+    scored = score_candidates(["a"], [], corpus, [cand("x", {"a"}, neighbours=("y",))], ScoringWeights(context_share=0.0))
+    assert scored.keys() == {"x"}
+
+
+# ---------------------------------------------------------------------------- properties
+
+terms = st.sampled_from([f"t{i}" for i in range(8)])
+entity_names = st.sampled_from([f"e{i}" for i in range(4)])
+ids = st.sampled_from([f"id{i}" for i in range(10)])
+
+
+@st.composite
+def scoring_inputs(draw: st.DrawFn) -> tuple[list[str], list[str], CorpusStats, list[CandidateStats], ScoringWeights]:
+    query_tokens = draw(st.lists(terms, max_size=5))
+    query_entities = draw(st.lists(entity_names, max_size=3))
+    n = draw(st.integers(0, 50))
+    token_df = {t: draw(st.integers(0, n + 2)) for t in set(query_tokens)}
+    entity_df = {e: draw(st.integers(0, n + 2)) for e in set(query_entities)}
+    entry_ids = draw(st.lists(ids, unique=True, max_size=8))
+    candidates = [
+        CandidateStats(
+            i,
+            frozenset(draw(st.lists(terms, max_size=5))),
+            frozenset(draw(st.lists(entity_names, max_size=3))),
+            tuple(draw(st.lists(ids, max_size=3))),
+        )
+        for i in entry_ids
+    ]
+    weights = ScoringWeights(
+        entity_weight=draw(st.floats(0.0, 5.0)), context_share=draw(st.floats(0.0, 1.0))
+    )
+    return query_tokens, query_entities, CorpusStats(n, token_df, entity_df), candidates, weights
+
+
+@settings(max_examples=200)
+@given(inputs=scoring_inputs())
+def test_scores_stay_in_the_unit_interval(inputs: tuple) -> None:  # type: ignore[type-arg]
+    scored = score_candidates(*inputs)
+    for s in scored.values():
+        assert 0.0 < s.score <= 1.0
+        assert 0.0 <= s.direct <= s.score
+        assert s.context == pytest.approx(s.score - s.direct)
+
+
+@settings(max_examples=200)
+@given(inputs=scoring_inputs(), seed=st.integers(0, 2**32 - 1))
+def test_scores_do_not_depend_on_the_order_of_inputs(inputs: tuple, seed: int) -> None:  # type: ignore[type-arg]
+    query_tokens, query_entities, corpus, candidates, weights = inputs
+    shuffle = random.Random(seed).sample
+    reordered = (
+        shuffle(query_tokens, len(query_tokens)),
+        shuffle(query_entities, len(query_entities)),
+        CorpusStats(
+            corpus.entry_count,
+            dict(shuffle(list(corpus.token_df.items()), len(corpus.token_df))),
+            dict(shuffle(list(corpus.entity_df.items()), len(corpus.entity_df))),
+        ),
+        [
+            CandidateStats(c.entry_id, c.matched_tokens, c.matched_entities, tuple(shuffle(list(c.neighbour_ids), len(c.neighbour_ids))))
+            for c in shuffle(candidates, len(candidates))
+        ],
+        weights,
+    )
+    assert score_candidates(*reordered) == score_candidates(*inputs)  # equal to the last bit
+
+
+def test_inputs_are_not_changed() -> None:
+    token_df = {"a": 1, "b": 3}
+    candidates = [cand("x", {"a"}, neighbours=("y",)), cand("y", {"b"})]
+    snapshot = (dict(token_df), list(candidates))
+    score_candidates(["a", "b"], [], CorpusStats(5, token_df, {}), candidates)
+    assert (token_df, candidates) == snapshot
+
+
+# ---------------------------------------------------------------------------- ranking
+
+
+def scored_equally(*entry_ids: str) -> dict:  # type: ignore[type-arg]
+    corpus = CorpusStats(10, {"a": 3}, {})
+    return score_candidates(["a"], [], corpus, [cand(i, {"a"}) for i in entry_ids])
+
+
+def test_ties_go_to_the_newer_entry() -> None:
+    scored = scored_equally("old", "new", "middle")
+    keys = {"old": recency("old", 0), "new": recency("new", 60), "middle": recency("middle", 30)}
+    assert [s.entry_id for s in rank(scored, keys, limit=10)] == ["new", "middle", "old"]
+
+
+def test_equal_times_go_to_the_later_position() -> None:
+    scored = scored_equally("first", "second")
+    keys = {"first": recency("first", 5, position=0), "second": recency("second", 5, position=1)}
+    assert [s.entry_id for s in rank(scored, keys, limit=10)] == ["second", "first"]
+
+
+def test_full_ties_have_a_stable_order() -> None:
+    scored = scored_equally("b", "a", "c")
+    keys = {i: recency(i) for i in ("a", "b", "c")}
+    orders = {tuple(s.entry_id for s in rank(dict(reversed(list(scored.items()))), keys, limit=10)), tuple(s.entry_id for s in rank(scored, keys, limit=10))}
+    assert len(orders) == 1
+
+
+def test_a_better_score_beats_a_newer_entry() -> None:
+    corpus = CorpusStats(10, {"a": 3, "b": 3}, {})
+    scored = score_candidates(["a", "b"], [], corpus, [cand("old_full", {"a", "b"}), cand("new_half", {"a"})])
+    keys = {"old_full": recency("old_full", 0), "new_half": recency("new_half", 600)}
+    assert [s.entry_id for s in rank(scored, keys, limit=10)] == ["old_full", "new_half"]
+
+
+def test_rank_applies_limit_min_score_and_scope() -> None:
+    corpus = CorpusStats(10, {"a": 2, "b": 8}, {})
+    scored = score_candidates(["a", "b"], [], corpus, [cand("both", {"a", "b"}), cand("a_only", {"a"}), cand("b_only", {"b"}), cand("hidden", {"a", "b"})])
+    keys = {i: recency(i) for i in ("both", "a_only", "b_only")}  # "hidden" is out of scope
+    ranked = rank(scored, keys, limit=10)
+    assert [s.entry_id for s in ranked] == ["both", "a_only", "b_only"]
+    assert [s.entry_id for s in rank(scored, keys, limit=2)] == ["both", "a_only"]
+    threshold = scored["a_only"].score
+    assert [s.entry_id for s in rank(scored, keys, limit=10, min_score=threshold)] == ["both", "a_only"]
+    assert [s.entry_id for s in rank(scored, keys, limit=10, min_score=1.0)] == ["both"]
