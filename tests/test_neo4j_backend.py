@@ -439,6 +439,26 @@ async def test_concurrent_adds_and_searches_lose_nothing(neo: Any) -> None:
     assert duplicates == 0
 
 
+@pytest.mark.timeout(300)
+async def test_concurrent_delete_and_add_sharing_terms(neo: Any) -> None:
+    """A delete that orphans a term races an add that links to it: no error, no lost link."""
+    orphans = "MATCH (n) WHERE (n:Token OR n:Entity) AND NOT EXISTS { (n)<--() } RETURN count(n)"
+    for i in range(12):
+        await neo.add_entry("app", "u", entry(f"zebra quagga in Lisbon first{i}"))
+        await asyncio.gather(
+            neo.delete_entries("app", "u", f"first{i}"),
+            neo.add_entry("app", "u", entry(f"zebra quagga in Lisbon second{i}")),
+        )
+        linked = await count(
+            neo,
+            "MATCH (e:Entry {text: $t})-[:HAS_TOKEN|MENTIONS]->(n) RETURN count(n)",
+            t=f"zebra quagga in Lisbon second{i}",
+        )
+        assert linked >= 4, i  # zebra, quagga, lisbon, second<i> (+ the entity lisbon)
+        assert await count(neo, orphans) == 0
+        assert await neo.delete_user("app", "u") == 1
+
+
 # ---------------------------------------------------------------------- hostile input
 
 HOSTILE = [

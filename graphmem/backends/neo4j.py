@@ -51,6 +51,7 @@ try:
         DatabaseError,
         DatabaseUnavailable,
         DriverError,
+        Neo4jError,
         TransientError,
     )
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
@@ -372,11 +373,13 @@ class Neo4jMemoryService(MemoryService):
         while True:
             try:
                 return await attempt()
-            except TransientError as exc:
-                if isinstance(exc, DatabaseUnavailable) or loop.time() + delay > deadline:
+            except (Neo4jError, DriverError, OSError) as exc:
+                if _is_contention(exc) and loop.time() + delay <= deadline:
+                    pass  # retry below
+                elif isinstance(exc, _DRIVER_ERRORS):
                     raise self._unavailable(exc) from exc
-            except _DRIVER_ERRORS as exc:
-                raise self._unavailable(exc) from exc
+                else:
+                    raise  # a client error: a bug in a query, not an outage
             await asyncio.sleep(delay * random.uniform(0.5, 1.5))
             delay = min(delay * 2, 1.0)
 
@@ -400,6 +403,22 @@ _DRIVER_ERRORS: tuple[type[BaseException], ...] = (
     DatabaseError,
     AuthError,
 )
+
+
+_ENTITY_NOT_FOUND = "Neo.ClientError.Statement.EntityNotFound"
+
+
+def _is_contention(exc: BaseException) -> bool:
+    """Whether another attempt of the same write will likely succeed.
+
+    Deadlocks and other transient errors, except an unavailable database (an outage). And
+    ``EntityNotFound``: a token or entity this write matched was deleted as an orphan by a
+    concurrent delete before the write could link to it; the next attempt creates it again
+    (Neo4j calls it a client error, so the driver does not retry it).
+    """
+    if isinstance(exc, TransientError):
+        return not isinstance(exc, DatabaseUnavailable)
+    return isinstance(exc, Neo4jError) and exc.code == _ENTITY_NOT_FOUND
 
 
 def _owner_params(owner: Owner) -> dict[str, Any]:
