@@ -1,0 +1,229 @@
+"""Decomposition: text into the tokens and entities that become graph nodes.
+
+Most tests use the shared ``decomposer`` fixture (the default statistical pipeline, loaded
+once). The fallback tests build their own decomposers, with the list of default
+pipelines pointed at names that do not exist.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import unicodedata
+
+import pytest
+import spacy
+
+import graphmem._decompose as decompose_module
+from graphmem import Content, Decomposer, GraphMemoryService, MemoryEntry, SearchRequest
+from graphmem._decompose import NAMING_ENTITY_LABELS, author_tokens
+
+# ---------------------------------------------------------------------------- tokens
+
+
+def test_tokens_are_lowercase_lemmas(decomposer: Decomposer) -> None:
+    tokens = decomposer.decompose("The cats were RUNNING quickly towards the mice").tokens
+    assert {"cat", "run", "quickly", "mouse"} <= set(tokens)
+    assert all(t == t.lower() for t in tokens)
+    assert "cats" not in tokens and "running" not in tokens
+
+
+def test_stop_words_punctuation_and_whitespace_are_dropped(decomposer: Decomposer) -> None:
+    text = "Well... the thing is, they were not at home!!!   (Really?)\n\t— we had been there; it's fine."
+    tokens = decomposer.decompose(text).tokens
+    stop_words = decomposer.nlp.Defaults.stop_words
+    assert tokens, "some content words survive"
+    assert not [t for t in tokens if t in stop_words]
+    assert all(any(ch.isalnum() for ch in t) for t in tokens)
+    assert all(not any(ch.isspace() for ch in t) for t in tokens)
+
+
+def test_only_stop_words_give_nothing(decomposer: Decomposer) -> None:
+    parts = decomposer.decompose("and the of it was to be or not to be")
+    assert parts.tokens == () and parts.is_empty
+
+
+def test_numbers_are_kept(decomposer: Decomposer) -> None:
+    tokens = decomposer.decompose("Room 404 costs 3.5 euros in 2024, code 0042").tokens
+    assert {"404", "3.5", "2024", "0042"} <= set(tokens)
+
+
+def test_tokens_are_unique_and_in_first_seen_order(decomposer: Decomposer) -> None:
+    tokens = decomposer.decompose("apple banana apple cherry banana apple").tokens
+    assert tokens == ("apple", "banana", "cherry")
+
+
+def test_cjk_yields_unigrams_and_bigrams(decomposer: Decomposer) -> None:
+    tower = set(decomposer.decompose("東京タワーに行きました").tokens)
+    assert {"東", "京", "東京", "タワ", "ワー"} <= tower
+    # Every term of the shorter query is a term of the longer text: 東京 finds 東京タワー.
+    assert set(decomposer.decompose("東京").tokens) <= tower
+    assert {"서울", "에서"} <= set(decomposer.decompose("서울에서 만나요").tokens)
+
+
+async def test_a_cjk_query_finds_a_longer_cjk_entry(decomposer: Decomposer) -> None:
+    service = GraphMemoryService(nlp=decomposer)
+    await service.add_session("app", "user", "s", [MemoryEntry(content=Content().with_text("東京タワーの夜景"))])
+    await service.add_session("app", "user", "t", [MemoryEntry(content=Content().with_text("大阪城の桜"))])
+    response = await service.search(SearchRequest(query="東京", app_name="app", user_id="user"))
+    assert [m.text for m in response.memories] == ["東京タワーの夜景"]
+    assert {"東京"} <= set(response.hits[0].matched_tokens)
+
+
+def test_long_texts_are_decomposed_whole(decomposer: Decomposer) -> None:
+    # Longer than spaCy's max_length: decomposed in chunks, merged into one result.
+    text = "aardvark " + "pneumonoultramicroscopicsilicovolcanoconiosis " * 5_000 + " zucchini"
+    assert len(text) > 200_000
+    tokens = decomposer.decompose(text).tokens
+    assert tokens[0] == "aardvark" and "zucchini" in tokens
+
+
+def test_decompose_many_keeps_order_and_matches_decompose(decomposer: Decomposer) -> None:
+    texts = ["Alice flew to Paris", "", "東京", "apples and pears", "2024 budget"]
+    assert decomposer.decompose_many(texts) == [decomposer.decompose(t) for t in texts]
+    assert decomposer.decompose_many([]) == []
+
+
+# ---------------------------------------------------------------------------- entities
+
+
+def test_named_entities_carry_labels(decomposer: Decomposer) -> None:
+    entities = set(decomposer.decompose("Barack Obama visited Paris and met people from Google").entities)
+    names = {e.name: e.label for e in entities}
+    assert names.get("barack obama") == "PERSON"
+    assert names.get("paris") == "GPE"
+    assert names.get("google") == "ORG"
+
+
+def test_entity_names_are_normalised(decomposer: Decomposer) -> None:
+    names = {e.name for e in decomposer.decompose("The United Nations met. Google's office opened.").entities}
+    assert "united nations" in names
+    assert "google" in names
+    assert all(n == n.lower() and n == n.strip() and not n.startswith("the ") for n in names)
+
+
+def test_counting_labels_are_left_out(decomposer: Decomposer) -> None:
+    parts = decomposer.decompose("I paid 20 dollars last week for two tickets, 30% off, at 5 pm on Monday")
+    assert all(e.label in NAMING_ENTITY_LABELS for e in parts.entities)
+    assert not {"CARDINAL", "DATE", "MONEY", "PERCENT", "TIME"} & {e.label for e in parts.entities}
+
+
+def test_an_entity_in_a_query_matches_the_entry(decomposer: Decomposer) -> None:
+    entry = decomposer.decompose("My cousin moved to Lisbon last spring")
+    query = decomposer.decompose("Who lives in Lisbon?")
+    assert {e.name for e in entry.entities} & {e.name for e in query.entities} == {"lisbon"}
+
+
+# ---------------------------------------------------------------------------- authors
+
+
+def test_author_tokens_are_the_lowercase_words_of_the_name() -> None:
+    assert author_tokens("Dr. Jane-Doe") == ["dr", "jane", "doe"]
+    assert author_tokens("model") == ["model"]
+    assert author_tokens("  ") == []
+
+
+async def test_the_author_is_recallable(decomposer: Decomposer) -> None:
+    service = GraphMemoryService(nlp=decomposer)
+    await service.add_session(
+        "app",
+        "user",
+        "s",
+        [
+            MemoryEntry(content=Content().with_text("the soup needs more salt"), author="Grandma Rosalind"),
+            MemoryEntry(content=Content().with_text("the soup is ready"), author="Uncle Bert"),
+        ],
+    )
+    response = await service.search(SearchRequest(query="what did Rosalind say", app_name="app", user_id="user"))
+    assert response.hits[0].memory.author == "Grandma Rosalind"
+    assert "rosalind" in response.hits[0].matched_tokens
+
+
+# ---------------------------------------------------------------------------- pipelines
+
+
+def test_default_pipeline_runs_only_the_components_it_uses(decomposer: Decomposer) -> None:
+    assert set(decomposer.nlp.pipe_names) <= {"tok2vec", "tagger", "attribute_ruler", "lemmatizer", "ner"}
+    assert "ner" in decomposer.nlp.pipe_names and "lemmatizer" in decomposer.nlp.pipe_names
+
+
+def test_blank_fallback_logs_a_warning_and_still_tokenises(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(decompose_module, "DEFAULT_PIPELINES", ("graphmem_no_such_pipeline_a", "graphmem_no_such_pipeline_b"))
+    fallback = Decomposer()
+    with caplog.at_level(logging.WARNING, logger="graphmem"):
+        parts = fallback.decompose("The Cats were running to Lisbon in 2024!")
+    warnings = [r.getMessage() for r in caplog.records if r.name == "graphmem" and r.levelno == logging.WARNING]
+    assert len(warnings) == 1
+    assert "graphmem_no_such_pipeline_a" in warnings[0] and "pip install" in warnings[0]
+    # Lowercase words instead of lemmas, stop words still dropped, numbers kept, no entities.
+    assert {"cats", "running", "lisbon", "2024"} <= set(parts.tokens)
+    assert not {"the", "were", "to", "in"} & set(parts.tokens)
+    assert parts.entities == ()
+    assert set(fallback.decompose("東京タワー").tokens) >= {"東京", "タワ"}
+
+
+async def test_a_service_works_on_the_blank_fallback(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setattr(decompose_module, "DEFAULT_PIPELINES", ("graphmem_no_such_pipeline",))
+    service = GraphMemoryService()
+    with caplog.at_level(logging.WARNING, logger="graphmem"):
+        await service.add_entry("app", "user", MemoryEntry(content=Content().with_text("remember the blue umbrella")))
+        response = await service.search(SearchRequest(query="umbrella", app_name="app", user_id="user"))
+    assert [m.text for m in response.memories] == ["remember the blue umbrella"]
+    assert any("graphmem_no_such_pipeline" in r.getMessage() for r in caplog.records)
+
+
+def test_a_pipeline_can_be_chosen_by_name(decomposer: Decomposer) -> None:
+    name = decomposer.nlp.meta["lang"] + "_" + decomposer.nlp.meta["name"]
+    by_name = Decomposer(name)
+    assert by_name.pipeline_name == decomposer.pipeline_name
+    text = "Alice moved to Lisbon to work for Google"
+    assert by_name.decompose(text) == decomposer.decompose(text)
+
+
+def test_a_loaded_pipeline_is_used_as_given() -> None:
+    blank = spacy.blank("en")
+    given = Decomposer(blank)
+    assert given.nlp is blank
+    assert given.decompose("Running cats").tokens == ("running", "cats")  # no lemmatizer in a blank pipeline
+
+
+def test_a_missing_named_pipeline_is_an_error_not_a_fallback() -> None:
+    with pytest.raises(OSError):
+        Decomposer("graphmem_no_such_pipeline").decompose("hello")
+
+
+async def test_decomposition_runs_off_the_event_loop(decomposer: Decomposer, monkeypatch: pytest.MonkeyPatch) -> None:
+    service = GraphMemoryService(nlp=decomposer)
+    threads: list[threading.Thread] = []
+    original = decomposer.decompose_many
+
+    def recording(texts):  # type: ignore[no-untyped-def]
+        threads.append(threading.current_thread())
+        return original(texts)
+
+    monkeypatch.setattr(decomposer, "decompose_many", recording)
+    await service.add_entry("app", "user", MemoryEntry(content=Content().with_text("off the loop")))
+    await service.search(SearchRequest(query="loop", app_name="app", user_id="user"))
+    assert len(threads) == 2
+    assert all(t is not threading.current_thread() for t in threads)
+
+
+# ---------------------------------------------------------------------------- known gaps
+
+
+@pytest.mark.xfail(strict=True, reason="bug in _decompose.py: a control or format character glued to a word becomes part of its token")
+@pytest.mark.parametrize("text", ["bell\x07 ring", "nul\x00 byte", "zero\u200b width", "\u202ebidi override"])
+def test_control_and_format_characters_do_not_stick_to_words(decomposer: Decomposer, text: str) -> None:
+    word = text.split()[0]
+    clean = "".join(ch for ch in word if unicodedata.category(ch) not in {"Cc", "Cf"})
+    assert clean in decomposer.decompose(text).tokens
+
+
+@pytest.mark.xfail(strict=True, reason="bug in _decompose.py: tokens are not Unicode-normalised, so NFC and NFD spellings differ")
+def test_nfc_and_nfd_spellings_give_the_same_tokens(decomposer: Decomposer) -> None:
+    nfc = unicodedata.normalize("NFC", "café crème")
+    nfd = unicodedata.normalize("NFD", "café crème")
+    assert nfc != nfd
+    assert decomposer.decompose(nfc).tokens == decomposer.decompose(nfd).tokens
