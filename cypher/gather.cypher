@@ -4,7 +4,8 @@
 //   token_df     per query token, the degree of its node (entries holding it, every project)
 //   entity_df    the same for entities
 //   candidates   in-scope entries sharing a query term: what they share, and the recency
-//                key of the entry and of each of its NEXT neighbours
+//                key of the entry, of its NEXT neighbours (one step either way) and of
+//                the entries two NEXT steps away
 // In scope: global entries, plus those of $project_id when it is not null.
 CALL () {
   MATCH (e:Entry {app_name: $app_name, user_id: $user_id})
@@ -37,7 +38,8 @@ CALL () {
     entry: e {.id, .timestamp, .position, .session_id, .project_id},
     tokens: tokens,
     entities: entities,
-    neighbours: [(e)-[:NEXT]-(n:Entry) | n {.id, .timestamp, .position, .session_id, .project_id}]
+    neighbours: [(e)-[:NEXT]-(n:Entry) | n {.id, .timestamp, .position, .session_id, .project_id}],
+    second_neighbours: [(e)-[:NEXT]-(:Entry)-[:NEXT]-(f:Entry) WHERE f <> e | f {.id, .timestamp, .position, .session_id, .project_id}]
   }) AS candidates
 }
 RETURN entry_count, token_df, entity_df, candidates

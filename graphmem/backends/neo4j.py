@@ -278,16 +278,18 @@ class Neo4jMemoryService(MemoryService):
         result = CandidateSet(corpus)
         for row in record["candidates"]:
             entry = row["entry"]
-            neighbours = [n for n in row["neighbours"] if n["id"] != entry["id"]]
+            near = {n["id"]: n for n in row["neighbours"] if n["id"] != entry["id"]}
+            far = {f["id"]: f for f in row["second_neighbours"] if f["id"] != entry["id"] and f["id"] not in near}
             result.candidates.append(
                 CandidateStats(
                     entry_id=entry["id"],
                     matched_tokens=frozenset(row["tokens"]),
                     matched_entities=frozenset(row["entities"]),
-                    neighbour_ids=tuple(sorted(n["id"] for n in neighbours)),
+                    neighbour_ids=tuple(sorted(near)),
+                    second_neighbour_ids=tuple(sorted(far)),
                 )
             )
-            for props in (entry, *neighbours):
+            for props in (entry, *near.values(), *far.values()):
                 result.recency[props["id"]] = _recency(props)
         return result
 
