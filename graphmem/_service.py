@@ -118,6 +118,12 @@ class MemoryStats:
     projects: int
 
 
+#: The longest token or entity name stored. Longer "words" are blobs (hex dumps, base64,
+#: a key held down), which nobody searches for; and a backend must be able to index every
+#: term: Neo4j's index key for (app_name, user_id, value) is limited to about 8 KB.
+MAX_TERM_LENGTH = 512
+
+
 def new_entry_id() -> str:
     """A stable unique entry id, never derived from session id and position."""
     return uuid.uuid4().hex
@@ -402,7 +408,9 @@ class MemoryService(ABC):
             addressed = addressed_names(entry.text, participants.difference(own))
             tokens = dict.fromkeys(t for t in parts.tokens if t not in addressed)
             tokens.update(dict.fromkeys(own))
-            entities = tuple(e for e in parts.entities if e.name not in addressed)
+            entities = tuple(
+                e for e in parts.entities if e.name not in addressed and len(e.name) <= MAX_TERM_LENGTH
+            )
             prepared.append(
                 PreparedEntry(
                     stored=StoredEntry(
@@ -412,7 +420,7 @@ class MemoryService(ABC):
                         project_id=project_id,
                         position=position,
                     ),
-                    tokens=tuple(tokens),
+                    tokens=tuple(t for t in tokens if len(t) <= MAX_TERM_LENGTH),
                     entities=entities,
                 )
             )
