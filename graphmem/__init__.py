@@ -70,8 +70,21 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     # The Neo4j backend needs the optional ``neo4j`` driver: import it only when asked for.
+    # Without the driver, the name still resolves (so ``from graphmem import *`` works) to a
+    # class whose construction raises an ImportError naming the extra to install.
     if name == "Neo4jMemoryService":
-        from graphmem.backends.neo4j import Neo4jMemoryService
-
+        try:
+            from graphmem.backends.neo4j import Neo4jMemoryService
+        except ImportError as exc:
+            return _needs_extra(name, "neo4j", exc)
         return Neo4jMemoryService
     raise AttributeError(f"module 'graphmem' has no attribute {name!r}")
+
+
+def _needs_extra(name: str, extra: str, cause: ImportError) -> type:
+    message = f"{name} needs the optional dependencies of graphmem[{extra}]: pip install 'graphmem[{extra}]' ({cause})"
+
+    def __init__(self: object, *args: object, **kwargs: object) -> None:
+        raise ImportError(message) from cause
+
+    return type(name, (), {"__init__": __init__, "__doc__": message})

@@ -29,6 +29,8 @@ from __future__ import annotations
 import logging
 import re
 import threading
+import unicodedata
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -159,7 +161,21 @@ def _no_space_script_grams(text: str) -> list[str]:
     return grams
 
 
+def _clean(text: str) -> str:
+    """Text as the pipeline sees it: NFC-normalised (so NFC and NFD spellings give the same
+    tokens), with control and format characters (NUL, zero-width space, bidi overrides)
+    replaced by spaces so they never glue onto a word. The stored text is left unchanged."""
+    text = unicodedata.normalize("NFC", text)
+    if any(unicodedata.category(ch) in _INVISIBLE for ch in text):
+        text = "".join(" " if unicodedata.category(ch) in _INVISIBLE else ch for ch in text)
+    return text
+
+
+_INVISIBLE = frozenset({"Cc", "Cf"})
+
+
 def _chunks(text: str) -> list[str]:
+    text = _clean(text)
     if len(text) <= _CHUNK_CHARS:
         return [text]
     chunks: list[str] = []
@@ -221,6 +237,7 @@ class Decomposer:
         self._nlp: Language | None = nlp if nlp is not None and not isinstance(nlp, str) else None
         self._lock = threading.Lock()
         self._pipe_lock = threading.Lock()
+        self._query_cache: OrderedDict[str, Decomposition] = OrderedDict()
         self.batch_size = batch_size
         self.n_process = n_process
 
@@ -243,8 +260,48 @@ class Decomposer:
         return f"{meta.get('lang', '?')}_{meta.get('name', '?')}-{meta.get('version', '?')}"
 
     def decompose(self, text: str) -> Decomposition:
-        """Decompose one text (a query or an entry)."""
+        """Decompose one entry text."""
         return self.decompose_many([text])[0]
+
+    def decompose_query(self, text: str) -> Decomposition:
+        """Decompose a query: its tokens, and the spans that could name an entity.
+
+        A query is short and often lowercase, where statistical NER is both slow (most of
+        the pipeline's time) and unreliable. So a query's entities are not recognised but
+        *linked*: every span of up to four words that holds a content word is offered as a
+        normalised entity name (label ``""``), and the backend keeps those that exist as
+        ``Entity`` nodes in the user's graph (the scorer ignores the others).
+
+        Results are memoised (decomposition is deterministic for a pipeline): an agent that
+        asks the same question again skips the pipeline.
+        """
+        with self._lock:
+            cached = self._query_cache.get(text)
+            if cached is not None:
+                self._query_cache.move_to_end(text)
+                return cached
+        result = self._decompose_query(text)
+        with self._lock:
+            self._query_cache[text] = result
+            while len(self._query_cache) > _QUERY_CACHE_SIZE:
+                self._query_cache.popitem(last=False)
+        return result
+
+    def _decompose_query(self, text: str) -> Decomposition:
+        nlp = self.nlp
+        tokens: dict[str, None] = {}
+        entities: dict[str, Entity] = {}
+        with self._pipe_lock:
+            disabled = [name for name in ("ner",) if name in nlp.pipe_names]
+            with nlp.select_pipes(disable=disabled):
+                docs = [nlp(chunk) for chunk in _chunks(text)]
+        for doc in docs:
+            _collect(doc, tokens, {})
+            for name in _entity_spans(doc):
+                if len(entities) >= _MAX_QUERY_ENTITY_SPANS:
+                    break
+                entities.setdefault(name, Entity(name=name, label=""))
+        return Decomposition(tokens=tuple(tokens), entities=tuple(entities.values()))
 
     def decompose_many(self, texts: Sequence[str]) -> list[Decomposition]:
         """Decompose texts in batches with ``nlp.pipe``; the result is in input order."""
@@ -269,6 +326,31 @@ class Decomposer:
             Decomposition(tokens=tuple(t), entities=tuple(e.values()))
             for t, e in zip(tokens, entities, strict=True)
         ]
+
+
+_QUERY_CACHE_SIZE = 1024
+_MAX_QUERY_SPAN_WORDS = 4
+_MAX_QUERY_ENTITY_SPANS = 2_000
+
+
+def _entity_spans(doc: Doc) -> Iterable[str]:
+    """Normalised names of the spans of up to four words that hold a content word."""
+    for start in range(len(doc)):
+        first = doc[start]
+        if first.is_space or first.is_punct or first.text[0] in "'’":
+            continue
+        for end in range(start + 1, min(len(doc), start + 2 * _MAX_QUERY_SPAN_WORDS) + 1):
+            last = doc[end - 1]
+            span = doc[start:end]
+            if sum(1 for t in span if not (t.is_space or t.is_punct)) > _MAX_QUERY_SPAN_WORDS:
+                break
+            if last.is_space or last.is_punct:
+                continue
+            if all(t.is_stop and t.pos_ != "PROPN" for t in span if not t.is_punct):
+                continue
+            name = normalise_entity_name(span.text)
+            if name:
+                yield name
 
 
 def _collect(doc: Doc, tokens: dict[str, None], entities: dict[str, Entity]) -> None:

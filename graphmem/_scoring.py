@@ -10,8 +10,9 @@ The rules:
 
 1. A query token's weight is its inverse document frequency among the user's entries,
    ``idf = ln(1 + (N - df + 0.5) / (df + 0.5))`` with ``N`` the user's entry count and
-   ``df`` the degree of the token node. A query entity weighs the same way, times
-   ``entity_weight``.
+   ``df`` the degree of the token node. A query entity (a query span that names an
+   ``Entity`` node of the user's graph; spans naming none are ignored) weighs the same
+   way, times ``entity_weight``.
 2. An entry's *direct* score is the weight of what it shares with the query divided by
    the weight of the whole query: the share of the query the entry itself matches, in
    [0, 1].
@@ -32,6 +33,7 @@ change a score in its last bit.
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -45,6 +47,7 @@ __all__ = [
     "rank",
     "score_candidates",
     "term_weight",
+    "top_entries",
 ]
 
 
@@ -100,6 +103,87 @@ def term_weight(df: int, entry_count: int) -> float:
     return math.log1p((n - df + 0.5) / (df + 0.5))
 
 
+def _weights(
+    query_tokens: Iterable[str],
+    query_entities: Iterable[str],
+    corpus: CorpusStats,
+    weights: ScoringWeights,
+) -> tuple[dict[str, float], dict[str, float], float]:
+    token_w = {
+        t: term_weight(corpus.token_df.get(t, 0), corpus.entry_count) for t in set(query_tokens)
+    }
+    # A query entity is a span linked to an Entity node: one the graph lacks names nothing.
+    entity_w = {
+        e: weights.entity_weight * term_weight(corpus.entity_df[e], corpus.entry_count)
+        for e in set(query_entities)
+        if corpus.entity_df.get(e, 0) > 0
+    }
+    return token_w, entity_w, math.fsum([*token_w.values(), *entity_w.values()])
+
+
+def _scores(
+    token_w: Mapping[str, float],
+    entity_w: Mapping[str, float],
+    total: float,
+    candidates: Sequence[CandidateStats],
+    weights: ScoringWeights,
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Direct and final scores by entry id (final only where it is above 0)."""
+    direct: dict[str, float] = {}
+    for cand in candidates:
+        own = math.fsum(
+            [
+                *(token_w[t] for t in cand.matched_tokens if t in token_w),
+                *(entity_w[e] for e in cand.matched_entities if e in entity_w),
+            ]
+        )
+        direct[cand.entry_id] = min(1.0, own / total)
+    # NEXT links are symmetric: every link a candidate declares carries score both ways,
+    # so each entry (candidate or not) gets the best score among its neighbours.
+    context: dict[str, float] = {}
+    decay = weights.second_neighbour_decay
+    for cand in candidates:
+        me = cand.entry_id
+        own = direct[me]
+        for links, factor in ((cand.neighbour_ids, 1.0), (cand.second_neighbour_ids, decay)):
+            for other in links:
+                if other == me:
+                    continue
+                if own * factor > context.get(other, 0.0):
+                    context[other] = own * factor
+                theirs = direct.get(other, 0.0) * factor
+                if theirs > context.get(me, 0.0):
+                    context[me] = theirs
+    share = weights.context_share
+    final: dict[str, float] = {}
+    for entry_id in direct.keys() | context.keys():
+        own = direct.get(entry_id, 0.0)
+        score = min(1.0, own + share * (1.0 - own) * context.get(entry_id, 0.0))
+        if score > 0.0:
+            final[entry_id] = score
+    return direct, final
+
+
+def _scored_entry(
+    entry_id: str,
+    score: float,
+    direct: Mapping[str, float],
+    by_id: Mapping[str, CandidateStats],
+    token_w: Mapping[str, float],
+    entity_w: Mapping[str, float],
+) -> ScoredEntry:
+    own = direct.get(entry_id, 0.0)
+    cand = by_id.get(entry_id)
+    return ScoredEntry(
+        entry_id=entry_id,
+        score=score,
+        direct=own,
+        context=score - own,
+        matched_tokens=tuple(sorted(t for t in cand.matched_tokens if t in token_w)) if cand else (),
+        matched_entities=tuple(sorted(e for e in cand.matched_entities if e in entity_w)) if cand else (),
+    )
+
+
 def score_candidates(
     query_tokens: Iterable[str],
     query_entities: Iterable[str],
@@ -119,60 +203,39 @@ def score_candidates(
     Returns:
         Scores by entry id, for candidates and for their neighbours (context hits).
     """
-    q_tokens = sorted(set(query_tokens))
-    q_entities = sorted(set(query_entities))
-    token_w = {t: term_weight(corpus.token_df.get(t, 0), corpus.entry_count) for t in q_tokens}
-    entity_w = {
-        e: weights.entity_weight * term_weight(corpus.entity_df.get(e, 0), corpus.entry_count)
-        for e in q_entities
-    }
-    total = math.fsum([*token_w.values(), *entity_w.values()])
+    token_w, entity_w, total = _weights(query_tokens, query_entities, corpus, weights)
     if total <= 0.0:
         return {}
+    direct, final = _scores(token_w, entity_w, total, candidates, weights)
+    by_id = {c.entry_id: c for c in candidates}
+    return {
+        entry_id: _scored_entry(entry_id, score, direct, by_id, token_w, entity_w)
+        for entry_id, score in final.items()
+    }
 
-    direct: dict[str, float] = {}
-    matches: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
-    # neighbours[a][b] = the factor with which b's direct score reaches a (symmetric).
-    neighbours: dict[str, dict[str, float]] = {}
 
-    def link(a: str, b: str, factor: float) -> None:
-        if a == b:
-            return
-        for x, y in ((a, b), (b, a)):
-            row = neighbours.setdefault(x, {})
-            row[y] = max(row.get(y, 0.0), factor)
-
-    for cand in candidates:
-        toks = tuple(sorted(t for t in cand.matched_tokens if t in token_w))
-        ents = tuple(sorted(e for e in cand.matched_entities if e in entity_w))
-        matches[cand.entry_id] = (toks, ents)
-        direct[cand.entry_id] = min(
-            1.0, math.fsum([*(token_w[t] for t in toks), *(entity_w[e] for e in ents)]) / total
-        )
-        for other in cand.neighbour_ids:
-            link(cand.entry_id, other, 1.0)
-        for other in cand.second_neighbour_ids:
-            link(cand.entry_id, other, weights.second_neighbour_decay)
-
-    scored: dict[str, ScoredEntry] = {}
-    for entry_id in set(direct) | set(neighbours):
-        own = direct.get(entry_id, 0.0)
-        context = max(
-            (direct.get(n, 0.0) * f for n, f in neighbours.get(entry_id, {}).items()), default=0.0
-        )
-        score = own + weights.context_share * (1.0 - own) * context
-        if score <= 0.0:
-            continue
-        toks, ents = matches.get(entry_id, ((), ()))
-        scored[entry_id] = ScoredEntry(
-            entry_id=entry_id,
-            score=min(1.0, score),
-            direct=own,
-            context=score - own,
-            matched_tokens=toks,
-            matched_entities=ents,
-        )
-    return scored
+def top_entries(
+    query_tokens: Iterable[str],
+    query_entities: Iterable[str],
+    corpus: CorpusStats,
+    candidates: Sequence[CandidateStats],
+    recency: Mapping[str, RecencyKey],
+    *,
+    limit: int,
+    min_score: float | None = None,
+    weights: ScoringWeights = ScoringWeights(),
+) -> list[ScoredEntry]:
+    """Score and rank in one pass: ``rank(score_candidates(...), ...)`` without building a
+    :class:`ScoredEntry` for entries that do not make the cut."""
+    token_w, entity_w, total = _weights(query_tokens, query_entities, corpus, weights)
+    if total <= 0.0:
+        return []
+    direct, final = _scores(token_w, entity_w, total, candidates, weights)
+    floor = 0.0 if min_score is None else min_score
+    kept = [i for i, score in final.items() if score >= floor and i in recency]
+    best = heapq.nsmallest(limit, kept, key=lambda i: (-round(final[i], 12), *recency[i].order))
+    by_id = {c.entry_id: c for c in candidates}
+    return [_scored_entry(i, final[i], direct, by_id, token_w, entity_w) for i in best]
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,6 +247,17 @@ class RecencyKey:
     session_id: str
     project_id: str | None
     entry_id: str
+
+    @property
+    def order(self) -> tuple[float, int, str, str, str]:
+        """Sort key: newer first (timestamp, then position), then a stable order of ids."""
+        return (
+            -self.timestamp.timestamp(),
+            -self.position,
+            self.session_id,
+            self.project_id or "",
+            self.entry_id,
+        )
 
 
 def rank(
@@ -199,17 +273,5 @@ def rank(
     """
     floor = 0.0 if min_score is None else min_score
     kept = [s for s in scored.values() if s.entry_id in recency and s.score >= floor and s.score > 0]
-
-    def key(s: ScoredEntry) -> tuple[float, float, int, str, str, str]:
-        r = recency[s.entry_id]
-        return (
-            -round(s.score, 12),
-            -r.timestamp.timestamp(),
-            -r.position,
-            r.session_id,
-            r.project_id or "",
-            r.entry_id,
-        )
-
-    kept.sort(key=key)
+    kept.sort(key=lambda s: (-round(s.score, 12), *recency[s.entry_id].order))
     return kept[:limit]

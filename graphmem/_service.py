@@ -34,8 +34,7 @@ from graphmem._scoring import (
     RecencyKey,
     ScoredEntry,
     ScoringWeights,
-    rank,
-    score_candidates,
+    top_entries,
 )
 
 if TYPE_CHECKING:
@@ -243,15 +242,9 @@ class MemoryService(ABC):
         if request.project_id is not None:
             self._require_projects("search")
             validate_project_id(request.project_id)
-        scored, candidates = await self._score(owner, request.project_id, request.query)
-        if not scored:
+        ranked = await self._rank(owner, request.project_id, request.query, request.effective_limit, request.min_score)
+        if not ranked:
             return SearchResponse()
-        ranked = rank(
-            scored,
-            candidates.recency,
-            limit=request.effective_limit,
-            min_score=request.min_score,
-        )
         stored = {e.entry_id: e for e in await self._fetch_entries(owner, [s.entry_id for s in ranked])}
         hits = [
             SearchHit(
@@ -390,6 +383,12 @@ class MemoryService(ABC):
             return []
         return await asyncio.to_thread(self._decomposer.decompose_many, texts)
 
+    async def decompose_query(self, query: str) -> Decomposition:
+        """Decompose a query off the event loop; an empty query decomposes to nothing."""
+        if not query.strip():
+            return Decomposition(tokens=(), entities=())
+        return await asyncio.to_thread(self._decomposer.decompose_query, query)
+
     async def _prepare(
         self, entries: Sequence[MemoryEntry], *, session_id: str | None, project_id: str | None
     ) -> list[PreparedEntry]:
@@ -426,18 +425,24 @@ class MemoryService(ABC):
             )
         return prepared
 
-    async def _score(
-        self, owner: Owner, project_id: str | None, query: str
-    ) -> tuple[dict[str, ScoredEntry], CandidateSet]:
-        parts = (await self.decompose_many([query]))[0] if query.strip() else None
-        if parts is None or parts.is_empty:
-            return {}, CandidateSet(CorpusStats(0))
+    async def _rank(
+        self, owner: Owner, project_id: str | None, query: str, limit: int, min_score: float | None
+    ) -> list[ScoredEntry]:
+        parts = await self.decompose_query(query)
+        if parts.is_empty:
+            return []
         entity_names = tuple(e.name for e in parts.entities)
         candidates = await self._gather(owner, project_id, parts.tokens, entity_names)
-        scored = score_candidates(
-            parts.tokens, entity_names, candidates.corpus, candidates.candidates, self.weights
+        return top_entries(
+            parts.tokens,
+            entity_names,
+            candidates.corpus,
+            candidates.candidates,
+            candidates.recency,
+            limit=limit,
+            min_score=min_score,
+            weights=self.weights,
         )
-        return scored, candidates
 
     async def _matching_ids(
         self, owner: Owner, scope: str | None, query: str, *, only_project: str | None
@@ -445,8 +450,8 @@ class MemoryService(ABC):
         if not isinstance(query, str):
             raise TypeError(f"query must be a string, got {type(query).__name__}")
         ensure_unicode(query, "query")
-        parts = (await self.decompose_many([query]))[0] if query.strip() else None
-        if parts is None or parts.is_empty:
+        parts = await self.decompose_query(query)
+        if parts.is_empty:
             return []
         candidates = await self._gather(owner, scope, parts.tokens, tuple(e.name for e in parts.entities))
         return [

@@ -105,8 +105,10 @@ def test_matched_terms_outside_the_query_are_ignored() -> None:
 def test_entity_weight_scales_entity_matches() -> None:
     corpus = CorpusStats(10, {"trip": 4}, {"lisbon": 4})
     candidates = [cand("ent", entities={"lisbon"}), cand("tok", {"trip"})]
-    even = score_candidates(["trip"], ["lisbon"], corpus, candidates)
+    even = score_candidates(["trip"], ["lisbon"], corpus, candidates, ScoringWeights(entity_weight=1.0))
     assert even["ent"].score == pytest.approx(even["tok"].score)
+    default = score_candidates(["trip"], ["lisbon"], corpus, candidates)
+    assert default["ent"].score == pytest.approx(ScoringWeights().entity_weight * default["tok"].score)
     heavy = score_candidates(["trip"], ["lisbon"], corpus, candidates, ScoringWeights(entity_weight=3.0))
     assert heavy["ent"].score == pytest.approx(3 * heavy["tok"].score)
     off = score_candidates(["trip"], ["lisbon"], corpus, candidates, ScoringWeights(entity_weight=0.0))
