@@ -27,8 +27,14 @@ from graphmem._scoring import (
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
 
 
-def cand(entry_id: str, tokens: set[str] = frozenset(), entities: set[str] = frozenset(), neighbours: tuple[str, ...] = ()) -> CandidateStats:  # type: ignore[assignment]
-    return CandidateStats(entry_id, frozenset(tokens), frozenset(entities), neighbours)
+def cand(
+    entry_id: str,
+    tokens: set[str] = frozenset(),  # type: ignore[assignment]
+    entities: set[str] = frozenset(),  # type: ignore[assignment]
+    neighbours: tuple[str, ...] = (),
+    second_neighbours: tuple[str, ...] = (),
+) -> CandidateStats:
+    return CandidateStats(entry_id, frozenset(tokens), frozenset(entities), neighbours, second_neighbours)
 
 
 def recency(entry_id: str, minutes: float = 0, position: int = 0, session: str = "s") -> RecencyKey:
@@ -115,6 +121,14 @@ def test_entity_weight_scales_entity_matches() -> None:
     assert "ent" not in off and off["tok"].score == 1.0
 
 
+def test_a_query_entity_the_graph_lacks_changes_nothing() -> None:
+    """Query entities are candidate names; one that names no Entity node is not part of the query."""
+    corpus = CorpusStats(10, {"trip": 4}, {"lisbon": 0})
+    with_unknown = score_candidates(["trip"], ["lisbon"], corpus, [cand("tok", {"trip"})])
+    without = score_candidates(["trip"], [], corpus, [cand("tok", {"trip"})])
+    assert with_unknown["tok"].score == without["tok"].score == 1.0
+
+
 # ---------------------------------------------------------------------------- neighbour share
 
 
@@ -153,6 +167,19 @@ def test_neighbour_links_count_both_ways_and_not_to_oneself() -> None:
     assert self_loop.keys() == {"x"} and self_loop["x"].context == 0.0
 
 
+def test_two_steps_away_counts_less_than_one_step() -> None:
+    corpus = CorpusStats(10, {"a": 2}, {})
+    weights = ScoringWeights(context_share=0.5, second_neighbour_decay=0.6)
+    candidates = [cand("q", {"a"}, neighbours=("near",), second_neighbours=("far",))]
+    scored = score_candidates(["a"], [], corpus, candidates, weights)
+    assert scored["near"].score == pytest.approx(0.5 * 1.0)
+    assert scored["far"].score == pytest.approx(0.5 * 0.6 * 1.0)
+    assert scored["q"].score > scored["near"].score > scored["far"].score > 0.0
+    # Without decay budget the second step recalls nothing.
+    flat = score_candidates(["a"], [], corpus, candidates, ScoringWeights(second_neighbour_decay=0.0))
+    assert "far" not in flat and "near" in flat
+
+
 def test_zero_context_share_recalls_no_context_hits() -> None:
     corpus = CorpusStats(10, {"a": 2}, {})
     scored = score_candidates(["a"], [], corpus, [cand("x", {"a"}, neighbours=("y",))], ScoringWeights(context_share=0.0))
@@ -180,11 +207,14 @@ def scoring_inputs(draw: st.DrawFn) -> tuple[list[str], list[str], CorpusStats, 
             frozenset(draw(st.lists(terms, max_size=5))),
             frozenset(draw(st.lists(entity_names, max_size=3))),
             tuple(draw(st.lists(ids, max_size=3))),
+            tuple(draw(st.lists(ids, max_size=3))),
         )
         for i in entry_ids
     ]
     weights = ScoringWeights(
-        entity_weight=draw(st.floats(0.0, 5.0)), context_share=draw(st.floats(0.0, 1.0))
+        entity_weight=draw(st.floats(0.0, 5.0)),
+        context_share=draw(st.floats(0.0, 1.0)),
+        second_neighbour_decay=draw(st.floats(0.0, 1.0)),
     )
     return query_tokens, query_entities, CorpusStats(n, token_df, entity_df), candidates, weights
 
@@ -213,7 +243,13 @@ def test_scores_do_not_depend_on_the_order_of_inputs(inputs: tuple, seed: int) -
             dict(shuffle(list(corpus.entity_df.items()), len(corpus.entity_df))),
         ),
         [
-            CandidateStats(c.entry_id, c.matched_tokens, c.matched_entities, tuple(shuffle(list(c.neighbour_ids), len(c.neighbour_ids))))
+            CandidateStats(
+                c.entry_id,
+                c.matched_tokens,
+                c.matched_entities,
+                tuple(shuffle(list(c.neighbour_ids), len(c.neighbour_ids))),
+                tuple(shuffle(list(c.second_neighbour_ids), len(c.second_neighbour_ids))),
+            )
             for c in shuffle(candidates, len(candidates))
         ],
         weights,
