@@ -290,7 +290,7 @@ def search(
     elif not response.hits:
         out_console.print(f"nothing recalled for {escape(repr(query))} in {escape(app_name)}/{escape(user_id)}")
     else:
-        out_console.print(hits_table(response.hits))
+        out_console.print(hits_table(response.hits, width=out_console.width))
 
 
 @app.command()
@@ -544,14 +544,19 @@ def demo() -> None:
     run_async(run_demo(out_console))
 
 
-def _neo4j_script() -> Path:
+def _source_checkout() -> Path:
+    """The folder above the ``graphmem`` package: the repository root in a source checkout."""
     import graphmem
 
-    script = Path(graphmem.__file__).resolve().parent.parent / "scripts" / "neo4j"
+    return Path(graphmem.__file__).resolve().parent.parent
+
+
+def _neo4j_script() -> Path:
+    script = _source_checkout() / "scripts" / "neo4j"
     if not script.is_file():
         raise CliError(
             "graphmem neo4j runs scripts/neo4j of a graphmem source checkout, and this graphmem was "
-            f"installed without one (looked for {script}): clone the repository and install it with "
+            f"installed without one (no {script}): clone the repository and install it with "
             "scripts/install, or run any Neo4j 5 yourself and set GRAPHMEM_NEO4J_URI"
         )
     return script

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
+from graphmem._decompose import Decomposer
 from graphmem._errors import BackendUnavailableError, GraphmemError, ProjectScopingUnsupportedError
 from graphmem._fixtures import FixtureError
 from graphmem._service import MemoryService
@@ -89,6 +90,12 @@ class Settings:
         return f"networkx store {self.store_path}"
 
 
+@functools.cache
+def shared_decomposer() -> Decomposer:
+    """One spaCy pipeline per process, loaded on first use (commands run in-process share it)."""
+    return Decomposer()
+
+
 @asynccontextmanager
 async def open_service(settings: Settings, *, writes: bool = False) -> AsyncIterator[MemoryService]:
     """The memory service the global options name, checked reachable, closed afterwards.
@@ -100,7 +107,7 @@ async def open_service(settings: Settings, *, writes: bool = False) -> AsyncIter
     if settings.backend == "networkx":
         from graphmem.backends.networkx import GraphMemoryService
 
-        service = GraphMemoryService(path=settings.store_path)
+        service = GraphMemoryService(shared_decomposer(), path=settings.store_path)
     elif settings.backend == "neo4j":
         # The driver logs each retry of an unreachable server; the one-line error says it all.
         logging.getLogger("neo4j").addHandler(logging.NullHandler())
@@ -109,7 +116,9 @@ async def open_service(settings: Settings, *, writes: bool = False) -> AsyncIter
         except ImportError as exc:
             raise CliError(f"{exc}; or use --backend networkx") from exc
         auth = (settings.neo4j_user, settings.neo4j_password) if settings.neo4j_password else None
-        service = Neo4jMemoryService(settings.neo4j_uri, auth=auth, database=settings.neo4j_database)
+        service = Neo4jMemoryService(
+            settings.neo4j_uri, auth=auth, database=settings.neo4j_database, nlp=shared_decomposer()
+        )
     else:  # the option callback has already refused it; kept for callers from Python
         raise CliError(f"unknown backend {settings.backend!r}: use one of {', '.join(BACKENDS)}", EXIT_USAGE)
     try:

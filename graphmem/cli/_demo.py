@@ -14,6 +14,7 @@ from rich.text import Text
 from graphmem._fixtures import demo_fixtures_path, load_fixtures
 from graphmem._models import SearchRequest
 from graphmem.backends.networkx import GraphMemoryService
+from graphmem.cli._context import shared_decomposer
 from graphmem.cli._render import ENTITY_STYLE, TOKEN_STYLE, hits_table
 
 __all__ = ["DemoQuestion", "demo_questions", "run_demo"]
@@ -24,6 +25,7 @@ class DemoQuestion:
     app_name: str
     user_id: str
     query: str
+    expect: str  # a piece of the entry the question is about; a test keeps it in the top 3
     shows: str
 
 
@@ -45,7 +47,7 @@ async def run_demo(console: Console, *, limit: int = 3) -> None:
             title_align="left",
         )
     )
-    service = GraphMemoryService()  # in memory: nothing is written to disk
+    service = GraphMemoryService(shared_decomposer())  # in memory: nothing is written to disk
     with console.status("Loading the demo fixtures (the first run also loads spaCy)…"):
         report = await load_fixtures(service, [demo_fixtures_path()], skip_projects=True)
     console.print(
@@ -67,7 +69,7 @@ async def run_demo(console: Console, *, limit: int = 3) -> None:
             Group(
                 heading,
                 Text(question.shows, style="italic"),
-                hits_table(response.hits, show_ids=False, show_time=False, expand=True),
+                hits_table(response.hits, width=console.width, show_ids=False, show_time=False, expand=True),
             )
         )
         console.print()

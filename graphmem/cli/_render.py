@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -57,29 +58,34 @@ def matched(hit: SearchHit) -> Text:
 def hits_table(
     hits: Sequence[SearchHit],
     *,
-    title: str | None = None,
+    width: int = 120,
     show_ids: bool = True,
     show_time: bool = True,
     expand: bool = False,
 ) -> Table:
-    """Score, (id,) author, (time,) text and what matched, best first."""
-    table = Table(title=title, title_justify="left", pad_edge=False, expand=expand)
+    """Score, (id,) author, (time,) text and what matched, best first.
+
+    Below 110 columns the id is left out and the time shortened to the date, so that the
+    text keeps room.
+    """
+    compact = width < 110
+    table = Table(pad_edge=False, expand=expand)
     table.add_column("score", justify="right", style="bold", no_wrap=True)
-    if show_ids:
+    if show_ids and not compact:
         table.add_column("id", style="dim", no_wrap=True)
-    table.add_column("author", no_wrap=True)
+    table.add_column("author", no_wrap=True, max_width=14, overflow="ellipsis")
     if show_time:
-        table.add_column("time", style="dim", no_wrap=True)
-    table.add_column("text", ratio=3, min_width=30, overflow="fold")
-    table.add_column("matched", ratio=1, max_width=28)
+        table.add_column("date" if compact else "time", style="dim", no_wrap=True)
+    table.add_column("text", ratio=3, overflow="fold")
+    table.add_column("matched", ratio=1, min_width=12, max_width=28)
     for hit in hits:
         cells: list[Any] = [f"{hit.score:.3f}"]
-        if show_ids:
+        if show_ids and not compact:
             cells.append(hit.entry_id[:8])
         cells.append(hit.memory.author)
         if show_time:
-            project = f"\n[dim]{hit.project_id}[/]" if hit.project_id else ""
-            cells.append(when(hit.memory.timestamp) + project)
+            stamp = hit.memory.timestamp.strftime("%Y-%m-%d") if compact else when(hit.memory.timestamp)
+            cells.append(stamp + (f"\n[dim]{escape(hit.project_id)}[/]" if hit.project_id else ""))
         cells += [hit.memory.text, matched(hit)]
         table.add_row(*cells)
     return table

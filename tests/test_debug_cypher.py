@@ -1,0 +1,192 @@
+"""The Cypher debugging library runs unchanged on both backends, with the same results.
+
+Every file of ``cypher/debug/`` (and every feature of the networkx subset that
+``graphmem cypher --help`` promises) runs on the networkx backend through grand-cypher and
+on Neo4j, over the same data: the demo fixtures' global sessions. Entry ids are random, so
+each id in a result is replaced by the entry's (session, position) before comparing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import make_neo4j_service
+from graphmem import Decomposer, GraphMemoryService, MemoryService
+from graphmem._fixtures import demo_fixtures_path, load_fixtures
+from graphmem.cli._app import app
+from graphmem.cli._cypher_run import CypherResult, run_read_only
+from graphmem.cli._cypher_text import parameter_names
+
+DEBUG = Path(__file__).resolve().parent.parent / "cypher" / "debug"
+DEBUG_FILES = sorted(DEBUG.glob("*.cypher"))
+PARAMS = {"app": "companion", "user": "alice", "name": "maria", "entry": ""}
+
+#: Queries exercising each feature of the subset the help text promises for networkx.
+SUBSET = {
+    "label alternatives and property maps": (
+        "MATCH (n:Token|Entity {app_name: $app, user_id: $user}) RETURN n.app_name AS app, COUNT(n) AS nodes"
+    ),
+    "where operators": """
+        MATCH (x:Entry {app_name: $app, user_id: $user})
+        WHERE x.position >= 2 AND x.position < 4 AND (x.author = 'Alice' OR x.author <> "Bob")
+          AND NOT x.text CONTAINS 'zzz' AND x.session_id STARTS WITH 'companion' AND x.session_id ENDS WITH '2'
+          AND x.role IN ['user', 'model'] AND x.project_id IS NULL AND x.session_id IS NOT NULL
+        RETURN x.session_id AS session, x.position AS position ORDER BY session, position""",
+    "exists subquery": """
+        MATCH (x:Entry {app_name: $app, user_id: $user})
+        WHERE NOT EXISTS { MATCH (x)-[:MENTIONS]->(:Entity) }
+        RETURN x.session_id AS session, COUNT(x) AS without_entities ORDER BY session""",
+    "distinct": "MATCH (x:Entry {app_name: $app, user_id: $user}) RETURN DISTINCT x.session_id ORDER BY x.session_id DESC",
+    "aggregations": """
+        MATCH (x:Entry {app_name: $app, user_id: $user})
+        RETURN x.author AS author, count(x) AS n, sum(x.position) AS s, min(x.timestamp) AS first,
+               max(x.position) AS top, collect(x.position) AS positions
+        ORDER BY author""",
+    "functions": """
+        MATCH (x:Entry {app_name: $app, user_id: $user})-[r:NEXT]->(y:Entry)
+        WHERE x.session_id = 'companion-alice-02'
+        RETURN toLower(x.author) AS lower, toUpper(y.role) AS upper, trim(x.author) AS trimmed,
+               size(x.text) AS length, coalesce(x.project_id, 'global') AS scope, type(r) AS rel
+        ORDER BY length""",
+    "skip and limit after order by": """
+        MATCH (x:Entry {app_name: $app, user_id: $user})
+        RETURN x.session_id AS session, x.position AS position ORDER BY session DESC, position SKIP 2 LIMIT 3""",
+    "several match clauses": """
+        MATCH (x:Entry {app_name: $app, user_id: $user})-[:MENTIONS]->(n:Entity {name: $name})
+        MATCH (x)-[:HAS_TOKEN]->(t:Token {value: 'lisbon'})
+        RETURN x.session_id AS session, x.position AS position ORDER BY session, position""",
+    "nodes and relationships": """
+        /* whole nodes come back as their labels and properties */
+        MATCH (n:Entity {app_name: $app, user_id: $user, name: $name})<-[r:MENTIONS]-(x:Entry {position: 0})
+        RETURN n, r, x.session_id AS session ORDER BY session""",
+    "unaliased columns": "MATCH (x:Entry {app_name: $app, user_id: $user}) RETURN x.author, count(x) ORDER BY x.author",
+}
+
+
+async def _load_demo(service: MemoryService) -> MemoryService:
+    await load_fixtures(service, [demo_fixtures_path()], skip_projects=True)
+    return service
+
+
+async def _id_keys(service: MemoryService) -> dict[str, str]:
+    keys = {}
+    for app, user in (("companion", "alice"), ("companion", "bob"), ("workdesk", "alice"), ("workdesk", "carol")):
+        for e in await service.list_entries(app, user, all_projects=True):
+            keys[e.entry_id] = f"<{app}/{user}/{e.session_id}#{e.position}>"
+    return keys
+
+
+def _id_of(keys: dict[str, str], suffix: str) -> str:
+    return next(entry_id for entry_id, key in keys.items() if key.endswith(f"/{suffix}>"))
+
+
+def _normalise(value: Any, keys: dict[str, str]) -> Any:
+    if isinstance(value, str):
+        return keys.get(value, value)
+    if isinstance(value, list):  # COLLECT has no defined order
+        return sorted((_normalise(v, keys) for v in value), key=repr)
+    if isinstance(value, dict):
+        return {k: _normalise(v, keys) for k, v in value.items()}
+    return value
+
+
+def _comparable(result: CypherResult, keys: dict[str, str]) -> tuple[list[str], list[list[Any]], list[list[Any]]]:
+    """Columns; rows with ids replaced, sorted; and the row order with id cells left out.
+
+    Rows that differ only in an entry id may be ordered by that id, which differs between
+    two stores of the same data: their order is compared without the ids.
+    """
+    rows = [[_normalise(v, keys) for v in row] for row in result.rows]
+    ordered = [
+        [v for v, raw in zip(row, raw_row) if not (isinstance(raw, str) and raw in keys)]
+        for row, raw_row in zip(rows, result.rows)
+    ]
+    return result.columns, sorted(rows, key=repr), ordered
+
+
+@pytest.fixture
+async def networkx_demo(decomposer: Decomposer) -> MemoryService:
+    return await _load_demo(GraphMemoryService(decomposer))
+
+
+@pytest.fixture
+async def neo4j_demo(decomposer: Decomposer) -> AsyncIterator[MemoryService]:
+    service = await make_neo4j_service(decomposer)
+    try:
+        yield await _load_demo(service)
+    finally:
+        await service.close()
+
+
+def test_every_file_says_what_it_shows_and_its_parameters() -> None:
+    assert len(DEBUG_FILES) >= 6
+    for path in DEBUG_FILES:
+        text = path.read_text(encoding="utf-8")
+        first, rest = text.split("\n", 1)
+        assert first.startswith("// ") and len(first) > 20, f"{path.name}: first line must be a // comment"
+        assert "//" not in rest, f"{path.name}: only the first line is a comment"
+        declared = re.search(r"Parameters: ([\w, ]+?)(?: \(|\.)", first)
+        names = {n.strip() for n in declared.group(1).split(",")} if declared else set()
+        assert declared or "No parameters." in first, f"{path.name}: say 'Parameters: a, b.' or 'No parameters.'"
+        assert names == parameter_names(text), f"{path.name}: the comment names {names}"
+
+
+async def test_every_file_runs_on_networkx(networkx_demo: MemoryService) -> None:
+    for path in DEBUG_FILES:
+        result = await run_read_only(networkx_demo, path.read_text(encoding="utf-8"), PARAMS)
+        assert result.columns, path.name
+    assert (await run_read_only(networkx_demo, (DEBUG / "orphan_terms.cypher").read_text(), {})).rows == []
+
+
+@pytest.mark.neo4j
+async def test_every_file_gives_the_same_results_on_both_backends(
+    networkx_demo: MemoryService, neo4j_demo: MemoryService
+) -> None:
+    queries = {path.name: path.read_text(encoding="utf-8") for path in DEBUG_FILES} | SUBSET
+    nx_keys, neo_keys = await _id_keys(networkx_demo), await _id_keys(neo4j_demo)
+    # The same entry on each backend, by the first characters of its id, as a person would give it.
+    nx_params = PARAMS | {"entry": _id_of(nx_keys, "companion-alice-02#2")[:8]}
+    neo_params = PARAMS | {"entry": _id_of(neo_keys, "companion-alice-02#2")[:8]}
+    different = []
+    for name, query in queries.items():
+        on_networkx = _comparable(await run_read_only(networkx_demo, query, nx_params), nx_keys)
+        on_neo4j = _comparable(await run_read_only(neo4j_demo, query, neo_params), neo_keys)
+        # Orphans should be none: test_orphans_are_found_on_both_backends shows the file finds them.
+        assert on_networkx[1] or name == "orphan_terms.cypher", f"{name}: no rows, so the comparison proves nothing"
+        if on_networkx != on_neo4j:
+            different.append(f"{name}:\n  networkx {str(on_networkx)[:1500]}\n  neo4j    {str(on_neo4j)[:1500]}")
+    assert not different, "\n".join(different)
+
+
+@pytest.mark.neo4j
+async def test_orphans_are_found_on_both_backends(decomposer: Decomposer) -> None:
+    # The files must find what they look for, not just agree on finding nothing.
+    query = (DEBUG / "orphan_terms.cypher").read_text(encoding="utf-8")
+    networkx = GraphMemoryService(decomposer)
+    await networkx.add_session("a", "u", "s", [])
+    networkx.graph.add_node(("Token", "a", "u", "lost"), __labels__={"Token"}, app_name="a", user_id="u", value="lost")
+    neo4j = await make_neo4j_service(decomposer)
+    try:
+        await neo4j.driver.execute_query("CREATE (:Token {app_name: 'a', user_id: 'u', value: 'lost'})")  # type: ignore[attr-defined]
+        expected = [["a", "u", "lost", ""]]
+        assert (await run_read_only(networkx, query, {})).rows == expected
+        assert (await run_read_only(neo4j, query, {})).rows == expected
+    finally:
+        await neo4j.close()
+
+
+def test_debug_files_run_through_the_command(tmp_path: Path) -> None:
+    runner = CliRunner()
+    store = str(tmp_path / "memory.journal")
+    loaded = runner.invoke(app, ["--store", store, "load", "--demo", "--skip-projects"])
+    assert loaded.exit_code == 0, loaded.output
+    params = [arg for k, v in PARAMS.items() for arg in ("--param", f"{k}={v}")]
+    for path in DEBUG_FILES:
+        result = runner.invoke(app, ["--store", store, "cypher", "--file", str(path), *params, "--json"])
+        assert result.exit_code == 0, f"{path.name}: {result.output}"

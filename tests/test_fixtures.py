@@ -1,0 +1,267 @@
+"""The fixture format: validation, line-numbered errors, all-or-nothing loads, export round trips."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections import Counter
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from graphmem import GraphMemoryService, MemoryService, SearchRequest
+from graphmem._fixtures import (
+    FixtureError,
+    FixtureSession,
+    demo_fixtures_path,
+    dump_fixtures,
+    export_fixtures,
+    fixture_json_schema,
+    load_fixtures,
+    read_fixtures,
+)
+
+APP, USER = "app", "ann"
+
+
+def session_line(
+    session_id: str | None = "s1", project_id: str | None = None, texts: tuple[str, ...] = ("hello Lisbon",), **extra: Any
+) -> str:
+    data = {
+        "app_name": APP,
+        "user_id": USER,
+        "session_id": session_id,
+        "project_id": project_id,
+        "entries": [
+            {"author": "Ann", "role": "user", "text": text, "timestamp": f"2026-01-0{i + 1}T10:00:00"}
+            for i, text in enumerate(texts)
+        ],
+    }
+    data.update(extra)
+    return json.dumps(data)
+
+
+def write(path: Path, *lines: str) -> Path:
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+async def stored_texts(service: MemoryService, app: str = APP, user: str = USER) -> list[str]:
+    return sorted(e.memory.text for e in await service.list_entries(app, user, all_projects=True))
+
+
+# ---------------------------------------------------------------------------- the models
+
+
+def test_naive_timestamp_means_utc() -> None:
+    session = FixtureSession.model_validate_json(session_line())
+    assert session.entries[0].timestamp == datetime(2026, 1, 1, 10, tzinfo=timezone.utc)
+
+
+def test_aware_timestamp_is_converted_to_utc() -> None:
+    data = json.loads(session_line())
+    data["entries"][0]["timestamp"] = "2026-01-01T12:00:00+02:00"
+    assert FixtureSession.model_validate(data).entries[0].timestamp == datetime(2026, 1, 1, 10, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"user_id": ""}, "user_id"),
+        ({"project_id": ""}, "project_id"),
+        ({"entries": []}, "entries"),
+        ({"projectId": "p"}, "projectId"),  # a typo is an error, never silently ignored
+        ({"app_name": 7}, "app_name"),
+    ],
+)
+def test_invalid_sessions_are_rejected(change: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValidationError, match=message):
+        FixtureSession.model_validate_json(session_line(**change))
+
+
+def test_blank_text_is_rejected() -> None:
+    with pytest.raises(ValidationError, match="blank"):
+        FixtureSession.model_validate_json(session_line(texts=("   ",)))
+
+
+def test_json_schema_describes_a_line() -> None:
+    schema = fixture_json_schema()
+    assert schema["$schema"].startswith("https://json-schema.org/")
+    assert set(schema["required"]) >= {"app_name", "user_id", "session_id", "entries"}
+    assert schema["additionalProperties"] is False
+    entry = schema["$defs"]["FixtureEntry"]
+    assert set(entry["required"]) == {"author", "role", "text", "timestamp"}
+    assert entry["properties"]["timestamp"]["format"] == "date-time"
+
+
+# ---------------------------------------------------------------------------- reading
+
+
+def test_bad_lines_are_reported_with_file_and_line_number(tmp_path: Path) -> None:
+    path = write(tmp_path / "f.jsonl", session_line("a"), "", "{not json", session_line("b", user_id=""))
+    with pytest.raises(FixtureError) as caught:
+        read_fixtures([path])
+    error = caught.value
+    assert error.count == 2
+    assert [(p.line_number, p.source) for p in error.problems] == [(3, str(path)), (4, str(path))]
+    assert str(error).startswith(f"{path}:3: not valid JSON")
+    assert "and 1 more bad line" in str(error)
+    assert "nothing was loaded" in str(error)
+
+
+def test_blank_lines_and_byte_order_mark_are_fine(tmp_path: Path) -> None:
+    path = tmp_path / "f.jsonl"
+    path.write_bytes(("\ufeff" + session_line("a") + "\n\n" + session_line("b") + "\n").encode("utf-8"))
+    lines = read_fixtures([path])
+    assert [(l.line_number, l.session.session_id) for l in lines] == [(1, "a"), (3, "b")]
+
+
+def test_non_object_and_non_utf8_lines(tmp_path: Path) -> None:
+    path = tmp_path / "f.jsonl"
+    path.write_bytes(b"[1, 2]\n\xff\xfe\n")
+    with pytest.raises(FixtureError) as caught:
+        read_fixtures([path])
+    assert [p.line_number for p in caught.value.problems] == [1, 2]
+    assert "JSON object" in caught.value.problems[0].message
+    assert "UTF-8" in caught.value.problems[1].message
+
+
+def test_reads_binary_streams() -> None:
+    stream = io.BytesIO((session_line("a") + "\n").encode())
+    assert [l.session.session_id for l in read_fixtures([stream])] == ["a"]
+
+
+def test_missing_file_is_an_os_error(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        read_fixtures([tmp_path / "missing.jsonl"])
+
+
+def test_demo_fixtures_are_valid_and_realistic() -> None:
+    lines = read_fixtures([demo_fixtures_path()])
+    sessions = [l.session for l in lines]
+    assert len(sessions) >= 30
+    assert len({s.app_name for s in sessions}) >= 2
+    assert len({s.user_id for s in sessions}) >= 3
+    assert any(s.project_id for s in sessions) and any(s.project_id is None for s in sessions)
+    keys = Counter((s.app_name, s.user_id, s.project_id, s.session_id) for s in sessions)
+    assert max(keys.values()) == 1, "a session id repeats: the later line would replace the earlier"
+    for s in sessions:
+        stamps = [e.timestamp for e in s.entries]
+        assert stamps == sorted(stamps), f"{s.session_id}: entries out of time order"
+
+
+# ---------------------------------------------------------------------------- loading
+
+
+async def test_a_bad_line_stores_nothing(service: MemoryService, tmp_path: Path) -> None:
+    good = write(tmp_path / "good.jsonl", session_line("a"))
+    bad = write(tmp_path / "bad.jsonl", session_line("b"), '{"app_name": "app"}')
+    with pytest.raises(FixtureError, match=rf"{bad}:2: "):
+        await load_fixtures(service, [good, bad])
+    assert await stored_texts(service) == []
+
+
+async def test_loading_twice_does_not_duplicate(service: MemoryService, tmp_path: Path) -> None:
+    path = write(tmp_path / "f.jsonl", session_line("a", texts=("one", "two")), session_line("b"))
+    first = await load_fixtures(service, [path])
+    second = await load_fixtures(service, [path])
+    assert (first.sessions, first.entries, first.users) == (second.sessions, second.entries, second.users) == (2, 3, 1)
+    assert await stored_texts(service) == ["hello Lisbon", "one", "two"]
+
+
+async def test_project_lines_on_a_backend_without_projects(tmp_path: Path, decomposer: Any) -> None:
+    service = GraphMemoryService(decomposer)
+    path = write(tmp_path / "f.jsonl", session_line("a"), session_line("b", project_id="p"), session_line("c", project_id="p"))
+    with pytest.raises(FixtureError) as caught:
+        await load_fixtures(service, [path])
+    message = str(caught.value)
+    assert message.startswith(f"{path}:2: session 'b' is in project 'p'")
+    assert "and 1 more project line" in message and "--skip-projects" in message
+    assert await stored_texts(service) == []  # never widened to global, nothing stored
+
+    report = await load_fixtures(service, [path], skip_projects=True)
+    assert (report.sessions, report.skipped_project_sessions) == (1, 2)
+    assert await stored_texts(service) == ["hello Lisbon"]
+
+
+async def test_skip_projects_also_skips_on_a_backend_with_projects(service: MemoryService, tmp_path: Path) -> None:
+    path = write(tmp_path / "f.jsonl", session_line("a"), session_line("b", project_id="p", texts=("in project",)))
+    report = await load_fixtures(service, [path], skip_projects=True)
+    assert (report.sessions, report.skipped_project_sessions) == (1, 1)
+    assert await stored_texts(service) == ["hello Lisbon"]
+
+
+async def test_sessionless_lines_store_loose_entries(service: MemoryService, tmp_path: Path) -> None:
+    path = write(tmp_path / "f.jsonl", session_line(None, texts=("loose one", "loose two")))
+    await load_fixtures(service, [path])
+    entries = await service.list_entries(APP, USER)
+    assert sorted((e.memory.text, e.session_id) for e in entries) == [("loose one", None), ("loose two", None)]
+
+
+async def test_progress_is_reported(service: MemoryService, tmp_path: Path) -> None:
+    path = write(tmp_path / "f.jsonl", session_line("a"), session_line("b"))
+    seen: list[tuple[int, int]] = []
+    await load_fixtures(service, [path], on_progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(1, 2), (2, 2)]
+
+
+# ---------------------------------------------------------------------------- export
+
+
+async def search_results(service: MemoryService, query: str, project: str | None = None) -> list[tuple[Any, ...]]:
+    response = await service.search(
+        SearchRequest(query=query, app_name="companion", user_id="alice", project_id=project, limit=20)
+    )
+    return [
+        (round(h.score, 9), h.memory.text, h.memory.author, h.memory.timestamp, sorted(h.matched_tokens), sorted(h.matched_entities))
+        for h in response.hits
+    ]
+
+
+QUERIES = ("Where does Maria work?", "Biscuit vet Okafor", "sister Lisbon birthday")
+
+
+async def test_export_then_load_gives_the_same_search_results(service: MemoryService, tmp_path: Path) -> None:
+    await load_fixtures(service, [demo_fixtures_path()], skip_projects=not service.supports_project_scoping())
+    before = [await search_results(service, q) for q in QUERIES]
+    assert all(before)
+    path = tmp_path / "alice.jsonl"
+    path.write_text("".join(dump_fixtures(await export_fixtures(service, "companion", "alice", all_projects=True))))
+
+    await service.delete_user("companion", "alice")
+    assert await search_results(service, QUERIES[0]) == []
+    await load_fixtures(service, [path])
+    assert [await search_results(service, q) for q in QUERIES] == before
+
+
+async def test_export_round_trip_keeps_project_results(service: MemoryService, tmp_path: Path) -> None:
+    if not service.supports_project_scoping():
+        pytest.skip("projects need a backend with project support")
+    await load_fixtures(service, [demo_fixtures_path()])
+    before = await search_results_for(service, "workdesk", "alice", "Atlas cutover staging", "q3-launch")
+    sessions = await export_fixtures(service, "workdesk", "alice", all_projects=True)
+    assert {s.project_id for s in sessions} == {None, "q3-launch", "hiring"}
+    path = tmp_path / "alice.jsonl"
+    path.write_text("".join(dump_fixtures(sessions)), encoding="utf-8")
+    await service.delete_user("workdesk", "alice")
+    await load_fixtures(service, [path])
+    assert await search_results_for(service, "workdesk", "alice", "Atlas cutover staging", "q3-launch") == before
+
+
+async def search_results_for(service: MemoryService, app: str, user: str, query: str, project: str) -> list[Any]:
+    response = await service.search(SearchRequest(query=query, app_name=app, user_id=user, project_id=project))
+    return [(round(h.score, 9), h.memory.text, h.project_id) for h in response.hits]
+
+
+async def test_export_scopes(service: MemoryService) -> None:
+    await service.add_session(APP, USER, "g", [FixtureSession.model_validate_json(session_line()).memory_entries()[0]])
+    everything = await export_fixtures(service, APP, USER, all_projects=True)
+    global_only = await export_fixtures(service, APP, USER)
+    assert [s.session_id for s in everything] == [s.session_id for s in global_only] == ["g"]
+    line = json.loads(next(dump_fixtures(everything)))
+    assert list(line) == ["app_name", "user_id", "session_id", "project_id", "entries"]
+    assert line["entries"][0]["timestamp"] == "2026-01-01T10:00:00+00:00"
+    assert await export_fixtures(service, APP, "nobody", all_projects=True) == []
