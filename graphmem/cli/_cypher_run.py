@@ -17,12 +17,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graphmem._service import MemoryService
+from graphmem.backends._graph_model import ENTITY, ENTRY, TOKEN
 from graphmem.cli._context import EXIT_UNAVAILABLE, CliError
 from graphmem.cli._cypher_text import CypherTextError, find_write, return_columns, to_grand_cypher
 
 __all__ = ["CypherResult", "parse_param", "run_read_only"]
 
 _PARAM_NAME = re.compile(r"[^\W\d]\w*")
+_NODE_LABELS = frozenset({ENTRY, TOKEN, ENTITY})
 
 
 @dataclass(slots=True)
@@ -151,7 +153,7 @@ def _plain_networkx(value: Any) -> Any:
             return props
         names = sorted(labels)
         # grand-cypher returns nodes and relationships alike as attribute dicts.
-        if names and names[0] in ("Entry", "Token", "Entity"):
+        if set(names) <= _NODE_LABELS:
             return {"_labels": names, **props}
         return {"_type": names[0] if len(names) == 1 else names, **props}
     if isinstance(value, (list, tuple)):
