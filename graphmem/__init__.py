@@ -22,6 +22,15 @@ from graphmem._errors import (
     ProjectScopingUnsupportedError,
     UnsupportedOperationError,
 )
+from graphmem._fixtures import (
+    FixtureEntry,
+    FixtureError,
+    FixtureSession,
+    export_fixtures,
+    fixture_json_schema,
+    load_fixtures,
+    read_fixtures,
+)
 from graphmem._models import (
     Content,
     MemoryEntry,
@@ -46,6 +55,9 @@ __all__ = [
     "Decomposer",
     "Decomposition",
     "Entity",
+    "FixtureEntry",
+    "FixtureError",
+    "FixtureSession",
     "GraphMemoryService",
     "GraphmemError",
     "InvalidIdentifierError",
@@ -64,6 +76,10 @@ __all__ = [
     "StoredEntry",
     "UnsupportedOperationError",
     "__version__",
+    "export_fixtures",
+    "fixture_json_schema",
+    "load_fixtures",
+    "read_fixtures",
     "validate_project_id",
 ]
 
