@@ -29,7 +29,6 @@ import asyncio
 import inspect
 import json
 import os
-import platform
 import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -40,6 +39,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks._env import checkout, machine, versions
 from benchmarks._locomo import CATEGORY_NAMES, Conversation, load_conversations
 from benchmarks._systems import (
     AdkSystem,
@@ -359,6 +359,7 @@ async def _run(args: argparse.Namespace) -> int:
         notes.append(f"{skipped_q} question(s) of categories 1-4 have no evidence turn and are left out")
     ids = ", ".join(c.sample_id for c in conversations)
     print(f"## Recall on LoCoMo dev ({ids}), QA categories 1-4\n")
+    print(f"graphmem {checkout()}, {datetime.now(timezone.utc):%Y-%m-%d}\n")
     print(markdown_tables(results, conversations))
     for note in notes:
         print(f"- {note}")
@@ -366,7 +367,9 @@ async def _run(args: argparse.Namespace) -> int:
         payload = {
             "meta": {
                 "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                "python": platform.python_version(),
+                "checkout": checkout(),
+                "machine": machine(),
+                "versions": versions(),
                 "conversations": [c.sample_id for c in conversations],
                 "notes": notes,
             },
