@@ -1,11 +1,14 @@
 // Everything the scorer needs for one query, for one owner, in one round trip. It starts
 // from the query's Token and Entity nodes and never reads entries that share no term.
 //   entry_count  all the owner's entries (every project): the N of the idf
-//   token_df     per query token, the degree of its node (entries holding it, every project)
-//   entity_df    the same for entities
-//   candidates   in-scope entries sharing a query term: what they share, and the recency
-//                key of the entry, of its NEXT neighbours (one step either way) and of
-//                the entries two NEXT steps away
+//   token_df     [token, degree of its node] (the entries holding it, every project)
+//   entity_df    [name, degree] for the query's entities
+//   candidates   in-scope entries sharing a query term, each as [id, matched tokens,
+//                matched entities, ids one NEXT step away, ids two NEXT steps away]
+//   recency      [id, timestamp, position, session_id, project_id] of every candidate
+//                and every entry around one, each once
+// Rows are lists, not maps, and the recency of an entry is sent once however many
+// candidates it is next to: decoding the answer is most of a search's time.
 // In scope: global entries, plus those of $project_id when it is not null.
 CALL () {
   MATCH (e:Entry {app_name: $app_name, user_id: $user_id})
@@ -14,12 +17,12 @@ CALL () {
 CALL () {
   UNWIND $tokens AS value
   MATCH (t:Token {app_name: $app_name, user_id: $user_id, value: value})
-  RETURN collect({term: value, df: COUNT { (t)<-[:HAS_TOKEN]-() }}) AS token_df
+  RETURN collect([value, COUNT { (t)<-[:HAS_TOKEN]-() }]) AS token_df
 }
 CALL () {
   UNWIND $entities AS name
   MATCH (n:Entity {app_name: $app_name, user_id: $user_id, name: name})
-  RETURN collect({term: name, df: COUNT { (n)<-[:MENTIONS]-() }}) AS entity_df
+  RETURN collect([name, COUNT { (n)<-[:MENTIONS]-() }]) AS entity_df
 }
 CALL () {
   CALL () {
@@ -34,12 +37,17 @@ CALL () {
     RETURN e, null AS token, name AS entity
   }
   WITH e, collect(token) AS tokens, collect(entity) AS entities
-  RETURN collect({
-    entry: e {.id, .timestamp, .position, .session_id, .project_id},
-    tokens: tokens,
-    entities: entities,
-    neighbours: [(e)-[:NEXT]-(n:Entry) | n {.id, .timestamp, .position, .session_id, .project_id}],
-    second_neighbours: [(e)-[:NEXT]-(:Entry)-[:NEXT]-(f:Entry) WHERE f <> e | f {.id, .timestamp, .position, .session_id, .project_id}]
-  }) AS candidates
+  WITH e, tokens, entities,
+       [(e)-[:NEXT]-(n:Entry) | n] AS near,
+       [(e)-[:NEXT]-(:Entry)-[:NEXT]-(f:Entry) WHERE f <> e | f] AS far
+  WITH collect([e.id, tokens, entities, [n IN near | n.id], [f IN far | f.id]]) AS candidates,
+       collect([e] + near + far) AS around
+  RETURN candidates,
+         COLLECT {
+           UNWIND around AS group
+           UNWIND group AS x
+           WITH DISTINCT x
+           RETURN [x.id, x.timestamp, x.position, x.session_id, x.project_id]
+         } AS recency
 }
-RETURN entry_count, token_df, entity_df, candidates
+RETURN entry_count, token_df, entity_df, candidates, recency

@@ -12,6 +12,7 @@ import asyncio
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import time
@@ -21,7 +22,6 @@ from datetime import datetime, timedelta, timezone
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
 import pytest
 
@@ -35,7 +35,7 @@ from graphmem import (
     Part,
     SearchRequest,
 )
-from conftest import make_neo4j_service, neo4j_auth, neo4j_uri_or_skip
+from conftest import in_ci, make_neo4j_service, neo4j_auth, neo4j_uri_or_skip
 
 pytestmark = pytest.mark.neo4j
 
@@ -339,50 +339,87 @@ async def test_parity_with_networkx_on_the_demo_fixtures(neo: Any, decomposer: D
 # ---------------------------------------------------------------------- outage
 
 
-def managed_by_scripts_neo4j(uri: str) -> bool:
-    parsed = urlparse(uri)
-    if parsed.hostname != "127.0.0.1" or not (REPO / "scripts" / "neo4j").is_file():
-        return False
-    status = subprocess.run(
-        [str(REPO / "scripts" / "neo4j"), "status"], env=neo4j_script_env(uri), capture_output=True, text=True
-    )
-    return status.returncode == 0 and status.stdout.strip().splitlines()[-1:] == [uri]
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
-def neo4j_script_env(uri: str) -> dict[str, str]:
-    env = dict(os.environ)
-    port = urlparse(uri).port
-    if port is not None:
-        env["GRAPHMEM_NEO4J_PORT"] = str(port)
-    return env
+class PrivateNeo4j:
+    """A Neo4j of this test's own, through ``scripts/neo4j`` with its own home and port.
 
+    The outage test stops its server; stopping the shared one would break every other
+    test (and every other run) using it at the time.
+    """
 
-def scripts_neo4j(command: str, uri: str) -> None:
-    subprocess.run([str(REPO / "scripts" / "neo4j"), command], env=neo4j_script_env(uri), check=True, timeout=240)
+    def __init__(self, home: Path) -> None:
+        self.port = free_port()
+        self.uri = f"bolt://127.0.0.1:{self.port}"
+        self.env = {
+            **os.environ,
+            "GRAPHMEM_NEO4J_HOME": str(home),
+            "GRAPHMEM_NEO4J_DATA": str(home / "data"),  # kept across stop and start
+            "GRAPHMEM_NEO4J_PORT": str(self.port),
+            "GRAPHMEM_NEO4J_HEAP": "512m",
+            "GRAPHMEM_NEO4J_PAGECACHE": "32m",
+        }
+        self.env.pop("GRAPHMEM_NEO4J_PASSWORD", None)
+
+    def run(self, command: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(REPO / "scripts" / "neo4j"), command], env=self.env, capture_output=True, text=True, timeout=300
+        )
+
+    def start(self) -> None:
+        done = self.run("start")
+        if done.returncode != 0:
+            message = f"scripts/neo4j start failed for a private server: {done.stderr[-1500:]}"
+            if in_ci():
+                pytest.fail(message)
+            pytest.skip(message)
+        assert done.stdout.strip().splitlines()[-1] == self.uri
+
+    def stop(self) -> None:
+        self.run("stop")
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(420)
-async def test_outage_fails_fast_and_the_same_service_recovers(neo: Any) -> None:
-    uri = neo4j_uri_or_skip()
-    if not managed_by_scripts_neo4j(uri):
-        pytest.skip(f"{uri} is not a server scripts/neo4j runs here; not stopping it")
-    await neo.add_session("app", "u", "s", [entry("Maria lives in Lisbon")])
-    request = SearchRequest(app_name="app", user_id="u", query="Lisbon")
-    assert (await neo.search(request)).memories
+@pytest.mark.timeout(600)
+async def test_outage_fails_fast_and_the_same_service_recovers(tmp_path: Path, decomposer: Decomposer) -> None:
+    from graphmem.backends.neo4j import Neo4jMemoryService
 
-    scripts_neo4j("stop", uri)
+    neo4j_uri_or_skip()  # the same gate as every Neo4j test
+    if not (REPO / "scripts" / "neo4j").is_file():
+        pytest.skip("scripts/neo4j is missing")
+    server = PrivateNeo4j(tmp_path / "neo4j")
+    server.start()
+    svc = Neo4jMemoryService(server.uri, nlp=decomposer)
     try:
-        for call in (neo.health_check, lambda: neo.search(request), lambda: neo.add_entry("app", "u", entry("x y"))):
-            started = time.monotonic()
-            with pytest.raises(BackendUnavailableError):
-                await asyncio.wait_for(call(), timeout=30)
-            assert time.monotonic() - started < 15
-    finally:
-        scripts_neo4j("start", uri)
+        await svc.ensure_schema()
+        await svc.add_session("app", "u", "s", [entry("Maria lives in Lisbon")])
+        request = SearchRequest(app_name="app", user_id="u", query="Lisbon")
+        assert (await svc.search(request)).memories
 
-    await neo.health_check()
-    assert [m.text for m in (await neo.search(request)).memories] == ["Maria lives in Lisbon"]
+        server.stop()
+        calls = {
+            "health_check": svc.health_check,
+            "search": lambda: svc.search(request),
+            "add_entry": lambda: svc.add_entry("app", "u", entry("lost words")),
+            "delete_user": lambda: svc.delete_user("app", "u"),
+        }
+        for name, call in calls.items():
+            started = time.monotonic()
+            with pytest.raises(BackendUnavailableError, match=re.escape(server.uri)):
+                await asyncio.wait_for(call(), timeout=30)
+            assert time.monotonic() - started < 10, name
+
+        server.start()
+        await svc.health_check()
+        assert [m.text for m in (await svc.search(request)).memories] == ["Maria lives in Lisbon"]
+        assert await svc.add_entry("app", "u", entry("back again")) is not None
+    finally:
+        await svc.close()
+        server.stop()
 
 
 async def test_unreachable_server_raises_backend_unavailable(decomposer: Decomposer) -> None:

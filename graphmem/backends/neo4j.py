@@ -70,7 +70,6 @@ T = TypeVar("T")
 #: Each holds idempotent statements whose object names start with ``graphmem_v<N>_``.
 SCHEMA_VERSION = 1
 
-_RECENCY_FIELDS = ("id", "timestamp", "position", "session_id", "project_id")
 
 
 class Neo4jMemoryService(MemoryService):
@@ -109,7 +108,7 @@ class Neo4jMemoryService(MemoryService):
         nlp: Language | str | Decomposer | None = None,
         weights: ScoringWeights | None = None,
         connection_timeout: float = 3.0,
-        retry_time: float = 3.0,
+        retry_time: float = 2.0,
         contention_retry_time: float = 30.0,
     ) -> None:
         super().__init__(nlp, weights=weights)
@@ -272,25 +271,29 @@ class Neo4jMemoryService(MemoryService):
         )
         corpus = CorpusStats(
             entry_count=int(record["entry_count"]),
-            token_df={row["term"]: int(row["df"]) for row in record["token_df"]},
-            entity_df={row["term"]: int(row["df"]) for row in record["entity_df"]},
+            token_df={term: int(df) for term, df in record["token_df"]},
+            entity_df={name: int(df) for name, df in record["entity_df"]},
         )
         result = CandidateSet(corpus)
-        for row in record["candidates"]:
-            entry = row["entry"]
-            near = {n["id"]: n for n in row["neighbours"] if n["id"] != entry["id"]}
-            far = {f["id"]: f for f in row["second_neighbours"] if f["id"] != entry["id"] and f["id"] not in near}
+        for entry_id, matched_tokens, matched_entities, near_ids, far_ids in record["candidates"]:
+            near = set(near_ids) - {entry_id}
             result.candidates.append(
                 CandidateStats(
-                    entry_id=entry["id"],
-                    matched_tokens=frozenset(row["tokens"]),
-                    matched_entities=frozenset(row["entities"]),
+                    entry_id=entry_id,
+                    matched_tokens=frozenset(matched_tokens),
+                    matched_entities=frozenset(matched_entities),
                     neighbour_ids=tuple(sorted(near)),
-                    second_neighbour_ids=tuple(sorted(far)),
+                    second_neighbour_ids=tuple(sorted(set(far_ids) - near - {entry_id})),
                 )
             )
-            for props in (entry, *near.values(), *far.values()):
-                result.recency[props["id"]] = _recency(props)
+        for entry_id, timestamp, position, session_id, project_id in record["recency"]:
+            result.recency[entry_id] = RecencyKey(
+                timestamp=datetime.fromisoformat(timestamp),
+                position=int(position),
+                session_id=session_id or "",
+                project_id=project_id,
+                entry_id=entry_id,
+            )
         return result
 
     async def _fetch_entries(self, owner: Owner, entry_ids: Sequence[str]) -> list[StoredEntry]:
@@ -425,16 +428,6 @@ def _is_contention(exc: BaseException) -> bool:
 
 def _owner_params(owner: Owner) -> dict[str, Any]:
     return {"app_name": owner.app_name, "user_id": owner.user_id}
-
-
-def _recency(props: dict[str, Any]) -> RecencyKey:
-    return RecencyKey(
-        timestamp=datetime.fromisoformat(props["timestamp"]),
-        position=int(props["position"]),
-        session_id=props["session_id"] or "",
-        project_id=props["project_id"],
-        entry_id=props["id"],
-    )
 
 
 async def _run(tx: AsyncManagedTransaction, name: str, params: dict[str, Any]) -> list[Any]:
