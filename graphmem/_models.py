@@ -182,11 +182,12 @@ class SearchRequest(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     query: UnicodeStr
-    user_id: str
-    app_name: str
+    # Strict: ids are compared exactly, so bytes are refused rather than decoded.
+    user_id: Annotated[str, Field(strict=True)]
+    app_name: Annotated[str, Field(strict=True)]
     limit: Annotated[int, Field(ge=1)] | None = None
     min_score: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
-    project_id: str | None = None
+    project_id: Annotated[str, Field(strict=True)] | None = None
 
     @property
     def effective_limit(self) -> int:

@@ -45,7 +45,7 @@ from graphmem.backends._graph_model import (
     entry_properties,
     stored_entry_from_properties,
 )
-from graphmem.backends._journal import Journal
+from graphmem.backends._journal import Journal, JournalCorruptError
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -327,7 +327,7 @@ class GraphMemoryService(MemoryService):
         elif op == "delete_user":
             ids = list(own)
         else:
-            raise ValueError(f"unknown journal operation {op!r}")
+            raise JournalCorruptError(f"unknown journal operation {op!r}")
         removed = self._remove_entries(owner, ids)
         if op == "delete_user":
             self._entries.pop(owner, None)
