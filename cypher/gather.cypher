@@ -37,17 +37,18 @@ CALL () {
     RETURN e, null AS token, name AS entity
   }
   WITH e, collect(token) AS tokens, collect(entity) AS entities
+  // Recency rows, not nodes: a node carried in a list is a whole node value (its text
+  // too), and DISTINCT over those took megabytes per query.
   WITH e, tokens, entities,
-       [(e)-[:NEXT]-(n:Entry) | n] AS near,
-       [(e)-[:NEXT]-(:Entry)-[:NEXT]-(f:Entry) WHERE f <> e | f] AS far
-  WITH collect([e.id, tokens, entities, [n IN near | n.id], [f IN far | f.id]]) AS candidates,
-       collect([e] + near + far) AS around
+       [(e)-[:NEXT]-(n:Entry) | [n.id, n.timestamp, n.position, n.session_id, n.project_id]] AS near,
+       [(e)-[:NEXT]-(:Entry)-[:NEXT]-(f:Entry) WHERE f <> e | [f.id, f.timestamp, f.position, f.session_id, f.project_id]] AS far
+  WITH collect([e.id, tokens, entities, [n IN near | n[0]], [f IN far | f[0]]]) AS candidates,
+       collect([[e.id, e.timestamp, e.position, e.session_id, e.project_id]] + near + far) AS around
   RETURN candidates,
          COLLECT {
            UNWIND around AS group
-           UNWIND group AS x
-           WITH DISTINCT x
-           RETURN [x.id, x.timestamp, x.position, x.session_id, x.project_id]
+           UNWIND group AS row
+           RETURN DISTINCT row
          } AS recency
 }
 RETURN entry_count, token_df, entity_df, candidates, recency

@@ -12,6 +12,7 @@ import asyncio
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -382,6 +383,9 @@ class PrivateNeo4j:
     def stop(self) -> None:
         self.run("stop")
 
+    def pid(self) -> int:
+        return int((Path(self.env["GRAPHMEM_NEO4J_HOME"]) / "neo4j.pid").read_text().strip())
+
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
@@ -394,11 +398,24 @@ async def test_outage_fails_fast_and_the_same_service_recovers(tmp_path: Path, d
     server = PrivateNeo4j(tmp_path / "neo4j")
     server.start()
     svc = Neo4jMemoryService(server.uri, nlp=decomposer)
+    impatient = Neo4jMemoryService(server.uri, nlp=decomposer, read_timeout=3.0)
     try:
         await svc.ensure_schema()
         await svc.add_session("app", "u", "s", [entry("Maria lives in Lisbon")])
         request = SearchRequest(app_name="app", user_id="u", query="Lisbon")
         assert (await svc.search(request)).memories
+
+        # A server that accepts connections but never answers (frozen): reads time out.
+        assert (await impatient.search(request)).memories
+        os.kill(server.pid(), signal.SIGSTOP)
+        try:
+            started = time.monotonic()
+            with pytest.raises(BackendUnavailableError, match="did not answer"):
+                await asyncio.wait_for(impatient.search(request), timeout=30)
+            assert time.monotonic() - started < 10
+        finally:
+            os.kill(server.pid(), signal.SIGCONT)
+        await impatient.health_check()
 
         server.stop()
         calls = {
@@ -419,6 +436,7 @@ async def test_outage_fails_fast_and_the_same_service_recovers(tmp_path: Path, d
         assert await svc.add_entry("app", "u", entry("back again")) is not None
     finally:
         await svc.close()
+        await impatient.close()
         server.stop()
 
 
@@ -557,6 +575,8 @@ async def test_an_existing_driver_is_used_and_not_closed(decomposer: Decomposer)
             assert (await svc.list_recent("drv", "u"))[0].text == "driver supplied by the caller"
             await svc.delete_user("drv", "u")
         await svc.close()  # idempotent
+        with pytest.raises(BackendUnavailableError, match="closed"):
+            await svc.health_check()
         # The caller's driver is still open.
         await driver.verify_connectivity()
     finally:

@@ -8,10 +8,13 @@ by ``HAS_TOKEN``, ``MENTIONS`` and ``NEXT``. Every query lives in a ``.cypher`` 
 How the driver is used:
 
 - Writes run in one managed write transaction per call, so an ``add_session`` is all or
-  nothing and the driver retries transient errors. Deadlocks between concurrent writers are
-  transient too; they get a longer retry budget than an outage does (see ``_with_retries``).
+  nothing and the driver retries transient errors. Concurrent writers of one session are
+  serialised by a lock key (``cypher/lock_session.cypher``); a delete write-locks the terms
+  it may orphan (``cypher/delete_entries.cypher``). Deadlocks, and a term deleted under a
+  concurrent write, get a longer retry budget than an outage does (``_with_retries``).
 - Reads go through ``execute_query`` with read routing, so a ``neo4j://`` cluster URI
-  spreads them over readers.
+  spreads them over readers. A search is one query (``cypher/gather.cypher``) that starts
+  from the query's Token and Entity nodes and returns the statistics the pure scorer needs.
 - Timeouts are bounded: with the server down a call fails in a few seconds with
   :class:`~graphmem.BackendUnavailableError`, and the same object works again once the
   server is back (the driver reconnects by itself).
@@ -93,6 +96,9 @@ class Neo4jMemoryService(MemoryService):
             could not be reached; bounds how long a call takes to fail during an outage.
         contention_retry_time: seconds to keep retrying a write the server refused for
             contention (a deadlock between concurrent writers).
+        read_timeout: seconds a read (a search, a health check) may take before it fails
+            with ``BackendUnavailableError``: a server that accepts connections but does
+            not answer must not hang the caller.
 
     Raises:
         ValueError: neither or both of ``uri`` and ``driver`` given.
@@ -110,12 +116,14 @@ class Neo4jMemoryService(MemoryService):
         connection_timeout: float = 3.0,
         retry_time: float = 2.0,
         contention_retry_time: float = 30.0,
+        read_timeout: float = 30.0,
     ) -> None:
         super().__init__(nlp, weights=weights)
         if (uri is None) == (driver is None):
             raise ValueError("give either uri (with auth) or an existing driver, not both and not neither")
         self._database = database
         self._contention_retry_time = contention_retry_time
+        self._read_timeout = read_timeout
         self._closed = False
         if driver is not None:
             self._driver = driver
@@ -330,11 +338,14 @@ class Neo4jMemoryService(MemoryService):
     # ------------------------------------------------------------------ driver plumbing
 
     async def _read(self, name: str, params: dict[str, Any]) -> list[Any]:
+        self._check_open()
         try:
-            result = await self._driver.execute_query(
-                load_cypher(name), params, routing_=RoutingControl.READ, database_=self._database
-            )
-        except _DRIVER_ERRORS as exc:
+            # On a timeout the driver drops the connection it was using (cancellation safe).
+            async with asyncio.timeout(self._read_timeout):
+                result = await self._driver.execute_query(
+                    load_cypher(name), params, routing_=RoutingControl.READ, database_=self._database
+                )
+        except _DRIVER_ERRORS as exc:  # TimeoutError included: it is an OSError
             raise self._unavailable(exc) from exc
         return list(result.records)
 
@@ -372,6 +383,7 @@ class Neo4jMemoryService(MemoryService):
         different: the server is fine and the next attempt usually succeeds, so those get
         ``contention_retry_time``, with jittered backoff.
         """
+        self._check_open()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._contention_retry_time
         delay = 0.05
@@ -388,7 +400,16 @@ class Neo4jMemoryService(MemoryService):
             await asyncio.sleep(delay * random.uniform(0.5, 1.5))
             delay = min(delay * 2, 1.0)
 
+    def _check_open(self) -> None:
+        if self._closed:
+            raise BackendUnavailableError(f"this {type(self).__name__} is closed; create a new one")
+
     def _unavailable(self, exc: BaseException) -> BackendUnavailableError:
+        if isinstance(exc, TimeoutError):
+            return BackendUnavailableError(
+                f"{self._where} did not answer within {self._read_timeout:g} s. "
+                "Check that the server is healthy (scripts/neo4j status) or raise read_timeout."
+            )
         if isinstance(exc, AuthError):
             hint = "check the credentials (auth=...)"
         elif isinstance(exc, TransientError):
