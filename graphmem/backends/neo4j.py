@@ -74,7 +74,6 @@ T = TypeVar("T")
 SCHEMA_VERSION = 1
 
 
-
 class Neo4jMemoryService(MemoryService):
     """Memory in Neo4j (5.x): persistent, shared by many workers, readable with Cypher.
 
@@ -209,7 +208,6 @@ class Neo4jMemoryService(MemoryService):
         entries: Sequence[PreparedEntry],
     ) -> None:
         params = _owner_params(owner)
-
         session_params = {**params, "project_id": project_id, "session_id": session_id}
 
         async def work(tx: AsyncManagedTransaction) -> None:
