@@ -609,3 +609,23 @@ def test_the_wheel_ships_every_cypher_file(tmp_path: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     expected = {f"graphmem/cypher/{p.name}" for p in CYPHER_DIR.glob("*.cypher")}
     assert expected and expected <= names
+
+    # Installed (here: unpacked) the package loads its queries from inside itself.
+    unpacked = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(unpacked)
+    probe = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import graphmem._cypher as c; print(c._folder()); print(len(c.load_cypher('gather')))",
+        ],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(unpacked)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert probe.returncode == 0, probe.stderr[-2000:]
+    folder, size = probe.stdout.split()
+    assert Path(folder) == unpacked / "graphmem" / "cypher"
+    assert int(size) > 0
