@@ -196,6 +196,9 @@ class Bm25System(System):
     name = "bm25"
 
     def __init__(self) -> None:
+        from rank_bm25 import BM25Okapi  # imported here: import time is not ingest time
+
+        self._bm25 = BM25Okapi
         self._keys: dict[str, list[str]] = {}
         self._docs: dict[str, list[list[str]]] = {}
         self._index: dict[str, Any] = {}
@@ -207,10 +210,8 @@ class Bm25System(System):
         self._dirty.add(user)
 
     async def build(self) -> None:
-        from rank_bm25 import BM25Okapi
-
         for user in self._dirty:
-            self._index[user] = BM25Okapi(self._docs[user])
+            self._index[user] = self._bm25(self._docs[user])
         self._dirty.clear()
 
     async def search(self, user: str, query: str, k: int) -> list[str]:
@@ -228,8 +229,9 @@ class Bm25sSystem(System):
     name = "bm25s"
 
     def __init__(self) -> None:
-        import bm25s  # noqa: F401  (fail early when it is not installed)
+        import bm25s  # imported here: import time is not ingest time
 
+        self._bm25s = bm25s
         self._keys: dict[str, list[str]] = {}
         self._docs: dict[str, list[list[str]]] = {}
         self._index: dict[str, Any] = {}
@@ -241,10 +243,8 @@ class Bm25sSystem(System):
         self._dirty.add(user)
 
     async def build(self) -> None:
-        import bm25s
-
         for user in self._dirty:
-            index = bm25s.BM25()
+            index = self._bm25s.BM25()
             index.index(self._docs[user], show_progress=False)
             self._index[user] = index
         self._dirty.clear()
@@ -270,18 +270,20 @@ class AdkSystem(System):
     name = "adk"
 
     def __init__(self, app: str) -> None:
+        # Imported here: import time is not ingest time.
+        from google.adk.events import Event
         from google.adk.memory import InMemoryMemoryService
+        from google.adk.sessions import Session
+        from google.genai import types
 
+        self._event, self._session, self._types = Event, Session, types
         self.app = app
         self.service = InMemoryMemoryService()
 
     async def add_session(self, user: str, session_id: str, turns: Sequence[Turn]) -> None:
-        from google.adk.events import Event
-        from google.adk.sessions import Session
-        from google.genai import types
-
+        types = self._types
         events = [
-            Event(
+            self._event(
                 id=t.key,
                 invocation_id=session_id,
                 author=t.speaker,
@@ -290,7 +292,7 @@ class AdkSystem(System):
             )
             for t in turns
         ]
-        session = Session(id=session_id, app_name=self.app, user_id=user, events=events)
+        session = self._session(id=session_id, app_name=self.app, user_id=user, events=events)
         await self.service.add_session_to_memory(session)
 
     async def search(self, user: str, query: str, k: int) -> list[str]:
