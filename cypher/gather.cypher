@@ -4,11 +4,10 @@
 //   token_df     [token, degree of its node] (the entries holding it, every project)
 //   entity_df    [name, degree] for the query's entities
 //   candidates   in-scope entries sharing a query term, each as [id, matched tokens,
-//                matched entities, ids one NEXT step away, ids two NEXT steps away]
-//   recency      [id, timestamp, position, session_id, project_id] of every candidate
-//                and every entry around one, each once
-// Rows are lists, not maps, and the recency of an entry is sent once however many
-// candidates it is next to: decoding the answer is most of a search's time.
+//                matched entities, project_id, ids one NEXT step away, ids two NEXT
+//                steps away]
+// Rows are lists, not maps: decoding the answer is much of a search's time. Nothing else
+// of an entry is read here; the service fetches only the entries that can make the cut.
 // In scope: global entries, plus those of $project_id when it is not null.
 CALL () {
   MATCH (e:Entry {app_name: $app_name, user_id: $user_id})
@@ -37,18 +36,10 @@ CALL () {
     RETURN e, null AS token, name AS entity
   }
   WITH e, collect(token) AS tokens, collect(entity) AS entities
-  // Recency rows, not nodes: a node carried in a list is a whole node value (its text
-  // too), and DISTINCT over those took megabytes per query.
-  WITH e, tokens, entities,
-       [(e)-[:NEXT]-(n:Entry) | [n.id, n.timestamp, n.position, n.session_id, n.project_id]] AS near,
-       [(e)-[:NEXT]-(:Entry)-[:NEXT]-(f:Entry) WHERE f <> e | [f.id, f.timestamp, f.position, f.session_id, f.project_id]] AS far
-  WITH collect([e.id, tokens, entities, [n IN near | n[0]], [f IN far | f[0]]]) AS candidates,
-       collect([[e.id, e.timestamp, e.position, e.session_id, e.project_id]] + near + far) AS around
-  RETURN candidates,
-         COLLECT {
-           UNWIND around AS group
-           UNWIND group AS row
-           RETURN DISTINCT row
-         } AS recency
+  RETURN collect([
+    e.id, tokens, entities, e.project_id,
+    [(e)-[:NEXT]-(n:Entry) | n.id],
+    [(e)-[:NEXT]-(:Entry)-[:NEXT]-(f:Entry) WHERE f <> e | f.id]
+  ]) AS candidates
 }
-RETURN entry_count, token_df, entity_df, candidates, recency
+RETURN entry_count, token_df, entity_df, candidates

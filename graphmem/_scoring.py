@@ -46,8 +46,9 @@ __all__ = [
     "ScoringWeights",
     "rank",
     "score_candidates",
+    "QueryScores",
+    "score_query",
     "term_weight",
-    "top_entries",
 ]
 
 
@@ -85,6 +86,7 @@ class CandidateStats:
     matched_entities: frozenset[str]
     neighbour_ids: tuple[str, ...] = ()
     second_neighbour_ids: tuple[str, ...] = ()
+    project_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,28 +216,54 @@ def score_candidates(
     }
 
 
-def top_entries(
+@dataclass(frozen=True, slots=True)
+class QueryScores:
+    """The scores of one query over its candidates and their neighbours.
+
+    Ranking needs each entry's recency only to break ties, so a search scores everything
+    first, then fetches only the :meth:`contenders` and ranks those with :func:`rank`.
+    """
+
+    final: Mapping[str, float]
+    direct: Mapping[str, float]
+    candidates: Mapping[str, CandidateStats]
+    token_weights: Mapping[str, float]
+    entity_weights: Mapping[str, float]
+
+    def contenders(self, limit: int, min_score: float | None = None) -> list[str]:
+        """The ids that can make the first ``limit``: the ``limit`` best scores (at least
+        ``min_score``) and every id tied with the last of them."""
+        floor = 0.0 if min_score is None else min_score
+        kept = [(round(score, 12), i) for i, score in self.final.items() if score >= floor]
+        if len(kept) <= limit:
+            return [i for _, i in kept]
+        cut = heapq.nlargest(limit, (score for score, _ in kept))[-1]
+        return [i for score, i in kept if score >= cut]
+
+    def scored(self, entry_id: str) -> ScoredEntry:
+        return _scored_entry(
+            entry_id,
+            self.final[entry_id],
+            self.direct,
+            self.candidates,
+            self.token_weights,
+            self.entity_weights,
+        )
+
+
+def score_query(
     query_tokens: Iterable[str],
     query_entities: Iterable[str],
     corpus: CorpusStats,
     candidates: Sequence[CandidateStats],
-    recency: Mapping[str, RecencyKey],
-    *,
-    limit: int,
-    min_score: float | None = None,
     weights: ScoringWeights = ScoringWeights(),
-) -> list[ScoredEntry]:
-    """Score and rank in one pass: ``rank(score_candidates(...), ...)`` without building a
-    :class:`ScoredEntry` for entries that do not make the cut."""
+) -> QueryScores:
+    """Score a query's candidates and their neighbours without building a hit for each."""
     token_w, entity_w, total = _weights(query_tokens, query_entities, corpus, weights)
     if total <= 0.0:
-        return []
+        return QueryScores({}, {}, {}, token_w, entity_w)
     direct, final = _scores(token_w, entity_w, total, candidates, weights)
-    floor = 0.0 if min_score is None else min_score
-    kept = [i for i, score in final.items() if score >= floor and i in recency]
-    best = heapq.nsmallest(limit, kept, key=lambda i: (-round(final[i], 12), *recency[i].order))
-    by_id = {c.entry_id: c for c in candidates}
-    return [_scored_entry(i, final[i], direct, by_id, token_w, entity_w) for i in best]
+    return QueryScores(final, direct, {c.entry_id: c for c in candidates}, token_w, entity_w)
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,8 +33,10 @@ from graphmem._scoring import (
     CorpusStats,
     RecencyKey,
     ScoredEntry,
+    QueryScores,
     ScoringWeights,
-    top_entries,
+    rank,
+    score_query,
 )
 
 if TYPE_CHECKING:
@@ -94,15 +96,13 @@ class PreparedEntry:
 
 @dataclass(slots=True)
 class CandidateSet:
-    """What a backend gathers for one query, in scope.
-
-    ``candidates`` are the entries sharing a query term; ``recency`` has the tie-break key
-    of every candidate and of every candidate's in-scope ``NEXT`` neighbour.
-    """
+    """What a backend gathers for one query, in scope: the degrees of the query's term
+    nodes and the entries sharing a query term (with their project and their ``NEXT``
+    neighbours one and two steps away). Neighbours are in the candidate's session, so in
+    scope too."""
 
     corpus: CorpusStats
     candidates: list[CandidateStats] = field(default_factory=list)
-    recency: dict[str, RecencyKey] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,10 +242,19 @@ class MemoryService(ABC):
         if request.project_id is not None:
             self._require_projects("search")
             validate_project_id(request.project_id)
-        ranked = await self._rank(owner, request.project_id, request.query, request.effective_limit, request.min_score)
-        if not ranked:
+        scores = await self._score(owner, request.project_id, request.query)
+        if scores is None:
             return SearchResponse()
-        stored = {e.entry_id: e for e in await self._fetch_entries(owner, [s.entry_id for s in ranked])}
+        limit = request.effective_limit
+        # Fetch only what can make the cut (ties included), then break ties by recency.
+        contenders = scores.contenders(limit, request.min_score)
+        stored = {e.entry_id: e for e in await self._fetch_entries(owner, contenders)}
+        ranked = rank(
+            {i: scores.scored(i) for i in stored},  # an id missing was deleted meanwhile
+            {i: e.recency for i, e in stored.items()},
+            limit=limit,
+            min_score=request.min_score,
+        )
         hits = [
             SearchHit(
                 entry_id=s.entry_id,
@@ -258,7 +267,6 @@ class MemoryService(ABC):
                 context_score=s.context,
             )
             for s in ranked
-            if s.entry_id in stored  # deleted between gather and fetch
         ]
         return SearchResponse(memories=[h.memory for h in hits], hits=hits)
 
@@ -425,24 +433,14 @@ class MemoryService(ABC):
             )
         return prepared
 
-    async def _rank(
-        self, owner: Owner, project_id: str | None, query: str, limit: int, min_score: float | None
-    ) -> list[ScoredEntry]:
+    async def _score(self, owner: Owner, project_id: str | None, query: str) -> QueryScores | None:
         parts = await self.decompose_query(query)
         if parts.is_empty:
-            return []
+            return None
         entity_names = tuple(e.name for e in parts.entities)
         candidates = await self._gather(owner, project_id, parts.tokens, entity_names)
-        return top_entries(
-            parts.tokens,
-            entity_names,
-            candidates.corpus,
-            candidates.candidates,
-            candidates.recency,
-            limit=limit,
-            min_score=min_score,
-            weights=self.weights,
-        )
+        scores = score_query(parts.tokens, entity_names, candidates.corpus, candidates.candidates, self.weights)
+        return scores if scores.final else None
 
     async def _matching_ids(
         self, owner: Owner, scope: str | None, query: str, *, only_project: str | None
@@ -454,11 +452,7 @@ class MemoryService(ABC):
         if parts.is_empty:
             return []
         candidates = await self._gather(owner, scope, parts.tokens, tuple(e.name for e in parts.entities))
-        return [
-            c.entry_id
-            for c in candidates.candidates
-            if candidates.recency[c.entry_id].project_id == only_project
-        ]
+        return [c.entry_id for c in candidates.candidates if c.project_id == only_project]
 
     # ------------------------------------------------------------------ backend primitives
 

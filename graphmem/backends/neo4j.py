@@ -25,13 +25,12 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from graphmem._cypher import load_cypher, load_statements
 from graphmem._decompose import Decomposer, Entity
 from graphmem._errors import BackendUnavailableError
-from graphmem._scoring import CandidateStats, CorpusStats, RecencyKey, ScoringWeights
+from graphmem._scoring import CandidateStats, CorpusStats, ScoringWeights
 from graphmem._service import (
     CandidateSet,
     MemoryService,
@@ -281,7 +280,7 @@ class Neo4jMemoryService(MemoryService):
             entity_df={name: int(df) for name, df in record["entity_df"]},
         )
         result = CandidateSet(corpus)
-        for entry_id, matched_tokens, matched_entities, near_ids, far_ids in record["candidates"]:
+        for entry_id, matched_tokens, matched_entities, entry_project, near_ids, far_ids in record["candidates"]:
             near = set(near_ids) - {entry_id}
             result.candidates.append(
                 CandidateStats(
@@ -290,15 +289,8 @@ class Neo4jMemoryService(MemoryService):
                     matched_entities=frozenset(matched_entities),
                     neighbour_ids=tuple(sorted(near)),
                     second_neighbour_ids=tuple(sorted(set(far_ids) - near - {entry_id})),
+                    project_id=entry_project,
                 )
-            )
-        for entry_id, timestamp, position, session_id, project_id in record["recency"]:
-            result.recency[entry_id] = RecencyKey(
-                timestamp=datetime.fromisoformat(timestamp),
-                position=int(position),
-                session_id=session_id or "",
-                project_id=project_id,
-                entry_id=entry_id,
             )
         return result
 

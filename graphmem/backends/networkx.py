@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import networkx as nx
 
 from graphmem._decompose import Decomposer
-from graphmem._scoring import CandidateStats, CorpusStats, RecencyKey, ScoringWeights
+from graphmem._scoring import CandidateStats, CorpusStats, ScoringWeights
 from graphmem._service import (
     CandidateSet,
     MemoryService,
@@ -87,7 +87,6 @@ class GraphMemoryService(MemoryService):
         self._entries: dict[Owner, dict[str, StoredEntry]] = defaultdict(dict)
         self._sessions: dict[SessionKey, list[str]] = {}
         self._neighbours: dict[str, tuple[str, ...]] = {}
-        self._recency: dict[str, RecencyKey] = {}
 
     # ------------------------------------------------------------------ public extras
 
@@ -206,16 +205,16 @@ class GraphMemoryService(MemoryService):
             own = self._entries.get(owner, {})
             corpus = CorpusStats(len(own), token_df, entity_df)
             result = CandidateSet(corpus)
-            recency = self._recency
+            neighbours_of = self._neighbours
             for entry_id in matched_tokens.keys() | matched_entities.keys():
                 entry_project = own[entry_id].project_id
                 if entry_project is not None and entry_project != project_id:
                     continue
-                neighbours = self._neighbours.get(entry_id, ())
+                neighbours = neighbours_of.get(entry_id, ())
                 second = tuple(
                     far
                     for near in neighbours
-                    for far in self._neighbours.get(near, ())
+                    for far in neighbours_of.get(near, ())
                     if far != entry_id and far not in neighbours
                 )
                 result.candidates.append(
@@ -225,11 +224,9 @@ class GraphMemoryService(MemoryService):
                         frozenset(matched_entities.get(entry_id, ())),
                         neighbours,
                         second,
+                        entry_project,
                     )
                 )
-                result.recency[entry_id] = recency[entry_id]
-                for other in (*neighbours, *second):
-                    result.recency[other] = recency[other]
             return result
 
     async def _fetch_entries(self, owner: Owner, entry_ids: Sequence[str]) -> list[StoredEntry]:
@@ -365,7 +362,6 @@ class GraphMemoryService(MemoryService):
                 graph.add_node(entity, __labels__={ENTITY}, app_name=app, user_id=user, name=name, label=label)
             graph.add_edge(node, entity, __labels__={MENTIONS})
         self._entries[owner][stored.entry_id] = stored
-        self._recency[stored.entry_id] = stored.recency
         return stored.entry_id
 
     def _remove_entries(self, owner: Owner, entry_ids: Sequence[str]) -> int:
@@ -385,7 +381,6 @@ class GraphMemoryService(MemoryService):
             for term in terms:
                 if not graph._pred[term]:
                     graph.remove_node(term)  # no entry uses it any more
-            self._recency.pop(entry_id, None)
             for other in self._neighbours.pop(entry_id, ()):
                 if other in self._neighbours:
                     self._neighbours[other] = tuple(n for n in self._neighbours[other] if n != entry_id)
