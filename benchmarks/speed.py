@@ -332,7 +332,7 @@ def markdown_table(rows: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plot(rows: Sequence[dict[str, Any]], path: Path) -> None:
+def plot(rows: Sequence[dict[str, Any]], path: Path, title: str = "Search latency p50 against corpus size") -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -341,16 +341,17 @@ def plot(rows: Sequence[dict[str, Any]], path: Path) -> None:
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for name in ALL_SYSTEMS:
         points = sorted((r["size"], r["search_p50_ms"]) for r in rows if r["system"] == name and "error" not in r)
-        if points:
-            ax.plot(*zip(*points), marker="o", label=name)
+        if not points:
+            continue
+        (line,) = ax.plot(*zip(*points), marker="o", label=name)
         no_ner = sorted((r["size"], r["search_p50_no_ner_ms"]) for r in rows if r["system"] == name and "search_p50_no_ner_ms" in r)
         if no_ner:
-            ax.plot(*zip(*no_ner), marker=".", linestyle="--", label=f"{name} (query NER cached)")
+            ax.plot(*zip(*no_ner), marker=".", linestyle="--", color=line.get_color(), label=f"{name} (query NER cached)")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("corpus size (entries)")
     ax.set_ylabel("search latency p50 (ms)")
-    ax.set_title("Search latency p50 against corpus size (per-user searches)")
+    ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -437,7 +438,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     (out / "speed.json").write_text(json.dumps({"meta": meta, "notes": notes, "rows": rows}, indent=1))
     (out / "speed.md").write_text(table + "".join(f"\n- {n}" for n in notes) + "\n")
-    plot(rows, Path(args.plot))
+    per_user = f"{args.entries_per_user:,} entries per user" if args.entries_per_user else "one user"
+    plot(rows, Path(args.plot), f"Search p50 against corpus size ({per_user}, limit=10)")
     say(f"wrote {out / 'speed.md'}, {out / 'speed.json'} and {args.plot}")
     return 0 if not any("error" in r for r in rows) else 1
 
