@@ -338,7 +338,7 @@ def plot(rows: Sequence[dict[str, Any]], path: Path, title: str = "Search latenc
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = plt.subplots(figsize=(9.5, 4.5))
     for name in ALL_SYSTEMS:
         points = sorted((r["size"], r["search_p50_ms"]) for r in rows if r["system"] == name and "error" not in r)
         if not points:
@@ -353,7 +353,7 @@ def plot(rows: Sequence[dict[str, Any]], path: Path, title: str = "Search latenc
     ax.set_ylabel("search latency p50 (ms)")
     ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
