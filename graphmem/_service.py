@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -178,6 +178,27 @@ class MemoryService(ABC):
         validate_identifier(session_id, "session_id")
         prepared = await self._prepare(entries, session_id=session_id, project_id=None)
         await self._replace_session(owner, None, session_id, prepared)
+
+    async def add_sessions(
+        self,
+        app_name: str,
+        user_id: str,
+        sessions: Mapping[str, Sequence[MemoryEntry]],
+    ) -> None:
+        """Store several finished conversations as global memory, decomposing them together.
+
+        The same as ``add_session`` for each item, in order (each session is replaced and
+        stored all or nothing), but spaCy sees all their entries in one batch, which lets a
+        ``Decomposer(n_process=2)`` use a second core. Every id is checked before anything
+        is stored.
+        """
+        owner = self._owner(app_name, user_id)
+        items = list(sessions.items())
+        for session_id, _ in items:
+            validate_identifier(session_id, "session_id")
+        prepared = await self._prepare_sessions(items, project_id=None)
+        for (session_id, _), entries in zip(items, prepared, strict=True):
+            await self._replace_session(owner, None, session_id, entries)
 
     async def add_session_to_project(
         self,
@@ -400,12 +421,37 @@ class MemoryService(ABC):
     async def _prepare(
         self, entries: Sequence[MemoryEntry], *, session_id: str | None, project_id: str | None
     ) -> list[PreparedEntry]:
-        entries = list(entries)  # iterated twice below: a generator must not come back empty
-        for entry in entries:
-            if not isinstance(entry, MemoryEntry):
-                raise TypeError(f"entries must be MemoryEntry objects, got {type(entry).__name__}")
-        kept = [e for e in entries if e.text.strip()]
-        decomposed = await self.decompose_many([e.text for e in kept])
+        return (await self._prepare_sessions([(session_id, entries)], project_id=project_id))[0]
+
+    async def _prepare_sessions(
+        self,
+        sessions: Sequence[tuple[str | None, Sequence[MemoryEntry]]],
+        *,
+        project_id: str | None,
+    ) -> list[list[PreparedEntry]]:
+        """Check and decompose the entries of several sessions in one pipeline batch."""
+        kept_per_session: list[list[MemoryEntry]] = []
+        for _, entries in sessions:
+            entries = list(entries)  # iterated twice below: a generator must not come back empty
+            for entry in entries:
+                if not isinstance(entry, MemoryEntry):
+                    raise TypeError(f"entries must be MemoryEntry objects, got {type(entry).__name__}")
+            kept_per_session.append([e for e in entries if e.text.strip()])
+        decomposed = iter(await self.decompose_many([e.text for kept in kept_per_session for e in kept]))
+        result: list[list[PreparedEntry]] = []
+        for (session_id, _), kept in zip(sessions, kept_per_session, strict=True):
+            parts_list = [next(decomposed) for _ in kept]
+            result.append(self._prepared(kept, parts_list, session_id=session_id, project_id=project_id))
+        return result
+
+    def _prepared(
+        self,
+        kept: Sequence[MemoryEntry],
+        decomposed: Sequence[Decomposition],
+        *,
+        session_id: str | None,
+        project_id: str | None,
+    ) -> list[PreparedEntry]:
         # Everyone who speaks in this conversation: a turn that merely addresses one of the
         # others by name does not take the name as content (see graphmem._decompose).
         participants = {t for e in kept for t in author_tokens(e.author)}

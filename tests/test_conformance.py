@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from graphmem import (
     Content,
     GraphmemError,
+    InvalidIdentifierError,
     InvalidProjectIdError,
     MemoryEntry,
     MemoryService,
@@ -759,3 +760,30 @@ async def test_concurrent_replacements_of_one_session_never_duplicate(service: M
     assert len(stored) == 3
     assert any(stored == sorted(e.text for e in batch) for batch in batches)
     assert (await service.stats(APP, USER)).sessions == 1
+
+
+# ---------------------------------------------------------------------------- add_sessions (bulk)
+
+
+async def test_add_sessions_stores_like_add_session_one_by_one(service: MemoryService) -> None:
+    sessions = {
+        "s1": [entry("My sister Maria lives in Lisbon.", at=0), entry("Where does she work?", at=1)],
+        "s2": [entry("She bakes at Pastelaria Aurora.", at=10), entry("", at=11)],
+    }
+    await service.add_sessions(APP, USER, sessions)
+    assert sorted(await stored_texts(service)) == sorted(
+        ["My sister Maria lives in Lisbon.", "Where does she work?", "She bakes at Pastelaria Aurora."]
+    )
+    # The same session ids again replace, as add_session does.
+    await service.add_sessions(APP, USER, {"s2": [entry("She moved to Porto.", at=20)]})
+    assert "She bakes at Pastelaria Aurora." not in await stored_texts(service)
+    assert "She moved to Porto." in await texts_found(service, "Porto")
+    # Within a session, NEXT links were made: the answer turn is recalled as context.
+    hits = (await search(service, "sister Maria")).hits
+    assert [h.memory.text for h in hits][:2] == ["My sister Maria lives in Lisbon.", "Where does she work?"]
+
+
+async def test_add_sessions_with_a_bad_session_id_stores_nothing(service: MemoryService) -> None:
+    with pytest.raises(InvalidIdentifierError):
+        await service.add_sessions(APP, USER, {"fine": [entry("kept out")], "": [entry("bad id")]})
+    assert await stored_texts(service) == []
