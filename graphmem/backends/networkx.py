@@ -54,8 +54,9 @@ __all__ = ["GraphMemoryService"]
 
 logger = logging.getLogger("graphmem")
 
-# One shared (immutable) label set per label: a fresh set on every edge cost ~2.7 KB per entry.
-_LABELS = {label: frozenset({label}) for label in (ENTRY, TOKEN, ENTITY, HAS_TOKEN, MENTIONS, NEXT)}
+# One shared label set per label: a fresh set on every edge cost ~2.7 KB per entry. A plain
+# set, not a frozenset: grand-cypher's type() only unwraps a `set`. Never mutate these.
+_LABELS = {label: {label} for label in (ENTRY, TOKEN, ENTITY, HAS_TOKEN, MENTIONS, NEXT)}
 
 NodeKey = tuple[str, str, str, str]
 SessionKey = tuple[Owner, str | None, str]
