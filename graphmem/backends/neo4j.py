@@ -401,12 +401,18 @@ class Neo4jMemoryService(MemoryService):
                 "Check that the server is healthy (scripts/neo4j status) or raise read_timeout."
             )
         if isinstance(exc, AuthError):
-            hint = "check the credentials (auth=...)"
+            hint = "Check the credentials (auth=...)"
         elif isinstance(exc, TransientError):
-            hint = "the server stayed too busy to complete it; try again"
+            hint = "The server stayed too busy to complete it; try again"
+        elif isinstance(exc, DatabaseError):
+            hint = "The server reported an internal error; see its log (scripts/neo4j status shows where)"
         else:
-            hint = "check that Neo4j is running (scripts/neo4j status) and that the URI is right; this service reconnects by itself once it is back"
-        return BackendUnavailableError(f"{self._where} failed: {type(exc).__name__}: {exc}. {hint.capitalize()}.")
+            hint = (
+                "Check that Neo4j is running (scripts/neo4j status) and that the URI is right; "
+                "this service reconnects by itself once it is back"
+            )
+        # Not str.capitalize(): it would lowercase "Neo4j" and "URI" in the rest of the hint.
+        return BackendUnavailableError(f"{self._where} failed: {type(exc).__name__}: {exc}. {hint}.")
 
 
 #: Errors that mean "the backend cannot serve this call". Other ``Neo4jError``s (client
