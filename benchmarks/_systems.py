@@ -186,7 +186,42 @@ def _top_k(scores: np.ndarray, k: int, *, positive_only: bool) -> list[int]:
     return order.tolist()
 
 
-class Bm25System(System):
+class _WordIndexSystem(System):
+    """A lexical peer: each user's turns as word lists, one index per user built after
+    ingest; subclasses build the index and score a query against it."""
+
+    def __init__(self) -> None:
+        self._keys: dict[str, list[str]] = {}
+        self._docs: dict[str, list[list[str]]] = {}
+        self._index: dict[str, Any] = {}
+        self._dirty: set[str] = set()
+
+    async def add_session(self, user: str, session_id: str, turns: Sequence[Turn]) -> None:
+        self._keys.setdefault(user, []).extend(t.key for t in turns)
+        self._docs.setdefault(user, []).extend(words(peer_text(t)) for t in turns)
+        self._dirty.add(user)
+
+    async def build(self) -> None:
+        for user in self._dirty:
+            self._index[user] = self._build_index(self._docs[user])
+        self._dirty.clear()
+
+    def _build_index(self, docs: list[list[str]]) -> Any:
+        raise NotImplementedError
+
+    def _scores(self, index: Any, tokens: list[str]) -> Any:
+        raise NotImplementedError
+
+    async def search(self, user: str, query: str, k: int) -> list[str]:
+        index = self._index.get(user)
+        tokens = words(query)
+        if index is None or not tokens:
+            return []
+        keys = self._keys[user]
+        return [keys[i] for i in _top_k(self._scores(index, tokens), k, positive_only=True)]
+
+
+class Bm25System(_WordIndexSystem):
     """``rank_bm25.BM25Okapi`` (k1=1.5, b=0.75), one index per user, built after ingest.
 
     Only turns with a positive score are returned (a turn sharing no query word is not
@@ -196,67 +231,36 @@ class Bm25System(System):
     name = "bm25"
 
     def __init__(self) -> None:
+        super().__init__()
         from rank_bm25 import BM25Okapi  # imported here: import time is not ingest time
 
         self._bm25 = BM25Okapi
-        self._keys: dict[str, list[str]] = {}
-        self._docs: dict[str, list[list[str]]] = {}
-        self._index: dict[str, Any] = {}
-        self._dirty: set[str] = set()
 
-    async def add_session(self, user: str, session_id: str, turns: Sequence[Turn]) -> None:
-        self._keys.setdefault(user, []).extend(t.key for t in turns)
-        self._docs.setdefault(user, []).extend(words(peer_text(t)) for t in turns)
-        self._dirty.add(user)
+    def _build_index(self, docs: list[list[str]]) -> Any:
+        return self._bm25(docs)
 
-    async def build(self) -> None:
-        for user in self._dirty:
-            self._index[user] = self._bm25(self._docs[user])
-        self._dirty.clear()
-
-    async def search(self, user: str, query: str, k: int) -> list[str]:
-        index = self._index.get(user)
-        if index is None:
-            return []
-        scores = index.get_scores(words(query))
-        keys = self._keys[user]
-        return [keys[i] for i in _top_k(scores, k, positive_only=True)]
+    def _scores(self, index: Any, tokens: list[str]) -> Any:
+        return index.get_scores(tokens)
 
 
-class Bm25sSystem(System):
+class Bm25sSystem(_WordIndexSystem):
     """``bm25s.BM25`` (Lucene variant, k1=1.5, b=0.75) on the same word tokens, one index per user."""
 
     name = "bm25s"
 
     def __init__(self) -> None:
+        super().__init__()
         import bm25s  # imported here: import time is not ingest time
 
         self._bm25s = bm25s
-        self._keys: dict[str, list[str]] = {}
-        self._docs: dict[str, list[list[str]]] = {}
-        self._index: dict[str, Any] = {}
-        self._dirty: set[str] = set()
 
-    async def add_session(self, user: str, session_id: str, turns: Sequence[Turn]) -> None:
-        self._keys.setdefault(user, []).extend(t.key for t in turns)
-        self._docs.setdefault(user, []).extend(words(peer_text(t)) for t in turns)
-        self._dirty.add(user)
+    def _build_index(self, docs: list[list[str]]) -> Any:
+        index = self._bm25s.BM25()
+        index.index(docs, show_progress=False)
+        return index
 
-    async def build(self) -> None:
-        for user in self._dirty:
-            index = self._bm25s.BM25()
-            index.index(self._docs[user], show_progress=False)
-            self._index[user] = index
-        self._dirty.clear()
-
-    async def search(self, user: str, query: str, k: int) -> list[str]:
-        index = self._index.get(user)
-        tokens = words(query)
-        if index is None or not tokens:
-            return []
-        scores = index.get_scores(tokens)
-        keys = self._keys[user]
-        return [keys[i] for i in _top_k(scores, k, positive_only=True)]
+    def _scores(self, index: Any, tokens: list[str]) -> Any:
+        return index.get_scores(tokens)
 
 
 class AdkSystem(System):
