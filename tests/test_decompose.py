@@ -38,6 +38,21 @@ def test_stop_words_punctuation_and_whitespace_are_dropped(decomposer: Decompose
     assert all(not any(ch.isspace() for ch in t) for t in tokens)
 
 
+def test_names_are_not_lemmatized(decomposer: Decomposer) -> None:
+    # The lookup table maps "maria" to "mare": a name must stay as written, whether NER
+    # finds it (an entry) or only its capital inside a sentence shows it (a query).
+    assert "maria" in decomposer.decompose("Maria went to the shelter.").tokens
+    assert "maria" in decomposer.decompose_query("what did Maria do at the shelter").tokens
+    assert "mare" not in decomposer.decompose("Maria went to the shelter.").tokens
+
+
+def test_stop_words_written_as_names_are_kept(decomposer: Decomposer) -> None:
+    assert {"us", "may"} <= set(decomposer.decompose("we flew to the US in May").tokens)
+    assert {"us", "may"} <= set(decomposer.decompose_query("did they fly to the US in May?").tokens)
+    # Capitals at the start of a sentence or in a shouted phrase name nothing.
+    assert decomposer.decompose("May I come? I LOVE IT").tokens == ("come", "love")
+
+
 def test_only_stop_words_give_nothing(decomposer: Decomposer) -> None:
     parts = decomposer.decompose("and the of it was to be or not to be")
     assert parts.tokens == () and parts.is_empty
@@ -143,8 +158,10 @@ async def test_the_author_is_recallable(decomposer: Decomposer) -> None:
 
 
 def test_default_pipeline_runs_only_the_components_it_uses(decomposer: Decomposer) -> None:
-    assert set(decomposer.nlp.pipe_names) <= {"tok2vec", "tagger", "attribute_ruler", "lemmatizer", "ner"}
-    assert "ner" in decomposer.nlp.pipe_names and "lemmatizer" in decomposer.nlp.pipe_names
+    # The tagger path to lemmas (and its shared embedding layer) is replaced by the lookup
+    # table; NER has its own embedding layer.
+    assert decomposer.nlp.pipe_names == ["ner"]
+    assert decomposer.decompose("She was painting houses").tokens == ("paint", "house")
 
 
 def test_blank_fallback_logs_a_warning_and_still_tokenises(
@@ -153,12 +170,12 @@ def test_blank_fallback_logs_a_warning_and_still_tokenises(
     monkeypatch.setattr(decompose_module, "DEFAULT_PIPELINES", ("graphmem_no_such_pipeline_a", "graphmem_no_such_pipeline_b"))
     fallback = Decomposer()
     with caplog.at_level(logging.WARNING, logger="graphmem"):
-        parts = fallback.decompose("The Cats were running to Lisbon in 2024!")
+        parts = fallback.decompose("The cats were running to Lisbon in 2024!")
     warnings = [r.getMessage() for r in caplog.records if r.name == "graphmem" and r.levelno == logging.WARNING]
     assert len(warnings) == 1
     assert "graphmem_no_such_pipeline_a" in warnings[0] and "pip install" in warnings[0]
-    # Lowercase words instead of lemmas, stop words still dropped, numbers kept, no entities.
-    assert {"cats", "running", "lisbon", "2024"} <= set(parts.tokens)
+    # Lemmas from the lookup table still, stop words dropped, numbers kept, no entities.
+    assert {"cat", "run", "lisbon", "2024"} <= set(parts.tokens)
     assert not {"the", "were", "to", "in"} & set(parts.tokens)
     assert parts.entities == ()
     assert set(fallback.decompose("東京タワー").tokens) >= {"東京", "タワ"}
@@ -186,7 +203,16 @@ def test_a_loaded_pipeline_is_used_as_given() -> None:
     blank = spacy.blank("en")
     given = Decomposer(blank)
     assert given.nlp is blank
-    assert given.decompose("Running cats").tokens == ("running", "cats")  # no lemmatizer in a blank pipeline
+    assert blank.pipe_names == []  # nothing added to it
+    assert given.decompose("Running cats").tokens == ("run", "cat")  # lemmas from the lookup table
+
+
+def test_without_a_lemma_table_tokens_are_lowercase_words(caplog: pytest.LogCaptureFixture) -> None:
+    # spacy-lookups-data has no lemma table for the multi-language pipeline.
+    given = Decomposer(spacy.blank("xx"))
+    with caplog.at_level(logging.WARNING, logger="graphmem"):
+        assert given.decompose("Running cats").tokens == ("running", "cats")
+    assert any("lemma lookup table" in r.getMessage() for r in caplog.records)
 
 
 def test_a_missing_named_pipeline_is_an_error_not_a_fallback() -> None:
