@@ -297,7 +297,7 @@ class Decomposer:
                     else:
                         self._nlp = load_default_pipeline()
                 if not self._loaded:
-                    self._lemmas = load_lemma_table(self._nlp.lang)
+                    self._lemmas = load_lemma_table(self._nlp.lang or "xx")
                     self._loaded = True
         return self._nlp
 
