@@ -27,6 +27,16 @@ The rules:
 4. Ties go to the newer entry (timestamp, then position in its session), then to a stable
    order of session and entry ids.
 
+Pruning. A term held by many of the user's entries (the speaker's name is on half of them)
+weighs little but would make a search read half the graph. So a search may first gather
+only from its *seed* terms (the rarer ones) and take the others — the *weak* terms, whose
+weights add up to the share ``w`` of the query — into account only for entries within two
+``NEXT`` steps of a seed holder. Every other entry holds no seed term and neither does any
+entry within two steps of it, so its score is at most ``w + share * (1 - w) * w``; entries
+near the edge of what was gathered get an upper bound the same way. When the ``limit``-th
+best known score is above every such bound, the pruned answer is exactly the full one
+(:meth:`QueryScores.decides`); otherwise the search gathers again from every term.
+
 Sums use :func:`math.fsum`, so the order in which a backend returns statistics cannot
 change a score in its last bit.
 """
@@ -129,8 +139,8 @@ def _scores(
     total: float,
     candidates: Sequence[CandidateStats],
     weights: ScoringWeights,
-) -> tuple[dict[str, float], dict[str, float]]:
-    """Direct and final scores by entry id (final only where it is above 0)."""
+) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
+    """Direct, context and final scores by entry id (final only where it is above 0)."""
     direct: dict[str, float] = {}
     for cand in candidates:
         own = math.fsum(
@@ -163,7 +173,7 @@ def _scores(
         score = min(1.0, own + share * (1.0 - own) * context.get(entry_id, 0.0))
         if score > 0.0:
             final[entry_id] = score
-    return direct, final
+    return direct, context, final
 
 
 def _scored_entry(
@@ -208,12 +218,16 @@ def score_candidates(
     token_w, entity_w, total = _weights(query_tokens, query_entities, corpus, weights)
     if total <= 0.0:
         return {}
-    direct, final = _scores(token_w, entity_w, total, candidates, weights)
+    direct, _, final = _scores(token_w, entity_w, total, candidates, weights)
     by_id = {c.entry_id: c for c in candidates}
     return {
         entry_id: _scored_entry(entry_id, score, direct, by_id, token_w, entity_w)
         for entry_id, score in final.items()
     }
+
+
+#: Scores are compared rounded to 12 digits (ties); bounds must clear the cut by more.
+_TIE_MARGIN = 1e-9
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,6 +243,23 @@ class QueryScores:
     candidates: Mapping[str, CandidateStats]
     token_weights: Mapping[str, float]
     entity_weights: Mapping[str, float]
+    #: Share of the query's weight held by weak terms (0 when every term was a seed).
+    weak_share: float = 0.0
+    #: Upper bounds of the scores that are only known from below (pruned gathering).
+    upper_bounds: Mapping[str, float] = field(default_factory=dict)
+    #: The best score an entry that was not gathered can have.
+    unseen_bound: float = 0.0
+
+    def decides(self, limit: int) -> bool:
+        """Whether the first ``limit`` entries (ties included) are certain: always after a
+        full gathering; after a pruned one, when the ``limit``-th best score is above every
+        score bound of an entry that was not gathered or not scored exactly."""
+        if self.weak_share <= 0.0:
+            return True
+        if len(self.final) < limit:
+            return False
+        cut = heapq.nlargest(limit, self.final.values())[-1] - _TIE_MARGIN
+        return self.unseen_bound < cut and all(bound < cut for bound in self.upper_bounds.values())
 
     def contenders(self, limit: int, min_score: float | None = None) -> list[str]:
         """The ids that can make the first ``limit``: the ``limit`` best scores (at least
@@ -257,13 +288,58 @@ def score_query(
     corpus: CorpusStats,
     candidates: Sequence[CandidateStats],
     weights: ScoringWeights = ScoringWeights(),
+    *,
+    weak_tokens: Iterable[str] = (),
+    weak_entities: Iterable[str] = (),
 ) -> QueryScores:
-    """Score a query's candidates and their neighbours without building a hit for each."""
+    """Score a query's candidates and their neighbours without building a hit for each.
+
+    ``weak_tokens`` and ``weak_entities`` are the query terms that were not used to gather
+    (see "Pruning" above); ``candidates`` must then hold every in-scope entry within two
+    ``NEXT`` steps of an entry holding a gathered term, each matched against every term.
+    """
     token_w, entity_w, total = _weights(query_tokens, query_entities, corpus, weights)
     if total <= 0.0:
         return QueryScores({}, {}, {}, token_w, entity_w)
-    direct, final = _scores(token_w, entity_w, total, candidates, weights)
-    return QueryScores(final, direct, {c.entry_id: c for c in candidates}, token_w, entity_w)
+    direct, context, final = _scores(token_w, entity_w, total, candidates, weights)
+    by_id = {c.entry_id: c for c in candidates}
+    weak = math.fsum(
+        [
+            *(token_w[t] for t in set(weak_tokens) if t in token_w),
+            *(entity_w[e] for e in set(weak_entities) if e in entity_w),
+        ]
+    )
+    weak_share = min(1.0, weak / total)
+    if weak_share <= 0.0:
+        return QueryScores(final, direct, by_id, token_w, entity_w)
+    share = weights.context_share
+
+    def bound(own: float, context: float) -> float:
+        return min(1.0, own + share * (1.0 - own) * context)
+
+    upper: dict[str, float] = {}
+    for entry_id in final:
+        cand = by_id.get(entry_id)
+        if cand is None:  # a neighbour that was not gathered: it holds no seed term
+            own = weak_share
+        elif any(n not in by_id for n in (*cand.neighbour_ids, *cand.second_neighbour_ids)):
+            own = direct[entry_id]
+        else:
+            continue  # every entry that can lend it context was gathered: exact
+        # An entry that was not gathered holds no seed term: it lends at most weak_share.
+        ceiling = bound(own, max(context.get(entry_id, 0.0), weak_share))
+        if ceiling > final[entry_id]:
+            upper[entry_id] = ceiling
+    return QueryScores(
+        final,
+        direct,
+        by_id,
+        token_w,
+        entity_w,
+        weak_share=weak_share,
+        upper_bounds=upper,
+        unseen_bound=bound(weak_share, weak_share),
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,10 +12,10 @@ from __future__ import annotations
 import asyncio
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from graphmem._decompose import Decomposer, Decomposition, Entity, addressed_names, author_tokens
 from graphmem._errors import ProjectScopingUnsupportedError, UnsupportedOperationError
@@ -103,6 +103,27 @@ class CandidateSet:
 
     corpus: CorpusStats
     candidates: list[CandidateStats] = field(default_factory=list)
+    #: Terms that were not gathered from (pruned gathering, see :func:`seed_terms`).
+    weak_tokens: frozenset[str] = frozenset()
+    weak_entities: frozenset[str] = frozenset()
+
+
+TermT = TypeVar("TermT", bound=Hashable)
+
+#: A query term held by more than this share of the user's entries is *weak*: a pruned
+#: search does not gather from its postings (see ``graphmem._scoring``, "Pruning").
+SEED_DF_SHARE = 0.05
+
+
+def seed_terms(dfs: Mapping[TermT, int], entry_count: int, max_df_share: float) -> set[TermT]:
+    """The terms a pruned search gathers from: those held by at most ``max_df_share`` of
+    the ``entry_count`` entries, and always the rarest held term(s). Terms held by no entry
+    are no seeds (they match nothing)."""
+    held = {term: df for term, df in dfs.items() if df > 0}
+    if not held:
+        return set()
+    rarest = min(held.values())
+    return {term for term, df in held.items() if df == rarest or df <= max_df_share * entry_count}
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +161,11 @@ class MemoryService(ABC):
             the default English pipeline (see :mod:`graphmem._decompose`).
         weights: the scorer's constants.
     """
+
+    #: Pruned search: query terms held by more than this share of the user's entries are
+    #: not gathered from (the answer stays exact, see ``graphmem._scoring``); ``None``
+    #: gathers from every term.
+    seed_df_share: float | None = SEED_DF_SHARE
 
     def __init__(
         self,
@@ -263,10 +289,10 @@ class MemoryService(ABC):
         if request.project_id is not None:
             self._require_projects("search")
             validate_project_id(request.project_id)
-        scores = await self._score(owner, request.project_id, request.query)
+        limit = request.effective_limit
+        scores = await self._score(owner, request.project_id, request.query, limit)
         if scores is None:
             return SearchResponse()
-        limit = request.effective_limit
         # Fetch only what can make the cut (ties included), then break ties by recency.
         contenders = scores.contenders(limit, request.min_score)
         stored = {e.entry_id: e for e in await self._fetch_entries(owner, contenders)}
@@ -479,13 +505,26 @@ class MemoryService(ABC):
             )
         return prepared
 
-    async def _score(self, owner: Owner, project_id: str | None, query: str) -> QueryScores | None:
+    async def _score(self, owner: Owner, project_id: str | None, query: str, limit: int) -> QueryScores | None:
         parts = await self.decompose_query(query)
         if parts.is_empty:
             return None
         entity_names = tuple(e.name for e in parts.entities)
-        candidates = await self._gather(owner, project_id, parts.tokens, entity_names)
-        scores = score_query(parts.tokens, entity_names, candidates.corpus, candidates.candidates, self.weights)
+        # First from the rarer terms only; when that cannot decide the first `limit`
+        # exactly, again from every term (see graphmem._scoring, "Pruning").
+        for max_df_share in (self.seed_df_share, None) if self.seed_df_share is not None else (None,):
+            gathered = await self._gather(owner, project_id, parts.tokens, entity_names, max_df_share=max_df_share)
+            scores = score_query(
+                parts.tokens,
+                entity_names,
+                gathered.corpus,
+                gathered.candidates,
+                self.weights,
+                weak_tokens=gathered.weak_tokens,
+                weak_entities=gathered.weak_entities,
+            )
+            if scores.decides(limit):
+                break
         return scores if scores.final else None
 
     async def _matching_ids(
@@ -520,8 +559,16 @@ class MemoryService(ABC):
         project_id: str | None,
         tokens: Sequence[str],
         entities: Sequence[str],
+        *,
+        max_df_share: float | None = None,
     ) -> CandidateSet:
-        """Gather statistics for a query in scope (global, or global plus ``project_id``)."""
+        """Gather statistics for a query in scope (global, or global plus ``project_id``).
+
+        ``max_df_share=None``: every in-scope entry holding a query term, each with the
+        terms it holds. A share: gather only from the :func:`seed_terms`; the candidates
+        are then every in-scope entry holding a seed term *and every entry within two
+        ``NEXT`` steps of one*, each with every query term it holds (possibly none), and
+        the other held terms are reported as ``weak_tokens`` / ``weak_entities``."""
 
     @abstractmethod
     async def _fetch_entries(self, owner: Owner, entry_ids: Sequence[str]) -> list[StoredEntry]:

@@ -217,7 +217,7 @@ class MinimalService(MemoryService):
     async def _replace_session(self, owner: Any, project_id: Any, session_id: Any, entries: Sequence[Any]) -> None:
         self.stored = list(entries)
 
-    async def _gather(self, owner: Any, project_id: Any, tokens: Any, entities: Any) -> Any:
+    async def _gather(self, owner: Any, project_id: Any, tokens: Any, entities: Any, **options: Any) -> Any:
         raise AssertionError("not needed here")
 
     async def _fetch_entries(self, owner: Any, entry_ids: Any) -> list[Any]:

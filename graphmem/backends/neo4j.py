@@ -264,22 +264,33 @@ class Neo4jMemoryService(MemoryService):
         project_id: str | None,
         tokens: Sequence[str],
         entities: Sequence[str],
+        *,
+        max_df_share: float | None = None,
     ) -> CandidateSet:
-        record = await self._read_one(
-            "gather",
-            {
-                **_owner_params(owner),
-                "project_id": project_id,
-                "tokens": list(dict.fromkeys(tokens)),
-                "entities": list(dict.fromkeys(entities)),
-            },
-        )
+        params = {
+            **_owner_params(owner),
+            "project_id": project_id,
+            "tokens": list(dict.fromkeys(tokens)),
+            "entities": list(dict.fromkeys(entities)),
+        }
+        if max_df_share is None:
+            record = await self._read_one("gather", params)
+        else:
+            record = await self._read_one("gather_pruned", {**params, "max_df_share": max_df_share})
         corpus = CorpusStats(
             entry_count=int(record["entry_count"]),
             token_df={term: int(df) for term, df in record["token_df"]},
             entity_df={name: int(df) for name, df in record["entity_df"]},
         )
-        result = CandidateSet(corpus)
+        if max_df_share is None:
+            result = CandidateSet(corpus)
+        else:
+            seed_tokens, seed_entities = set(record["seed_tokens"]), set(record["seed_entities"])
+            result = CandidateSet(
+                corpus,
+                weak_tokens=frozenset(t for t, df in corpus.token_df.items() if df and t not in seed_tokens),
+                weak_entities=frozenset(e for e, df in corpus.entity_df.items() if df and e not in seed_entities),
+            )
         for entry_id, matched_tokens, matched_entities, entry_project, near_ids, far_ids in record["candidates"]:
             near = set(near_ids) - {entry_id}
             result.candidates.append(

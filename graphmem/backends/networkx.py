@@ -20,7 +20,7 @@ import logging
 import os
 import threading
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import networkx as nx
@@ -34,6 +34,7 @@ from graphmem._service import (
     Owner,
     PreparedEntry,
     StoredEntry,
+    seed_terms,
 )
 from graphmem.backends._graph_model import (
     ENTITY,
@@ -187,51 +188,108 @@ class GraphMemoryService(MemoryService):
         project_id: str | None,
         tokens: Sequence[str],
         entities: Sequence[str],
+        *,
+        max_df_share: float | None = None,
     ) -> CandidateSet:
         with self._lock:
             self._ensure_loaded()
             pred = self._graph._pred  # adjacency dicts: postings without copying
             app, user = owner.app_name, owner.user_id
-            token_df: dict[str, int] = {}
-            entity_df: dict[str, int] = {}
-            matched_tokens: dict[str, list[str]] = defaultdict(list)
-            matched_entities: dict[str, list[str]] = defaultdict(list)
-            for value in tokens:
-                postings = pred.get((TOKEN, app, user, value))
-                token_df[value] = len(postings) if postings else 0
-                for node in postings or ():
-                    matched_tokens[node[3]].append(value)
-            for name in entities:
-                postings = pred.get((ENTITY, app, user, name))
-                entity_df[name] = len(postings) if postings else 0
-                for node in postings or ():
-                    matched_entities[node[3]].append(name)
+            token_postings = {t: pred.get((TOKEN, app, user, t)) or {} for t in dict.fromkeys(tokens)}
+            entity_postings = {e: pred.get((ENTITY, app, user, e)) or {} for e in dict.fromkeys(entities)}
             own = self._entries.get(owner, {})
-            corpus = CorpusStats(len(own), token_df, entity_df)
-            result = CandidateSet(corpus)
+            corpus = CorpusStats(
+                len(own),
+                {t: len(p) for t, p in token_postings.items()},
+                {e: len(p) for e, p in entity_postings.items()},
+            )
+            if max_df_share is None:
+                return self._candidates_holding(corpus, own, project_id, token_postings, entity_postings)
+            seeds = seed_terms(
+                {**{(TOKEN, t): df for t, df in corpus.token_df.items()},
+                 **{(ENTITY, e): df for e, df in corpus.entity_df.items()}},
+                corpus.entry_count,
+                max_df_share,
+            )
+            weak_tokens = frozenset(t for t, df in corpus.token_df.items() if df and (TOKEN, t) not in seeds)
+            weak_entities = frozenset(e for e, df in corpus.entity_df.items() if df and (ENTITY, e) not in seeds)
+            if not weak_tokens and not weak_entities:
+                return self._candidates_holding(corpus, own, project_id, token_postings, entity_postings)
             neighbours_of = self._neighbours
-            for entry_id in matched_tokens.keys() | matched_entities.keys():
-                entry_project = own[entry_id].project_id
-                if entry_project is not None and entry_project != project_id:
-                    continue
-                neighbours = neighbours_of.get(entry_id, ())
-                second = tuple(
-                    far
-                    for near in neighbours
-                    for far in neighbours_of.get(near, ())
-                    if far != entry_id and far not in neighbours
-                )
+            reached: dict[str, None] = {}
+            for kind, term in seeds:
+                postings = token_postings[term] if kind == TOKEN else entity_postings[term]
+                for node in postings:
+                    entry_id = node[3]
+                    reached[entry_id] = None
+                    for near in neighbours_of.get(entry_id, ()):
+                        reached[near] = None
+                        reached.update(dict.fromkeys(neighbours_of.get(near, ())))
+            result = CandidateSet(corpus, weak_tokens=weak_tokens, weak_entities=weak_entities)
+            succ = self._graph._succ
+            for entry_id in reached:
+                entry = own[entry_id]
+                if entry.project_id is not None and entry.project_id != project_id:
+                    continue  # a neighbour is in its candidate's session: only a seed can be out of scope
+                held = succ[(ENTRY, app, user, entry_id)]
                 result.candidates.append(
-                    CandidateStats(
+                    self._candidate(
                         entry_id,
-                        frozenset(matched_tokens.get(entry_id, ())),
-                        frozenset(matched_entities.get(entry_id, ())),
-                        neighbours,
-                        second,
-                        entry_project,
+                        entry.project_id,
+                        frozenset(t for t in token_postings if (TOKEN, app, user, t) in held),
+                        frozenset(e for e in entity_postings if (ENTITY, app, user, e) in held),
                     )
                 )
             return result
+
+    def _candidates_holding(
+        self,
+        corpus: CorpusStats,
+        own: Mapping[str, StoredEntry],
+        project_id: str | None,
+        token_postings: Mapping[str, Mapping[tuple[str, ...], Any]],
+        entity_postings: Mapping[str, Mapping[tuple[str, ...], Any]],
+    ) -> CandidateSet:
+        """Every in-scope entry holding a query term, with the terms it holds."""
+        matched_tokens: dict[str, list[str]] = defaultdict(list)
+        matched_entities: dict[str, list[str]] = defaultdict(list)
+        for value, postings in token_postings.items():
+            for node in postings:
+                matched_tokens[node[3]].append(value)
+        for name, postings in entity_postings.items():
+            for node in postings:
+                matched_entities[node[3]].append(name)
+        result = CandidateSet(corpus)
+        for entry_id in matched_tokens.keys() | matched_entities.keys():
+            entry_project = own[entry_id].project_id
+            if entry_project is not None and entry_project != project_id:
+                continue
+            result.candidates.append(
+                self._candidate(
+                    entry_id,
+                    entry_project,
+                    frozenset(matched_tokens.get(entry_id, ())),
+                    frozenset(matched_entities.get(entry_id, ())),
+                )
+            )
+        return result
+
+    def _candidate(
+        self,
+        entry_id: str,
+        project_id: str | None,
+        matched_tokens: frozenset[str],
+        matched_entities: frozenset[str],
+    ) -> CandidateStats:
+        neighbours_of = self._neighbours
+        neighbours = neighbours_of.get(entry_id, ())
+        second = tuple(
+            far
+            for near in neighbours
+            for far in neighbours_of.get(near, ())
+            if far != entry_id and far not in neighbours
+        )
+        return CandidateStats(entry_id, matched_tokens, matched_entities, neighbours, second, project_id)
 
     async def _fetch_entries(self, owner: Owner, entry_ids: Sequence[str]) -> list[StoredEntry]:
         with self._lock:
