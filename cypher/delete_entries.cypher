@@ -7,7 +7,10 @@
 // the lock both pass each other and this commit fails. Locks go tokens first in value
 // order, then entities in name order, the order in which writers link them.
 UNWIND $ids AS id
+// The hint matters: left alone, the planner seeks the owner index (all the owner's
+// entries) and filters it by id, once per id.
 MATCH (e:Entry {id: id})
+USING INDEX e:Entry(id)
 WHERE e.app_name = $app_name AND e.user_id = $user_id
 OPTIONAL MATCH (e)-[:HAS_TOKEN|MENTIONS]->(term)
 WITH collect(DISTINCT e) AS doomed, collect(DISTINCT term) AS terms
