@@ -29,12 +29,15 @@ The rules:
 
 Pruning. A term held by many of the user's entries (the speaker's name is on half of them)
 weighs little but would make a search read half the graph. So a search may first gather
-only from its *seed* terms (the rarer ones) and take the others — the *weak* terms, whose
-weights add up to the share ``w`` of the query — into account only for entries within two
-``NEXT`` steps of a seed holder. Every other entry holds no seed term and neither does any
-entry within two steps of it, so its score is at most ``w + share * (1 - w) * w``; entries
-near the edge of what was gathered get an upper bound the same way. When the ``limit``-th
-best known score is above every such bound, the pruned answer is exactly the full one
+only from its *seed* terms (the rarer ones) and read the others — the *weak* terms, whose
+weights add up to the share ``w`` of the query — only on entries within two ``NEXT`` steps
+of a seed holder. Let ``b = w + share * (1 - w) * w``. An entry holding no seed term has a
+direct score of at most ``w``; so if its score is above ``b``, some entry within two steps
+lends it more than ``w``, and that entry holds a seed term. Then it was gathered, with its
+direct score in full, and the lender too; any entry it was not gathered with lends at most
+``w``, less than the lender: its score is exact. A seed holder is exact as well (everything
+within two steps of it was gathered). So every score above ``b`` is exact, and when the
+``limit``-th best score is above ``b`` the pruned answer is the full one
 (:meth:`QueryScores.decides`); otherwise the search gathers again from every term.
 
 Sums use :func:`math.fsum`, so the order in which a backend returns statistics cannot
@@ -139,8 +142,8 @@ def _scores(
     total: float,
     candidates: Sequence[CandidateStats],
     weights: ScoringWeights,
-) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
-    """Direct, context and final scores by entry id (final only where it is above 0)."""
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Direct and final scores by entry id (final only where it is above 0)."""
     direct: dict[str, float] = {}
     for cand in candidates:
         own = math.fsum(
@@ -173,7 +176,7 @@ def _scores(
         score = min(1.0, own + share * (1.0 - own) * context.get(entry_id, 0.0))
         if score > 0.0:
             final[entry_id] = score
-    return direct, context, final
+    return direct, final
 
 
 def _scored_entry(
@@ -218,7 +221,7 @@ def score_candidates(
     token_w, entity_w, total = _weights(query_tokens, query_entities, corpus, weights)
     if total <= 0.0:
         return {}
-    direct, _, final = _scores(token_w, entity_w, total, candidates, weights)
+    direct, final = _scores(token_w, entity_w, total, candidates, weights)
     by_id = {c.entry_id: c for c in candidates}
     return {
         entry_id: _scored_entry(entry_id, score, direct, by_id, token_w, entity_w)
@@ -245,21 +248,18 @@ class QueryScores:
     entity_weights: Mapping[str, float]
     #: Share of the query's weight held by weak terms (0 when every term was a seed).
     weak_share: float = 0.0
-    #: Upper bounds of the scores that are only known from below (pruned gathering).
-    upper_bounds: Mapping[str, float] = field(default_factory=dict)
-    #: The best score an entry that was not gathered can have.
-    unseen_bound: float = 0.0
+    #: Every score above this is exact (pruned gathering; see "Pruning" above).
+    exact_above: float = 0.0
 
     def decides(self, limit: int) -> bool:
         """Whether the first ``limit`` entries (ties included) are certain: always after a
-        full gathering; after a pruned one, when the ``limit``-th best score is above every
-        score bound of an entry that was not gathered or not scored exactly."""
+        full gathering; after a pruned one, when the ``limit``-th best score is above
+        :attr:`exact_above`."""
         if self.weak_share <= 0.0:
             return True
         if len(self.final) < limit:
             return False
-        cut = heapq.nlargest(limit, self.final.values())[-1] - _TIE_MARGIN
-        return self.unseen_bound < cut and all(bound < cut for bound in self.upper_bounds.values())
+        return heapq.nlargest(limit, self.final.values())[-1] - _TIE_MARGIN > self.exact_above
 
     def contenders(self, limit: int, min_score: float | None = None) -> list[str]:
         """The ids that can make the first ``limit``: the ``limit`` best scores (at least
@@ -301,7 +301,7 @@ def score_query(
     token_w, entity_w, total = _weights(query_tokens, query_entities, corpus, weights)
     if total <= 0.0:
         return QueryScores({}, {}, {}, token_w, entity_w)
-    direct, context, final = _scores(token_w, entity_w, total, candidates, weights)
+    direct, final = _scores(token_w, entity_w, total, candidates, weights)
     by_id = {c.entry_id: c for c in candidates}
     weak = math.fsum(
         [
@@ -310,26 +310,6 @@ def score_query(
         ]
     )
     weak_share = min(1.0, weak / total)
-    if weak_share <= 0.0:
-        return QueryScores(final, direct, by_id, token_w, entity_w)
-    share = weights.context_share
-
-    def bound(own: float, context: float) -> float:
-        return min(1.0, own + share * (1.0 - own) * context)
-
-    upper: dict[str, float] = {}
-    for entry_id in final:
-        cand = by_id.get(entry_id)
-        if cand is None:  # a neighbour that was not gathered: it holds no seed term
-            own = weak_share
-        elif any(n not in by_id for n in (*cand.neighbour_ids, *cand.second_neighbour_ids)):
-            own = direct[entry_id]
-        else:
-            continue  # every entry that can lend it context was gathered: exact
-        # An entry that was not gathered holds no seed term: it lends at most weak_share.
-        ceiling = bound(own, max(context.get(entry_id, 0.0), weak_share))
-        if ceiling > final[entry_id]:
-            upper[entry_id] = ceiling
     return QueryScores(
         final,
         direct,
@@ -337,8 +317,7 @@ def score_query(
         token_w,
         entity_w,
         weak_share=weak_share,
-        upper_bounds=upper,
-        unseen_bound=bound(weak_share, weak_share),
+        exact_above=min(1.0, weak_share + weights.context_share * (1.0 - weak_share) * weak_share),
     )
 
 

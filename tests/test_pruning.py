@@ -1,0 +1,178 @@
+"""Pruned search: gathering from the rarer query terms first must never change an answer.
+
+The scorer proves the first ``limit`` entries exact from what a pruned gathering saw, or
+says it cannot (and the service gathers again from every term). These tests compare the
+pruned answer with the full one: first on random graphs against the scorer alone (with a
+reference model of what a backend gathers), then end to end on both backends.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from graphmem import MemoryService, SearchRequest
+from graphmem._fixtures import demo_fixtures_path, load_fixtures
+from graphmem._scoring import CandidateStats, CorpusStats, QueryScores, score_query
+from graphmem._service import seed_terms
+
+# ---------------------------------------------------------------------------- reference model
+
+
+def neighbours(index: int, session_of: Sequence[int]) -> tuple[list[int], list[int]]:
+    """Entries one and two NEXT steps away in the same session (sessions are runs of ids)."""
+    near = [j for j in (index - 1, index + 1) if 0 <= j < len(session_of) and session_of[j] == session_of[index]]
+    far = [
+        j for j in (index - 2, index + 2) if 0 <= j < len(session_of) and session_of[j] == session_of[index]
+    ]
+    return near, [j for j in far if j not in near]
+
+
+def candidate(index: int, held: Sequence[frozenset[str]], query: set[str], session_of: Sequence[int]) -> CandidateStats:
+    near, far = neighbours(index, session_of)
+    return CandidateStats(
+        entry_id=f"e{index:03d}",
+        matched_tokens=frozenset(held[index] & query),
+        matched_entities=frozenset(),
+        neighbour_ids=tuple(f"e{j:03d}" for j in near),
+        second_neighbour_ids=tuple(f"e{j:03d}" for j in far),
+    )
+
+
+def gather(
+    held: Sequence[frozenset[str]], query: Sequence[str], session_of: Sequence[int], max_df_share: float | None
+) -> tuple[CorpusStats, list[CandidateStats], frozenset[str]]:
+    """What a backend's ``_gather`` returns (see ``MemoryService._gather``)."""
+    wanted = set(query)
+    df = {t: sum(1 for h in held if t in h) for t in wanted}
+    corpus = CorpusStats(len(held), df, {})
+    if max_df_share is None:
+        reached = [i for i, h in enumerate(held) if h & wanted]
+        return corpus, [candidate(i, held, wanted, session_of) for i in reached], frozenset()
+    seeds = seed_terms(df, len(held), max_df_share)
+    reached_set: set[int] = set()
+    for i, h in enumerate(held):
+        if h & seeds:
+            near, far = neighbours(i, session_of)
+            reached_set.update([i, *near, *far])
+    weak = frozenset(t for t, n in df.items() if n and t not in seeds)
+    return corpus, [candidate(i, held, wanted, session_of) for i in sorted(reached_set)], weak
+
+
+def top(scores: QueryScores, limit: int) -> list[tuple[float, str]]:
+    ranked = sorted(((-round(s, 12), i) for i, s in scores.final.items()))
+    return [(-s, i) for s, i in ranked[:limit]]
+
+
+def score(held: Sequence[frozenset[str]], query: Sequence[str], session_of: Sequence[int], share: float | None) -> QueryScores:
+    corpus, candidates, weak = gather(held, query, session_of, share)
+    return score_query(query, (), corpus, candidates, weak_tokens=weak)
+
+
+# ---------------------------------------------------------------------------- the scorer alone
+
+VOCABULARY = [f"w{i}" for i in range(12)]
+
+
+@st.composite
+def graphs(draw: Any) -> tuple[list[frozenset[str]], list[int], list[str], int, float]:
+    n = draw(st.integers(min_value=1, max_value=60))
+    # Skewed term frequencies, like a speaker's name on half the entries.
+    frequency = [draw(st.sampled_from([0.02, 0.05, 0.1, 0.3, 0.6])) for _ in VOCABULARY]
+    rng = random.Random(draw(st.integers(0, 2**32 - 1)))
+    held = [frozenset(t for t, p in zip(VOCABULARY, frequency, strict=True) if rng.random() < p) for _ in range(n)]
+    session_of: list[int] = []
+    session = 0
+    while len(session_of) < n:
+        session_of.extend([session] * min(rng.randint(1, 8), n - len(session_of)))
+        session += 1
+    query = draw(st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=5, unique=True))
+    limit = draw(st.integers(min_value=1, max_value=12))
+    share = draw(st.sampled_from([0.0, 0.05, 0.2, 0.5]))
+    return held, session_of, query, limit, share
+
+
+@settings(max_examples=400, deadline=None)
+@given(graphs())
+def test_a_decided_pruned_answer_is_the_full_answer(graph: tuple[list[frozenset[str]], list[int], list[str], int, float]) -> None:
+    held, session_of, query, limit, share = graph
+    full = score(held, query, session_of, None)
+    pruned = score(held, query, session_of, share)
+    assert full.decides(limit)  # a full gathering is always certain
+    if pruned.decides(limit):
+        assert top(pruned, limit) == top(full, limit)
+        for _, entry_id in top(pruned, limit):
+            assert pruned.final[entry_id] == pytest.approx(full.final[entry_id], abs=1e-12)
+
+
+def test_pruning_decides_when_a_rare_term_dominates() -> None:
+    # "w0" on every entry (the speaker), "rare" on a few in one session: the answer is there.
+    session_of = [i // 10 for i in range(100)]
+    held = [frozenset({"w0", "rare"} if i in (42, 45) else {"w0"}) for i in range(100)]
+    pruned = score(held, ["w0", "rare"], session_of, 0.05)
+    assert pruned.weak_share > 0  # w0 was not gathered from
+    assert len(pruned.candidates) < 100
+    assert pruned.decides(3)
+    assert top(pruned, 3) == top(score(held, ["w0", "rare"], session_of, None), 3)
+
+
+def test_pruning_gives_up_when_weak_only_entries_could_make_the_cut() -> None:
+    # Only two entries hold the rare term: a limit of 20 must reach entries holding only w0,
+    # which a pruned gathering did not see.
+    session_of = [i // 10 for i in range(100)]
+    held = [frozenset({"w0", "rare"} if i in (42, 45) else {"w0"}) for i in range(100)]
+    assert not score(held, ["w0", "rare"], session_of, 0.05).decides(20)
+
+
+# ---------------------------------------------------------------------------- both backends
+
+
+def demo_queries(texts: Mapping[str, list[str]], count: int) -> list[str]:
+    """Queries mixing an author's name (a weak term: on every entry of that author) with
+    words of that author's entries, seeded."""
+    rng = random.Random(7)
+    queries = []
+    authors = sorted(texts)
+    for _ in range(count):
+        author = rng.choice(authors)
+        words = [w.strip(".,!?;:'\"()") for w in rng.choice(texts[author]).split()]
+        words = [w for w in words if len(w) > 3]
+        queries.append(" ".join([author, *rng.sample(words, min(len(words), rng.randint(1, 3)))]))
+    return queries
+
+
+async def test_pruned_search_equals_full_search_on_the_demo_fixtures(service: MemoryService) -> None:
+    await load_fixtures(service, [demo_fixtures_path()], skip_projects=not service.supports_project_scoping())
+    owner = ("companion", "alice")
+    entries = await service.list_entries(*owner, all_projects=True)
+    texts: dict[str, list[str]] = {}
+    for stored in entries:
+        texts.setdefault(stored.memory.author, []).append(stored.memory.text)
+    gathered: list[float | None] = []
+    original = service._gather
+
+    async def counting(*args: Any, **kwargs: Any) -> Any:
+        gathered.append(kwargs.get("max_df_share"))
+        return await original(*args, **kwargs)
+
+    service._gather = counting  # type: ignore[method-assign]
+    decided_by_pruning = 0
+    for query in demo_queries(texts, 60):
+        for limit in (3, 10):
+            answers = []
+            for share in (None, 0.05, 0.0):
+                service.seed_df_share = share
+                gathered.clear()
+                response = await service.search(SearchRequest(query=query, app_name=owner[0], user_id=owner[1], limit=limit))
+                answers.append([(h.entry_id, round(h.score, 12), h.matched_tokens, h.context_score) for h in response.hits])
+                if share is not None and gathered == [share]:
+                    decided_by_pruning += 1
+            assert answers[1] == answers[0], query
+            assert answers[2] == answers[0], query
+    # The comparison means something only if pruning did answer on its own.
+    assert decided_by_pruning > 20
