@@ -322,12 +322,37 @@ class Decomposer:
         Results are memoised (decomposition is deterministic for a pipeline): an agent that
         asks the same question again skips the pipeline.
         """
+        result = self._query(text, wait=True)
+        assert result is not None  # waiting for the pipeline always gives a result
+        return result
+
+    def decompose_query_now(self, text: str) -> Decomposition | None:
+        """:meth:`decompose_query`, but only if that needs no waiting; else ``None``.
+
+        Ready without waiting: a memoised query, or one of at most
+        :data:`QUICK_QUERY_CHARS` characters once the pipeline and its lemma table are
+        loaded and no batch is running. Such a query needs the tokenizer alone (lemmas come
+        from the table), well under a millisecond: less than handing it to a worker thread,
+        so an async caller may run it on its event loop.
+        """
+        if len(text) > QUICK_QUERY_CHARS or not self._loaded or self._lemmas is None:
+            return self._query(text, wait=False, cached_only=True)
+        return self._query(text, wait=False)
+
+    def _query(self, text: str, *, wait: bool, cached_only: bool = False) -> Decomposition | None:
         with self._lock:
             cached = self._query_cache.get(text)
             if cached is not None:
                 self._query_cache.move_to_end(text)
                 return cached
-        result = self._decompose_query(text)
+        if cached_only:
+            return None
+        if not self._pipe_lock.acquire(blocking=wait):
+            return None  # a batch is running: the caller waits in a worker thread instead
+        try:
+            result = self._decompose_query(text)
+        finally:
+            self._pipe_lock.release()
         with self._lock:
             self._query_cache[text] = result
             while len(self._query_cache) > _QUERY_CACHE_SIZE:
@@ -335,10 +360,15 @@ class Decomposer:
         return result
 
     def _decompose_query(self, text: str) -> Decomposition:
+        """Called with the pipe lock held."""
         nlp = self.nlp
         tokens: dict[str, None] = {}
         entities: dict[str, Entity] = {}
-        with self._pipe_lock:
+        if self._lemmas is not None:
+            # Lemmas from the table, entities linked: no pipeline component is needed.
+            docs = [nlp.make_doc(chunk) for chunk in _chunks(text)]
+        else:
+            # The pipeline's own components give the lemmas: run them, except NER.
             disabled = [name for name in ("ner",) if name in nlp.pipe_names]
             with nlp.select_pipes(disable=disabled):
                 docs = [nlp(chunk) for chunk in _chunks(text)]
@@ -376,6 +406,8 @@ class Decomposer:
 
 
 _QUERY_CACHE_SIZE = 1024
+#: Queries up to this long may be decomposed in the caller's thread (see decompose_query_now).
+QUICK_QUERY_CHARS = 2_000
 _MAX_QUERY_SPAN_WORDS = 4
 _MAX_QUERY_ENTITY_SPANS = 2_000
 

@@ -439,9 +439,18 @@ class MemoryService(ABC):
         return await asyncio.to_thread(self._decomposer.decompose_many, texts)
 
     async def decompose_query(self, query: str) -> Decomposition:
-        """Decompose a query off the event loop; an empty query decomposes to nothing."""
+        """Decompose a query; an empty query decomposes to nothing.
+
+        A short query on a loaded, idle pipeline is decomposed right here (the tokenizer
+        alone, less time than a hop to a worker thread); anything that could block — the
+        first load of the pipeline, a long query, a batch being decomposed — runs in a
+        worker thread, so the event loop never waits on spaCy.
+        """
         if not query.strip():
             return Decomposition(tokens=(), entities=())
+        ready = self._decomposer.decompose_query_now(query)
+        if ready is not None:
+            return ready
         return await asyncio.to_thread(self._decomposer.decompose_query, query)
 
     async def _prepare(

@@ -220,27 +220,51 @@ def test_a_missing_named_pipeline_is_an_error_not_a_fallback() -> None:
         Decomposer("graphmem_no_such_pipeline").decompose("hello")
 
 
-async def test_decomposition_runs_off_the_event_loop(decomposer: Decomposer, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_spacy_never_blocks_the_event_loop(decomposer: Decomposer, monkeypatch: pytest.MonkeyPatch) -> None:
     service = GraphMemoryService(nlp=decomposer)
-    threads: list[threading.Thread] = []
-    original = decomposer.decompose_many
+    threads: dict[str, threading.Thread] = {}
 
-    def recording(texts):  # type: ignore[no-untyped-def]
-        threads.append(threading.current_thread())
-        return original(texts)
+    def recording(name, original):  # type: ignore[no-untyped-def]
+        def call(*args):  # type: ignore[no-untyped-def]
+            threads[name] = threading.current_thread()
+            return original(*args)
 
-    monkeypatch.setattr(decomposer, "decompose_many", recording)
-    original_query = decomposer.decompose_query
+        return call
 
-    def recording_query(text):  # type: ignore[no-untyped-def]
-        threads.append(threading.current_thread())
-        return original_query(text)
-
-    monkeypatch.setattr(decomposer, "decompose_query", recording_query)
+    for name in ("decompose_many", "decompose_query"):
+        monkeypatch.setattr(decomposer, name, recording(name, getattr(decomposer, name)))
     await service.add_entry("app", "user", MemoryEntry(content=Content().with_text("off the loop")))
-    await service.search(SearchRequest(query="loop", app_name="app", user_id="user"))
-    assert len(threads) == 2
-    assert all(t is not threading.current_thread() for t in threads)
+    long_query = "loop " * (decompose_module.QUICK_QUERY_CHARS // 5 + 1)
+    await service.search(SearchRequest(query=long_query, app_name="app", user_id="user"))
+    # Entries and long queries go to a worker thread.
+    assert threads["decompose_many"] is not threading.current_thread()
+    assert threads["decompose_query"] is not threading.current_thread()
+    # A short query on the loaded, idle pipeline is decomposed right here, and correctly.
+    threads.clear()
+    response = await service.search(SearchRequest(query="loop", app_name="app", user_id="user"))
+    assert [m.text for m in response.memories] == ["off the loop"]
+    assert "decompose_query" not in threads
+
+
+def test_a_short_query_waits_in_a_worker_thread_while_a_batch_runs(decomposer: Decomposer) -> None:
+    query = "which loop did the batch hold up"
+    assert decomposer.decompose_query_now(query + " first") is not None  # idle: ready now
+    holding, done = threading.Event(), threading.Event()
+
+    def batch() -> None:  # holds the pipeline the way decompose_many does
+        with decomposer._pipe_lock:
+            holding.set()
+            done.wait()
+
+    worker = threading.Thread(target=batch)
+    worker.start()
+    holding.wait()
+    try:
+        assert decomposer.decompose_query_now(query) is None  # would have to wait: refused
+    finally:
+        done.set()
+        worker.join()
+    assert decomposer.decompose_query_now(query) == decomposer.decompose_query(query)
 
 
 # ---------------------------------------------------------------------------- unicode hygiene
