@@ -414,22 +414,28 @@ _MAX_QUERY_ENTITY_SPANS = 2_000
 
 def _entity_spans(doc: Doc) -> Iterable[str]:
     """Normalised names of the spans of up to four words that hold a content word."""
+    # Every span is tried, so what a token is gets decided once, not once per span.
+    gap = [t.is_space or t.is_punct for t in doc]
+    content = [not (g or (t.is_stop and not _written_as_name(t))) for t, g in zip(doc, gap, strict=True)]
+    first_chars = [t.idx for t in doc]
+    end_chars = [t.idx + len(t.text) for t in doc]
+    text = doc.text
     for start in range(len(doc)):
-        first = doc[start]
-        if first.is_space or first.is_punct or first.text[0] in "'’":
+        if gap[start] or text[first_chars[start]] in "'’":
             continue
-        for end in range(start + 1, min(len(doc), start + 2 * _MAX_QUERY_SPAN_WORDS) + 1):
-            last = doc[end - 1]
-            span = doc[start:end]
-            if sum(1 for t in span if not (t.is_space or t.is_punct)) > _MAX_QUERY_SPAN_WORDS:
+        words = 0
+        holds_content = False
+        for end in range(start, min(len(doc), start + 2 * _MAX_QUERY_SPAN_WORDS)):
+            if gap[end]:
+                continue
+            words += 1
+            if words > _MAX_QUERY_SPAN_WORDS:
                 break
-            if last.is_space or last.is_punct:
-                continue
-            if all(t.is_stop and not _written_as_name(t) for t in span if not t.is_punct):
-                continue
-            name = normalise_entity_name(span.text)
-            if name:
-                yield name
+            holds_content = holds_content or content[end]
+            if holds_content:
+                name = normalise_entity_name(text[first_chars[start] : end_chars[end]])
+                if name:
+                    yield name
 
 
 #: After these a capital starts a sentence (or a parenthesis, or what a colon introduces).

@@ -146,13 +146,10 @@ def _scores(
     """Direct and final scores by entry id (final only where it is above 0)."""
     direct: dict[str, float] = {}
     for cand in candidates:
-        own = math.fsum(
-            [
-                *(token_w[t] for t in cand.matched_tokens if t in token_w),
-                *(entity_w[e] for e in cand.matched_entities if e in entity_w),
-            ]
-        )
-        direct[cand.entry_id] = min(1.0, own / total)
+        held = [token_w[t] for t in cand.matched_tokens if t in token_w]
+        if cand.matched_entities:
+            held.extend(entity_w[e] for e in cand.matched_entities if e in entity_w)
+        direct[cand.entry_id] = min(1.0, math.fsum(held) / total) if held else 0.0
     # NEXT links are symmetric: every link a candidate declares carries score both ways,
     # so each entry (candidate or not) gets the best score among its neighbours.
     context: dict[str, float] = {}
@@ -160,15 +157,24 @@ def _scores(
     for cand in candidates:
         me = cand.entry_id
         own = direct[me]
-        for links, factor in ((cand.neighbour_ids, 1.0), (cand.second_neighbour_ids, decay)):
-            for other in links:
-                if other == me:
-                    continue
-                if own * factor > context.get(other, 0.0):
-                    context[other] = own * factor
-                theirs = direct.get(other, 0.0) * factor
-                if theirs > context.get(me, 0.0):
-                    context[me] = theirs
+        far = own * decay
+        best = context.get(me, 0.0)
+        for other in cand.neighbour_ids:
+            if other != me:
+                if own > context.get(other, 0.0):
+                    context[other] = own
+                theirs = direct.get(other, 0.0)
+                if theirs > best:
+                    best = theirs
+        for other in cand.second_neighbour_ids:
+            if other != me:
+                if far > context.get(other, 0.0):
+                    context[other] = far
+                theirs = direct.get(other, 0.0) * decay
+                if theirs > best:
+                    best = theirs
+        if best > 0.0:
+            context[me] = best
     share = weights.context_share
     final: dict[str, float] = {}
     for entry_id in direct.keys() | context.keys():
@@ -265,11 +271,14 @@ class QueryScores:
         """The ids that can make the first ``limit``: the ``limit`` best scores (at least
         ``min_score``) and every id tied with the last of them."""
         floor = 0.0 if min_score is None else min_score
-        kept = [(round(score, 12), i) for i, score in self.final.items() if score >= floor]
+        kept = self.final if floor <= 0.0 else {i: s for i, s in self.final.items() if s >= floor}
         if len(kept) <= limit:
-            return [i for _, i in kept]
-        cut = heapq.nlargest(limit, (score for score, _ in kept))[-1]
-        return [i for score, i in kept if score >= cut]
+            return list(kept)
+        # Ties are equal scores at 12 digits; rounding is monotonic, so the cut is the
+        # rounded limit-th best, and only scores within a rounding step of it need rounding.
+        cut = round(heapq.nlargest(limit, kept.values())[-1], 12)
+        near = cut - 1e-12
+        return [i for i, s in kept.items() if s >= near and round(s, 12) >= cut]
 
     def scored(self, entry_id: str) -> ScoredEntry:
         return _scored_entry(

@@ -227,17 +227,19 @@ class GraphMemoryService(MemoryService):
                         reached.update(dict.fromkeys(neighbours_of.get(near, ())))
             result = CandidateSet(corpus, weak_tokens=weak_tokens, weak_entities=weak_entities)
             succ = self._graph._succ
+            token_of = {(TOKEN, app, user, t): t for t in token_postings}
+            entity_of = {(ENTITY, app, user, e): e for e in entity_postings}
             for entry_id in reached:
                 entry = own[entry_id]
                 if entry.project_id is not None and entry.project_id != project_id:
                     continue  # a neighbour is in its candidate's session: only a seed can be out of scope
-                held = succ[(ENTRY, app, user, entry_id)]
+                held = succ[(ENTRY, app, user, entry_id)].keys()
                 result.candidates.append(
                     self._candidate(
                         entry_id,
                         entry.project_id,
-                        frozenset(t for t in token_postings if (TOKEN, app, user, t) in held),
-                        frozenset(e for e in entity_postings if (ENTITY, app, user, e) in held),
+                        frozenset(token_of[k] for k in held & token_of.keys()),
+                        frozenset(entity_of[k] for k in held & entity_of.keys()) if entity_of else frozenset(),
                     )
                 )
             return result
