@@ -527,8 +527,10 @@ class Decomposer:
                 futures.append(pool.submit(_worker_decompose, chunk))
         except BrokenProcessPool as exc:
             raise self._broken(pool) from exc
-        except RuntimeError as exc:  # close() from another thread shut this pool down
-            raise DecompositionError(_CLOSED_MESSAGE) from exc
+        except RuntimeError as exc:
+            if self._pool is pool:
+                raise  # not a shutdown: e.g. spawn refusing to start from a worker's import
+            raise DecompositionError(_CLOSED_MESSAGE) from exc  # close() from another thread
         try:
             return [future.result() for future in futures]
         except BrokenProcessPool as exc:
@@ -554,8 +556,10 @@ class Decomposer:
                 self._pool = None
         pool.shutdown(wait=False, cancel_futures=True)
         return DecompositionError(
-            "graphmem: a spaCy worker process stopped unexpectedly (killed, or out of "
-            "memory?) while decomposing; nothing was stored. The next call starts new "
+            "graphmem: a spaCy worker process stopped unexpectedly while decomposing; "
+            "nothing was stored. It was killed (out of memory?), or it failed to start: each "
+            "worker imports the program's main module again, which must then keep its code "
+            'under `if __name__ == "__main__":` (see its stderr). The next call starts new '
             "workers; Decomposer(n_process=1) decomposes in this process instead."
         )
 
