@@ -1,7 +1,8 @@
 """The systems compared by the benchmarks, behind one small interface.
 
-Every system stores turns per (app, user), one ``add_session`` per conversation session,
-and answers ``search(user, query, k)`` with the keys of the turns it recalls, best first.
+Every system stores turns per (app, user), one ``add_session`` per conversation session
+or one ``add_sessions`` per user (a bulk load; by default a loop of ``add_session``), and
+answers ``search(user, query, k)`` with the keys of the turns it recalls, best first.
 graphmem is used through its public API only; each peer is used the way its users would
 use it (see README.md, "Peers").
 """
@@ -58,6 +59,11 @@ class System(ABC):
     @abstractmethod
     async def add_session(self, user: str, session_id: str, turns: Sequence[Turn]) -> None:
         """Store one conversation session of ``user``."""
+
+    async def add_sessions(self, user: str, sessions: Sequence[tuple[str, Sequence[Turn]]]) -> None:
+        """Store several sessions of ``user`` (a bulk load); by default one at a time."""
+        for session_id, turns in sessions:
+            await self.add_session(user, session_id, turns)
 
     async def build(self) -> None:
         """Finish ingest (index building for peers that index in bulk); timed as ingest."""
@@ -124,11 +130,23 @@ class GraphmemSystem(System):
         self._keys: dict[str, str] = {}
 
     async def add_session(self, user: str, session_id: str, turns: Sequence[Turn]) -> None:
-        entries = [
+        await self.service.add_session(self.app, user, session_id, self._entries(turns))
+        self._remember(user, session_id, turns)
+
+    async def add_sessions(self, user: str, sessions: Sequence[tuple[str, Sequence[Turn]]]) -> None:
+        """One ``add_sessions`` call: spaCy sees all the sessions' turns in one batch."""
+        await self.service.add_sessions(self.app, user, {s: self._entries(turns) for s, turns in sessions})
+        for session_id, turns in sessions:
+            self._remember(user, session_id, turns)
+
+    @staticmethod
+    def _entries(turns: Sequence[Turn]) -> list[MemoryEntry]:
+        return [
             MemoryEntry(content=Content(role="user").with_text(t.text), author=t.speaker, timestamp=t.timestamp)
             for t in turns
         ]
-        await self.service.add_session(self.app, user, session_id, entries)
+
+    def _remember(self, user: str, session_id: str, turns: Sequence[Turn]) -> None:
         self._users.add(user)
         self._session_keys[(user, session_id)] = [t.key for t in turns if t.text.strip()]
 

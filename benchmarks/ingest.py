@@ -1,17 +1,29 @@
 """Ingest throughput of graphmem with NER on: one ``add_session`` per session against one
-``add_sessions`` batch per user, in one run.
+``add_sessions`` batch per user, in this process and with worker processes, in one run.
 
-    python benchmarks/ingest.py [--repeat 2]
+    python benchmarks/ingest.py [--repeat 2] [--neo4j-uri bolt://127.0.0.1:7687]
 
-Every turn of the LoCoMo dev conversations (repeated ``--repeat`` times under new users)
-goes through the real pipeline each time: nothing is cached. Entries per second of wall
-time; the machine and versions are printed with the table.
+Every turn of the LoCoMo dev conversations (repeated ``--repeat`` times under new users,
+about 480 turns per user) goes through the real pipeline each time: nothing is cached.
+Entries per second of wall time over every call, for these paths:
+
+- ``add_session``, in this process: one call per session (15-30 turns each);
+- ``add_sessions``, in this process: one call per user with all of its sessions;
+- ``add_sessions`` with ``Decomposer(n_process=2)``, the workers started before the clock
+  (``start_workers()``: a bulk load that has warmed up), and cold: the first call starts
+  them, so their start-up (a few seconds) counts.
+
+``batch_size`` is 128, so each user's batch is split among the workers (a single session
+never is: it stays in this process). With ``--neo4j-uri`` the same paths run on
+``Neo4jMemoryService`` too (each user deleted again afterwards). The machine and versions
+are printed with the table; on a shared machine run it when the machine is quiet.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 import time
 from pathlib import Path
@@ -20,10 +32,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks._env import checkout, machine, versions  # noqa: E402
 from benchmarks._locomo import load_conversations  # noqa: E402
-from graphmem import Content, Decomposer, GraphMemoryService, MemoryEntry  # noqa: E402
+from graphmem import Content, Decomposer, GraphMemoryService, MemoryEntry, MemoryService  # noqa: E402
+
+Users = list[tuple[str, dict[str, list[MemoryEntry]]]]
+#: (path, worker processes, workers started before the clock)
+RUNS = (
+    ("add_session", 1, True),
+    ("add_sessions", 1, True),
+    ("add_sessions", 2, True),
+    ("add_sessions", 2, False),
+)
 
 
-def sessions_per_user(repeat: int) -> list[tuple[str, dict[str, list[MemoryEntry]]]]:
+def sessions_per_user(repeat: int) -> Users:
     users = []
     for r in range(repeat):
         for conv in load_conversations():
@@ -38,36 +59,54 @@ def sessions_per_user(repeat: int) -> list[tuple[str, dict[str, list[MemoryEntry
     return users
 
 
-async def run(mode: str, n_process: int, users: list[tuple[str, dict[str, list[MemoryEntry]]]]) -> float:
-    decomposer = Decomposer(n_process=n_process, batch_size=128)
-    decomposer.nlp  # load the pipeline before the clock starts
-    service = GraphMemoryService(nlp=decomposer)
-    entries = sum(len(e) for _, sessions in users for e in sessions.values())
-    start = time.perf_counter()
-    for user, sessions in users:
-        if mode == "add_session":
-            for session_id, session_entries in sessions.items():
-                await service.add_session("bench", user, session_id, session_entries)
-        else:
-            await service.add_sessions("bench", user, sessions)
-    return entries / (time.perf_counter() - start)
+async def make_service(backend: str, decomposer: Decomposer, uri: str | None) -> MemoryService:
+    if backend == "networkx":
+        return GraphMemoryService(nlp=decomposer)
+    from graphmem.backends.neo4j import Neo4jMemoryService
+
+    service = Neo4jMemoryService(uri, nlp=decomposer)
+    await service.ensure_schema()
+    return service
+
+
+async def run(backend: str, mode: str, n_process: int, warm: bool, users: Users, uri: str | None) -> float:
+    with Decomposer(n_process=n_process, batch_size=128) as decomposer:
+        decomposer.nlp  # load the pipeline before the clock starts
+        if warm:
+            decomposer.start_workers()
+        service = await make_service(backend, decomposer, uri)
+        entries = sum(len(e) for _, sessions in users for e in sessions.values())
+        try:
+            start = time.perf_counter()
+            for user, sessions in users:
+                if mode == "add_session":
+                    for session_id, session_entries in sessions.items():
+                        await service.add_session("bench-ingest", user, session_id, session_entries)
+                else:
+                    await service.add_sessions("bench-ingest", user, sessions)
+            return entries / (time.perf_counter() - start)
+        finally:
+            if backend != "networkx":
+                for user, _ in users:
+                    await service.delete_user("bench-ingest", user)
+            await service.close()
 
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=2, help="copies of the three conversations (new users)")
+    parser.add_argument("--neo4j-uri", default=os.environ.get("GRAPHMEM_NEO4J_URI"), help="also run on this Neo4j")
     args = parser.parse_args()
     users = sessions_per_user(args.repeat)
     entries = sum(len(e) for _, sessions in users for e in sessions.values())
     print(f"checkout {checkout()} | machine {machine()} | {versions()}")
-    print(f"\n{entries:,} entries, {len(users)} users, NER on\n")
-    print("| path | spaCy processes | entries/s |\n|---|---:|---:|")
-    # n_process=2 was tried too: about +10% here, with spaCy warning that worker processes
-    # did not complete (they are forked from the worker thread that keeps spaCy off the event
-    # loop), so it is not offered as a recommendation.
-    for mode, n_process in (("add_session", 1), ("add_sessions", 1)):
-        rate = await run(mode, n_process, users)
-        print(f"| `{mode}` | {n_process} | {rate:,.0f} |", flush=True)
+    print(f"\n{entries:,} entries, {len(users)} users, NER on, batch_size 128\n")
+    print("| backend | path | spaCy worker processes | entries/s |\n|---|---|---|---:|")
+    for backend in ("networkx", "neo4j") if args.neo4j_uri else ("networkx",):
+        for mode, n_process, warm in RUNS:
+            rate = await run(backend, mode, n_process, warm, users, args.neo4j_uri)
+            workers = "none (this process)" if n_process == 1 else f"{n_process}, " + ("started before" if warm else "start-up timed")
+            print(f"| {backend} | `{mode}` | {workers} | {rate:,.0f} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from graphmem._adapter import MemoryServiceAdapter
 from graphmem._decompose import Decomposer, Decomposition, Entity
 from graphmem._errors import (
     BackendUnavailableError,
+    DecompositionError,
     GraphmemError,
     InvalidIdentifierError,
     InvalidProjectIdError,
@@ -54,6 +55,7 @@ __all__ = [
     "Content",
     "Decomposer",
     "Decomposition",
+    "DecompositionError",
     "Entity",
     "FixtureEntry",
     "FixtureError",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 __all__ = [
     "BackendUnavailableError",
+    "DecompositionError",
     "GraphmemError",
     "InvalidIdentifierError",
     "InvalidProjectIdError",
@@ -54,3 +55,11 @@ class ProjectScopingUnsupportedError(UnsupportedOperationError):
 
 class BackendUnavailableError(GraphmemError, ConnectionError):
     """The storage backend cannot be reached (or failed while answering)."""
+
+
+class DecompositionError(GraphmemError, RuntimeError):
+    """Decomposing texts in a worker process failed (see ``Decomposer(n_process=...)``).
+
+    Raised before anything is stored. The error the worker raised, with its traceback,
+    is the ``__cause__``.
+    """

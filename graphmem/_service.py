@@ -157,8 +157,11 @@ class MemoryService(ABC):
     methods); the public methods hold the shared logic.
 
     Args:
-        nlp: the spaCy pipeline (a loaded ``Language`` or a pipeline name), or ``None`` for
-            the default English pipeline (see :mod:`graphmem._decompose`).
+        nlp: the spaCy pipeline (a loaded ``Language`` or a pipeline name), ``None`` for
+            the default English pipeline (see :mod:`graphmem._decompose`), or a
+            ``Decomposer`` (e.g. ``Decomposer(n_process=2)`` for bulk loads). A decomposer
+            passed in belongs to the caller: ``close()`` leaves it running, so several
+            services can share one; the one a service creates is closed with it.
         weights: the scorer's constants.
     """
 
@@ -173,6 +176,7 @@ class MemoryService(ABC):
         *,
         weights: ScoringWeights | None = None,
     ) -> None:
+        self._owns_decomposer = not isinstance(nlp, Decomposer)
         self._decomposer = nlp if isinstance(nlp, Decomposer) else Decomposer(nlp)
         self.weights = weights or ScoringWeights()
 
@@ -198,6 +202,7 @@ class MemoryService(ABC):
 
         Raises:
             InvalidIdentifierError: a bad app, user or session id.
+            DecompositionError: a decomposition worker process failed (nothing stored).
             BackendUnavailableError: the backend cannot be reached.
         """
         owner = self._owner(app_name, user_id)
@@ -215,8 +220,15 @@ class MemoryService(ABC):
 
         The same as ``add_session`` for each item, in order (each session is replaced and
         stored all or nothing), but spaCy sees all their entries in one batch, which lets a
-        ``Decomposer(n_process=2)`` use a second core. Every id is checked before anything
-        is stored.
+        ``Decomposer(n_process=2)`` spread them over worker processes. Every id is checked
+        and every entry decomposed before anything is stored, so a failed decomposition
+        stores nothing. Calls for different users may run concurrently: one decomposes
+        while another writes.
+
+        Raises:
+            InvalidIdentifierError: a bad app, user or session id.
+            DecompositionError: a decomposition worker process failed (nothing stored).
+            BackendUnavailableError: the backend cannot be reached.
         """
         owner = self._owner(app_name, user_id)
         items = list(sessions.items())
@@ -410,7 +422,11 @@ class MemoryService(ABC):
     # ------------------------------------------------------------------ lifecycle
 
     async def close(self) -> None:
-        """Release resources (connections, files). Idempotent."""
+        """Release resources (connections, files, the decomposer's worker processes if this
+        service created the decomposer). Idempotent."""
+        if self._owns_decomposer:
+            # Joining worker processes can wait for a chunk in progress: not on the loop.
+            await asyncio.to_thread(self._decomposer.close)
 
     async def __aenter__(self) -> MemoryService:
         return self

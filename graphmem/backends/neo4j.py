@@ -187,12 +187,13 @@ class Neo4jMemoryService(MemoryService):
         return SCHEMA_VERSION
 
     async def close(self) -> None:
-        """Close the driver if this service created it. Idempotent."""
+        """Close the driver and the decomposer if this service created them. Idempotent."""
         if self._closed:
             return
         self._closed = True
         if self._owns_driver:
             await self._driver.close()
+        await super().close()
 
     async def __aenter__(self) -> Neo4jMemoryService:
         return self

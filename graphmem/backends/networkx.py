@@ -109,6 +109,7 @@ class GraphMemoryService(MemoryService):
         if self._journal is not None:
             with self._lock:
                 self._journal.close()
+        await super().close()
 
     # ------------------------------------------------------------------ writes
 
