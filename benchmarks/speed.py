@@ -24,7 +24,7 @@ loads what it needs, then measures:
   user, after the searches, and deleted again;
 - search: ``--queries`` (300) QA questions of categories 1-4, each asked of a seeded random
   user, ``limit=10``, after 20 untimed warm-up searches; p50 and p99 of the wall time of
-  each call. For graphmem also "p50 no NER": the same searches with the queries'
+  each call. For graphmem also "p50 query cached": the same searches with the queries'
   decompositions already cached, i.e. the graph and scoring work alone;
 - memory: the process's peak RSS during ingest and search above its RSS just before ingest
   (the peak is reset through /proc/self/clear_refs), and the RSS still held after ingest.
@@ -332,7 +332,7 @@ def _fmt(value: Any, spec: str = ".1f") -> str:
 
 def markdown_table(rows: Sequence[dict[str, Any]]) -> str:
     lines = [
-        "| system | entries | users | ingest entries/s | per session | search p50 ms | search p99 ms | p50 no NER ms | peak RSS Δ MB | held RSS Δ MB |",
+        "| system | entries | users | ingest entries/s | per session | search p50 ms | search p99 ms | p50 query cached ms | peak RSS Δ MB | held RSS Δ MB |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in sorted(rows, key=lambda r: (ALL_SYSTEMS.index(r["system"]) if r["system"] in ALL_SYSTEMS else 99, r["size"])):
@@ -374,7 +374,7 @@ def plot(rows: Sequence[dict[str, Any]], path: Path, title: str = "Search latenc
         (line,) = ax.plot(*zip(*points), marker="o", label=name)
         no_ner = sorted((r["size"], r["search_p50_no_ner_ms"]) for r in rows if r["system"] == name and "search_p50_no_ner_ms" in r)
         if no_ner:
-            ax.plot(*zip(*no_ner), marker=".", linestyle="--", color=line.get_color(), label=f"{name} (query NER cached)")
+            ax.plot(*zip(*no_ner), marker=".", linestyle="--", color=line.get_color(), label=f"{name} (query decomposition cached)")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("corpus size (entries)")
