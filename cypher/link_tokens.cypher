@@ -1,8 +1,11 @@
-// Link new entries to their Token nodes, creating the tokens that do not exist yet.
+// Link new entries to their Token nodes, creating the tokens that do not exist yet. One
+// row per token with the ids of the entries that hold it: each token is merged once.
 // Rows arrive sorted by token value, so concurrent writers lock shared tokens in the same
 // order (fewer deadlocks). MERGE, not MATCH: a token a concurrent delete just removed
 // as an orphan is created again instead of silently losing the link.
 UNWIND $links AS link
-MATCH (e:Entry {id: link.entry_id})
 MERGE (t:Token {app_name: $app_name, user_id: $user_id, value: link.value})
+WITH t, link
+UNWIND link.entry_ids AS entry_id
+MATCH (e:Entry {id: entry_id})
 CREATE (e)-[:HAS_TOKEN]->(t)

@@ -237,8 +237,9 @@ class MemoryService(ABC):
         for session_id, _ in items:
             validate_identifier(session_id, "session_id")
         prepared = await self._prepare_sessions(items, project_id=None)
-        for (session_id, _), entries in zip(items, prepared, strict=True):
-            await self._replace_session(owner, None, session_id, entries)
+        await self._replace_sessions(
+            owner, None, [(session_id, entries) for (session_id, _), entries in zip(items, prepared, strict=True)]
+        )
 
     async def add_session_to_project(
         self,
@@ -582,6 +583,17 @@ class MemoryService(ABC):
     ) -> None:
         """Atomically replace the entries of (owner, project_id, session_id) with ``entries``,
         linking consecutive entries with ``NEXT``."""
+
+    async def _replace_sessions(
+        self,
+        owner: Owner,
+        project_id: str | None,
+        sessions: Sequence[tuple[str, Sequence[PreparedEntry]]],
+    ) -> None:
+        """:meth:`_replace_session` for each session, in order. A backend may write several
+        sessions per transaction (fewer round trips); each session stays all or nothing."""
+        for session_id, entries in sessions:
+            await self._replace_session(owner, project_id, session_id, entries)
 
     @abstractmethod
     async def _gather(

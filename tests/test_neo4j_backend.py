@@ -490,6 +490,57 @@ async def test_concurrent_adds_and_searches_lose_nothing(neo: Any) -> None:
 
 
 @pytest.mark.timeout(300)
+async def test_bulk_adds_batch_transactions_and_keep_each_session_whole(
+    neo: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import graphmem.backends.neo4j as neo4j_module
+
+    # Small batches: this call writes three transactions of up to two sessions each.
+    monkeypatch.setattr(neo4j_module, "_ENTRIES_PER_TRANSACTION", 6)
+    sessions = {f"s{i}": [entry(f"turn {j} of session {i} pelican", minute=j) for j in range(3)] for i in range(5)}
+    await neo.add_sessions("app", "bulk", sessions)
+    await neo.add_sessions("app", "bulk", {"s2": [entry("replaced pelican", minute=0)]})
+    stats = await neo.stats("app", "bulk")
+    assert (stats.entries, stats.sessions) == (13, 5)
+    # NEXT links stay inside a session, in order, across transaction boundaries.
+    chains = await neo.driver.execute_query(
+        "MATCH (a:Entry {user_id: 'bulk'})-[:NEXT]->(b:Entry) RETURN a.session_id AS s, a.position AS p, b.session_id AS t, b.position AS q"
+    )
+    links = sorted((r["s"], r["p"], r["t"], r["q"]) for r in chains.records)
+    assert links == sorted((f"s{i}", j, f"s{i}", j + 1) for i in (0, 1, 3, 4) for j in range(2))
+
+
+def test_bulk_batches_never_split_a_session_or_repeat_one() -> None:
+    from graphmem.backends.neo4j import _batches
+
+    def sessions(*spec: tuple[str, int]) -> list[tuple[str, list[int]]]:
+        return [(name, list(range(size))) for name, size in spec]
+
+    grouped = _batches(sessions(("a", 3), ("b", 3), ("c", 9), ("d", 1), ("a", 2)), 6)  # type: ignore[arg-type]
+    assert [[name for name, _ in batch] for batch in grouped] == [["a", "b"], ["c"], ["d", "a"]]
+    # The same session twice in one transaction would read its old entries once and keep
+    # both new versions: a repeated id starts a new transaction.
+    repeated = _batches(sessions(("a", 1), ("a", 1)), 6)  # type: ignore[arg-type]
+    assert [[name for name, _ in batch] for batch in repeated] == [["a"], ["a"]]
+
+
+async def test_concurrent_bulk_adds_of_the_same_sessions_never_duplicate(neo: Any) -> None:
+    # Overlapping session sets in opposite orders: the locks are taken sorted, so neither
+    # deadlocks for long, and each session ends up stored once.
+    ids = [f"s{i}" for i in range(6)]
+
+    async def load(order: list[str], tag: str) -> None:
+        await neo.add_sessions("app", "race", {s: [entry(f"{tag} {s} heron"), entry(f"{tag} reply {s}")] for s in order})
+
+    await asyncio.gather(*(load(ids if n % 2 else ids[::-1], f"w{n}") for n in range(6)))
+    stats = await neo.stats("app", "race")
+    assert (stats.entries, stats.sessions) == (12, 6)
+    for stored in await neo.list_entries("app", "race"):
+        session_texts = [e.memory.text for e in await neo.list_entries("app", "race") if e.session_id == stored.session_id]
+        tags = {text.split()[0] for text in session_texts}
+        assert len(tags) == 1  # one writer's version of the session, whole
+
+
 async def test_concurrent_delete_and_add_sharing_terms(neo: Any) -> None:
     """A delete that orphans a term races an add that links to it: no error, no lost link."""
     orphans = "MATCH (n) WHERE (n:Token OR n:Entity) AND NOT EXISTS { (n)<--() } RETURN count(n)"

@@ -9,7 +9,7 @@ How the driver is used:
 
 - Writes run in one managed write transaction per call, so an ``add_session`` is all or
   nothing and the driver retries transient errors. Concurrent writers of one session are
-  serialised by a lock key (``cypher/lock_session.cypher``); a delete write-locks the terms
+  serialised by a lock key (``cypher/lock_sessions.cypher``); a delete write-locks the terms
   it may orphan (``cypher/delete_entries.cypher``). Deadlocks, and a term deleted under a
   concurrent write, get a longer retry budget than an outage does (``_with_retries``).
 - Reads go through ``execute_query`` with read routing, so a ``neo4j://`` cluster URI
@@ -207,18 +207,39 @@ class Neo4jMemoryService(MemoryService):
         session_id: str,
         entries: Sequence[PreparedEntry],
     ) -> None:
+        await self._replace_sessions(owner, project_id, [(session_id, entries)])
+
+    async def _replace_sessions(
+        self,
+        owner: Owner,
+        project_id: str | None,
+        sessions: Sequence[tuple[str, Sequence[PreparedEntry]]],
+    ) -> None:
+        # Several sessions per transaction: a bulk load's round trips and commits were as
+        # costly as the writes themselves. Bounded, so that one huge call does not build one
+        # huge transaction in the server's memory.
+        for batch in _batches(sessions, _ENTRIES_PER_TRANSACTION):
+            await self._replace_batch(owner, project_id, batch)
+
+    async def _replace_batch(
+        self,
+        owner: Owner,
+        project_id: str | None,
+        sessions: Sequence[tuple[str, Sequence[PreparedEntry]]],
+    ) -> None:
         params = _owner_params(owner)
-        session_params = {**params, "project_id": project_id, "session_id": session_id}
+        # Sorted: concurrent writers take the session locks in one order (no deadlock).
+        scope_params = {**params, "project_id": project_id, "session_ids": sorted({s for s, _ in sessions})}
 
         async def work(tx: AsyncManagedTransaction) -> None:
-            # Without the lock, two concurrent replacements would each miss the other's
+            # Without the locks, two concurrent replacements would each miss the other's
             # uncommitted entries and both commit: a duplicated session.
-            await _run(tx, "lock_session", session_params)
-            result = await tx.run(load_cypher("session_entry_ids"), session_params)
+            await _run(tx, "lock_sessions", scope_params)
+            result = await tx.run(load_cypher("sessions_entry_ids"), scope_params)
             old_ids = (await result.single(strict=True))["ids"]
             # New entries first, old ones after: tokens both use survive instead of being
             # deleted as orphans and created again.
-            await _create_entries(tx, owner, entries)
+            await _create_entries(tx, owner, [entries for _, entries in sessions])
             if old_ids:
                 await _run(tx, "delete_entries", {**params, "ids": old_ids})
 
@@ -226,7 +247,7 @@ class Neo4jMemoryService(MemoryService):
 
     async def _insert_entry(self, owner: Owner, entry: PreparedEntry) -> None:
         async def work(tx: AsyncManagedTransaction) -> None:
-            await _create_entries(tx, owner, [entry])
+            await _create_entries(tx, owner, [[entry]])
 
         await self._write(work)
 
@@ -464,8 +485,33 @@ async def _run(tx: AsyncManagedTransaction, name: str, params: dict[str, Any]) -
     return [record async for record in result]
 
 
-async def _create_entries(tx: AsyncManagedTransaction, owner: Owner, entries: Sequence[PreparedEntry]) -> None:
-    """Create entries with their token and entity links and the ``NEXT`` chain between them."""
+#: Entries written per transaction by a bulk call (its sessions are never split).
+_ENTRIES_PER_TRANSACTION = 2_000
+
+
+def _batches(
+    sessions: Sequence[tuple[str, Sequence[PreparedEntry]]], limit: int
+) -> list[list[tuple[str, Sequence[PreparedEntry]]]]:
+    """Consecutive sessions grouped up to ``limit`` entries (a larger session goes alone).
+    A session id repeated in one call starts a new group: it replaces what came before."""
+    batches: list[list[tuple[str, Sequence[PreparedEntry]]]] = []
+    size = 0
+    for session in sessions:
+        fresh = not batches or size + len(session[1]) > limit or any(session[0] == s for s, _ in batches[-1])
+        if fresh:
+            batches.append([])
+            size = 0
+        batches[-1].append(session)
+        size += len(session[1])
+    return batches
+
+
+async def _create_entries(
+    tx: AsyncManagedTransaction, owner: Owner, sessions: Sequence[Sequence[PreparedEntry]]
+) -> None:
+    """Create the entries of one or more sessions with their token and entity links and the
+    ``NEXT`` chain inside each session."""
+    entries = [e for session in sessions for e in session]
     if not entries:
         return
     params = _owner_params(owner)
@@ -474,25 +520,28 @@ async def _create_entries(tx: AsyncManagedTransaction, owner: Owner, entries: Se
         "create_entries",
         {**params, "entries": [entry_properties(owner.app_name, owner.user_id, e.stored) for e in entries]},
     )
-    # Sorted by term so that concurrent writers take the locks of shared nodes in one order.
-    token_links = sorted(
-        ({"value": value, "entry_id": e.entry_id} for e in entries for value in dict.fromkeys(e.tokens)),
-        key=lambda link: (link["value"], link["entry_id"]),
-    )
-    if token_links:
+    # One row per term, sorted, so that concurrent writers take the locks of shared nodes
+    # in one order; each row lists the entries holding the term.
+    holders: dict[str, list[str]] = {}
+    for e in entries:
+        for value in dict.fromkeys(e.tokens):
+            holders.setdefault(value, []).append(e.entry_id)
+    if holders:
+        token_links = [{"value": value, "entry_ids": ids} for value, ids in sorted(holders.items())]
         await _run(tx, "link_tokens", {**params, "links": token_links})
-    # Entity nodes take the label of their first mention: sort by name, then entry order.
-    entity_links = sorted(
-        (
-            {"name": entity.name, "label": entity.label, "entry_id": e.entry_id, "order": i}
-            for i, e in enumerate(entries)
-            for entity in _first_mention_of_each(e.entities)
-        ),
-        key=lambda link: (link["name"], link["order"]),
-    )
-    if entity_links:
+    # A new Entity node takes the label of its first mention, in entry order.
+    mentions: dict[str, tuple[str, list[str]]] = {}
+    for e in entries:
+        for entity in _first_mention_of_each(e.entities):
+            mentions.setdefault(entity.name, (entity.label, []))[1].append(e.entry_id)
+    if mentions:
+        entity_links = [
+            {"name": name, "label": label, "entry_ids": ids} for name, (label, ids) in sorted(mentions.items())
+        ]
         await _run(tx, "link_entities", {**params, "links": entity_links})
-    pairs = [{"earlier": a.entry_id, "later": b.entry_id} for a, b in zip(entries, entries[1:])]
+    pairs = [
+        {"earlier": a.entry_id, "later": b.entry_id} for session in sessions for a, b in zip(session, session[1:])
+    ]
     if pairs:
         await _run(tx, "link_next", {**params, "pairs": pairs})
 
