@@ -8,13 +8,15 @@ by ``HAS_TOKEN``, ``MENTIONS`` and ``NEXT``. Every query lives in a ``.cypher`` 
 How the driver is used:
 
 - Writes run in one managed write transaction per call, so an ``add_session`` is all or
-  nothing and the driver retries transient errors. Concurrent writers of one session are
-  serialised by a lock key (``cypher/lock_sessions.cypher``); a delete write-locks the terms
+  nothing and the driver retries transient errors (``add_sessions``: one per up to 2,000
+  entries, never splitting a session). Concurrent writers of a session are serialised by
+  lock keys taken in sorted order (``cypher/lock_sessions.cypher``); a delete write-locks the terms
   it may orphan (``cypher/delete_entries.cypher``). Deadlocks, and a term deleted under a
   concurrent write, get a longer retry budget than an outage does (``_with_retries``).
 - Reads go through ``execute_query`` with read routing, so a ``neo4j://`` cluster URI
-  spreads them over readers. A search is one query (``cypher/gather.cypher``) that starts
-  from the query's Token and Entity nodes and returns the statistics the pure scorer needs.
+  spreads them over readers. A search gathers with one query (``cypher/gather_pruned.cypher``,
+  or ``cypher/gather.cypher`` when pruning cannot decide) that starts from the query's Token
+  and Entity nodes and returns the statistics the pure scorer needs.
 - Timeouts are bounded: with the server down a call fails in a few seconds with
   :class:`~graphmem.BackendUnavailableError`, and the same object works again once the
   server is back (the driver reconnects by itself).
