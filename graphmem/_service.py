@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING, TypeVar
@@ -106,6 +106,17 @@ class CandidateSet:
     #: Terms that were not gathered from (pruned gathering, see :func:`seed_terms`).
     weak_tokens: frozenset[str] = frozenset()
     weak_entities: frozenset[str] = frozenset()
+
+    @classmethod
+    def pruned(
+        cls, corpus: CorpusStats, seed_tokens: Collection[str], seed_entities: Collection[str]
+    ) -> CandidateSet:
+        """An empty set for a pruned gathering: the held terms that are no seeds are weak."""
+        return cls(
+            corpus,
+            weak_tokens=frozenset(t for t, df in corpus.token_df.items() if df and t not in seed_tokens),
+            weak_entities=frozenset(e for e, df in corpus.entity_df.items() if df and e not in seed_entities),
+        )
 
 
 TermT = TypeVar("TermT", bound=Hashable)

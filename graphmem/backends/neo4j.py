@@ -309,12 +309,7 @@ class Neo4jMemoryService(MemoryService):
         if max_df_share is None:
             result = CandidateSet(corpus)
         else:
-            seed_tokens, seed_entities = set(record["seed_tokens"]), set(record["seed_entities"])
-            result = CandidateSet(
-                corpus,
-                weak_tokens=frozenset(t for t, df in corpus.token_df.items() if df and t not in seed_tokens),
-                weak_entities=frozenset(e for e, df in corpus.entity_df.items() if df and e not in seed_entities),
-            )
+            result = CandidateSet.pruned(corpus, set(record["seed_tokens"]), set(record["seed_entities"]))
         for entry_id, matched_tokens, matched_entities, entry_project, near_ids, far_ids in record["candidates"]:
             near = set(near_ids) - {entry_id}
             result.candidates.append(

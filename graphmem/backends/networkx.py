@@ -212,9 +212,10 @@ class GraphMemoryService(MemoryService):
                 corpus.entry_count,
                 max_df_share,
             )
-            weak_tokens = frozenset(t for t, df in corpus.token_df.items() if df and (TOKEN, t) not in seeds)
-            weak_entities = frozenset(e for e, df in corpus.entity_df.items() if df and (ENTITY, e) not in seeds)
-            if not weak_tokens and not weak_entities:
+            result = CandidateSet.pruned(
+                corpus, {t for kind, t in seeds if kind == TOKEN}, {e for kind, e in seeds if kind == ENTITY}
+            )
+            if not result.weak_tokens and not result.weak_entities:
                 return self._candidates_holding(corpus, own, project_id, token_postings, entity_postings)
             neighbours_of = self._neighbours
             reached: dict[str, None] = {}
@@ -226,7 +227,6 @@ class GraphMemoryService(MemoryService):
                     for near in neighbours_of.get(entry_id, ()):
                         reached[near] = None
                         reached.update(dict.fromkeys(neighbours_of.get(near, ())))
-            result = CandidateSet(corpus, weak_tokens=weak_tokens, weak_entities=weak_entities)
             succ = self._graph._succ
             token_of = {(TOKEN, app, user, t): t for t in token_postings}
             entity_of = {(ENTITY, app, user, e): e for e in entity_postings}
