@@ -535,10 +535,11 @@ async def test_concurrent_bulk_adds_of_the_same_sessions_never_duplicate(neo: An
     await asyncio.gather(*(load(ids if n % 2 else ids[::-1], f"w{n}") for n in range(6)))
     stats = await neo.stats("app", "race")
     assert (stats.entries, stats.sessions) == (12, 6)
+    writers_by_session: dict[str | None, set[str]] = {}
     for stored in await neo.list_entries("app", "race"):
-        session_texts = [e.memory.text for e in await neo.list_entries("app", "race") if e.session_id == stored.session_id]
-        tags = {text.split()[0] for text in session_texts}
-        assert len(tags) == 1  # one writer's version of the session, whole
+        writers_by_session.setdefault(stored.session_id, set()).add(stored.memory.text.split()[0])
+    assert sorted(writers_by_session) == ids
+    assert all(len(tags) == 1 for tags in writers_by_session.values())  # one writer's version, whole
 
 
 async def test_concurrent_delete_and_add_sharing_terms(neo: Any) -> None:
