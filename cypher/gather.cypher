@@ -5,7 +5,7 @@
 //   entity_df    [name, degree] for the query's entities
 //   candidates   in-scope entries sharing a query term, each as [id, matched tokens,
 //                matched entities, project_id, ids one NEXT step away, ids two NEXT
-//                steps away]
+//                steps away, null or (with $with_times) [timestamp, time_refs]]
 // Rows are lists, not maps: decoding the answer is much of a search's time. Nothing else
 // of an entry is read here; the service fetches only the entries that can make the cut.
 // In scope: global entries, plus those of $project_id when it is not null.
@@ -39,7 +39,8 @@ CALL () {
   RETURN collect([
     e.id, tokens, entities, e.project_id,
     [(e)-[:NEXT]-(n:Entry) | n.id],
-    [(e)-[:NEXT]-(:Entry)-[:NEXT]-(f:Entry) WHERE f <> e | f.id]
+    [(e)-[:NEXT]-(:Entry)-[:NEXT]-(f:Entry) WHERE f <> e | f.id],
+    CASE WHEN $with_times THEN [e.timestamp, coalesce(e.time_refs, [])] END
   ]) AS candidates
 }
 RETURN entry_count, token_df, entity_df, candidates

@@ -6,7 +6,7 @@
 //   entry_count, token_df, entity_df   as in gather.cypher
 //   seed_tokens, seed_entities         the terms gathered from
 //   candidates  [id, matched tokens, matched entities, project_id, ids one NEXT step
-//               away, ids two NEXT steps away], for every seed holder in scope and every
+//               away, ids two NEXT steps away, null or (with $with_times) [timestamp, time_refs]], for every seed holder in scope and every
 //               entry within two NEXT steps of one (same session, so in scope too)
 CALL () {
   MATCH (e:Entry {app_name: $app_name, user_id: $user_id})
@@ -48,7 +48,8 @@ CALL (seed_tokens, seed_entities) {
     [(e)-[:MENTIONS]->(n:Entity) WHERE n.name IN $entities | n.name],
     e.project_id,
     [(e)-[:NEXT]-(n:Entry) | n.id],
-    [(e)-[:NEXT]-(:Entry)-[:NEXT]-(f:Entry) WHERE f <> e | f.id]
+    [(e)-[:NEXT]-(:Entry)-[:NEXT]-(f:Entry) WHERE f <> e | f.id],
+    CASE WHEN $with_times THEN [e.timestamp, coalesce(e.time_refs, [])] END
   ]) AS candidates
 }
 RETURN entry_count, token_df, entity_df, seed_tokens, seed_entities, candidates

@@ -10,7 +10,7 @@ import unicodedata
 from datetime import datetime, timezone
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from graphmem._errors import InvalidIdentifierError, InvalidProjectIdError
 
@@ -177,6 +177,12 @@ class SearchRequest(BaseModel):
     ``limit=None`` means 10; a limit below 1 is a validation error. ``min_score`` is in
     [0, 1]. ``project_id=None`` searches global entries only; ``project_id=P`` searches
     global entries plus P's entries.
+
+    ``since`` / ``until`` keep only entries whose timestamp is at or after / at or before
+    them (inclusive; naive datetimes are UTC; ``since`` after ``until`` is a validation
+    error); entries outside still lend conversation context to those inside. ``as_of`` is
+    the moment the question is asked, against which relative times in the query ("last
+    summer", "yesterday") are read; ``None`` is now.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -188,6 +194,24 @@ class SearchRequest(BaseModel):
     limit: Annotated[int, Field(ge=1)] | None = None
     min_score: Annotated[float, Field(ge=0.0, le=1.0)] | None = None
     project_id: Annotated[str, Field(strict=True)] | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    as_of: datetime | None = None
+
+    @field_validator("since", "until", "as_of")
+    @classmethod
+    def _utc(cls, value: datetime | None) -> datetime | None:
+        return None if value is None else as_utc(value)
+
+    @model_validator(mode="after")
+    def _window(self) -> SearchRequest:
+        if self.since is not None and self.until is not None and self.since > self.until:
+            raise ValueError(f"since ({self.since.isoformat()}) is after until ({self.until.isoformat()})")
+        return self
+
+    def in_window(self, timestamp: datetime) -> bool:
+        """Whether an entry's timestamp passes ``since`` and ``until``."""
+        return (self.since is None or timestamp >= self.since) and (self.until is None or timestamp <= self.until)
 
     @property
     def effective_limit(self) -> int:
@@ -198,8 +222,12 @@ class SearchHit(BaseModel):
     """One recalled memory and why it was recalled.
 
     ``matched_tokens`` and ``matched_entities`` are what the entry itself shares with the
-    query; ``session_id`` is ``None`` for an entry added on its own (``add_entry``); ``context_score`` is the part of ``score`` that came from neighbouring entries of
-    the same conversation (a hit with no matches of its own was recalled as context).
+    query; ``session_id`` is ``None`` for an entry added on its own (``add_entry``);
+    ``context_score`` is the part of ``score`` that came from neighbouring entries of the
+    same conversation (a hit with no matches of its own was recalled as context);
+    ``matched_time`` says how the entry matched a time named in the query (``"said
+    2023-05-08"``, ``"refers to 2023-05-01/2023-05-07"``) and ``time_score`` what that
+    added to ``score``.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -212,6 +240,8 @@ class SearchHit(BaseModel):
     session_id: str | None = None
     project_id: str | None = None
     context_score: float = 0.0
+    matched_time: str | None = None
+    time_score: float = 0.0
 
     def to_json_dict(self) -> dict[str, Any]:
         return {
@@ -224,6 +254,8 @@ class SearchHit(BaseModel):
             "matched_tokens": self.matched_tokens,
             "matched_entities": self.matched_entities,
             "context_score": self.context_score,
+            "matched_time": self.matched_time,
+            "time_score": self.time_score,
             "session_id": self.session_id,
             "project_id": self.project_id,
         }

@@ -24,7 +24,14 @@ The rules:
    ("Where does she live?" / "Lisbon.") is still found next to the turn that does. Two
    steps, because in dialogue the answer often comes after an acknowledgement or a
    follow-up question.
-4. Ties go to the newer entry (timestamp, then position in its session), then to a stable
+4. When the query names a time (see :mod:`graphmem._time`), the time is one more part of
+   the query, weighing ``time_share`` of its words: ``score = (score + time_share * m) /
+   (1 + time_share)``, with ``m = 1`` for an entry said in that time (its own day, from the
+   day before the query's range to a week after it: people tell of an event on the day or
+   in the days after) or whose text refers to it ("last week" said in early June refers to
+   late May), else 0. Only an entry that holds a query term can match the time: a date
+   alone recalls nothing.
+5. Ties go to the newer entry (timestamp, then position in its session), then to a stable
    order of session and entry ids.
 
 Pruning. A term held by many of the user's entries (the speaker's name is on half of them)
@@ -38,7 +45,9 @@ direct score in full, and the lender too; any entry it was not gathered with len
 ``w``, less than the lender: its score is exact. A seed holder is exact as well (everything
 within two steps of it was gathered). So every score above ``b`` is exact, and when the
 ``limit``-th best score is above ``b`` the pruned answer is the full one
-(:meth:`QueryScores.decides`); otherwise the search gathers again from every term.
+(:meth:`QueryScores.decides`); otherwise the search gathers again from every term. With a
+time in the query every score ``s`` becomes ``(s + t m) / (1 + t)``: an entry above
+``(b + t) / (1 + t)`` had ``s > b`` whatever its ``m``, so that is the bound.
 
 Sums use :func:`math.fsum`, so the order in which a backend returns statistics cannot
 change a score in its last bit.
@@ -50,7 +59,9 @@ import heapq
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
+
+from graphmem._time import QueryTime
 
 __all__ = [
     "CandidateStats",
@@ -75,6 +86,10 @@ class ScoringWeights:
     context_share: float = 0.8
     #: A neighbour two NEXT steps away counts this much of one a step away.
     second_neighbour_decay: float = 0.7
+    #: How much of the headroom ``1 - score`` a match of the query's time fills.
+    time_share: float = 0.5
+    #: An entry said up to this many days after the query's time may tell of it.
+    time_told_within_days: int = 7
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +115,10 @@ class CandidateStats:
     neighbour_ids: tuple[str, ...] = ()
     second_neighbour_ids: tuple[str, ...] = ()
     project_id: str | None = None
+    #: The day the entry was said (``date.toordinal()``, UTC) and the day ranges its text
+    #: refers to (``time_refs``, as ordinal pairs); gathered only for a query with a time.
+    day: int | None = None
+    time_refs: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +129,26 @@ class ScoredEntry:
     context: float
     matched_tokens: tuple[str, ...]
     matched_entities: tuple[str, ...]
+    #: How the entry matched the query's time (``"said 2023-05-08"`` or
+    #: ``"refers to 2023-05-01/2023-05-07"``), or ``None``.
+    time_match: str | None = None
+    #: The part of ``score`` that the time match added.
+    time_score: float = 0.0
+
+
+def time_match(cand: CandidateStats, when: QueryTime, weights: ScoringWeights) -> str | None:
+    """How ``cand`` matches the query's time, or ``None``: said within the query's time (or
+    up to ``time_told_within_days`` after it, or the day before, for time zones), or
+    referring to a range that overlaps it and is not much longer than it (a whole "last
+    year" does not pin a day)."""
+    if cand.day is not None:
+        if when.matches_day(cand.day + 1, after=weights.time_told_within_days + 1):
+            return f"said {date.fromordinal(cand.day).isoformat()}"
+    span = when.longest_days()
+    for lo, hi in cand.time_refs:
+        if hi - lo + 1 <= max(31, 2 * span) and when.overlaps(lo, hi):
+            return f"refers to {date.fromordinal(lo).isoformat()}/{date.fromordinal(hi).isoformat()}"
+    return None
 
 
 def term_weight(df: int, entry_count: int) -> float:
@@ -185,6 +224,35 @@ def _scores(
     return direct, final
 
 
+def _lift_in_time(
+    final: dict[str, float],
+    direct: Mapping[str, float],
+    by_id: Mapping[str, CandidateStats],
+    when: QueryTime | None,
+    weights: ScoringWeights,
+) -> dict[str, str]:
+    """Weigh the query's time as one more part of the query (in place): every score becomes
+    ``(score + time_share * m) / (1 + time_share)`` with ``m`` 1 for an entry that holds a
+    query term and matches the time, else 0. Returns how each matching entry matched.
+
+    Only entries with a direct match can match the time: every gathering (full or pruned)
+    knows their times, so the result never depends on how the candidates were gathered."""
+    if when is None or weights.time_share <= 0.0:
+        return {}
+    share = weights.time_share
+    matches: dict[str, str] = {}
+    for entry_id in final:
+        cand = by_id.get(entry_id)
+        if cand is None or direct.get(entry_id, 0.0) <= 0.0:
+            continue
+        how = time_match(cand, when, weights)
+        if how is not None:
+            matches[entry_id] = how
+    for entry_id, score in final.items():
+        final[entry_id] = (score + (share if entry_id in matches else 0.0)) / (1.0 + share)
+    return matches
+
+
 def _scored_entry(
     entry_id: str,
     score: float,
@@ -192,16 +260,25 @@ def _scored_entry(
     by_id: Mapping[str, CandidateStats],
     token_w: Mapping[str, float],
     entity_w: Mapping[str, float],
+    time_share: float | None = None,
+    time_matches: Mapping[str, str] | None = None,
 ) -> ScoredEntry:
-    own = direct.get(entry_id, 0.0)
+    """``time_share`` is set when the query named a time: the parts are then scaled by
+    ``1 / (1 + time_share)`` and the time match adds ``time_share / (1 + time_share)``."""
     cand = by_id.get(entry_id)
+    scale = 1.0 if time_share is None else 1.0 / (1.0 + time_share)
+    how = time_matches.get(entry_id) if time_matches else None
+    gain = (time_share or 0.0) * scale if how is not None else 0.0
+    own = direct.get(entry_id, 0.0) * scale
     return ScoredEntry(
         entry_id=entry_id,
         score=score,
         direct=own,
-        context=score - own,
+        context=max(0.0, score - gain - own),
         matched_tokens=tuple(sorted(t for t in cand.matched_tokens if t in token_w)) if cand else (),
         matched_entities=tuple(sorted(e for e in cand.matched_entities if e in entity_w)) if cand else (),
+        time_match=how,
+        time_score=gain,
     )
 
 
@@ -211,6 +288,8 @@ def score_candidates(
     corpus: CorpusStats,
     candidates: Sequence[CandidateStats],
     weights: ScoringWeights = ScoringWeights(),
+    *,
+    when: QueryTime | None = None,
 ) -> dict[str, ScoredEntry]:
     """Score every candidate and every neighbour of a candidate.
 
@@ -220,6 +299,7 @@ def score_candidates(
         corpus: entry count and document frequencies of the query terms.
         candidates: in-scope entries sharing a query term, with their neighbours.
         weights: the scorer's constants.
+        when: the time the query names, if any (candidates then carry their times).
 
     Returns:
         Scores by entry id, for candidates and for their neighbours (context hits).
@@ -229,8 +309,10 @@ def score_candidates(
         return {}
     direct, final = _scores(token_w, entity_w, total, candidates, weights)
     by_id = {c.entry_id: c for c in candidates}
+    matches = _lift_in_time(final, direct, by_id, when, weights)
+    share = weights.time_share if when is not None else None
     return {
-        entry_id: _scored_entry(entry_id, score, direct, by_id, token_w, entity_w)
+        entry_id: _scored_entry(entry_id, score, direct, by_id, token_w, entity_w, share, matches)
         for entry_id, score in final.items()
     }
 
@@ -256,6 +338,10 @@ class QueryScores:
     weak_share: float = 0.0
     #: Every score above this is exact (pruned gathering; see "Pruning" above).
     exact_above: float = 0.0
+    #: The time weight's share when the query named a time (``None`` when it did not).
+    time_share: float | None = None
+    #: How the entries that match the query's time matched it.
+    time_matches: Mapping[str, str] = field(default_factory=dict)
 
     def decides(self, limit: int) -> bool:
         """Whether the first ``limit`` entries (ties included) are certain: always after a
@@ -288,6 +374,8 @@ class QueryScores:
             self.candidates,
             self.token_weights,
             self.entity_weights,
+            self.time_share,
+            self.time_matches,
         )
 
 
@@ -300,18 +388,21 @@ def score_query(
     *,
     weak_tokens: Iterable[str] = (),
     weak_entities: Iterable[str] = (),
+    when: QueryTime | None = None,
 ) -> QueryScores:
     """Score a query's candidates and their neighbours without building a hit for each.
 
     ``weak_tokens`` and ``weak_entities`` are the query terms that were not used to gather
     (see "Pruning" above); ``candidates`` must then hold every in-scope entry within two
     ``NEXT`` steps of an entry holding a gathered term, each matched against every term.
+    ``when`` is the time the query names, if any (candidates then carry their times).
     """
     token_w, entity_w, total = _weights(query_tokens, query_entities, corpus, weights)
     if total <= 0.0:
         return QueryScores({}, {}, {}, token_w, entity_w)
     direct, final = _scores(token_w, entity_w, total, candidates, weights)
     by_id = {c.entry_id: c for c in candidates}
+    matches = _lift_in_time(final, direct, by_id, when, weights)
     weak = math.fsum(
         [
             *(token_w[t] for t in set(weak_tokens) if t in token_w),
@@ -319,6 +410,9 @@ def score_query(
         ]
     )
     weak_share = min(1.0, weak / total)
+    bound = min(1.0, weak_share + weights.context_share * (1.0 - weak_share) * weak_share)
+    if when is not None:
+        bound = (bound + weights.time_share) / (1.0 + weights.time_share)
     return QueryScores(
         final,
         direct,
@@ -326,7 +420,9 @@ def score_query(
         token_w,
         entity_w,
         weak_share=weak_share,
-        exact_above=min(1.0, weak_share + weights.context_share * (1.0 - weak_share) * weak_share),
+        exact_above=bound,
+        time_share=weights.time_share if when is not None else None,
+        time_matches=matches,
     )
 
 

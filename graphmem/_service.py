@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from datetime import datetime, timezone
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from graphmem._models import (
     validate_identifier,
     validate_project_id,
 )
+from graphmem._time import QueryTime, query_time
 from graphmem._scoring import (
     CandidateStats,
     CorpusStats,
@@ -155,6 +157,14 @@ class MemoryStats:
 #: a key held down), which nobody searches for; and a backend must be able to index every
 #: term: Neo4j's index key for (app_name, user_id, value) is limited to about 8 KB.
 MAX_TERM_LENGTH = 512
+
+
+def _without_spans(text: str, spans: Sequence[tuple[int, int]]) -> str:
+    """``text`` with the given character spans blanked out."""
+    out = list(text)
+    for start, end in spans:
+        out[start:end] = " " * (end - start)
+    return "".join(out)
 
 
 def new_entry_id() -> str:
@@ -316,12 +326,12 @@ class MemoryService(ABC):
             self._require_projects("search")
             validate_project_id(request.project_id)
         limit = request.effective_limit
-        scores = await self._score(owner, request.project_id, request.query, limit)
+        as_of = request.as_of or datetime.now(timezone.utc)
+        scores = await self._score(owner, request.project_id, request.query, limit, as_of=as_of)
         if scores is None:
             return SearchResponse()
         # Fetch only what can make the cut (ties included), then break ties by recency.
-        contenders = scores.contenders(limit, request.min_score)
-        stored = {e.entry_id: e for e in await self._fetch_entries(owner, contenders)}
+        stored = await self._fetch_contenders(owner, scores, request, limit)
         ranked = rank(
             {i: scores.scored(i) for i in stored},  # an id missing was deleted meanwhile
             {i: e.recency for i, e in stored.items()},
@@ -338,6 +348,8 @@ class MemoryService(ABC):
                 session_id=stored[s.entry_id].session_id,
                 project_id=stored[s.entry_id].project_id,
                 context_score=s.context,
+                matched_time=s.time_match,
+                time_score=s.time_score,
             )
             for s in ranked
         ]
@@ -544,8 +556,44 @@ class MemoryService(ABC):
             )
         return prepared
 
-    async def _score(self, owner: Owner, project_id: str | None, query: str, limit: int) -> QueryScores | None:
-        parts = await self.decompose_query(query)
+    async def _fetch_contenders(
+        self, owner: Owner, scores: QueryScores, request: SearchRequest, limit: int
+    ) -> dict[str, StoredEntry]:
+        """The entries that can make the first ``limit`` (ties included), read from the
+        backend. With ``since``/``until``, entries outside the window are dropped and the
+        next best are read until ``limit`` remain (or none are left)."""
+        contenders = scores.contenders(limit, request.min_score)
+        stored = {e.entry_id: e for e in await self._fetch_entries(owner, contenders)}
+        if request.since is None and request.until is None:
+            return stored
+        kept = {i: e for i, e in stored.items() if request.in_window(e.memory.timestamp)}
+        floor = 0.0 if request.min_score is None else request.min_score
+        ordered = sorted(
+            (i for i, s in scores.final.items() if s >= floor and i not in stored),
+            key=lambda i: -scores.final[i],
+        )
+        step = max(limit, 16)
+        while ordered and len(kept) < limit:
+            batch, ordered = ordered[:step], ordered[step:]
+            fetched = await self._fetch_entries(owner, batch)
+            kept.update((e.entry_id, e) for e in fetched if request.in_window(e.memory.timestamp))
+            step *= 2
+        # Ties at the cut: every entry scoring like the last one kept must be read too.
+        if ordered and kept:
+            cut = round(sorted((scores.final[i] for i in kept), reverse=True)[min(limit, len(kept)) - 1], 12)
+            tied = [i for i in ordered if round(scores.final[i], 12) >= cut]
+            fetched = await self._fetch_entries(owner, tied)
+            kept.update((e.entry_id, e) for e in fetched if request.in_window(e.memory.timestamp))
+        return kept
+
+    async def _score(
+        self, owner: Owner, project_id: str | None, query: str, limit: int, *, as_of: datetime | None = None
+    ) -> QueryScores | None:
+        # A time named in the query is matched against the entries' times, not as words:
+        # its words ("May", "2023") are left out of the tokens.
+        when = query_time(query, as_of)
+        text = _without_spans(query, when.spans) if when is not None else query
+        parts = await self.decompose_query(text)
         if parts.is_empty:
             return None
         entity_names = tuple(e.name for e in parts.entities)
@@ -556,7 +604,9 @@ class MemoryService(ABC):
         first = self.seed_df_share
         shares = (None,) if first is None else tuple(dict.fromkeys((first, first * SEED_DF_WIDENING, None)))
         for max_df_share in shares:
-            gathered = await self._gather(owner, project_id, parts.tokens, entity_names, max_df_share=max_df_share)
+            gathered = await self._gather(
+                owner, project_id, parts.tokens, entity_names, max_df_share=max_df_share, with_times=when is not None
+            )
             scores = score_query(
                 parts.tokens,
                 entity_names,
@@ -565,6 +615,7 @@ class MemoryService(ABC):
                 self.weights,
                 weak_tokens=gathered.weak_tokens,
                 weak_entities=gathered.weak_entities,
+                when=when,
             )
             if scores.decides(limit):
                 break
@@ -615,8 +666,12 @@ class MemoryService(ABC):
         entities: Sequence[str],
         *,
         max_df_share: float | None = None,
+        with_times: bool = False,
     ) -> CandidateSet:
         """Gather statistics for a query in scope (global, or global plus ``project_id``).
+
+        ``with_times``: each candidate also carries the day it was said and the day ranges
+        its text refers to (``CandidateStats.day`` and ``time_refs``).
 
         ``max_df_share=None``: every in-scope entry holding a query term, each with the
         terms it holds. A share: gather only from the :func:`seed_terms`; the candidates

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
+from datetime import date, timedelta
 from typing import Any
 
 import pytest
@@ -20,6 +21,7 @@ from graphmem import MemoryService, SearchRequest
 from graphmem._fixtures import demo_fixtures_path, load_fixtures
 from graphmem._scoring import CandidateStats, CorpusStats, QueryScores, score_query
 from graphmem._service import seed_terms
+from graphmem._time import DayRange, QueryTime
 
 # ---------------------------------------------------------------------------- reference model
 
@@ -33,6 +35,10 @@ def neighbours(index: int, session_of: Sequence[int]) -> tuple[list[int], list[i
     return near, [j for j in far if j not in near]
 
 
+#: Entry i was said on day DAY0 + i // 3 (three entries a day); queries may name a time.
+DAY0 = date(2023, 5, 1).toordinal()
+
+
 def candidate(index: int, held: Sequence[frozenset[str]], query: set[str], session_of: Sequence[int]) -> CandidateStats:
     near, far = neighbours(index, session_of)
     return CandidateStats(
@@ -41,6 +47,8 @@ def candidate(index: int, held: Sequence[frozenset[str]], query: set[str], sessi
         matched_entities=frozenset(),
         neighbour_ids=tuple(f"e{j:03d}" for j in near),
         second_neighbour_ids=tuple(f"e{j:03d}" for j in far),
+        day=DAY0 + index // 3,
+        time_refs=((DAY0 + index // 3 - 7, DAY0 + index // 3 - 1),) if index % 4 == 0 else (),
     )
 
 
@@ -69,9 +77,15 @@ def top(scores: QueryScores, limit: int) -> list[tuple[float, str]]:
     return [(-s, i) for s, i in ranked[:limit]]
 
 
-def score(held: Sequence[frozenset[str]], query: Sequence[str], session_of: Sequence[int], share: float | None) -> QueryScores:
+def score(
+    held: Sequence[frozenset[str]],
+    query: Sequence[str],
+    session_of: Sequence[int],
+    share: float | None,
+    when: QueryTime | None = None,
+) -> QueryScores:
     corpus, candidates, weak = gather(held, query, session_of, share)
-    return score_query(query, (), corpus, candidates, weak_tokens=weak)
+    return score_query(query, (), corpus, candidates, weak_tokens=weak, when=when)
 
 
 # ---------------------------------------------------------------------------- the scorer alone
@@ -80,7 +94,7 @@ VOCABULARY = [f"w{i}" for i in range(12)]
 
 
 @st.composite
-def graphs(draw: Any) -> tuple[list[frozenset[str]], list[int], list[str], int, float]:
+def graphs(draw: Any) -> tuple[list[frozenset[str]], list[int], list[str], int, float, QueryTime | None]:
     n = draw(st.integers(min_value=1, max_value=60))
     # Skewed term frequencies, like a speaker's name on half the entries.
     frequency = [draw(st.sampled_from([0.02, 0.05, 0.1, 0.3, 0.6])) for _ in VOCABULARY]
@@ -94,15 +108,22 @@ def graphs(draw: Any) -> tuple[list[frozenset[str]], list[int], list[str], int, 
     query = draw(st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=5, unique=True))
     limit = draw(st.integers(min_value=1, max_value=12))
     share = draw(st.sampled_from([0.0, 0.05, 0.2, 0.5]))
-    return held, session_of, query, limit, share
+    when = None
+    if draw(st.booleans()):
+        first = date.fromordinal(DAY0 + draw(st.integers(min_value=-5, max_value=25)))
+        when = QueryTime((DayRange(first, first + timedelta(days=draw(st.integers(0, 6)))),), (), ())
+    return held, session_of, query, limit, share, when
 
 
 @settings(max_examples=400, deadline=None)
 @given(graphs())
-def test_a_decided_pruned_answer_is_the_full_answer(graph: tuple[list[frozenset[str]], list[int], list[str], int, float]) -> None:
-    held, session_of, query, limit, share = graph
-    full = score(held, query, session_of, None)
-    pruned = score(held, query, session_of, share)
+def test_a_decided_pruned_answer_is_the_full_answer(
+    graph: tuple[list[frozenset[str]], list[int], list[str], int, float, QueryTime | None],
+) -> None:
+    """Also with a time in the query: the time lift keeps pruning exact."""
+    held, session_of, query, limit, share, when = graph
+    full = score(held, query, session_of, None, when)
+    pruned = score(held, query, session_of, share, when)
     assert full.decides(limit)  # a full gathering is always certain
     if pruned.decides(limit):
         assert top(pruned, limit) == top(full, limit)

@@ -4,8 +4,11 @@ Both backends store the same nodes and relationships with the same properties, s
 Cypher debugging query reads either:
 
 - ``(:Entry {id, app_name, user_id, project_id, session_id, position, author, role, text,
-  timestamp})`` — ``timestamp`` is an ISO-8601 UTC string, ``project_id`` and
-  ``session_id`` are null outside a project / session.
+  timestamp, time_refs})`` — ``timestamp`` is an ISO-8601 UTC string, ``project_id`` and
+  ``session_id`` are null outside a project / session; ``time_refs`` lists the day ranges
+  that time expressions in the text refer to, resolved against ``timestamp``, as ISO 8601
+  intervals (``"2023-05-22/2023-05-28"`` for "last week" said on 3 June 2023; see
+  :mod:`graphmem._time`), empty when the text names no time.
 - ``(:Token {app_name, user_id, value})``
 - ``(:Entity {app_name, user_id, name, label})`` — ``label`` is spaCy's entity label.
 - ``(:Entry)-[:HAS_TOKEN]->(:Token)``, ``(:Entry)-[:MENTIONS]->(:Entity)``,
@@ -21,6 +24,7 @@ from typing import Any
 
 from graphmem._models import Content, MemoryEntry, Part
 from graphmem._service import StoredEntry
+from graphmem._time import mentioned_ranges, parse_time_ref
 
 ENTRY = "Entry"
 TOKEN = "Token"
@@ -44,7 +48,15 @@ def entry_properties(app_name: str, user_id: str, entry: StoredEntry) -> dict[st
         "role": memory.content.role,
         "text": memory.text,
         "timestamp": memory.timestamp.isoformat(),
+        "time_refs": [r.iso() for r in mentioned_ranges(memory.text, memory.timestamp)],
     }
+
+
+def entry_times(timestamp: str, time_refs: list[str] | None) -> tuple[int, tuple[tuple[int, int], ...]]:
+    """The day an entry was said and the day ranges it refers to, as ordinals, from its
+    ``timestamp`` and ``time_refs`` properties (what a gathering with times returns)."""
+    day = datetime.fromisoformat(timestamp).date().toordinal()
+    return day, tuple(parse_time_ref(ref).ordinals for ref in time_refs or ())
 
 
 def stored_entry_from_properties(props: dict[str, Any]) -> StoredEntry:

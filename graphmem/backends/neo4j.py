@@ -41,7 +41,7 @@ from graphmem._service import (
     PreparedEntry,
     StoredEntry,
 )
-from graphmem.backends._graph_model import entry_properties, stored_entry_from_properties
+from graphmem.backends._graph_model import entry_properties, entry_times, stored_entry_from_properties
 
 try:
     from neo4j import (
@@ -290,10 +290,12 @@ class Neo4jMemoryService(MemoryService):
         entities: Sequence[str],
         *,
         max_df_share: float | None = None,
+        with_times: bool = False,
     ) -> CandidateSet:
         params = {
             **_owner_params(owner),
             "project_id": project_id,
+            "with_times": with_times,
             "tokens": list(dict.fromkeys(tokens)),
             "entities": list(dict.fromkeys(entities)),
         }
@@ -310,8 +312,9 @@ class Neo4jMemoryService(MemoryService):
             result = CandidateSet(corpus)
         else:
             result = CandidateSet.pruned(corpus, set(record["seed_tokens"]), set(record["seed_entities"]))
-        for entry_id, matched_tokens, matched_entities, entry_project, near_ids, far_ids in record["candidates"]:
+        for entry_id, matched_tokens, matched_entities, entry_project, near_ids, far_ids, times in record["candidates"]:
             near = set(near_ids) - {entry_id}
+            day, refs = entry_times(times[0], times[1]) if times is not None else (None, ())
             result.candidates.append(
                 CandidateStats(
                     entry_id=entry_id,
@@ -320,6 +323,8 @@ class Neo4jMemoryService(MemoryService):
                     neighbour_ids=tuple(sorted(near)),
                     second_neighbour_ids=tuple(sorted(set(far_ids) - near - {entry_id})),
                     project_id=entry_project,
+                    day=day,
+                    time_refs=refs,
                 )
             )
         return result

@@ -20,7 +20,7 @@ import logging
 import os
 import threading
 from collections import defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import networkx as nx
@@ -44,6 +44,7 @@ from graphmem.backends._graph_model import (
     NEXT,
     TOKEN,
     entry_properties,
+    entry_times,
     stored_entry_from_properties,
 )
 from graphmem.backends._journal import Journal, JournalCorruptError
@@ -191,6 +192,7 @@ class GraphMemoryService(MemoryService):
         entities: Sequence[str],
         *,
         max_df_share: float | None = None,
+        with_times: bool = False,
     ) -> CandidateSet:
         with self._lock:
             self._ensure_loaded()
@@ -204,8 +206,9 @@ class GraphMemoryService(MemoryService):
                 {t: len(p) for t, p in token_postings.items()},
                 {e: len(p) for e, p in entity_postings.items()},
             )
+            times = self._times_of(owner) if with_times else None
             if max_df_share is None:
-                return self._candidates_holding(corpus, own, project_id, token_postings, entity_postings)
+                return self._candidates_holding(corpus, own, project_id, token_postings, entity_postings, times)
             seeds = seed_terms(
                 {**{(TOKEN, t): df for t, df in corpus.token_df.items()},
                  **{(ENTITY, e): df for e, df in corpus.entity_df.items()}},
@@ -216,7 +219,7 @@ class GraphMemoryService(MemoryService):
                 corpus, {t for kind, t in seeds if kind == TOKEN}, {e for kind, e in seeds if kind == ENTITY}
             )
             if not result.weak_tokens and not result.weak_entities:
-                return self._candidates_holding(corpus, own, project_id, token_postings, entity_postings)
+                return self._candidates_holding(corpus, own, project_id, token_postings, entity_postings, times)
             neighbours_of = self._neighbours
             reached: dict[str, None] = {}
             for kind, term in seeds:
@@ -241,6 +244,7 @@ class GraphMemoryService(MemoryService):
                         entry.project_id,
                         frozenset(token_of[k] for k in held & token_of.keys()),
                         frozenset(entity_of[k] for k in held & entity_of.keys()) if entity_of else frozenset(),
+                        times,
                     )
                 )
             return result
@@ -252,6 +256,7 @@ class GraphMemoryService(MemoryService):
         project_id: str | None,
         token_postings: Mapping[str, Mapping[tuple[str, ...], Any]],
         entity_postings: Mapping[str, Mapping[tuple[str, ...], Any]],
+        times: Callable[[str], tuple[int, tuple[tuple[int, int], ...]]] | None,
     ) -> CandidateSet:
         """Every in-scope entry holding a query term, with the terms it holds."""
         matched_tokens: dict[str, list[str]] = defaultdict(list)
@@ -273,6 +278,7 @@ class GraphMemoryService(MemoryService):
                     entry_project,
                     frozenset(matched_tokens.get(entry_id, ())),
                     frozenset(matched_entities.get(entry_id, ())),
+                    times,
                 )
             )
         return result
@@ -283,6 +289,7 @@ class GraphMemoryService(MemoryService):
         project_id: str | None,
         matched_tokens: frozenset[str],
         matched_entities: frozenset[str],
+        times: Callable[[str], tuple[int, tuple[tuple[int, int], ...]]] | None = None,
     ) -> CandidateStats:
         neighbours_of = self._neighbours
         neighbours = neighbours_of.get(entry_id, ())
@@ -292,7 +299,21 @@ class GraphMemoryService(MemoryService):
             for far in neighbours_of.get(near, ())
             if far != entry_id and far not in neighbours
         )
-        return CandidateStats(entry_id, matched_tokens, matched_entities, neighbours, second, project_id)
+        if times is None:
+            return CandidateStats(entry_id, matched_tokens, matched_entities, neighbours, second, project_id)
+        day, refs = times(entry_id)
+        return CandidateStats(entry_id, matched_tokens, matched_entities, neighbours, second, project_id, day, refs)
+
+    def _times_of(self, owner: Owner) -> Callable[[str], tuple[int, tuple[tuple[int, int], ...]]]:
+        """Reads an entry's day and time references from its node (see ``entry_times``)."""
+        nodes = self._graph.nodes
+        app, user = owner.app_name, owner.user_id
+
+        def times(entry_id: str) -> tuple[int, tuple[tuple[int, int], ...]]:
+            props = nodes[(ENTRY, app, user, entry_id)]
+            return entry_times(props["timestamp"], props.get("time_refs"))
+
+        return times
 
     async def _fetch_entries(self, owner: Owner, entry_ids: Sequence[str]) -> list[StoredEntry]:
         with self._lock:

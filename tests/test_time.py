@@ -1,0 +1,282 @@
+"""Time-aware recall: dates in queries, relative times in entries, and the scorer's lift.
+
+The parser is pure (``graphmem._time``); the lift is part of the pure scorer; ``since`` /
+``until`` and the stored ``time_refs`` are checked through the public API on every backend
+(the ``service`` fixture).
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta, timezone
+
+import pytest
+from pydantic import ValidationError
+
+from graphmem import Content, MemoryEntry, MemoryService, SearchRequest
+from graphmem._scoring import CandidateStats, CorpusStats, ScoringWeights, score_query
+from graphmem.cli._cypher_run import run_read_only
+from graphmem._time import DayRange, QueryTime, mentioned_ranges, parse_time_ref, query_time
+
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
+SAID = datetime(2023, 6, 3, 13, 56, tzinfo=timezone.utc)  # a Saturday
+
+
+def day(text: str) -> date:
+    return date.fromisoformat(text)
+
+
+def ranges_of(query: str, as_of: datetime | None = NOW) -> list[str]:
+    when = query_time(query, as_of)
+    return [r.iso() for r in when.ranges] if when else []
+
+
+# ---------------------------------------------------------------------------- queries
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("What film did Ana watch on 3 May, 2022?", "2022-05-03/2022-05-03"),
+        ("what happened on 1 May 2022", "2022-05-01/2022-05-01"),
+        ("Which sport did Sam take up in October 2023?", "2023-10-01/2023-10-31"),
+        ("Where was I in 2022?", "2022-01-01/2022-12-31"),
+        ("the party on 29 Dec 2023", "2023-12-29/2023-12-29"),
+        ("the party on 29.12.2023", "2023-12-29/2023-12-29"),
+        ("the party on 2023-12-29", "2023-12-29/2023-12-29"),
+        ("the party on December 29th, 2023", "2023-12-29/2023-12-29"),
+        ("the party on 12/29/2023", "2023-12-29/2023-12-29"),
+        ("the party on 29/12/2023", "2023-12-29/2023-12-29"),
+        ("what did we do in summer 2022", "2022-06-01/2022-08-31"),
+        # Relative to as_of (30 Nov 2026, a Monday).
+        ("what did I do last summer?", "2026-06-01/2026-08-31"),
+        ("what did I eat yesterday", "2026-11-29/2026-11-29"),
+        ("what did I do last week", "2026-11-23/2026-11-29"),
+        ("what did I read last month", "2026-10-01/2026-10-31"),
+        ("where did I go two years ago", "2024-01-01/2024-12-31"),
+        # Anchored to a date in the query.
+        ("What did Jon do the week before August 3, 2023?", "2023-07-27/2023-08-02"),
+    ],
+)
+def test_a_date_in_a_query_becomes_a_day_range(query: str, expected: str) -> None:
+    assert ranges_of(query) == [expected]
+
+
+def test_a_month_or_day_without_a_year_matches_any_year() -> None:
+    when = query_time("When did Melanie go camping in June?", NOW)
+    assert when is not None and when.ranges == () and when.yearless == ((6, 1, 31),)
+    assert when.matches_day(day("2019-06-15").toordinal())
+    assert not when.matches_day(day("2019-07-15").toordinal())
+    on_day = query_time("What did she bake on 3 May?", NOW)
+    assert on_day is not None and on_day.yearless == ((5, 3, 3),)
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["What may I do?", "Who is Maria?", "I want to march in the parade", "the 2023 hits", "room 12/13", ""],
+)
+def test_queries_without_a_time_name_none(query: str) -> None:
+    assert query_time(query, NOW) is None
+
+
+def test_relative_times_need_as_of() -> None:
+    assert query_time("what did I eat yesterday", None) is None
+    assert ranges_of("on 3 May 2022", None) == ["2022-05-03/2022-05-03"]
+
+
+def test_spans_cover_the_time_words_only() -> None:
+    query = "What film did Ana watch on 3 May, 2022?"
+    when = query_time(query, NOW)
+    assert when is not None
+    assert [query[a:b] for a, b in when.spans] == ["3 May, 2022"]
+
+
+def test_impossible_dates_are_ignored() -> None:
+    assert ranges_of("on 31 February 2023") == []
+    assert query_time("on 2023-13-01", NOW) is None
+
+
+# ---------------------------------------------------------------------------- entries
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I went there yesterday.", ["2023-06-02/2023-06-02"]),
+        ("We had so much fun last night!", ["2023-06-02/2023-06-02"]),
+        ("It happened last week.", ["2023-05-22/2023-05-28"]),
+        ("Last weekend we hiked.", ["2023-05-27/2023-05-28"]),
+        ("Two years ago I started painting.", ["2021-01-01/2021-12-31"]),
+        ("I started 3 days ago", ["2023-05-31/2023-05-31"]),
+        ("Next month we move.", ["2023-07-01/2023-07-31"]),
+        ("In May I ran a marathon.", ["2023-05-01/2023-05-31"]),
+        ("We went camping last summer.", ["2022-06-01/2022-08-31"]),
+        ("Last Friday was fun.", ["2023-06-02/2023-06-02"]),
+        ("See you tomorrow", ["2023-06-04/2023-06-04"]),
+        ("I got married on 8 May, 2020.", ["2020-05-08/2020-05-08"]),
+        ("since last week and yesterday", ["2023-05-22/2023-05-28", "2023-06-02/2023-06-02"]),
+    ],
+)
+def test_time_expressions_in_an_entry_resolve_against_its_timestamp(text: str, expected: list[str]) -> None:
+    assert [r.iso() for r in mentioned_ranges(text, SAID)] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["I may come along.", "We march on.", "Hello there!", "That was the best.", "I have 3 cats"],
+)
+def test_text_without_a_time_refers_to_none(text: str) -> None:
+    assert mentioned_ranges(text, SAID) == ()
+
+
+def test_a_month_without_a_year_in_an_entry_is_the_nearest_one() -> None:
+    # Said in early June: "in May" is this May, "in December" last December.
+    assert [r.iso() for r in mentioned_ranges("In December we skied", SAID)] == ["2022-12-01/2022-12-31"]
+    assert [r.iso() for r in mentioned_ranges("in July we fly", SAID)] == ["2023-07-01/2023-07-31"]
+
+
+def test_time_refs_round_trip() -> None:
+    r = DayRange(day("2023-05-01"), day("2023-05-31"))
+    assert parse_time_ref(r.iso()) == r
+
+
+# ---------------------------------------------------------------------------- the scorer
+
+
+def cand(entry_id: str, tokens: set[str], said: str, refs: tuple[str, ...] = ()) -> CandidateStats:
+    return CandidateStats(
+        entry_id=entry_id,
+        matched_tokens=frozenset(tokens),
+        matched_entities=frozenset(),
+        day=day(said).toordinal(),
+        time_refs=tuple(parse_time_ref(r).ordinals for r in refs),
+    )
+
+
+def test_an_entry_in_the_querys_time_is_lifted_and_says_why() -> None:
+    when = query_time("film on 3 May 2022", NOW)
+    corpus = CorpusStats(100, {"film": 5}, {})
+    scores = score_query(
+        ["film"],
+        (),
+        corpus,
+        [
+            cand("other-day", {"film"}, "2022-09-01"),
+            cand("that-day", {"film"}, "2022-05-03"),
+            cand("told-later", {"film"}, "2022-05-20", refs=("2022-05-03/2022-05-03",)),
+        ],
+        when=when,
+    )
+    assert scores.final["other-day"] == pytest.approx(1 / 1.5)  # the words match, the time does not
+    assert scores.final["that-day"] == pytest.approx(1.0)
+    assert scores.time_matches.keys() == {"that-day", "told-later"}
+    assert scores.scored("that-day").time_match == "said 2022-05-03"
+    assert scores.scored("told-later").time_match == "refers to 2022-05-03/2022-05-03"
+
+
+def test_the_time_weighs_time_share_of_the_query() -> None:
+    when = query_time("film cinema on 3 May 2022", NOW)
+    corpus = CorpusStats(100, {"film": 5, "cinema": 5}, {})
+    weights = ScoringWeights(time_share=0.5)
+    scores = score_query(
+        ["film", "cinema"], (), corpus,
+        [cand("in", {"film"}, "2022-05-04"), cand("out", {"film"}, "2022-06-30")], weights, when=when,
+    )
+    assert scores.final["out"] == pytest.approx(0.5 / 1.5)
+    assert scores.final["in"] == pytest.approx(1.0 / 1.5)
+    hit = scores.scored("in")
+    assert hit.time_score == pytest.approx(0.5 / 1.5) and hit.context == pytest.approx(0.0)
+    assert hit.direct + hit.time_score == pytest.approx(hit.score)
+
+
+def test_an_entry_said_long_after_or_before_is_not_lifted() -> None:
+    when = query_time("film on 3 May 2022", NOW)
+    corpus = CorpusStats(100, {"film": 5, "cinema": 5}, {})
+    scores = score_query(
+        ["film", "cinema"], (), corpus,
+        [cand("before", {"film"}, "2022-05-01"), cand("weeks-later", {"film"}, "2022-05-25")], when=when,
+    )
+    assert scores.time_matches == {}
+
+
+def test_a_reference_much_longer_than_the_query_does_not_pin_a_day() -> None:
+    when = query_time("film on 3 May 2022", NOW)
+    corpus = CorpusStats(100, {"film": 5, "cinema": 5}, {})
+    scores = score_query(
+        ["film", "cinema"], (), corpus, [cand("vague", {"film"}, "2023-01-05", refs=("2022-01-01/2022-12-31",))],
+        when=when,
+    )
+    assert scores.time_matches == {}
+
+
+def test_context_only_entries_are_not_lifted() -> None:
+    # The lift needs a direct match: whether an entry is a candidate must not matter.
+    when = query_time("film on 3 May 2022", NOW)
+    corpus = CorpusStats(100, {"film": 5, "cinema": 5}, {})
+    holder = CandidateStats("q", frozenset({"film"}), frozenset(), ("a",), (), day=day("2022-09-01").toordinal())
+    answer = CandidateStats("a", frozenset(), frozenset(), ("q",), (), day=day("2022-05-03").toordinal())
+    scores = score_query(["film", "cinema"], (), corpus, [holder, answer], when=when)
+    assert "a" in scores.final and "a" not in scores.time_matches
+
+
+# ---------------------------------------------------------------------------- both backends
+
+
+def turn(text: str, at: datetime, author: str = "Ana") -> MemoryEntry:
+    return MemoryEntry(content=Content(role="user").with_text(text), author=author, timestamp=at)
+
+
+async def test_a_dated_question_finds_what_was_said_that_week(service: MemoryService) -> None:
+    may = datetime(2022, 5, 4, 20, 0, tzinfo=timezone.utc)
+    await service.add_session("app", "u", "s-may", [turn("We watched a film about whales last night.", may)])
+    await service.add_session(
+        "app", "u", "s-sep", [turn("We watched a film about trains.", may + timedelta(days=120))]
+    )
+    response = await service.search(
+        SearchRequest(query="What film did Ana watch on 3 May, 2022?", app_name="app", user_id="u", as_of=NOW)
+    )
+    assert [h.memory.text for h in response.hits][0] == "We watched a film about whales last night."
+    assert response.hits[0].matched_time == "said 2022-05-04"
+    assert response.hits[0].time_score > 0 and response.hits[1].matched_time is None
+    assert "may" not in response.hits[0].matched_tokens  # the date's words are not tokens
+
+
+async def test_time_refs_are_stored_on_the_entry_for_cypher(service: MemoryService) -> None:
+    said = datetime(2023, 6, 15, 10, 0, tzinfo=timezone.utc)
+    await service.add_session("app", "u", "s", [turn("I went hiking three weeks ago.", said)])
+    response = await service.search(
+        SearchRequest(query="Where did Ana go hiking in May 2023?", app_name="app", user_id="u", as_of=NOW)
+    )
+    assert response.hits[0].matched_time == "refers to 2023-05-25/2023-05-31"
+    rows = await run_read_only(
+        service,
+        "MATCH (e:Entry {app_name: $app, user_id: $user}) RETURN e.time_refs AS refs",
+        {"app": "app", "user": "u"},
+    )
+    assert [list(r["refs"]) for r in rows.records()] == [["2023-05-25/2023-05-31"]]
+
+
+async def test_since_and_until_filter_by_entry_time(service: MemoryService) -> None:
+    base = datetime(2024, 1, 1, tzinfo=timezone.utc)
+    await service.add_session(
+        "app", "u", "s", [turn(f"pancakes recipe number {i}", base + timedelta(days=i)) for i in range(30)]
+    )
+
+    async def days(**window: datetime) -> list[int]:
+        response = await service.search(
+            SearchRequest(query="pancakes recipe", app_name="app", user_id="u", limit=5, **window)
+        )
+        return sorted((h.memory.timestamp - base).days for h in response.hits)
+
+    assert await days(since=base + timedelta(days=10), until=base + timedelta(days=12)) == [10, 11, 12]
+    assert await days(until=base + timedelta(days=2)) == [0, 1, 2]
+    assert await days(since=base + timedelta(days=27)) == [27, 28, 29]
+    naive = (base + timedelta(days=27)).replace(tzinfo=None)  # naive is UTC
+    assert await days(since=naive) == [27, 28, 29]
+    assert len(await days()) == 5
+
+
+def test_since_after_until_is_a_validation_error() -> None:
+    with pytest.raises(ValidationError, match="since"):
+        SearchRequest(query="x", app_name="a", user_id="u", since=NOW, until=NOW - timedelta(days=1))
+    with pytest.raises(ValidationError):
+        SearchRequest(query="x", app_name="a", user_id="u", since="not a date")  # type: ignore[arg-type]
