@@ -1,11 +1,12 @@
 // Everything the scorer needs for one query, for one owner, in one round trip. It starts
 // from the query's Token and Entity nodes and never reads entries that share no term.
 //   entry_count  all the owner's entries (every project): the N of the idf
-//   token_df     [token, degree of its node] (the entries holding it, every project)
+//   token_df     [token, degree of its node (the entries holding it, every project),
+//                whether it is a word of a speaker's name]
 //   entity_df    [name, degree] for the query's entities
 //   candidates   in-scope entries sharing a query term, each as [id, matched tokens,
 //                matched entities, project_id, ids one NEXT step away, ids two NEXT
-//                steps away, null or (with $with_times) [timestamp, time_refs]]
+//                steps away, author, null or (with $with_times) [timestamp, time_refs]]
 // Rows are lists, not maps: decoding the answer is much of a search's time. Nothing else
 // of an entry is read here; the service fetches only the entries that can make the cut.
 // In scope: global entries, plus those of $project_id when it is not null.
@@ -16,7 +17,7 @@ CALL () {
 CALL () {
   UNWIND $tokens AS value
   MATCH (t:Token {app_name: $app_name, user_id: $user_id, value: value})
-  RETURN collect([value, COUNT { (t)<-[:HAS_TOKEN]-() }]) AS token_df
+  RETURN collect([value, COUNT { (t)<-[:HAS_TOKEN]-() }, t.speaker]) AS token_df
 }
 CALL () {
   UNWIND $entities AS name
@@ -40,6 +41,7 @@ CALL () {
     e.id, tokens, entities, e.project_id,
     [(e)-[:NEXT]-(n:Entry) | n.id],
     [(e)-[:NEXT]-(:Entry)-[:NEXT]-(f:Entry) WHERE f <> e | f.id],
+    e.author,
     CASE WHEN $with_times THEN [e.timestamp, coalesce(e.time_refs, [])] END
   ]) AS candidates
 }

@@ -6,7 +6,7 @@
 //   entry_count, token_df, entity_df   as in gather.cypher
 //   seed_tokens, seed_entities         the terms gathered from
 //   candidates  [id, matched tokens, matched entities, project_id, ids one NEXT step
-//               away, ids two NEXT steps away, null or (with $with_times) [timestamp, time_refs]], for every seed holder in scope and every
+//               away, ids two NEXT steps away, author, null or (with $with_times) [timestamp, time_refs]], for every seed holder in scope and every
 //               entry within two NEXT steps of one (same session, so in scope too)
 CALL () {
   MATCH (e:Entry {app_name: $app_name, user_id: $user_id})
@@ -15,7 +15,7 @@ CALL () {
 CALL () {
   UNWIND $tokens AS value
   MATCH (t:Token {app_name: $app_name, user_id: $user_id, value: value})
-  RETURN collect([value, COUNT { (t)<-[:HAS_TOKEN]-() }]) AS token_df
+  RETURN collect([value, COUNT { (t)<-[:HAS_TOKEN]-() }, t.speaker]) AS token_df
 }
 CALL () {
   UNWIND $entities AS name
@@ -49,6 +49,7 @@ CALL (seed_tokens, seed_entities) {
     e.project_id,
     [(e)-[:NEXT]-(n:Entry) | n.id],
     [(e)-[:NEXT]-(:Entry)-[:NEXT]-(f:Entry) WHERE f <> e | f.id],
+    e.author,
     CASE WHEN $with_times THEN [e.timestamp, coalesce(e.time_refs, [])] END
   ]) AS candidates
 }

@@ -3,8 +3,11 @@
 // Rows arrive sorted by token value, so concurrent writers lock shared tokens in the same
 // order (fewer deadlocks). MERGE, not MATCH: a token a concurrent delete just removed
 // as an orphan is created again instead of silently losing the link.
+// link.speaker: the token is a word of one of those entries' author (Token.speaker turns
+// true and stays so: see graphmem.backends._graph_model).
 UNWIND $links AS link
 MERGE (t:Token {app_name: $app_name, user_id: $user_id, value: link.value})
+SET t.speaker = coalesce(t.speaker, false) OR link.speaker
 WITH t, link
 UNWIND link.entry_ids AS entry_id
 MATCH (e:Entry {id: entry_id})

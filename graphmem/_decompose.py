@@ -41,6 +41,8 @@ core). ``Decomposer(n_process=2)`` splits a large batch among worker processes (
 
 from __future__ import annotations
 
+import functools
+
 import logging
 import math
 import multiprocessing
@@ -146,6 +148,12 @@ class Decomposition:
 def author_tokens(author: str) -> list[str]:
     """The tokens an author's name adds to an entry: its lowercase words."""
     return [w.lower() for w in _WORD.findall(author)]
+
+
+@functools.lru_cache(maxsize=1024)
+def speaker_tokens(author: str) -> frozenset[str]:
+    """:func:`author_tokens` as a set, cached: a user has few speakers, seen on every entry."""
+    return frozenset(author_tokens(author))
 
 
 # Words that open a greeting or an interjection before a name used in address.

@@ -61,6 +61,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
+from graphmem._decompose import speaker_tokens
 from graphmem._time import QueryTime
 
 __all__ = [
@@ -86,7 +87,10 @@ class ScoringWeights:
     context_share: float = 0.8
     #: A neighbour two NEXT steps away counts this much of one a step away.
     second_neighbour_decay: float = 0.7
-    #: How much of the headroom ``1 - score`` a match of the query's time fills.
+    #: When the query names one of the user's speakers, an entry by someone else that
+    #: matches it counts this much (the question is about what that speaker said).
+    other_speaker_factor: float = 0.75
+    #: How much of the query a time named in it weighs (its words weigh 1).
     time_share: float = 0.5
     #: An entry said up to this many days after the query's time may tell of it.
     time_told_within_days: int = 7
@@ -99,6 +103,9 @@ class CorpusStats:
     entry_count: int
     token_df: Mapping[str, int] = field(default_factory=dict)
     entity_df: Mapping[str, int] = field(default_factory=dict)
+    #: The query tokens that are words of a speaker's name (an author of the user's
+    #: entries, now or before): the query names that speaker.
+    speaker_tokens: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +126,8 @@ class CandidateStats:
     #: refers to (``time_refs``, as ordinal pairs); gathered only for a query with a time.
     day: int | None = None
     time_refs: tuple[tuple[int, int], ...] = ()
+    #: Who said the entry (its author).
+    author: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +190,7 @@ def _scores(
     total: float,
     candidates: Sequence[CandidateStats],
     weights: ScoringWeights,
+    named_speakers: frozenset[str] = frozenset(),
 ) -> tuple[dict[str, float], dict[str, float]]:
     """Direct and final scores by entry id (final only where it is above 0)."""
     direct: dict[str, float] = {}
@@ -221,7 +231,30 @@ def _scores(
         score = min(1.0, own + share * (1.0 - own) * context.get(entry_id, 0.0))
         if score > 0.0:
             final[entry_id] = score
+    if named_speakers:
+        _focus_on_speakers(final, direct, candidates, named_speakers, weights)
     return direct, final
+
+
+def _focus_on_speakers(
+    final: dict[str, float],
+    direct: Mapping[str, float],
+    candidates: Sequence[CandidateStats],
+    named: frozenset[str],
+    weights: ScoringWeights,
+) -> None:
+    """A query that names a speaker asks about what they said: an entry that matches it
+    but was said by someone else counts ``other_speaker_factor`` of its score (in place).
+
+    Only entries with a direct match are weighed (every gathering knows their authors),
+    and scores only go down, so the pruning bound stays as it is."""
+    factor = weights.other_speaker_factor
+    for cand in candidates:
+        entry_id = cand.entry_id
+        if cand.author is None or direct.get(entry_id, 0.0) <= 0.0 or entry_id not in final:
+            continue
+        if named.isdisjoint(speaker_tokens(cand.author)):
+            final[entry_id] *= factor
 
 
 def _lift_in_time(
@@ -307,7 +340,7 @@ def score_candidates(
     token_w, entity_w, total = _weights(query_tokens, query_entities, corpus, weights)
     if total <= 0.0:
         return {}
-    direct, final = _scores(token_w, entity_w, total, candidates, weights)
+    direct, final = _scores(token_w, entity_w, total, candidates, weights, corpus.speaker_tokens & token_w.keys())
     by_id = {c.entry_id: c for c in candidates}
     matches = _lift_in_time(final, direct, by_id, when, weights)
     share = weights.time_share if when is not None else None
@@ -400,7 +433,7 @@ def score_query(
     token_w, entity_w, total = _weights(query_tokens, query_entities, corpus, weights)
     if total <= 0.0:
         return QueryScores({}, {}, {}, token_w, entity_w)
-    direct, final = _scores(token_w, entity_w, total, candidates, weights)
+    direct, final = _scores(token_w, entity_w, total, candidates, weights, corpus.speaker_tokens & token_w.keys())
     by_id = {c.entry_id: c for c in candidates}
     matches = _lift_in_time(final, direct, by_id, when, weights)
     weak = math.fsum(

@@ -188,7 +188,12 @@ async def test_graph_shape_matches_the_shared_model(neo: Any) -> None:
     props = [r["p"] for r in result.records]
     assert len(props) == 3
     # Null properties are simply absent in Neo4j; the rest are exactly entry_properties().
-    assert set(props[0]) == {"id", "app_name", "user_id", "session_id", "position", "author", "role", "text", "timestamp"}
+    assert set(props[0]) == {
+        "id", "app_name", "user_id", "session_id", "position", "author", "role", "text", "timestamp", "time_refs"
+    }
+    tokens = await neo.driver.execute_query("MATCH (t:Token) RETURN t.value AS v, properties(t) AS p")
+    assert all(set(r["p"]) == {"app_name", "user_id", "value", "speaker"} for r in tokens.records)
+    assert {r["v"] for r in tokens.records if r["p"]["speaker"]} == {"user"}  # the author's name
     assert props[2]["project_id"] == "proj"
     assert datetime.fromisoformat(props[0]["timestamp"]) == datetime(2026, 1, 1, tzinfo=timezone.utc)
     assert await count(neo, "MATCH (:Entry)-[:NEXT]->(:Entry) RETURN count(*)") == 1
@@ -275,6 +280,11 @@ PARITY_QUERIES = [
     ("workdesk", "carol", "Berlin trip to meet Henrik"),
     ("workdesk", "carol", "meeting preferences focus time"),
     ("workdesk", "carol", "procurement Amsterdam office"),
+    # A speaker named (speaker focus) and times named (the time weighs in).
+    ("companion", "alice", "What did Alice say about her sister's move?"),
+    ("companion", "bob", "What did Bob eat before his runs in January 2026?"),
+    ("companion", "alice", "What happened with Biscuit on 14 February 2026?"),
+    ("workdesk", "carol", "What did Carol plan last week?"),
 ]
 
 

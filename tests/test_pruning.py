@@ -49,6 +49,7 @@ def candidate(index: int, held: Sequence[frozenset[str]], query: set[str], sessi
         second_neighbour_ids=tuple(f"e{j:03d}" for j in far),
         day=DAY0 + index // 3,
         time_refs=((DAY0 + index // 3 - 7, DAY0 + index // 3 - 1),) if index % 4 == 0 else (),
+        author="w0" if index % 2 else "someone else",  # "w0" is also a speaker's name
     )
 
 
@@ -58,7 +59,7 @@ def gather(
     """What a backend's ``_gather`` returns (see ``MemoryService._gather``)."""
     wanted = set(query)
     df = {t: sum(1 for h in held if t in h) for t in wanted}
-    corpus = CorpusStats(len(held), df, {})
+    corpus = CorpusStats(len(held), df, {}, speaker_tokens=frozenset({"w0"} & wanted))
     if max_df_share is None:
         reached = [i for i, h in enumerate(held) if h & wanted]
         return corpus, [candidate(i, held, wanted, session_of) for i in reached], frozenset()

@@ -309,3 +309,52 @@ def test_rank_applies_limit_min_score_and_scope() -> None:
     threshold = scored["a_only"].score
     assert [s.entry_id for s in rank(scored, keys, limit=10, min_score=threshold)] == ["both", "a_only"]
     assert [s.entry_id for s in rank(scored, keys, limit=10, min_score=1.0)] == ["both"]
+
+
+# ---------------------------------------------------------------------- speaker focus
+
+
+def said_by(entry_id: str, tokens: set[str], author: str, neighbours: tuple[str, ...] = ()) -> CandidateStats:
+    return CandidateStats(entry_id, frozenset(tokens), frozenset(), neighbours, (), author=author)
+
+
+def test_a_named_speakers_own_entries_outrank_others_saying_the_same() -> None:
+    corpus = CorpusStats(100, {"melanie": 50, "hobby": 4}, {}, speaker_tokens=frozenset({"melanie"}))
+    weights = ScoringWeights(other_speaker_factor=0.75)
+    scored = score_candidates(
+        ["melanie", "hobby"],
+        (),
+        corpus,
+        [said_by("hers", {"melanie", "hobby"}, "Melanie"), said_by("about-her", {"melanie", "hobby"}, "Caroline")],
+        weights,
+    )
+    assert scored["hers"].score == pytest.approx(1.0)
+    assert scored["about-her"].score == pytest.approx(0.75)
+
+
+def test_no_focus_when_the_query_names_no_speaker() -> None:
+    # "melanie" is a word here but not a speaker's name: no entry is weighed down.
+    corpus = CorpusStats(100, {"melanie": 50, "hobby": 4}, {})
+    scored = score_candidates(
+        ["melanie", "hobby"], (), corpus,
+        [said_by("a", {"melanie", "hobby"}, "Melanie"), said_by("b", {"melanie", "hobby"}, "Caroline")],
+    )
+    assert scored["a"].score == pytest.approx(scored["b"].score) == pytest.approx(1.0)
+
+
+def test_two_named_speakers_keep_both_speakers_entries() -> None:
+    corpus = CorpusStats(100, {"ana": 40, "lee": 40, "city": 4}, {}, speaker_tokens=frozenset({"ana", "lee"}))
+    scored = score_candidates(
+        ["ana", "lee", "city"], (), corpus,
+        [said_by("a", {"ana", "city"}, "Ana"), said_by("l", {"lee", "city"}, "Lee"), said_by("x", {"city"}, "Sam")],
+    )
+    assert scored["a"].score == pytest.approx(scored["l"].score)
+    assert scored["x"].score < scored["a"].score * 0.76
+
+
+def test_context_only_entries_are_not_weighed_by_speaker() -> None:
+    corpus = CorpusStats(100, {"melanie": 50, "hobby": 4}, {}, speaker_tokens=frozenset({"melanie"}))
+    question = said_by("q", {"hobby"}, "Caroline", neighbours=("answer",))
+    scored = score_candidates(["melanie", "hobby"], (), corpus, [question])
+    assert scored["q"].score == pytest.approx(ScoringWeights().other_speaker_factor * scored["q"].direct)
+    assert scored["answer"].context > 0  # lent the question's (unweighed) direct score

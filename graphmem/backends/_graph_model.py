@@ -9,7 +9,9 @@ Cypher debugging query reads either:
   that time expressions in the text refer to, resolved against ``timestamp``, as ISO 8601
   intervals (``"2023-05-22/2023-05-28"`` for "last week" said on 3 June 2023; see
   :mod:`graphmem._time`), empty when the text names no time.
-- ``(:Token {app_name, user_id, value})``
+- ``(:Token {app_name, user_id, value, speaker})`` — ``speaker`` is true once the token
+  has been a word of an entry's author (the query that holds it names a speaker); it is
+  never reset while the token exists.
 - ``(:Entity {app_name, user_id, name, label})`` — ``label`` is spaCy's entity label.
 - ``(:Entry)-[:HAS_TOKEN]->(:Token)``, ``(:Entry)-[:MENTIONS]->(:Entity)``,
   ``(:Entry)-[:NEXT]->(:Entry)`` (the following entry of the same session).

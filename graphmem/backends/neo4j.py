@@ -30,7 +30,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from graphmem._cypher import load_cypher, load_statements
-from graphmem._decompose import Decomposer, Entity
+from graphmem._decompose import Decomposer, Entity, speaker_tokens
 from graphmem._errors import BackendUnavailableError
 from graphmem._scoring import CandidateStats, CorpusStats, ScoringWeights
 from graphmem._service import (
@@ -305,14 +305,16 @@ class Neo4jMemoryService(MemoryService):
             record = await self._read_one("gather_pruned", {**params, "max_df_share": max_df_share})
         corpus = CorpusStats(
             entry_count=int(record["entry_count"]),
-            token_df={term: int(df) for term, df in record["token_df"]},
+            token_df={term: int(df) for term, df, _ in record["token_df"]},
             entity_df={name: int(df) for name, df in record["entity_df"]},
+            speaker_tokens=frozenset(term for term, df, speaker in record["token_df"] if df and speaker),
         )
         if max_df_share is None:
             result = CandidateSet(corpus)
         else:
             result = CandidateSet.pruned(corpus, set(record["seed_tokens"]), set(record["seed_entities"]))
-        for entry_id, matched_tokens, matched_entities, entry_project, near_ids, far_ids, times in record["candidates"]:
+        for row in record["candidates"]:
+            entry_id, matched_tokens, matched_entities, entry_project, near_ids, far_ids, author, times = row
             near = set(near_ids) - {entry_id}
             day, refs = entry_times(times[0], times[1]) if times is not None else (None, ())
             result.candidates.append(
@@ -325,6 +327,7 @@ class Neo4jMemoryService(MemoryService):
                     project_id=entry_project,
                     day=day,
                     time_refs=refs,
+                    author=author,
                 )
             )
         return result
@@ -525,11 +528,15 @@ async def _create_entries(
     # One row per term, sorted, so that concurrent writers take the locks of shared nodes
     # in one order; each row lists the entries holding the term.
     holders: dict[str, list[str]] = {}
+    spoken: set[str] = set()
     for e in entries:
         for value in dict.fromkeys(e.tokens):
             holders.setdefault(value, []).append(e.entry_id)
+        spoken.update(speaker_tokens(e.stored.memory.author))
     if holders:
-        token_links = [{"value": value, "entry_ids": ids} for value, ids in sorted(holders.items())]
+        token_links = [
+            {"value": value, "entry_ids": ids, "speaker": value in spoken} for value, ids in sorted(holders.items())
+        ]
         await _run(tx, "link_tokens", {**params, "links": token_links})
     # A new Entity node takes the label of its first mention, in entry order.
     mentions: dict[str, tuple[str, list[str]]] = {}

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 
-from graphmem._decompose import Decomposer
+from graphmem._decompose import Decomposer, speaker_tokens
 from graphmem._scoring import CandidateStats, CorpusStats, ScoringWeights
 from graphmem._service import (
     CandidateSet,
@@ -201,10 +201,14 @@ class GraphMemoryService(MemoryService):
             token_postings = {t: pred.get((TOKEN, app, user, t)) or {} for t in dict.fromkeys(tokens)}
             entity_postings = {e: pred.get((ENTITY, app, user, e)) or {} for e in dict.fromkeys(entities)}
             own = self._entries.get(owner, {})
+            nodes = self._graph.nodes
             corpus = CorpusStats(
                 len(own),
                 {t: len(p) for t, p in token_postings.items()},
                 {e: len(p) for e, p in entity_postings.items()},
+                frozenset(
+                    t for t, p in token_postings.items() if p and nodes[(TOKEN, app, user, t)].get("speaker")
+                ),
             )
             times = self._times_of(owner) if with_times else None
             if max_df_share is None:
@@ -244,6 +248,7 @@ class GraphMemoryService(MemoryService):
                         entry.project_id,
                         frozenset(token_of[k] for k in held & token_of.keys()),
                         frozenset(entity_of[k] for k in held & entity_of.keys()) if entity_of else frozenset(),
+                        entry,
                         times,
                     )
                 )
@@ -278,6 +283,7 @@ class GraphMemoryService(MemoryService):
                     entry_project,
                     frozenset(matched_tokens.get(entry_id, ())),
                     frozenset(matched_entities.get(entry_id, ())),
+                    own[entry_id],
                     times,
                 )
             )
@@ -289,6 +295,7 @@ class GraphMemoryService(MemoryService):
         project_id: str | None,
         matched_tokens: frozenset[str],
         matched_entities: frozenset[str],
+        own: StoredEntry,
         times: Callable[[str], tuple[int, tuple[tuple[int, int], ...]]] | None = None,
     ) -> CandidateStats:
         neighbours_of = self._neighbours
@@ -299,10 +306,15 @@ class GraphMemoryService(MemoryService):
             for far in neighbours_of.get(near, ())
             if far != entry_id and far not in neighbours
         )
+        author = own.memory.author
         if times is None:
-            return CandidateStats(entry_id, matched_tokens, matched_entities, neighbours, second, project_id)
+            return CandidateStats(
+                entry_id, matched_tokens, matched_entities, neighbours, second, project_id, author=author
+            )
         day, refs = times(entry_id)
-        return CandidateStats(entry_id, matched_tokens, matched_entities, neighbours, second, project_id, day, refs)
+        return CandidateStats(
+            entry_id, matched_tokens, matched_entities, neighbours, second, project_id, day, refs, author
+        )
 
     def _times_of(self, owner: Owner) -> Callable[[str], tuple[int, tuple[tuple[int, int], ...]]]:
         """Reads an entry's day and time references from its node (see ``entry_times``)."""
@@ -437,10 +449,15 @@ class GraphMemoryService(MemoryService):
         node = self._entry_key(owner, stored.entry_id)
         graph = self._graph
         graph.add_node(node, __labels__=_LABELS[ENTRY], **entry_properties(app, user, stored))
+        spoken = speaker_tokens(rec["author"])
         for value in rec["tokens"]:
             token = (TOKEN, app, user, value)
             if token not in graph:
-                graph.add_node(token, __labels__=_LABELS[TOKEN], app_name=app, user_id=user, value=value)
+                graph.add_node(
+                    token, __labels__=_LABELS[TOKEN], app_name=app, user_id=user, value=value, speaker=value in spoken
+                )
+            elif value in spoken:
+                graph.nodes[token]["speaker"] = True
             graph.add_edge(node, token, __labels__=_LABELS[HAS_TOKEN])
         for name, label in rec["entities"]:
             entity = (ENTITY, app, user, name)
