@@ -227,7 +227,9 @@ class SearchHit(BaseModel):
     same conversation (a hit with no matches of its own was recalled as context);
     ``matched_time`` says how the entry matched a time named in the query (``"said
     2023-05-08"``, ``"refers to 2023-05-01/2023-05-07"``) and ``time_score`` what that
-    added to ``score``.
+    added to ``score``; ``by_named_speaker`` is ``True`` / ``False`` when the query names
+    one of the user's speakers and this entry (matching it itself) was / was not said by
+    them (then its score was weighed down), ``None`` otherwise.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -242,6 +244,7 @@ class SearchHit(BaseModel):
     context_score: float = 0.0
     matched_time: str | None = None
     time_score: float = 0.0
+    by_named_speaker: bool | None = None
 
     def to_json_dict(self) -> dict[str, Any]:
         return {
@@ -256,6 +259,7 @@ class SearchHit(BaseModel):
             "context_score": self.context_score,
             "matched_time": self.matched_time,
             "time_score": self.time_score,
+            "by_named_speaker": self.by_named_speaker,
             "session_id": self.session_id,
             "project_id": self.project_id,
         }

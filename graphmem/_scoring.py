@@ -143,6 +143,9 @@ class ScoredEntry:
     time_match: str | None = None
     #: The part of ``score`` that the time match added.
     time_score: float = 0.0
+    #: When the query names a speaker: whether this entry (matching it directly) was said
+    #: by a named speaker (``False``: by someone else, its score weighed down); else ``None``.
+    by_named_speaker: bool | None = None
 
 
 def time_match(cand: CandidateStats, when: QueryTime, weights: ScoringWeights) -> str | None:
@@ -190,7 +193,6 @@ def _scores(
     total: float,
     candidates: Sequence[CandidateStats],
     weights: ScoringWeights,
-    named_speakers: frozenset[str] = frozenset(),
 ) -> tuple[dict[str, float], dict[str, float]]:
     """Direct and final scores by entry id (final only where it is above 0)."""
     direct: dict[str, float] = {}
@@ -231,8 +233,6 @@ def _scores(
         score = min(1.0, own + share * (1.0 - own) * context.get(entry_id, 0.0))
         if score > 0.0:
             final[entry_id] = score
-    if named_speakers:
-        _focus_on_speakers(final, direct, candidates, named_speakers, weights)
     return direct, final
 
 
@@ -248,6 +248,8 @@ def _focus_on_speakers(
 
     Only entries with a direct match are weighed (every gathering knows their authors),
     and scores only go down, so the pruning bound stays as it is."""
+    if not named:
+        return
     factor = weights.other_speaker_factor
     for cand in candidates:
         entry_id = cand.entry_id
@@ -295,6 +297,7 @@ def _scored_entry(
     entity_w: Mapping[str, float],
     time_share: float | None = None,
     time_matches: Mapping[str, str] | None = None,
+    named_speakers: frozenset[str] = frozenset(),
 ) -> ScoredEntry:
     """``time_share`` is set when the query named a time: the parts are then scaled by
     ``1 / (1 + time_share)`` and the time match adds ``time_share / (1 + time_share)``."""
@@ -312,6 +315,11 @@ def _scored_entry(
         matched_entities=tuple(sorted(e for e in cand.matched_entities if e in entity_w)) if cand else (),
         time_match=how,
         time_score=gain,
+        by_named_speaker=(
+            None
+            if not named_speakers or cand is None or cand.author is None or own <= 0.0
+            else not named_speakers.isdisjoint(speaker_tokens(cand.author))
+        ),
     )
 
 
@@ -340,12 +348,14 @@ def score_candidates(
     token_w, entity_w, total = _weights(query_tokens, query_entities, corpus, weights)
     if total <= 0.0:
         return {}
-    direct, final = _scores(token_w, entity_w, total, candidates, weights, corpus.speaker_tokens & token_w.keys())
+    direct, final = _scores(token_w, entity_w, total, candidates, weights)
+    named = corpus.speaker_tokens & token_w.keys()
+    _focus_on_speakers(final, direct, candidates, named, weights)
     by_id = {c.entry_id: c for c in candidates}
     matches = _lift_in_time(final, direct, by_id, when, weights)
     share = weights.time_share if when is not None else None
     return {
-        entry_id: _scored_entry(entry_id, score, direct, by_id, token_w, entity_w, share, matches)
+        entry_id: _scored_entry(entry_id, score, direct, by_id, token_w, entity_w, share, matches, named)
         for entry_id, score in final.items()
     }
 
@@ -375,6 +385,8 @@ class QueryScores:
     time_share: float | None = None
     #: How the entries that match the query's time matched it.
     time_matches: Mapping[str, str] = field(default_factory=dict)
+    #: The query tokens that name speakers.
+    named_speakers: frozenset[str] = frozenset()
 
     def decides(self, limit: int) -> bool:
         """Whether the first ``limit`` entries (ties included) are certain: always after a
@@ -409,6 +421,7 @@ class QueryScores:
             self.entity_weights,
             self.time_share,
             self.time_matches,
+            self.named_speakers,
         )
 
 
@@ -433,7 +446,9 @@ def score_query(
     token_w, entity_w, total = _weights(query_tokens, query_entities, corpus, weights)
     if total <= 0.0:
         return QueryScores({}, {}, {}, token_w, entity_w)
-    direct, final = _scores(token_w, entity_w, total, candidates, weights, corpus.speaker_tokens & token_w.keys())
+    direct, final = _scores(token_w, entity_w, total, candidates, weights)
+    named = corpus.speaker_tokens & token_w.keys()
+    _focus_on_speakers(final, direct, candidates, named, weights)
     by_id = {c.entry_id: c for c in candidates}
     matches = _lift_in_time(final, direct, by_id, when, weights)
     weak = math.fsum(
@@ -456,6 +471,7 @@ def score_query(
         exact_above=bound,
         time_share=weights.time_share if when is not None else None,
         time_matches=matches,
+        named_speakers=named,
     )
 
 

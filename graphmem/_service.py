@@ -29,7 +29,7 @@ from graphmem._models import (
     validate_identifier,
     validate_project_id,
 )
-from graphmem._time import QueryTime, query_time
+from graphmem._time import query_time
 from graphmem._scoring import (
     CandidateStats,
     CorpusStats,
@@ -350,6 +350,7 @@ class MemoryService(ABC):
                 context_score=s.context,
                 matched_time=s.time_match,
                 time_score=s.time_score,
+                by_named_speaker=s.by_named_speaker,
             )
             for s in ranked
         ]

@@ -787,3 +787,20 @@ async def test_add_sessions_with_a_bad_session_id_stores_nothing(service: Memory
     with pytest.raises(InvalidIdentifierError):
         await service.add_sessions(APP, USER, {"fine": [entry("kept out")], "": [entry("bad id")]})
     assert await stored_texts(service) == []
+
+
+async def test_a_query_naming_a_speaker_prefers_what_they_said(service: MemoryService) -> None:
+    await service.add_session(
+        APP,
+        USER,
+        "s",
+        [
+            entry("I love pottery classes on weekends.", at=0, author="Melanie"),
+            entry("Pottery classes sound lovely, I tried once.", at=1, author="Caroline"),
+        ],
+    )
+    response = await search(service, "Does Melanie like pottery classes?")
+    assert [h.memory.author for h in response.hits[:2]] == ["Melanie", "Caroline"]
+    assert [h.by_named_speaker for h in response.hits[:2]] == [True, False]
+    plain = await search(service, "pottery classes")
+    assert all(h.by_named_speaker is None for h in plain.hits)

@@ -330,6 +330,7 @@ def test_a_named_speakers_own_entries_outrank_others_saying_the_same() -> None:
     )
     assert scored["hers"].score == pytest.approx(1.0)
     assert scored["about-her"].score == pytest.approx(0.75)
+    assert scored["hers"].by_named_speaker is True and scored["about-her"].by_named_speaker is False
 
 
 def test_no_focus_when_the_query_names_no_speaker() -> None:
@@ -340,6 +341,7 @@ def test_no_focus_when_the_query_names_no_speaker() -> None:
         [said_by("a", {"melanie", "hobby"}, "Melanie"), said_by("b", {"melanie", "hobby"}, "Caroline")],
     )
     assert scored["a"].score == pytest.approx(scored["b"].score) == pytest.approx(1.0)
+    assert scored["a"].by_named_speaker is None
 
 
 def test_two_named_speakers_keep_both_speakers_entries() -> None:
