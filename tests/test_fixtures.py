@@ -178,7 +178,7 @@ async def test_project_lines_on_a_backend_without_projects(tmp_path: Path, decom
     with pytest.raises(FixtureError) as caught:
         await load_fixtures(service, [path])
     message = str(caught.value)
-    assert message.startswith(f"{path}:2: session 'b' is in project 'p'")
+    assert message.startswith(f'{path}:2: session "b" is in project "p"')
     assert "and 1 more project line" in message and "--skip-projects" in message
     assert await stored_texts(service) == []  # never widened to global, nothing stored
 

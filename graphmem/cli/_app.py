@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from graphmem._fixtures import (
@@ -19,7 +18,7 @@ from graphmem._fixtures import (
     fixture_json_schema,
     load_fixtures,
 )
-from graphmem._models import SearchRequest
+from graphmem._models import SearchRequest, quote_ids
 from graphmem._service import MemoryService, MemoryStats
 from graphmem.cli._context import (
     BACKENDS,
@@ -38,6 +37,7 @@ from graphmem.cli._render import (
     cypher_table,
     hits_table,
     load_summary,
+    plain,
     print_json,
     recent_table,
     stats_table,
@@ -152,6 +152,10 @@ ProjectOption = Annotated[
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for machines instead of a table.")]
 YesOption = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
 
+#: The largest --limit of search and recent: more rows than anyone reads in a terminal
+#: (export writes everything), and far below what a backend could not represent (2**63).
+MAX_LIMIT = 10_000
+
 
 # ---------------------------------------------------------------------------- load and export
 
@@ -203,7 +207,7 @@ def load(
                 report = await load_fixtures(service, sources, skip_projects)
             return load_summary(report, settings.describe())
 
-    out_console.print(escape(run_async(work())), soft_wrap=True)
+    out_console.print(plain(run_async(work())), soft_wrap=True)
 
 
 @app.command()
@@ -242,11 +246,14 @@ def export(
     else:
         output.write_text("".join(lines), encoding="utf-8")
     entries = sum(len(s.entries) for s in sessions)
-    scope = f"project {project}" if project else "global entries" if global_only else "all projects"
+    scope = f"project {quote_ids(project)}" if project else "global entries" if global_only else "all projects"
     where = f" to {output}" if output else ""
     note = "" if sessions else " (nothing is stored for this user)"
     err_console.print(
-        escape(f"exported {len(sessions)} sessions, {entries} entries of {app_name}/{user_id} ({scope}){where}{note}"),
+        plain(
+            f"exported {len(sessions)} sessions, {entries} entries of {quote_ids(app_name, user_id)} "
+            f"({scope}){where}{note}"
+        ),
         soft_wrap=True,
     )
 
@@ -268,7 +275,7 @@ def search(
     app_name: AppOption,
     user_id: UserOption,
     project: ProjectOption = None,
-    limit: Annotated[int, typer.Option(min=1, help="At most this many memories.")] = 10,
+    limit: Annotated[int, typer.Option(min=1, max=MAX_LIMIT, help="At most this many memories.")] = 10,
     min_score: Annotated[
         Optional[float], typer.Option(min=0.0, max=1.0, help="Only memories scoring at least this (0 to 1).")
     ] = None,
@@ -288,7 +295,7 @@ def search(
     if as_json:
         print_json([hit.to_json_dict() for hit in response.hits])
     elif not response.hits:
-        out_console.print(f"nothing recalled for {escape(repr(query))} in {escape(app_name)}/{escape(user_id)}")
+        out_console.print(plain(f"nothing recalled for {query!r} in {quote_ids(app_name, user_id)}"))
     else:
         out_console.print(hits_table(response.hits, width=out_console.width))
 
@@ -299,7 +306,7 @@ def recent(
     ctx: typer.Context,
     app_name: AppOption,
     user_id: UserOption,
-    limit: Annotated[int, typer.Option(min=1, help="At most this many entries.")] = 10,
+    limit: Annotated[int, typer.Option(min=1, max=MAX_LIMIT, help="At most this many entries.")] = 10,
     as_json: JsonOption = False,
 ) -> None:
     """The user's newest entries first (global and project entries alike)."""
@@ -318,7 +325,7 @@ def recent(
             ]
         )
     elif not entries:
-        out_console.print(f"nothing stored for {escape(app_name)}/{escape(user_id)}")
+        out_console.print(plain(f"nothing stored for {quote_ids(app_name, user_id)}"))
     else:
         out_console.print(recent_table(entries))
 
@@ -344,8 +351,8 @@ def stats(
     if as_json:
         print_json({name: getattr(counts, name) for name in ("users", "entries", "tokens", "entities", "sessions", "projects")})
     else:
-        scope = f"{app_name}/{user_id}" if app_name else "the whole store"
-        out_console.print(escape(f"{scope} · {settings.describe()}"), soft_wrap=True)
+        scope = quote_ids(app_name, user_id) if app_name and user_id else "the whole store"
+        out_console.print(plain(f"{scope} · {settings.describe()}"), soft_wrap=True)
         out_console.print(stats_table(counts))
 
 
@@ -355,6 +362,7 @@ def stats(
 def _confirm(question: str, yes: bool) -> None:
     if yes or not is_terminal():
         return
+    # The question quotes ids with quote_ids, so no id can reorder or hide its words.
     if not typer.confirm(question, default=False, err=True):
         raise CliError("nothing was deleted")
 
@@ -379,16 +387,16 @@ def _delete(ctx: typer.Context, app_name: str, user_id: str, what: str, action: 
             before = await service.stats(app_name, user_id)
             await action(service)
             after = await service.stats(app_name, user_id)
-            return f"{_removed(before, after)} ({what} of {app_name}/{user_id})"
+            return f"{_removed(before, after)} ({what} of {quote_ids(app_name, user_id)})"
 
-    out_console.print(escape(run_async(work())), soft_wrap=True)
+    out_console.print(plain(run_async(work())), soft_wrap=True)
 
 
 @app.command("delete-user")
 @user_errors
 def delete_user(ctx: typer.Context, app_name: AppOption, user_id: UserOption, yes: YesOption = False) -> None:
     """Erase everything of one user in one app: every entry, token and entity, in every project."""
-    _confirm(f"Erase everything stored for {app_name}/{user_id}?", yes)
+    _confirm(f"Erase everything stored for {quote_ids(app_name, user_id)}?", yes)
     _delete(ctx, app_name, user_id, "everything", lambda s: s.delete_user(app_name, user_id))
 
 
@@ -402,8 +410,8 @@ def delete_session(
     yes: YesOption = False,
 ) -> None:
     """Delete one session's entries (in every scope)."""
-    _confirm(f"Delete session {session_id!r} of {app_name}/{user_id}?", yes)
-    _delete(ctx, app_name, user_id, f"session {session_id}", lambda s: s.delete_session(app_name, user_id, session_id))
+    _confirm(f"Delete session {quote_ids(session_id)} of {quote_ids(app_name, user_id)}?", yes)
+    _delete(ctx, app_name, user_id, f"session {quote_ids(session_id)}", lambda s: s.delete_session(app_name, user_id, session_id))
 
 
 @app.command("delete-project")
@@ -416,8 +424,8 @@ def delete_project(
     yes: YesOption = False,
 ) -> None:
     """Delete every entry of one project (Neo4j only: networkx has no projects)."""
-    _confirm(f"Delete project {project_id!r} of {app_name}/{user_id}?", yes)
-    _delete(ctx, app_name, user_id, f"project {project_id}", lambda s: s.delete_project(app_name, user_id, project_id))
+    _confirm(f"Delete project {quote_ids(project_id)} of {quote_ids(app_name, user_id)}?", yes)
+    _delete(ctx, app_name, user_id, f"project {quote_ids(project_id)}", lambda s: s.delete_project(app_name, user_id, project_id))
 
 
 @app.command("delete-entries")
@@ -431,8 +439,8 @@ def delete_entries(
     yes: YesOption = False,
 ) -> None:
     """Delete the entries that match QUERY (global ones, or with --project that project's)."""
-    scope = f"project {project}" if project else "global memory"
-    _confirm(f"Delete the entries of {app_name}/{user_id} ({scope}) that match {query!r}?", yes)
+    scope = f"project {quote_ids(project)}" if project else "global memory"
+    _confirm(f"Delete the entries of {quote_ids(app_name, user_id)} ({scope}) that match {query!r}?", yes)
 
     async def action(service: MemoryService) -> int:
         if project is None:
@@ -477,7 +485,8 @@ def cypher(
     else:
         out_console.print(cypher_table(result.columns, result.rows))
         sys.stdout.flush()
-        err_console.print(f"[dim]{len(result.rows)} row{'s' if len(result.rows) != 1 else ''} · {escape(settings.describe())}[/]")
+        rows = len(result.rows)
+        err_console.print(plain(f"{rows} row{'s' if rows != 1 else ''} · {settings.describe()}", "dim"))
 
 
 @app.command()
@@ -526,7 +535,7 @@ def graph(
 
     picture = run_async(work())
     write_picture(picture, output)
-    out_console.print(escape(f"wrote {output}: {picture.caption}"), soft_wrap=True)
+    out_console.print(plain(f"wrote {output}: {picture.caption}"), soft_wrap=True)
 
 
 # ---------------------------------------------------------------------------- demo and Neo4j

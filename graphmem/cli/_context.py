@@ -15,12 +15,13 @@ from typing import Any, ParamSpec, TypeVar
 import typer
 from pydantic import ValidationError
 from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
 
 from graphmem._decompose import Decomposer
 from graphmem._errors import BackendUnavailableError, GraphmemError, ProjectScopingUnsupportedError
 from graphmem._fixtures import FixtureError
 from graphmem._service import MemoryService
+from graphmem.cli._render import plain
 
 __all__ = [
     "BACKENDS",
@@ -56,9 +57,12 @@ class CliError(Exception):
 
 
 def fail(message: str, exit_code: int = EXIT_ERROR) -> typer.Exit:
-    """Print ``error: message`` (one line) on stderr; return the ``typer.Exit`` to raise."""
+    """Print ``error: message`` (one line) on stderr; return the ``typer.Exit`` to raise.
+
+    The message is shown as text, with control characters visible: it may quote user input.
+    """
     one_line = " ".join(message.split())
-    err_console.print(f"[bold red]error:[/] {escape(one_line)}", soft_wrap=True)
+    err_console.print(Text("error: ", "bold red") + plain(one_line), soft_wrap=True)
     return typer.Exit(exit_code)
 
 
@@ -183,6 +187,8 @@ def user_errors(command: Callable[P, T]) -> Callable[P, T]:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"])
             raise fail(f"{where}: {first['msg']}", EXIT_USAGE) from None
+        except ValueError as exc:  # a value the library refuses (e.g. a limit it cannot serve)
+            raise fail(str(exc) or type(exc).__name__) from None
         except FileNotFoundError as exc:
             raise fail(f"no such file: {exc.filename}") from None
         except OSError as exc:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import json
+import shlex
 import warnings
 from collections import defaultdict
 from collections.abc import Sequence
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from graphmem._decompose import author_tokens, normalise_entity_name
-from graphmem._models import SearchRequest
+from graphmem._models import SearchRequest, quote_ids
 from graphmem._service import MemoryService
 from graphmem.cli._context import CliError
 from graphmem.cli._cypher_run import run_read_only
@@ -120,15 +121,16 @@ async def gather_picture(
     focus_tokens: set[str] = set()
     focus_entities: set[str] = set()
     scores: dict[str, float] = {}
-    scope = f"{app}/{user}" + (f" (project {project})" if project else "")
+    scope = f"{app}/{user}" + (f" (project {project})" if project else "")  # for the picture's title
+    quoted = quote_ids(app, user) + (f" (project {quote_ids(project)})" if project else "")  # for messages
     if entity is not None:
         name = normalise_entity_name(entity)
         rows = (await run_read_only(service, _MENTIONING, {"app": app, "user": user, "name": name})).rows
         if not rows:
             raise CliError(
-                f"no entity {name!r} in {app}/{user}; entities are spaCy's named entities, lowercased "
+                f"no entity {name!r} in {quoted}; entities are spaCy's named entities, lowercased "
                 "(list them with graphmem cypher --file cypher/debug/top_entities.cypher "
-                f"--param app={app} --param user={user})"
+                f"--param {shlex.quote('app=' + app)} --param {shlex.quote('user=' + user)})"
             )
         ids = [row[0] for row in rows[:max_entries]]
         focus_entities.add(name)
@@ -139,7 +141,7 @@ async def gather_picture(
             SearchRequest(query=query, app_name=app, user_id=user, project_id=project, limit=max_entries)
         )
         if not response.hits:
-            raise CliError(f"nothing in {scope} is recalled for {query!r}; try other words")
+            raise CliError(f"nothing in {quoted} is recalled for {query!r}; try other words")
         ids = [hit.entry_id for hit in response.hits]
         scores = {hit.entry_id: hit.score for hit in response.hits}
         for hit in response.hits:
