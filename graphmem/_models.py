@@ -7,7 +7,7 @@ timestamp graphmem returns is timezone-aware UTC.
 from __future__ import annotations
 
 import unicodedata
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
@@ -120,9 +120,9 @@ def as_utc(value: datetime) -> datetime:
         ValueError: the value in UTC falls outside years 1 to 9999 (e.g. year 1 at +05:00).
     """
     if value.tzinfo is None:
-        return value.replace(tzinfo=timezone.utc)
+        return value.replace(tzinfo=UTC)
     try:
-        return value.astimezone(timezone.utc)
+        return value.astimezone(UTC)
     except OverflowError:
         # A ValueError, so pydantic reports it as a field error instead of a traceback.
         raise ValueError(
@@ -159,7 +159,7 @@ def _quote(value: str) -> str:
 
 
 def utc_now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class Part(BaseModel):
@@ -237,7 +237,8 @@ class SearchHit(BaseModel):
     """One recalled memory and why it was recalled.
 
     ``matched_tokens`` and ``matched_entities`` are what the entry itself shares with the
-    query; ``session_id`` is ``None`` for an entry added on its own (``add_entry``); ``context_score`` is the part of ``score`` that came from neighbouring entries of
+    query; ``session_id`` is ``None`` for an entry added on its own (``add_entry``);
+    ``context_score`` is the part of ``score`` that came from neighbouring entries of
     the same conversation (a hit with no matches of its own was recalled as context).
     """
 

@@ -31,9 +31,8 @@ from graphmem._models import (
 from graphmem._scoring import (
     CandidateStats,
     CorpusStats,
-    RecencyKey,
-    ScoredEntry,
     QueryScores,
+    RecencyKey,
     ScoringWeights,
     rank,
     score_query,
@@ -652,5 +651,5 @@ class MemoryService(ABC):
     async def _stats(self, owner: Owner | None) -> MemoryStats:
         raise UnsupportedOperationError(f"{type(self).__name__} does not support stats()")
 
-    async def _ping(self) -> None:
+    async def _ping(self) -> None:  # noqa: B027 - optional hook: by default reachable
         """Raise ``BackendUnavailableError`` when the backend cannot be reached."""

@@ -13,7 +13,7 @@ import signal
 import subprocess
 import sys
 import textwrap
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,7 @@ from graphmem import (
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 APP, USER = "persist-app", "alice"
-T0 = datetime(2024, 3, 1, 8, 0, tzinfo=timezone.utc)
+T0 = datetime(2024, 3, 1, 8, 0, tzinfo=UTC)
 
 
 def entry(text: str, at: float = 0, author: str = "user") -> MemoryEntry:

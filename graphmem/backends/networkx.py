@@ -329,8 +329,17 @@ class GraphMemoryService(MemoryService):
                 entries=len(entries),
                 tokens=tokens,
                 entities=entities,
-                sessions=len({(o, e.project_id, e.session_id) for o in owners for e in self._entries[o].values() if e.session_id is not None}),
-                projects=len({(o, e.project_id) for o in owners for e in self._entries[o].values() if e.project_id is not None}),
+                sessions=len(
+                    {
+                        (o, e.project_id, e.session_id)
+                        for o in owners
+                        for e in self._entries[o].values()
+                        if e.session_id is not None
+                    }
+                ),
+                projects=len(
+                    {(o, e.project_id) for o in owners for e in self._entries[o].values() if e.project_id is not None}
+                ),
             )
 
     async def _ping(self) -> None:
@@ -370,7 +379,9 @@ class GraphMemoryService(MemoryService):
             for entry_id in ids:
                 self._neighbours[entry_id] = ()
             for earlier, later in linked:
-                self._graph.add_edge(self._entry_key(owner, earlier), self._entry_key(owner, later), __labels__=_LABELS[NEXT])
+                self._graph.add_edge(
+                    self._entry_key(owner, earlier), self._entry_key(owner, later), __labels__=_LABELS[NEXT]
+                )
                 self._neighbours[earlier] += (later,)
                 self._neighbours[later] = (earlier, *self._neighbours[later])
             if ids:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -110,7 +109,7 @@ def _global_options(
         str, typer.Option(envvar="GRAPHMEM_BACKEND", help="Where memory lives: networkx or neo4j.")
     ] = "networkx",
     store: Annotated[
-        Optional[Path],
+        Path | None,
         typer.Option(
             envvar="GRAPHMEM_STORE",
             help="The networkx store (a journal file); default: graphmem/memory.journal in your user data directory.",
@@ -122,11 +121,11 @@ def _global_options(
     ),
     neo4j_user: Annotated[str, typer.Option(envvar="GRAPHMEM_NEO4J_USER", help="Neo4j user.")] = "neo4j",
     neo4j_password: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(envvar="GRAPHMEM_NEO4J_PASSWORD", help="Neo4j password; none means auth is off."),
     ] = None,
     neo4j_database: Annotated[
-        Optional[str], typer.Option(envvar="GRAPHMEM_NEO4J_DATABASE", help="Neo4j database; default: the server's.")
+        str | None, typer.Option(envvar="GRAPHMEM_NEO4J_DATABASE", help="Neo4j database; default: the server's.")
     ] = None,
 ) -> None:
     backend = backend.strip().lower()
@@ -147,7 +146,7 @@ def _settings(ctx: typer.Context) -> Settings:
 AppOption = Annotated[str, typer.Option("--app", help="App name.", show_default=False)]
 UserOption = Annotated[str, typer.Option("--user", help="User id.", show_default=False)]
 ProjectOption = Annotated[
-    Optional[str], typer.Option("--project", help="Project id (Neo4j only).", show_default=False)
+    str | None, typer.Option("--project", help="Project id (Neo4j only).", show_default=False)
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for machines instead of a table.")]
 YesOption = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
@@ -165,7 +164,7 @@ MAX_LIMIT = 10_000
 def load(
     ctx: typer.Context,
     files: Annotated[
-        Optional[list[str]], typer.Argument(help="Fixture files (JSON Lines); - for standard input.", show_default=False)
+        list[str] | None, typer.Argument(help="Fixture files (JSON Lines); - for standard input.", show_default=False)
     ] = None,
     skip_projects: Annotated[
         bool, typer.Option("--skip-projects", help="Leave out sessions that belong to a project (and count them).")
@@ -219,7 +218,7 @@ def export(
     project: ProjectOption = None,
     global_only: Annotated[bool, typer.Option("--global-only", help="Only global entries (no project's).")] = False,
     output: Annotated[
-        Optional[Path], typer.Option("--output", "-o", help="Write here instead of standard output.", dir_okay=False)
+        Path | None, typer.Option("--output", "-o", help="Write here instead of standard output.", dir_okay=False)
     ] = None,
 ) -> None:
     """Write everything stored for a user as a fixture file (a data-subject access export).
@@ -277,7 +276,7 @@ def search(
     project: ProjectOption = None,
     limit: Annotated[int, typer.Option(min=1, max=MAX_LIMIT, help="At most this many memories.")] = 10,
     min_score: Annotated[
-        Optional[float], typer.Option(min=0.0, max=1.0, help="Only memories scoring at least this (0 to 1).")
+        float | None, typer.Option(min=0.0, max=1.0, help="Only memories scoring at least this (0 to 1).")
     ] = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -334,8 +333,8 @@ def recent(
 @user_errors
 def stats(
     ctx: typer.Context,
-    app_name: Annotated[Optional[str], typer.Option("--app", help="App name (with --user).")] = None,
-    user_id: Annotated[Optional[str], typer.Option("--user", help="User id (with --app).")] = None,
+    app_name: Annotated[str | None, typer.Option("--app", help="App name (with --user).")] = None,
+    user_id: Annotated[str | None, typer.Option("--user", help="User id (with --app).")] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Counts of users, entries, tokens, entities, sessions and projects (of the store, or one user)."""
@@ -349,7 +348,8 @@ def stats(
 
     counts = run_async(work())
     if as_json:
-        print_json({name: getattr(counts, name) for name in ("users", "entries", "tokens", "entities", "sessions", "projects")})
+        names = ("users", "entries", "tokens", "entities", "sessions", "projects")
+        print_json({name: getattr(counts, name) for name in names})
     else:
         scope = quote_ids(app_name, user_id) if app_name and user_id else "the whole store"
         out_console.print(plain(f"{scope} · {settings.describe()}"), soft_wrap=True)
@@ -411,7 +411,8 @@ def delete_session(
 ) -> None:
     """Delete one session's entries (in every scope)."""
     _confirm(f"Delete session {quote_ids(session_id)} of {quote_ids(app_name, user_id)}?", yes)
-    _delete(ctx, app_name, user_id, f"session {quote_ids(session_id)}", lambda s: s.delete_session(app_name, user_id, session_id))
+    what = f"session {quote_ids(session_id)}"
+    _delete(ctx, app_name, user_id, what, lambda s: s.delete_session(app_name, user_id, session_id))
 
 
 @app.command("delete-project")
@@ -425,14 +426,17 @@ def delete_project(
 ) -> None:
     """Delete every entry of one project (Neo4j only: networkx has no projects)."""
     _confirm(f"Delete project {quote_ids(project_id)} of {quote_ids(app_name, user_id)}?", yes)
-    _delete(ctx, app_name, user_id, f"project {quote_ids(project_id)}", lambda s: s.delete_project(app_name, user_id, project_id))
+    what = f"project {quote_ids(project_id)}"
+    _delete(ctx, app_name, user_id, what, lambda s: s.delete_project(app_name, user_id, project_id))
 
 
 @app.command("delete-entries")
 @user_errors
 def delete_entries(
     ctx: typer.Context,
-    query: Annotated[str, typer.Argument(help="Entries sharing a token or entity with this are deleted.", show_default=False)],
+    query: Annotated[
+        str, typer.Argument(help="Entries sharing a token or entity with this are deleted.", show_default=False)
+    ],
     app_name: AppOption,
     user_id: UserOption,
     project: ProjectOption = None,
@@ -457,12 +461,12 @@ def delete_entries(
 @user_errors
 def cypher(
     ctx: typer.Context,
-    query: Annotated[Optional[str], typer.Argument(help="The query (or use --file).", show_default=False)] = None,
+    query: Annotated[str | None, typer.Argument(help="The query (or use --file).", show_default=False)] = None,
     file: Annotated[
-        Optional[Path], typer.Option("--file", "-f", help="Read the query from this file.", dir_okay=False)
+        Path | None, typer.Option("--file", "-f", help="Read the query from this file.", dir_okay=False)
     ] = None,
     param: Annotated[
-        Optional[list[str]], typer.Option("--param", "-p", help="name=value (a string) or name:=JSON; repeatable.")
+        list[str] | None, typer.Option("--param", "-p", help="name=value (a string) or name:=JSON; repeatable.")
     ] = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -496,10 +500,11 @@ def graph(
     app_name: AppOption,
     user_id: UserOption,
     output: Annotated[
-        Path, typer.Option("--output", "-o", help="FILE.png, FILE.svg or FILE.html.", dir_okay=False, show_default=False)
+        Path,
+        typer.Option("--output", "-o", help="FILE.png, FILE.svg or FILE.html.", dir_okay=False, show_default=False),
     ],
-    entity: Annotated[Optional[str], typer.Option("--entity", help="Draw the entries mentioning this entity.")] = None,
-    query: Annotated[Optional[str], typer.Option("--query", help="Draw the entries this query recalls.")] = None,
+    entity: Annotated[str | None, typer.Option("--entity", help="Draw the entries mentioning this entity.")] = None,
+    query: Annotated[str | None, typer.Option("--query", help="Draw the entries this query recalls.")] = None,
     project: ProjectOption = None,
     max_entries: Annotated[int, typer.Option(min=1, max=60, help="At most this many entries.")] = 12,
     all_tokens: Annotated[
@@ -600,7 +605,7 @@ def run(argv: list[str] | None = None) -> None:
         code = command.main(args=argv, prog_name="graphmem", standalone_mode=False)
     except _CommandLineError as exc:
         if type(exc).__name__ == "NoArgsIsHelpError":  # `graphmem` alone prints its help
-            getattr(exc, "show")()
+            getattr(exc, "show")()  # noqa: B009 - typer's TyperException does not declare show()
             raise SystemExit(EXIT_USAGE) from None
         exit_code = getattr(exc, "exit_code", 1)
         ctx = getattr(exc, "ctx", None)
