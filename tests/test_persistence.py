@@ -100,8 +100,9 @@ async def test_reload_without_close_sees_every_returned_write(tmp_path: Path, de
     path = tmp_path / "memory.jsonl"
     writer = open_store(path, decomposer)
     await fill(writer)
-    # No close(): a write that returned must already be on disk.
-    reader = open_store(path, decomposer)
+    # No close(): a write that returned must already be on disk. (The writer holds the
+    # store's lock: a second service reads it read-only.)
+    reader = GraphMemoryService(nlp=decomposer, path=path, read_only=True)
     assert await everything(reader, [(APP, USER), (APP, "bob")]) == await everything(writer, [(APP, USER), (APP, "bob")])
     await writer.close()
     await reader.close()

@@ -10,7 +10,8 @@ Search touches only the postings of the query's token and entity nodes (their in
 
 With ``path=...`` every write is first appended to a journal (see
 :mod:`graphmem.backends._journal`) and ``fsync``-ed, then applied in memory; the store
-reloads from the journal on first use.
+reloads from the journal on first use. A writable service holds the store's writer lock
+from its first call until ``close()``; ``read_only=True`` takes no lock and never writes.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import networkx as nx
 
 from graphmem._decompose import Decomposer
+from graphmem._errors import JournalCompactionError, JournalCorruptError, ReadOnlyStoreError
 from graphmem._scoring import CandidateStats, CorpusStats, ScoringWeights
 from graphmem._service import (
     CandidateSet,
@@ -46,7 +48,7 @@ from graphmem.backends._graph_model import (
     entry_properties,
     stored_entry_from_properties,
 )
-from graphmem.backends._journal import Journal, JournalCorruptError
+from graphmem.backends._journal import Journal, JournalContents
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -70,10 +72,26 @@ class GraphMemoryService(MemoryService):
     and changes nothing. Safe under concurrent asyncio tasks and threads (one lock guards
     the graph).
 
+    A store (a journal file) has one writer at a time: a writable service takes the
+    store's lock (an ``flock`` on ``PATH.lock``) on its first call, before it reads the
+    journal, and keeps it until ``close()``; another writer, in any process, gets
+    ``StoreLockedError`` naming the holder. Any number of ``read_only=True`` services can
+    read meanwhile: each loads a consistent snapshot of the journal on its first call (it
+    does not see later writes; open a new one for that), takes no lock and writes nothing.
+
+    A call that removes entries (a delete, or ``add_session`` replacing a session that
+    held entries) returns only once the journal has been compacted, so the removed text
+    is in no file of the store; if compacting fails it raises ``JournalCompactionError``.
+
     Args:
         nlp: spaCy pipeline, pipeline name, or ``None`` for the default.
         path: a journal file to persist to; ``None`` keeps memory in this process only.
         weights: the scorer's constants.
+        read_only: with ``path``: read the store without locking or writing it; every
+            write raises ``ReadOnlyStoreError``.
+
+    Raises:
+        ValueError: ``read_only`` without a ``path``.
     """
 
     def __init__(
@@ -82,16 +100,21 @@ class GraphMemoryService(MemoryService):
         path: str | os.PathLike[str] | None = None,
         *,
         weights: ScoringWeights | None = None,
+        read_only: bool = False,
     ) -> None:
+        if read_only and path is None:
+            raise ValueError("read_only=True needs a path: a store only in memory has nothing to read")
         super().__init__(nlp, weights=weights)
         self._graph: nx.DiGraph[Any] = nx.DiGraph()
         self._lock = threading.RLock()
-        self._journal = Journal(path) if path is not None else None
+        self._journal = Journal(path, read_only=read_only) if path is not None else None
         self._loaded = self._journal is None
         # Indexes kept beside the graph so a search never scans it.
         self._entries: dict[Owner, dict[str, StoredEntry]] = defaultdict(dict)
         self._sessions: dict[SessionKey, list[str]] = {}
         self._neighbours: dict[str, tuple[str, ...]] = {}
+        #: The journal holds text removed from memory: the next write compacts it.
+        self._needs_compaction = False
 
     # ------------------------------------------------------------------ public extras
 
@@ -100,15 +123,25 @@ class GraphMemoryService(MemoryService):
         return None if self._journal is None else str(self._journal.path)
 
     @property
+    def read_only(self) -> bool:
+        """Whether this service only reads its store (``read_only=True``)."""
+        return self._journal is not None and self._journal.read_only
+
+    @property
     def graph(self) -> nx.DiGraph[Any]:
         """The live graph (read it, do not change it): what ``graphmem cypher`` queries."""
         self._ensure_loaded()
         return self._graph
 
     async def close(self) -> None:
+        """Close the journal and release the store's writer lock (see the base class).
+
+        The service can be used again: it then reloads the store (taking the lock again).
+        """
         if self._journal is not None:
             with self._lock:
                 self._journal.close()
+                self._forget()
         await super().close()
 
     # ------------------------------------------------------------------ writes
@@ -159,27 +192,72 @@ class GraphMemoryService(MemoryService):
     async def _delete_user(self, owner: Owner) -> int:
         return await self._write({"op": "delete_user", "app_name": owner.app_name, "user_id": owner.user_id})
 
-    async def _write(self, record: dict[str, Any]) -> int:
+    async def _replace_sessions(
+        self,
+        owner: Owner,
+        project_id: str | None,
+        sessions: Sequence[tuple[str, Sequence[PreparedEntry]]],
+    ) -> None:
+        # One record per session (each all or nothing), and at most one compaction.
+        await self._write(
+            *(
+                {
+                    "op": "replace_session",
+                    "app_name": owner.app_name,
+                    "user_id": owner.user_id,
+                    "project_id": project_id,
+                    "session_id": session_id,
+                    "entries": [_entry_record(e) for e in entries],
+                }
+                for session_id, entries in sessions
+            )
+        )
+
+    async def _write(self, *records: dict[str, Any]) -> int:
         if self._journal is None:
             with self._lock:
-                return self._apply(record)
+                return sum(self._apply(record) for record in records)
+        if self._journal.read_only:
+            raise ReadOnlyStoreError(
+                f"{self._journal.path} was opened read-only (read_only=True): open it without "
+                "read_only to write (one writer at a time)"
+            )
         # fsync can take milliseconds: keep it off the event loop.
-        return await asyncio.to_thread(self._write_durably, record)
+        return await asyncio.to_thread(self._write_durably, records)
 
-    def _write_durably(self, record: dict[str, Any]) -> int:
+    def _write_durably(self, records: Sequence[dict[str, Any]]) -> int:
         assert self._journal is not None
         with self._lock:
             self._ensure_loaded()
-            self._journal.append(record)  # durable before it becomes visible
-            changed = self._apply(record)
-            if record["op"].startswith("delete_") and changed:
-                # Compact, so that erased text does not stay on disk. If this fails the
-                # journal still holds the delete record: nothing is lost or resurrected.
-                try:
-                    self._journal.rewrite(self._snapshot_records())
-                except OSError as exc:
-                    logger.warning("graphmem: could not compact %s after a delete: %s", self._journal.path, exc)
+            changed = 0
+            for record in records:
+                self._journal.append(record)  # durable before it becomes visible
+                removed = self._apply(record)
+                changed += removed
+                if removed:
+                    self._needs_compaction = True
+            if self._needs_compaction:
+                self._compact()
             return changed
+
+    def _compact(self) -> None:
+        """Rewrite the journal from memory so that removed text leaves the disk.
+
+        Raises:
+            JournalCompactionError: the rewrite failed; the journal still holds the text
+                (and every record, so nothing is lost or comes back), and the next write
+                or the next writable open compacts again.
+        """
+        assert self._journal is not None
+        try:
+            self._journal.rewrite(self._snapshot_records())
+        except OSError as exc:
+            raise JournalCompactionError(
+                f"the change took effect, but its removed text is still in {self._journal.path}: "
+                f"compacting the journal failed ({exc.strerror or exc}); free space or fix the "
+                "directory's permissions: the next write to the store, or opening it again, erases it"
+            ) from exc
+        self._needs_compaction = False
 
     # ------------------------------------------------------------------ reads
 
@@ -345,10 +423,51 @@ class GraphMemoryService(MemoryService):
         with self._lock:
             if self._loaded:
                 return
-            assert self._journal is not None
-            for record in self._journal.read():
-                self._apply(record)
+            journal = self._journal
+            assert journal is not None
+            try:
+                if not journal.read_only:
+                    journal.check()  # never create a lock file beside a foreign file
+                    journal.acquire()  # before reading: no other writer can change it after
+                contents = journal.read()
+                removed = self._load(contents)
+                if not journal.read_only:
+                    journal.open_for_writing(contents)
+            except BaseException:
+                journal.close()
+                self._forget()
+                raise
             self._loaded = True
+            if removed and not journal.read_only:
+                # Records that removed text were not compacted away: a crash or a failure
+                # interrupted a compaction. Finish it now.
+                self._needs_compaction = True
+                try:
+                    self._compact()
+                except JournalCompactionError as exc:
+                    logger.warning("graphmem: %s", exc)
+
+    def _load(self, contents: JournalContents) -> int:
+        """Apply the journal's records; returns how many entries their removals removed."""
+        assert self._journal is not None
+        removed = 0
+        for line_no, record in contents.records:
+            try:
+                removed += self._apply(record)
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                raise JournalCorruptError(
+                    f"{self._journal.path}: line {line_no} is not a valid record: {exc}"
+                ) from exc
+        return removed
+
+    def _forget(self) -> None:
+        """Drop everything loaded, so that the next call reloads from the journal."""
+        self._graph = nx.DiGraph()
+        self._entries = defaultdict(dict)
+        self._sessions = {}
+        self._neighbours = {}
+        self._needs_compaction = False
+        self._loaded = self._journal is None
 
     def _apply(self, record: dict[str, Any]) -> int:
         """Apply one journal record to the in-memory graph; returns entries removed."""
