@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
@@ -72,6 +73,11 @@ def files_holding(directory: Path, text: str) -> list[str]:
     """Every file under ``directory`` whose bytes contain ``text``."""
     needle = text.encode("utf-8")
     return sorted(str(p) for p in directory.rglob("*") if p.is_file() and needle in p.read_bytes())
+
+
+def segment(store: Path, user: str = USER) -> Path:
+    """The file of the store that holds one user's records."""
+    return journal_module.Journal(store).segment_path((APP, user))
 
 
 async def texts(service: GraphMemoryService, user: str = USER) -> list[str]:
@@ -249,23 +255,24 @@ async def test_a_torn_tail_is_ignored_by_readers_and_never_cut_by_them(store: Pa
     writer = GraphMemoryService(nlp=decomposer, path=store)
     await writer.add_entry(APP, USER, entry("plum harvest notes"))
     await writer.close()
-    with open(store, "ab") as fh:
+    alice = segment(store)
+    with open(alice, "ab") as fh:
         fh.write(b'{"op":"insert_entry","app_name":"adv-app","user_id":"ali')
-    torn = store.read_bytes()
-    store.chmod(0o444)
+    torn = alice.read_bytes()
+    alice.chmod(0o444)
     try:
         result = await acli("--store", str(store), "search", *CLI_USER, "plum", "--json")
         assert result.exit_code == 0, result.output
         assert "plum harvest notes" in result.stdout
         assert (await acli("--store", str(store), "stats")).exit_code == 0
-        assert store.read_bytes() == torn
+        assert alice.read_bytes() == torn
     finally:
-        store.chmod(0o644)
+        alice.chmod(0o644)
     # A writer does cut it, and then appends after the last complete line.
     writer = GraphMemoryService(nlp=decomposer, path=store)
     await writer.add_entry(APP, USER, entry("after the cut"))
     await writer.close()
-    assert b'"ali\n' not in store.read_bytes() and b'"ali{' not in store.read_bytes()
+    assert b'"ali\n' not in alice.read_bytes() and b'"ali{' not in alice.read_bytes()
     reader = GraphMemoryService(nlp=decomposer, path=store, read_only=True)
     assert await texts(reader) == ["after the cut", "plum harvest notes"]
 
@@ -279,7 +286,8 @@ async def test_a_failed_append_does_not_come_back_after_a_restart(
 ) -> None:
     service = GraphMemoryService(nlp=decomposer, path=store)
     await service.add_entry(APP, USER, entry("acknowledged before"))
-    acknowledged = store.read_bytes()
+    alice = segment(store)
+    acknowledged = alice.read_bytes()
 
     if failure == "disk_full_half_way":
         def write_half(fd: int, data: bytes) -> None:
@@ -299,7 +307,7 @@ async def test_a_failed_append_does_not_come_back_after_a_restart(
     with pytest.raises(OSError):
         await service.add_entry(APP, USER, entry("reported as failed"))
     monkeypatch.undo()
-    assert store.read_bytes() == acknowledged
+    assert alice.read_bytes() == acknowledged
     assert await texts(service) == ["acknowledged before"]
 
     await service.add_entry(APP, USER, entry("acknowledged after"))
@@ -334,7 +342,7 @@ async def test_a_failed_compaction_fails_loudly_and_the_next_write_erases(
     real_replace = os.replace
 
     def no_space(src: Any, dst: Any) -> None:
-        if Path(dst) == store:
+        if Path(dst) == segment(store):
             raise OSError(errno.ENOSPC, "No space left on device")
         real_replace(src, dst)
 
@@ -346,7 +354,8 @@ async def test_a_failed_compaction_fails_loudly_and_the_next_write_erases(
     with pytest.raises(JournalCompactionError):
         await service.add_entry(APP, USER, entry("a write while the disk is full"))
     monkeypatch.undo()
-    assert files_holding(store.parent, "quokka") == [str(store)]  # only where the error said
+    assert files_holding(store.parent, "quokka") == [str(segment(store))]  # where the error said
+    assert str(segment(store)) in str(raised.value)
 
     await service.add_entry(APP, USER, entry("the disk has room again"))
     assert files_holding(store.parent, "quokka") == []
@@ -446,22 +455,129 @@ BAD_RECORDS: dict[str, Any] = {
 }
 
 
+@pytest.mark.parametrize("layout", ["version_1", "segment"])
 @pytest.mark.parametrize("where", ["middle", "last"])
 @pytest.mark.parametrize("bad", list(BAD_RECORDS.values()), ids=list(BAD_RECORDS))
 async def test_a_record_of_the_wrong_shape_is_a_corrupt_journal_naming_its_line(
-    store: Path, decomposer: Decomposer, bad: Any, where: str
+    store: Path, decomposer: Decomposer, bad: Any, where: str, layout: str
 ) -> None:
     lines = _valid_journal(store)
     line_no = 3 if where == "middle" else 4
     lines.insert(line_no - 1, json.dumps(bad).encode())
+    damaged_file = store
+    if layout == "segment":
+        store.write_text(json.dumps(journal_module.HEADER) + "\n", encoding="utf-8")
+        damaged_file = segment(store)
+        damaged_file.parent.mkdir()
+        lines[0] = json.dumps({"format": "graphmem-segment", "version": 1, "app_name": APP, "user_id": USER}).encode()
     damaged = b"\n".join(lines) + b"\n"
-    store.write_bytes(damaged)
+    damaged_file.write_bytes(damaged)
     for read_only in (True, False):
         service = GraphMemoryService(nlp=decomposer, path=store, read_only=read_only)
         with pytest.raises(JournalCorruptError) as raised:
             await service.search(SearchRequest(query="fig", app_name=APP, user_id=USER))
-        assert f"{store}: line {line_no} " in str(raised.value)
+        assert f"{damaged_file}: line {line_no} " in str(raised.value)
         await service.close()
-    assert store.read_bytes() == damaged
+    assert damaged_file.read_bytes() == damaged
     result = await acli("--store", str(store), "stats")
     assert result.exit_code == 1 and f"line {line_no}" in one_line_error(result)
+
+
+# ---------------------------------------------------------------------------- one segment per user
+
+
+def _version_1_journal(store: Path) -> bytes:
+    """A journal as graphmem wrote it before segments: every user in one file, and a
+    delete whose compaction never happened (its text still in the file)."""
+    def insert(user: str, entry_id: str, text: str) -> dict[str, Any]:
+        return {"op": "insert_entry", "app_name": APP, "user_id": user, "project_id": None,
+                "entry": {"id": entry_id, "author": "user", "role": "user", "text": text,
+                          "timestamp": "2024-03-01T08:00:00+00:00", "position": 0,
+                          "tokens": text.split(), "entities": []}}
+    records = [
+        {"format": "graphmem-journal", "version": 1},
+        insert(USER, "a1", "alice keeps the walnut recipe"),
+        insert(USER, "a2", "alice erased her pinecone password"),
+        insert("bob", "b1", "bob keeps the hazel notes"),
+        {"op": "delete_entries", "app_name": APP, "user_id": USER, "ids": ["a2"]},
+    ]
+    data = b"".join(json.dumps(r).encode() + b"\n" for r in records)
+    store.write_bytes(data)
+    return data
+
+
+async def test_a_version_1_journal_opens_and_its_first_writer_migrates_it(store: Path, decomposer: Decomposer) -> None:
+    old = _version_1_journal(store)
+    reader = GraphMemoryService(nlp=decomposer, path=store, read_only=True)
+    assert await texts(reader) == ["alice keeps the walnut recipe"]
+    assert await texts(reader, "bob") == ["bob keeps the hazel notes"]
+    assert store.read_bytes() == old and sorted(p.name for p in store.parent.iterdir()) == ["memory.journal"]
+
+    writer = GraphMemoryService(nlp=decomposer, path=store)
+    await writer.health_check()
+    assert json.loads(store.read_text(encoding="utf-8")) == journal_module.HEADER
+    assert segment(store).exists() and segment(store, "bob").exists()
+    assert files_holding(store.parent, "pinecone") == []  # the old journal's pending erasure is done
+    assert files_holding(store.parent, "walnut") == [str(segment(store))]
+    await writer.add_entry(APP, USER, entry("after the migration"))
+    await writer.close()
+    reloaded = GraphMemoryService(nlp=decomposer, path=store, read_only=True)
+    assert await texts(reloaded) == ["after the migration", "alice keeps the walnut recipe"]
+    assert await texts(reloaded, "bob") == ["bob keeps the hazel notes"]
+
+
+async def test_an_interrupted_migration_leaves_the_version_1_journal_whole(
+    store: Path, decomposer: Decomposer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    old = _version_1_journal(store)
+    real_replace = os.replace
+
+    def crash_at_the_header(src: Any, dst: Any) -> None:
+        if Path(dst) == store:
+            raise OSError(errno.EIO, "the machine stops here")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(journal_module.os, "replace", crash_at_the_header)
+    writer = GraphMemoryService(nlp=decomposer, path=store)
+    with pytest.raises(OSError):
+        await writer.health_check()
+    monkeypatch.undo()
+    assert store.read_bytes() == old and segment(store).exists()  # half a migration on disk
+
+    reader = GraphMemoryService(nlp=decomposer, path=store, read_only=True)
+    assert await texts(reader) == ["alice keeps the walnut recipe"]
+    assert await texts(reader, "bob") == ["bob keeps the hazel notes"]
+    await writer.add_entry(APP, "bob", entry("bob after all"))  # the next writer migrates again
+    assert await texts(writer, "bob") == ["bob after all", "bob keeps the hazel notes"]
+    assert files_holding(store.parent, "pinecone") == []
+    await writer.close()
+
+
+async def test_a_compaction_blocks_only_its_own_user(
+    store: Path, decomposer: Decomposer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    service = GraphMemoryService(nlp=decomposer, path=store)
+    await service.add_session(APP, USER, "s1", [entry("alice session about kiwis")])
+    await service.add_session(APP, USER, "s2", [entry("alice keeps this one")])
+    await service.add_entry(APP, "bob", entry("bob first note about mangoes"))
+    compacting, bob_done = threading.Event(), threading.Event()
+    waited: list[bool] = []
+    real_replace_file = journal_module.Journal._replace_file
+
+    def slow_compaction(self: Any, path: Path, records: Any) -> None:
+        if path == segment(store):
+            compacting.set()
+            waited.append(bob_done.wait(120))  # False: bob's write waited for alice's compaction
+        real_replace_file(self, path, records)
+
+    monkeypatch.setattr(journal_module.Journal, "_replace_file", slow_compaction)
+    delete = asyncio.create_task(service.delete_session(APP, USER, "s1"))
+    assert await asyncio.to_thread(compacting.wait, 120)
+    # While alice's segment is being rewritten, bob writes and searches.
+    await service.add_entry(APP, "bob", entry("bob second note about mangoes"))
+    response = await service.search(SearchRequest(query="mangoes", app_name=APP, user_id="bob"))
+    bob_done.set()
+    assert await delete == 1
+    assert waited == [True]
+    assert len(response.hits) == 2
+    await service.close()

@@ -1,46 +1,54 @@
-"""The append-only journal that makes a :class:`GraphMemoryService` store durable.
+"""The journal that makes a :class:`GraphMemoryService` store durable: one file per user.
 
-File format (UTF-8, JSON Lines): the first line is a header
-``{"format": "graphmem-journal", "version": 1}``; every further line is one
-acknowledged write, a JSON object with an ``"op"`` key:
+**Layout.** ``--store``/``path=`` names the store file, e.g. ``memory.journal``. Beside it:
 
-- ``replace_session``: ``app_name``, ``user_id``, ``project_id``, ``session_id`` and
-  ``entries`` (each ``id``, ``author``, ``role``, ``text``, ``timestamp``, ``position``,
-  ``tokens``, ``entities`` as ``[name, label]`` pairs). Tokens and entities are stored so
-  that reloading never runs spaCy again.
-- ``insert_entry``: ``app_name``, ``user_id``, ``project_id`` and one ``entry`` as above.
-- ``delete_entries``: ``app_name``, ``user_id``, ``ids``.
-- ``delete_session``: ``app_name``, ``user_id``, ``session_id``.
-- ``delete_project``: ``app_name``, ``user_id``, ``project_id``.
-- ``delete_user``: ``app_name``, ``user_id``.
+- ``memory.journal``: one line, the header ``{"format": "graphmem-journal", "version": 2}``.
+- ``memory.journal.d/``: one *segment* per (app, user), ``<sha256 of [app, user]>.journal``
+  (a hash, because ids may hold any character), JSON Lines, UTF-8. Line 1 is the segment's
+  header ``{"format": "graphmem-segment", "version": 1, "app_name": ..., "user_id": ...}``;
+  every further line is one acknowledged write of that user (below).
+- ``memory.journal.lock``: the writer's lock; it holds the writer's pid, host and command.
+- ``*.tmp`` files: only while a segment is being rewritten (or the store created).
 
-Files beside the journal ``memory.journal``: ``memory.journal.lock`` (the writer's lock,
-holding its pid, host and command) and, only while a compaction or the creation of a new
-journal runs, ``memory.journal.tmp``.
+A record is a JSON object with an ``"op"`` key, ``app_name`` and ``user_id``:
+
+- ``replace_session``: ``project_id``, ``session_id`` and ``entries`` (each ``id``,
+  ``author``, ``role``, ``text``, ``timestamp``, ``position``, ``tokens``, ``entities`` as
+  ``[name, label]`` pairs). Tokens and entities are stored so that reloading never runs
+  spaCy again.
+- ``insert_entry``: ``project_id`` and one ``entry`` as above.
+- ``delete_entries`` (``ids``), ``delete_session`` (``session_id``), ``delete_project``
+  (``project_id``), ``delete_user``.
+
+**Version 1** (one file holding every user's records after its header, version 1) still
+opens: readers read it as it is; the first writer migrates it to version 2 (every user's
+live records into a segment, then the header replaced by an atomic rename, so a crash
+leaves either the old journal, whole, or the new store).
 
 **One writer, many readers.** A writer takes an exclusive ``flock`` on the lock file
-before it reads the journal and keeps it until it closes, so no other process can append
-to (or compact away) a journal whose state it did not load; a second writer gets
-:class:`StoreLockedError` naming the holder. The lock is on a separate file because a
-compaction replaces the journal's inode. Readers take no lock and never write: they read
-one open file to its end, and since the writer only appends whole lines and replaces the
-file by an atomic rename, a reader sees a consistent snapshot (a line still being appended
-looks like a torn tail and is ignored).
+before it reads the store and keeps it until it closes, so no other process can append to
+(or compact away) a file whose state it did not load; a second writer gets
+:class:`StoreLockedError` naming the holder. The lock is a separate file because a
+compaction replaces a segment's inode. Readers take no lock and never write: each segment
+is read from one open file to its end, and since the writer only appends whole lines and
+replaces files by atomic renames, a reader sees each user's state at one moment (a line
+still being appended looks like a torn tail and is ignored).
 
 **Acknowledged means on disk.** A write is acknowledged only after its line is written
-and ``fsync``-ed. If the append fails part-way (disk full, I/O error), the file is cut
+and ``fsync``-ed. If the append fails part-way (disk full, I/O error), the segment is cut
 back to its last acknowledged length before the error is raised, so a failed write never
 comes back after a restart. A crash can still leave a torn last line (no newline, or not
 valid JSON): readers ignore it, and the next writer cuts it off, with a warning. A bad
 line anywhere else, or a record of the wrong shape, is corruption and raises
-:class:`JournalCorruptError` naming the line rather than dropping data.
+:class:`JournalCorruptError` naming the file and line rather than dropping data.
 
 **Erasure.** A write that removes entries (a delete, or a session replaced) is followed
-by a compaction: the live records are written to the temporary file, ``fsync``-ed, and
-renamed over the journal. Until that rename the removed text is still in the journal, so
-a writer that opens a journal holding such records (a crash or a failure interrupted the
-compaction) compacts it at once; a leftover temporary file is never trusted (the journal
-is complete without it) and is deleted.
+by a compaction of that user's segment only: the user's live records are written to a
+temporary file, ``fsync``-ed and renamed over the segment (a segment left with nothing is
+deleted, and ``delete_user`` just deletes the segment). Until that rename the removed text
+is still in the segment, so a writer that opens a store whose segment holds such records
+(a crash or a failure interrupted the compaction) compacts it at once; a leftover
+temporary file is never trusted (the segment is complete without it) and is deleted.
 
 Nothing is ever written to a path that is not a regular file starting with graphmem's
 header: the header is checked by a bounded read before anything else happens.
@@ -50,6 +58,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import hashlib
 import json
 import logging
 import os
@@ -60,7 +69,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from graphmem._errors import JournalCorruptError, StoreLockedError
 
@@ -68,22 +77,39 @@ __all__ = ["HEADER", "Journal", "JournalContents", "JournalCorruptError", "Store
 
 logger = logging.getLogger("graphmem")
 
-HEADER = {"format": "graphmem-journal", "version": 1}
+FORMAT = "graphmem-journal"
+VERSION = 2
+HEADER = {"format": FORMAT, "version": VERSION}
+SEGMENT_FORMAT = "graphmem-segment"
 
-#: The header is one short line; a file whose first line is longer is not a journal, and
-#: reading no further keeps a huge foreign file (or a device) from being read into memory.
-MAX_HEADER_BYTES = 4096
+#: A header is one line (a segment's holds two ids of up to 256 characters); a file whose
+#: first line is longer is not a journal, and reading no further keeps a huge foreign file
+#: (or a device) from being read into memory.
+MAX_HEADER_BYTES = 16384
+
+OwnerKey = tuple[str, str]
 
 
 @dataclass(slots=True)
 class JournalContents:
-    """What :meth:`Journal.read` found: the records with their line numbers, and where
+    """What one file of the store held: its records with their line numbers, and where
     the complete lines end (anything after ``good_end`` is a torn tail)."""
 
-    exists: bool = False
+    path: Path
     records: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
     good_end: int = 0
     size: int = 0
+    #: A segment's (app, user); ``None`` for a version 1 journal.
+    owner: OwnerKey | None = None
+
+
+@dataclass(slots=True)
+class StoreContents:
+    """What :meth:`Journal.read` found: the store's version (``0``: no store yet) and its
+    files' records (version 1: one file of every user; version 2: one per user)."""
+
+    version: int = 0
+    files: list[JournalContents] = field(default_factory=list)
 
 
 def _fsync_dir(path: Path) -> None:
@@ -105,11 +131,91 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[written:]
 
 
+def segment_name(app_name: str, user_id: str) -> str:
+    """The file name of a user's segment: a hash of the (app, user) pair, never a join."""
+    key = json.dumps([app_name, user_id], ensure_ascii=False).encode("utf-8")
+    return hashlib.sha256(key).hexdigest()[:32] + ".journal"
+
+
+def _segment_header(owner: OwnerKey) -> dict[str, Any]:
+    return {"format": SEGMENT_FORMAT, "version": 1, "app_name": owner[0], "user_id": owner[1]}
+
+
+def _open_regular(path: Path, what: str) -> IO[bytes]:
+    """Open ``path`` to read, refusing anything but a regular file (before opening it)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise JournalCorruptError(f"{path}: cannot be read as a {what} ({exc.strerror or exc})") from exc
+    _require_regular(path, st, what)
+    # O_NONBLOCK: a FIFO swapped in after the stat must not block the open.
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    fh = os.fdopen(fd, "rb")
+    try:
+        _require_regular(path, os.fstat(fd), what)
+    except BaseException:
+        fh.close()
+        raise
+    return fh
+
+
+def _require_regular(path: Path, st: os.stat_result, what: str) -> None:
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+        raise JournalCorruptError(f"{path} is {kind}, not a {what}: point --store/path at a journal file")
+
+
+def _read_header(path: Path, fh: IO[bytes], what: str) -> tuple[dict[str, Any], int]:
+    """The file's first line as a JSON object, and its length in bytes."""
+    first = fh.readline(MAX_HEADER_BYTES)
+    header: Any = None
+    if first.endswith(b"\n"):
+        try:
+            header = json.loads(first)
+        except ValueError:
+            header = None
+    if not isinstance(header, dict):
+        raise JournalCorruptError(
+            f"{path} is not a {what} (its first line is not a graphmem header); refusing to read or change it"
+        )
+    return header, len(first)
+
+
+def _parse_lines(path: Path, data: bytes, first_line: int, offset: int) -> JournalContents:
+    """The records of ``data`` (the file's bytes after its header, which end at ``offset``)."""
+    contents = JournalContents(path, good_end=offset, size=offset + len(data))
+    lines = data.split(b"\n")
+    for index, raw in enumerate(lines):
+        line_no = first_line + index
+        if index == len(lines) - 1:
+            break  # text after the final newline is a write that never completed
+        try:
+            record = json.loads(raw)
+            if not isinstance(record, dict):
+                raise ValueError("not a JSON object")
+        except ValueError as exc:
+            if b"\n".join(lines[index + 1 :]).strip():
+                raise JournalCorruptError(
+                    f"{path}: line {line_no} is not a valid record and is followed "
+                    f"by more data; refusing to drop acknowledged writes ({exc})"
+                ) from exc
+            break  # an unreadable last line: a torn tail too
+        problem = record_problem(record)
+        if problem is not None:
+            raise JournalCorruptError(f"{path}: line {line_no} is not a valid record: {problem}")
+        offset += len(raw) + 1
+        contents.good_end = offset
+        contents.records.append((line_no, record))
+    return contents
+
+
 class Journal:
-    """An append-only, fsync-ed JSON Lines file of write operations.
+    """A store's files: the header file, the per-user segments and the writer's lock.
 
     Args:
-        path: the journal file.
+        path: the store file (the header); segments live in ``PATH.d/``.
         read_only: never lock, create, cut or write anything.
     """
 
@@ -118,128 +224,131 @@ class Journal:
         self.read_only = read_only
         self.lock_path = self.path.with_name(self.path.name + ".lock")
         self.tmp_path = self.path.with_name(self.path.name + ".tmp")
+        self.segments_dir = self.path.with_name(self.path.name + ".d")
         self._lock_fd: int | None = None
-        self._fd: int | None = None
-        #: The journal's length up to its last acknowledged write.
-        self._size = 0
-        #: Set when a failed append could not be undone: appending after it could
+        #: Segments where a failed append could not be undone: appending after it could
         #: acknowledge a line that follows an unacknowledged one.
-        self._broken: str | None = None
+        self._broken: dict[OwnerKey, str] = {}
+
+    def segment_path(self, owner: OwnerKey) -> Path:
+        """Where the segment of an (app, user) pair is (whether or not it exists)."""
+        return self.segments_dir / segment_name(*owner)
 
     # ------------------------------------------------------------------ reading
 
     def check(self) -> None:
-        """Refuse a path that is not a regular file holding a graphmem header.
+        """Refuse a store path that is not a regular file holding a graphmem header.
 
-        A missing or empty file passes (it is a new journal). Reads at most
+        A missing or empty file passes (a new store). Reads at most
         :data:`MAX_HEADER_BYTES` bytes.
 
         Raises:
             JournalCorruptError: anything else.
         """
         try:
-            with self._open_for_reading() as fh:
-                self._read_header(fh, os.fstat(fh.fileno()).st_size)
+            with _open_regular(self.path, "graphmem journal") as fh:
+                if os.fstat(fh.fileno()).st_size:
+                    self._check_header(_read_header(self.path, fh, "graphmem journal")[0])
         except FileNotFoundError:
             return
 
-    def read(self) -> JournalContents:
-        """Every complete record, checked for shape. Never writes, even for a torn tail.
+    def _check_header(self, header: dict[str, Any]) -> int:
+        if header.get("format") != FORMAT:
+            raise JournalCorruptError(
+                f"{self.path} is not a graphmem journal (its first line is not a graphmem "
+                "journal header); refusing to read or change it"
+            )
+        version = header.get("version")
+        if version not in (1, VERSION):
+            raise JournalCorruptError(f"{self.path}: journal version {version!r} is not supported")
+        return int(version)
+
+    def read(self) -> StoreContents:
+        """Every complete record of the store, checked for shape. Never writes, even for
+        a torn tail.
 
         Raises:
-            JournalCorruptError: not a journal, or a bad line before its end.
+            JournalCorruptError: not a journal, or a bad line before the end of a file.
         """
         try:
-            fh = self._open_for_reading()
+            fh = _open_regular(self.path, "graphmem journal")
         except FileNotFoundError:
-            return JournalContents()
+            self._refuse_orphaned_segments()
+            return StoreContents()
         with fh:
-            # One open file read to its end: a compaction renaming a new file into place
-            # meanwhile does not mix two versions.
-            size = os.fstat(fh.fileno()).st_size
-            header_end = self._read_header(fh, size)
-            data = fh.read()
-        contents = JournalContents(exists=True, good_end=header_end, size=header_end + len(data))
-        if header_end == 0:
-            return contents
-        offset = header_end
-        lines = data.split(b"\n")
-        for index, raw in enumerate(lines):
-            line_no = index + 2
-            if index == len(lines) - 1:
-                break  # text after the final newline is a write that never completed
-            try:
-                record = json.loads(raw)
-                if not isinstance(record, dict):
-                    raise ValueError("not a JSON object")
-            except ValueError as exc:
-                if b"\n".join(lines[index + 1 :]).strip():
-                    raise JournalCorruptError(
-                        f"{self.path}: line {line_no} is not a valid record and is followed "
-                        f"by more data; refusing to drop acknowledged writes ({exc})"
-                    ) from exc
-                break  # an unreadable last line: a torn tail too
-            problem = record_problem(record)
-            if problem is not None:
-                raise JournalCorruptError(f"{self.path}: line {line_no} is not a valid record: {problem}")
-            offset += len(raw) + 1
-            contents.good_end = offset
-            contents.records.append((line_no, record))
+            if os.fstat(fh.fileno()).st_size == 0:
+                self._refuse_orphaned_segments()
+                return StoreContents()
+            header, header_length = _read_header(self.path, fh, "graphmem journal")
+            version = self._check_header(header)
+            if version == 1:
+                # One open file read to its end: a migration renaming the new header into
+                # place meanwhile does not mix two versions.
+                contents = _parse_lines(self.path, fh.read(), 2, header_length)
+                self._warn_torn(contents)
+                return StoreContents(1, [contents])
+            if fh.read(1):
+                raise JournalCorruptError(
+                    f"{self.path}: line 2: a version {VERSION} journal holds nothing after its "
+                    f"header (the records are in {self.segments_dir})"
+                )
+        files = []
+        try:
+            names = sorted(os.listdir(self.segments_dir))
+        except FileNotFoundError:
+            names = []
+        for name in names:
+            if name.endswith(".journal"):
+                segment = self._read_segment(self.segments_dir / name)
+                if segment is not None:
+                    files.append(segment)
+        return StoreContents(VERSION, files)
+
+    def _refuse_orphaned_segments(self) -> None:
+        try:
+            orphans = [n for n in os.listdir(self.segments_dir) if n.endswith(".journal")]
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        if orphans:
+            raise JournalCorruptError(
+                f"{self.path} is missing or empty, but {self.segments_dir} holds {len(orphans)} user "
+                f"segment(s) of a store: restore {self.path.name} (its one line is "
+                f'{json.dumps(HEADER)}) to open them, or delete {self.segments_dir} to start afresh'
+            )
+
+    def _read_segment(self, path: Path) -> JournalContents | None:
+        try:
+            fh = _open_regular(path, "graphmem segment")
+        except FileNotFoundError:
+            return None  # the user was deleted since the listing
+        with fh:
+            header, header_length = _read_header(path, fh, "graphmem segment")
+            owner = (header.get("app_name"), header.get("user_id"))
+            if (
+                header.get("format") != SEGMENT_FORMAT
+                or header.get("version") != 1
+                or not isinstance(owner[0], str)
+                or not isinstance(owner[1], str)
+                or segment_name(owner[0], owner[1]) != path.name
+            ):
+                raise JournalCorruptError(f"{path}: line 1 is not the header of this user segment")
+            contents = _parse_lines(path, fh.read(), 2, header_length)
+        contents.owner = (owner[0], owner[1])
+        for line_no, record in contents.records:
+            if (record["app_name"], record["user_id"]) != contents.owner:
+                raise JournalCorruptError(f"{path}: line {line_no} is a record of another user than the segment's")
+        self._warn_torn(contents)
+        return contents
+
+    def _warn_torn(self, contents: JournalContents) -> None:
         if contents.good_end < contents.size:
             logger.warning(
                 "graphmem: %s ends with an incomplete write (%d bytes, from a crash?); "
                 "recovering up to the last complete write%s",
-                self.path,
+                contents.path,
                 contents.size - contents.good_end,
-                "" if not self.read_only else " (left on disk: a read-only open never writes)",
+                " (left on disk: a read-only open never writes)" if self.read_only else "",
             )
-        return contents
-
-    def _open_for_reading(self) -> Any:
-        try:
-            st = os.stat(self.path)
-        except FileNotFoundError:
-            raise
-        except OSError as exc:
-            raise JournalCorruptError(f"{self.path}: cannot be read as a journal ({exc.strerror or exc})") from exc
-        self._require_regular(st)
-        # O_NONBLOCK: a FIFO swapped in after the stat must not block the open.
-        fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-        fh = os.fdopen(fd, "rb")
-        try:
-            self._require_regular(os.fstat(fd))
-        except BaseException:
-            fh.close()
-            raise
-        return fh
-
-    def _require_regular(self, st: os.stat_result) -> None:
-        if not stat.S_ISREG(st.st_mode):
-            kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
-            raise JournalCorruptError(f"{self.path} is {kind}, not a graphmem journal: point --store/path at a journal file")
-
-    def _read_header(self, fh: Any, size: int) -> int:
-        """Check the first line is graphmem's header; return its length (0 for an empty file)."""
-        if size == 0:
-            return 0
-        first = fh.readline(MAX_HEADER_BYTES)
-        problem: str | None = None
-        if not first.endswith(b"\n"):
-            problem = "its first line is not a graphmem journal header"
-        else:
-            try:
-                header = json.loads(first)
-            except ValueError:
-                header = None
-            if not isinstance(header, dict) or header.get("format") != HEADER["format"]:
-                problem = "its first line is not a graphmem journal header"
-            elif header.get("version") != HEADER["version"]:
-                problem = f"journal version {header.get('version')!r} is not supported"
-        if problem is not None:
-            raise JournalCorruptError(
-                f"{self.path} is not a graphmem journal ({problem}); refusing to read or change it"
-            )
-        return len(first)
 
     # ------------------------------------------------------------------ the writer's lock
 
@@ -288,108 +397,143 @@ class Journal:
 
     # ------------------------------------------------------------------ writing
 
-    def open_for_writing(self, contents: JournalContents) -> None:
-        """Make the journal ready to append, under the lock, after :meth:`read`.
+    def open_for_writing(
+        self, contents: StoreContents, live: Iterable[tuple[OwnerKey, Iterable[dict[str, Any]]]]
+    ) -> None:
+        """Make the store ready to write, under the lock, after :meth:`read`.
 
-        Deletes a leftover temporary file, creates a new journal (header written to the
-        temporary file and renamed into place, so no reader ever sees half a header), and
-        cuts off a torn tail.
+        Creates a new store, migrates a version 1 journal (writing each user's ``live``
+        records into a segment), or prepares a version 2 store: deletes leftover
+        temporary files and cuts torn tails off.
         """
         assert self._lock_fd is not None and not self.read_only
-        if self.tmp_path.exists():
-            # Left by a crash during a compaction or creation: the journal is complete
-            # without it, and it may hold erased text.
-            self.tmp_path.unlink()
+        self.tmp_path.unlink(missing_ok=True)
+        if contents.version == 1:
+            self._migrate(live)
+            return
+        self.segments_dir.mkdir(exist_ok=True)
+        for name in os.listdir(self.segments_dir):
+            if name.endswith(".tmp"):
+                # Left by a crash during a rewrite: the segment is complete without it,
+                # and it may hold erased text.
+                (self.segments_dir / name).unlink()
+        if contents.version == 0:
+            self._replace_file(self.path, [HEADER])
             _fsync_dir(self.path.parent)
-        if not contents.exists or contents.size == 0:
-            self._replace_with([])
-        elif contents.good_end < contents.size:
-            with open(self.path, "r+b") as fh:
-                fh.truncate(contents.good_end)
-                fh.flush()
-                os.fsync(fh.fileno())
-        self._open_append()
+        for segment in contents.files:
+            if segment.good_end < segment.size:
+                with open(segment.path, "r+b") as fh:
+                    fh.truncate(segment.good_end)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+        _fsync_dir(self.segments_dir)
 
-    def _open_append(self) -> int:
-        if self._fd is None:
-            assert self._lock_fd is not None, "append without the writer lock"
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
-            self._size = os.fstat(fd).st_size
-            self._fd = fd
-        return self._fd
+    def _migrate(self, live: Iterable[tuple[OwnerKey, Iterable[dict[str, Any]]]]) -> None:
+        """Version 1 to 2: every user's live records into a segment, then the new header.
 
-    def append(self, record: dict[str, Any]) -> None:
-        """Write one record durably; returns only once it is on disk.
-
-        On failure the file is cut back to its last acknowledged length before the error
-        is raised, so the record is not there after a restart either.
+        Until the header's rename the version 1 journal is the store (a crash leaves it
+        whole, and the next writer starts the migration again, on a cleared directory).
         """
-        if self._broken is not None:
-            raise OSError(errno.EIO, self._broken)
-        fd = self._open_append()
-        data = _encode(record)
-        try:
-            _write_all(fd, data)
-            os.fsync(fd)
-        except BaseException:
-            self._roll_back(fd)
-            raise
-        self._size += len(data)
+        self.segments_dir.mkdir(exist_ok=True)
+        for name in os.listdir(self.segments_dir):
+            if name.endswith((".journal", ".tmp")):
+                (self.segments_dir / name).unlink()  # from a migration that did not finish
+        for owner, records in live:
+            self._replace_file(self.segment_path(owner), [_segment_header(owner), *records])
+        _fsync_dir(self.segments_dir)
+        self._replace_file(self.path, [HEADER])
+        _fsync_dir(self.path.parent)
+        logger.info("graphmem: migrated %s to one segment per user in %s", self.path, self.segments_dir)
 
-    def _roll_back(self, fd: int) -> None:
+    def append(self, owner: OwnerKey, record: dict[str, Any]) -> None:
+        """Write one record to the user's segment durably; returns once it is on disk.
+
+        On failure the segment is cut back to its last acknowledged length before the
+        error is raised, so the record is not there after a restart either.
+        """
+        assert self._lock_fd is not None, "write without the writer lock"
+        if owner in self._broken:
+            raise OSError(errno.EIO, self._broken[owner])
+        path = self.segment_path(owner)
         try:
-            os.ftruncate(fd, self._size)
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+        except FileNotFoundError:
+            # A new user: the segment is created with its first record, all or nothing.
+            self._replace_file(path, [_segment_header(owner), record])
+            _fsync_dir(self.segments_dir)
+            return
+        try:
+            size = os.fstat(fd).st_size
+            try:
+                _write_all(fd, _encode(record))
+                os.fsync(fd)
+            except BaseException:
+                self._roll_back(owner, fd, size)
+                raise
+        finally:
+            os.close(fd)
+
+    def _roll_back(self, owner: OwnerKey, fd: int, size: int) -> None:
+        try:
+            os.ftruncate(fd, size)
             os.fsync(fd)
         except OSError as exc:
-            self._broken = (
-                f"{self.path}: a failed write could not be undone ({exc.strerror or exc}); "
+            self._broken[owner] = (
+                f"{self.segment_path(owner)}: a failed write could not be undone ({exc.strerror or exc}); "
                 "reopen the store (its next writer cuts an incomplete line off)"
             )
-            logger.error("graphmem: %s", self._broken)
+            logger.error("graphmem: %s", self._broken[owner])
 
-    def rewrite(self, records: Iterable[dict[str, Any]]) -> None:
-        """Replace the journal with ``records`` atomically (temp file, fsync, rename)."""
-        self._replace_with(records)
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
-        self._broken = None  # the file is new: nothing unacknowledged is left in it
-        self._open_append()
+    def rewrite(self, owner: OwnerKey, records: Iterable[dict[str, Any]]) -> None:
+        """Replace the user's segment with ``records`` atomically (temporary file, fsync,
+        rename); with no records, delete it."""
+        assert self._lock_fd is not None, "write without the writer lock"
+        records = list(records)
+        if not records:
+            self.remove(owner)
+            return
+        self._replace_file(self.segment_path(owner), [_segment_header(owner), *records])
+        _fsync_dir(self.segments_dir)
+        self._broken.pop(owner, None)  # a new file: nothing unacknowledged is left in it
 
-    def _replace_with(self, records: Iterable[dict[str, Any]]) -> None:
-        assert self._lock_fd is not None and not self.read_only
+    def remove(self, owner: OwnerKey) -> None:
+        """Delete the user's segment (everything of the user on disk), durably."""
+        assert self._lock_fd is not None, "write without the writer lock"
+        self.segment_path(owner).unlink(missing_ok=True)
+        _fsync_dir(self.segments_dir)
+        self._broken.pop(owner, None)
+
+    def _replace_file(self, path: Path, records: Iterable[dict[str, Any]]) -> None:
+        """Write ``records`` as the whole of ``path``: temporary file, fsync, atomic rename
+        (the caller fsyncs the directory)."""
+        tmp = path.with_name(path.name + ".tmp")
         try:
-            mode = stat.S_IMODE(os.stat(self.path).st_mode)
+            mode = stat.S_IMODE(os.stat(path).st_mode)
         except FileNotFoundError:
             mode = 0o644
         try:
-            with open(self.tmp_path, "wb") as fh:
+            with open(tmp, "wb") as fh:
                 os.fchmod(fh.fileno(), mode)
-                fh.write(_encode(HEADER))
                 for record in records:
                     fh.write(_encode(record))
                 fh.flush()
                 os.fsync(fh.fileno())
-            os.replace(self.tmp_path, self.path)
+            os.replace(tmp, path)
         except BaseException:
             try:
-                self.tmp_path.unlink(missing_ok=True)
+                tmp.unlink(missing_ok=True)
             except OSError:  # pragma: no cover - the next writer deletes it
                 pass
             raise
-        _fsync_dir(self.path.parent)
 
     def close(self) -> None:
-        """Close the journal and release the writer lock. Idempotent."""
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        """Release the writer lock. Idempotent."""
         if self._lock_fd is not None:
             # Closing the descriptor releases the flock; the holder line is left (stale but
             # harmless: only a failed flock reads it).
             os.close(self._lock_fd)
             self._lock_fd = None
-        self._broken = None
+        self._broken.clear()
 
 
 # ---------------------------------------------------------------------------- record shapes

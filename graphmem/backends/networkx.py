@@ -48,7 +48,7 @@ from graphmem.backends._graph_model import (
     entry_properties,
     stored_entry_from_properties,
 )
-from graphmem.backends._journal import Journal, JournalContents
+from graphmem.backends._journal import Journal, StoreContents
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -62,7 +62,7 @@ logger = logging.getLogger("graphmem")
 _LABELS = {label: {label} for label in (ENTRY, TOKEN, ENTITY, HAS_TOKEN, MENTIONS, NEXT)}
 
 NodeKey = tuple[str, str, str, str]
-SessionKey = tuple[Owner, str | None, str]
+SessionKey = tuple[str | None, str]  # (project_id, session_id) inside one owner
 
 
 class GraphMemoryService(MemoryService):
@@ -111,10 +111,14 @@ class GraphMemoryService(MemoryService):
         self._loaded = self._journal is None
         # Indexes kept beside the graph so a search never scans it.
         self._entries: dict[Owner, dict[str, StoredEntry]] = defaultdict(dict)
-        self._sessions: dict[SessionKey, list[str]] = {}
+        self._sessions: dict[Owner, dict[SessionKey, list[str]]] = defaultdict(dict)
         self._neighbours: dict[str, tuple[str, ...]] = {}
-        #: The journal holds text removed from memory: the next write compacts it.
-        self._needs_compaction = False
+        #: Users whose segment holds text removed from memory: their next write compacts it.
+        self._needs_compaction: set[Owner] = set()
+        #: One lock per user around its segment's I/O: a user's write (its fsync, its
+        #: compaction) never waits for another user's. ``_lock`` guards the in-memory
+        #: graph only, and is never held while waiting for a user's lock.
+        self._owner_locks: dict[Owner, threading.Lock] = {}
 
     # ------------------------------------------------------------------ public extras
 
@@ -161,10 +165,11 @@ class GraphMemoryService(MemoryService):
             "session_id": session_id,
             "entries": [_entry_record(e) for e in entries],
         }
-        await self._write(record)
+        await self._write(owner, record)
 
     async def _insert_entry(self, owner: Owner, entry: PreparedEntry) -> None:
         await self._write(
+            owner,
             {
                 "op": "insert_entry",
                 "app_name": owner.app_name,
@@ -176,21 +181,21 @@ class GraphMemoryService(MemoryService):
 
     async def _delete_entries(self, owner: Owner, entry_ids: Sequence[str]) -> int:
         return await self._write(
-            {"op": "delete_entries", "app_name": owner.app_name, "user_id": owner.user_id, "ids": list(entry_ids)}
+            owner, {"op": "delete_entries", "app_name": owner.app_name, "user_id": owner.user_id, "ids": list(entry_ids)}
         )
 
     async def _delete_session(self, owner: Owner, session_id: str) -> int:
         return await self._write(
-            {"op": "delete_session", "app_name": owner.app_name, "user_id": owner.user_id, "session_id": session_id}
+            owner, {"op": "delete_session", "app_name": owner.app_name, "user_id": owner.user_id, "session_id": session_id}
         )
 
     async def _delete_project(self, owner: Owner, project_id: str) -> int:
         return await self._write(
-            {"op": "delete_project", "app_name": owner.app_name, "user_id": owner.user_id, "project_id": project_id}
+            owner, {"op": "delete_project", "app_name": owner.app_name, "user_id": owner.user_id, "project_id": project_id}
         )
 
     async def _delete_user(self, owner: Owner) -> int:
-        return await self._write({"op": "delete_user", "app_name": owner.app_name, "user_id": owner.user_id})
+        return await self._write(owner, {"op": "delete_user", "app_name": owner.app_name, "user_id": owner.user_id})
 
     async def _replace_sessions(
         self,
@@ -200,6 +205,7 @@ class GraphMemoryService(MemoryService):
     ) -> None:
         # One record per session (each all or nothing), and at most one compaction.
         await self._write(
+            owner,
             *(
                 {
                     "op": "replace_session",
@@ -213,7 +219,7 @@ class GraphMemoryService(MemoryService):
             )
         )
 
-    async def _write(self, *records: dict[str, Any]) -> int:
+    async def _write(self, owner: Owner, *records: dict[str, Any]) -> int:
         if self._journal is None:
             with self._lock:
                 return sum(self._apply(record) for record in records)
@@ -223,41 +229,59 @@ class GraphMemoryService(MemoryService):
                 "read_only to write (one writer at a time)"
             )
         # fsync can take milliseconds: keep it off the event loop.
-        return await asyncio.to_thread(self._write_durably, records)
+        return await asyncio.to_thread(self._write_durably, owner, records)
 
-    def _write_durably(self, records: Sequence[dict[str, Any]]) -> int:
-        assert self._journal is not None
-        with self._lock:
-            self._ensure_loaded()
+    def _write_durably(self, owner: Owner, records: Sequence[dict[str, Any]]) -> int:
+        journal = self._journal
+        assert journal is not None
+        self._ensure_loaded()
+        key = (owner.app_name, owner.user_id)
+        with self._owner_lock(owner):
             changed = 0
             for record in records:
-                self._journal.append(record)  # durable before it becomes visible
-                removed = self._apply(record)
+                # Durable before it becomes visible.
+                if record["op"] == "delete_user":
+                    journal.remove(key)  # the whole segment: nothing of the user is left
+                    self._needs_compaction.discard(owner)
+                else:
+                    journal.append(key, record)
+                with self._lock:
+                    removed = self._apply(record)
                 changed += removed
-                if removed:
-                    self._needs_compaction = True
-            if self._needs_compaction:
-                self._compact()
+                if removed and record["op"] != "delete_user":
+                    self._needs_compaction.add(owner)
+            if owner in self._needs_compaction:
+                self._compact(owner)
             return changed
 
-    def _compact(self) -> None:
-        """Rewrite the journal from memory so that removed text leaves the disk.
+    def _owner_lock(self, owner: Owner) -> threading.Lock:
+        with self._lock:
+            return self._owner_locks.setdefault(owner, threading.Lock())
+
+    def _compact(self, owner: Owner) -> None:
+        """Rewrite the user's segment from memory so that removed text leaves the disk.
+
+        Call with the user's lock held (or while loading).
 
         Raises:
-            JournalCompactionError: the rewrite failed; the journal still holds the text
-                (and every record, so nothing is lost or comes back), and the next write
-                or the next writable open compacts again.
+            JournalCompactionError: the rewrite failed; the segment still holds the text
+                (and every record, so nothing is lost or comes back), and the user's next
+                write or the next writable open compacts again.
         """
-        assert self._journal is not None
+        journal = self._journal
+        assert journal is not None
+        with self._lock:
+            records = list(self._snapshot_records(owner))
         try:
-            self._journal.rewrite(self._snapshot_records())
+            journal.rewrite((owner.app_name, owner.user_id), records)
         except OSError as exc:
             raise JournalCompactionError(
-                f"the change took effect, but its removed text is still in {self._journal.path}: "
-                f"compacting the journal failed ({exc.strerror or exc}); free space or fix the "
-                "directory's permissions: the next write to the store, or opening it again, erases it"
+                f"the change took effect, but its removed text is still in "
+                f"{journal.segment_path((owner.app_name, owner.user_id))}: compacting it failed "
+                f"({exc.strerror or exc}); free space or fix the directory's permissions: the "
+                "user's next write, or opening the store again, erases it"
             ) from exc
-        self._needs_compaction = False
+        self._needs_compaction.discard(owner)
 
     # ------------------------------------------------------------------ reads
 
@@ -430,43 +454,52 @@ class GraphMemoryService(MemoryService):
                     journal.check()  # never create a lock file beside a foreign file
                     journal.acquire()  # before reading: no other writer can change it after
                 contents = journal.read()
-                removed = self._load(contents)
+                removed_by = self._load(contents)
                 if not journal.read_only:
-                    journal.open_for_writing(contents)
+                    journal.open_for_writing(
+                        contents,
+                        (
+                            ((owner.app_name, owner.user_id), list(self._snapshot_records(owner)))
+                            for owner, entries in self._entries.items()
+                            if entries
+                        ),
+                    )
             except BaseException:
                 journal.close()
                 self._forget()
                 raise
             self._loaded = True
-            if removed and not journal.read_only:
-                # Records that removed text were not compacted away: a crash or a failure
-                # interrupted a compaction. Finish it now.
-                self._needs_compaction = True
+            if journal.read_only or contents.version == 1:
+                return  # a migration writes live records only
+            # Records that removed text were not compacted away: a crash or a failure
+            # interrupted a compaction. Finish it now.
+            for owner in removed_by:
+                self._needs_compaction.add(owner)
                 try:
-                    self._compact()
+                    self._compact(owner)
                 except JournalCompactionError as exc:
                     logger.warning("graphmem: %s", exc)
 
-    def _load(self, contents: JournalContents) -> int:
-        """Apply the journal's records; returns how many entries their removals removed."""
-        assert self._journal is not None
-        removed = 0
-        for line_no, record in contents.records:
-            try:
-                removed += self._apply(record)
-            except (KeyError, TypeError, ValueError, AttributeError) as exc:
-                raise JournalCorruptError(
-                    f"{self._journal.path}: line {line_no} is not a valid record: {exc}"
-                ) from exc
-        return removed
+    def _load(self, contents: StoreContents) -> set[Owner]:
+        """Apply the store's records; returns the users whose records removed entries."""
+        removed_by: set[Owner] = set()
+        for file in contents.files:
+            for line_no, record in file.records:
+                try:
+                    removed = self._apply(record)
+                except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                    raise JournalCorruptError(f"{file.path}: line {line_no} is not a valid record: {exc}") from exc
+                if removed:
+                    removed_by.add(Owner(record["app_name"], record["user_id"]))
+        return removed_by
 
     def _forget(self) -> None:
         """Drop everything loaded, so that the next call reloads from the journal."""
         self._graph = nx.DiGraph()
         self._entries = defaultdict(dict)
-        self._sessions = {}
+        self._sessions = defaultdict(dict)
         self._neighbours = {}
-        self._needs_compaction = False
+        self._needs_compaction = set()
         self._loaded = self._journal is None
 
     def _apply(self, record: dict[str, Any]) -> int:
@@ -474,8 +507,8 @@ class GraphMemoryService(MemoryService):
         owner = Owner(record["app_name"], record["user_id"])
         op = record["op"]
         if op == "replace_session":
-            key: SessionKey = (owner, record["project_id"], record["session_id"])
-            removed = self._remove_entries(owner, list(self._sessions.get(key, ())))
+            key: SessionKey = (record["project_id"], record["session_id"])
+            removed = self._remove_entries(owner, list(self._sessions[owner].get(key, ())))
             ids = [
                 self._add_entry(owner, record["project_id"], record["session_id"], e)
                 for e in record["entries"]
@@ -493,7 +526,7 @@ class GraphMemoryService(MemoryService):
                 self._neighbours[earlier] += (later,)
                 self._neighbours[later] = (earlier, *self._neighbours[later])
             if ids:
-                self._sessions[key] = ids
+                self._sessions[owner][key] = ids
             return removed
         if op == "insert_entry":
             self._add_entry(owner, record["project_id"], None, record["entry"])
@@ -512,6 +545,7 @@ class GraphMemoryService(MemoryService):
         removed = self._remove_entries(owner, ids)
         if op == "delete_user":
             self._entries.pop(owner, None)
+            self._sessions.pop(owner, None)
         return removed
 
     def _entry_key(self, owner: Owner, entry_id: str) -> NodeKey:
@@ -568,19 +602,20 @@ class GraphMemoryService(MemoryService):
             for other in self._neighbours.pop(entry_id, ()):
                 if other in self._neighbours:
                     self._neighbours[other] = tuple(n for n in self._neighbours[other] if n != entry_id)
-            key: SessionKey = (owner, stored.project_id, stored.session_id or "")
-            if stored.session_id is not None and key in self._sessions:
-                remaining = [i for i in self._sessions[key] if i != entry_id]
+            key: SessionKey = (stored.project_id, stored.session_id or "")
+            sessions = self._sessions[owner]
+            if stored.session_id is not None and key in sessions:
+                remaining = [i for i in sessions[key] if i != entry_id]
                 if remaining:
-                    self._sessions[key] = remaining
+                    sessions[key] = remaining
                 else:
-                    del self._sessions[key]
+                    del sessions[key]
         return removed
 
-    def _snapshot_records(self) -> Iterator[dict[str, Any]]:
-        """The current store as journal records (what a compaction writes)."""
+    def _snapshot_records(self, owner: Owner) -> Iterator[dict[str, Any]]:
+        """A user's live entries as journal records (what a compaction writes)."""
         graph = self._graph
-        for (owner, project_id, session_id), ids in self._sessions.items():
+        for (project_id, session_id), ids in self._sessions.get(owner, {}).items():
             yield {
                 "op": "replace_session",
                 "app_name": owner.app_name,
@@ -589,16 +624,15 @@ class GraphMemoryService(MemoryService):
                 "session_id": session_id,
                 "entries": [self._record_of(graph, owner, i) for i in ids],
             }
-        for owner, entries in self._entries.items():
-            for entry_id, stored in entries.items():
-                if stored.session_id is None:
-                    yield {
-                        "op": "insert_entry",
-                        "app_name": owner.app_name,
-                        "user_id": owner.user_id,
-                        "project_id": stored.project_id,
-                        "entry": self._record_of(graph, owner, entry_id),
-                    }
+        for entry_id, stored in self._entries.get(owner, {}).items():
+            if stored.session_id is None:
+                yield {
+                    "op": "insert_entry",
+                    "app_name": owner.app_name,
+                    "user_id": owner.user_id,
+                    "project_id": stored.project_id,
+                    "entry": self._record_of(graph, owner, entry_id),
+                }
 
     def _record_of(self, graph: nx.DiGraph[Any], owner: Owner, entry_id: str) -> dict[str, Any]:
         node = self._entry_key(owner, entry_id)
