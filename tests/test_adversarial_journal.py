@@ -136,6 +136,7 @@ def holder(store: Path, tmp_path: Path) -> Iterator[subprocess.Popen[str]]:
                 stream.close()
 
 
+@pytest.mark.slow
 async def test_a_second_writer_process_is_refused_and_names_the_holder(
     store: Path, holder: subprocess.Popen[str], decomposer: Decomposer
 ) -> None:
@@ -163,6 +164,7 @@ async def test_a_second_writer_process_is_refused_and_names_the_holder(
     await after.close()
 
 
+@pytest.mark.slow
 async def test_read_only_cli_commands_work_beside_a_writer(store: Path, holder: subprocess.Popen[str]) -> None:
     before = store.read_bytes()
     stats = await acli("--store", str(store), "stats", "--json")
@@ -211,6 +213,7 @@ def test_stats_leaves_a_one_line_file_without_newline_byte_identical(tmp_path: P
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]  # no lock file beside it
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("kind", "exit_code", "message"),
     [("dev_full", 1, "is not a regular file, not a graphmem journal"), ("directory", 2, "is a directory")],
@@ -391,6 +394,7 @@ CRASHER = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("crash_point", ["temp_written", "temp_created"])
 async def test_a_compaction_killed_midway_is_finished_on_the_next_open(
     store: Path, tmp_path: Path, decomposer: Decomposer, crash_point: str

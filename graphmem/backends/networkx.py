@@ -8,10 +8,12 @@ grand-cypher reads) and properties as the Neo4j backend.
 Search touches only the postings of the query's token and entity nodes (their incoming
 ``HAS_TOKEN`` / ``MENTIONS`` edges), never every entry.
 
-With ``path=...`` every write is first appended to a journal (see
-:mod:`graphmem.backends._journal`) and ``fsync``-ed, then applied in memory; the store
-reloads from the journal on first use. A writable service holds the store's writer lock
-from its first call until ``close()``; ``read_only=True`` takes no lock and never writes.
+With ``path=...`` every write is first appended to the user's segment of the journal
+(see :mod:`graphmem.backends._journal`) and ``fsync``-ed, then applied in memory; the
+store reloads from the journal on first use. A writable service holds the store's writer
+lock from its first call until ``close()``; ``read_only=True`` takes no lock and never
+writes. A write's file I/O (its fsync, the compaction after a removal) holds only that
+user's lock; the lock guarding the in-memory graph is held for in-memory work only.
 """
 
 from __future__ import annotations
@@ -80,8 +82,10 @@ class GraphMemoryService(MemoryService):
     does not see later writes; open a new one for that), takes no lock and writes nothing.
 
     A call that removes entries (a delete, or ``add_session`` replacing a session that
-    held entries) returns only once the journal has been compacted, so the removed text
-    is in no file of the store; if compacting fails it raises ``JournalCompactionError``.
+    held entries) returns only once the user's segment has been compacted (rewritten
+    from memory; ``delete_user`` deletes it), so the removed text is in no file of the
+    store; if compacting fails it raises ``JournalCompactionError``. Only that user's
+    data is rewritten, and only that user's writes wait for it.
 
     Args:
         nlp: spaCy pipeline, pipeline name, or ``None`` for the default.
