@@ -585,3 +585,27 @@ async def test_a_compaction_blocks_only_its_own_user(
     assert waited == [True]
     assert len(response.hits) == 2
     await service.close()
+
+
+async def test_concurrent_writes_and_erasures_of_many_users_survive_a_reload(store: Path, decomposer: Decomposer) -> None:
+    service = GraphMemoryService(nlp=decomposer, path=store)
+    users = [f"user{n}" for n in range(4)]
+
+    async def churn(user: str) -> None:
+        for round_ in range(6):
+            await service.add_session(APP, user, f"s{round_}", [entry(f"{user} round {round_} secret{round_}x")])
+            await service.add_entry(APP, user, entry(f"{user} loose note {round_}"))
+            if round_ % 2:
+                await service.add_session(APP, user, f"s{round_}", [entry(f"{user} round {round_} redacted")])
+            if round_ % 3 == 2:
+                await service.delete_session(APP, user, f"s{round_ - 1}")
+
+    await asyncio.gather(*(churn(user) for user in users))
+    before = {user: await texts(service, user) for user in users}
+    await service.close()
+    reloaded = GraphMemoryService(nlp=decomposer, path=store, read_only=True)
+    assert {user: await texts(reloaded, user) for user in users} == before
+    for round_ in (1, 3, 4, 5):  # sessions redacted (1, 3, 5) or deleted (1, 4)
+        assert files_holding(store.parent, f"secret{round_}x") == []
+    assert len(files_holding(store.parent, "secret0x")) == len(users)
+    assert len(before["user0"]) == 6 + 4  # the loose notes, and sessions s0, s2, s3, s5

@@ -274,8 +274,11 @@ class GraphMemoryService(MemoryService):
         """
         journal = self._journal
         assert journal is not None
-        with self._lock:
-            records = list(self._snapshot_records(owner))
+        # Without the graph lock: only this user's writes change this user's entries, nodes
+        # and sessions, and they wait for the user's lock, which the caller holds. Other
+        # users' writes only add and remove other keys of the shared dicts (each such
+        # change is atomic), so searches and other users' writes go on meanwhile.
+        records = list(self._snapshot_records(owner))
         try:
             journal.rewrite((owner.app_name, owner.user_id), records)
         except OSError as exc:
@@ -468,21 +471,25 @@ class GraphMemoryService(MemoryService):
                             if entries
                         ),
                     )
+                    if contents.version != 1:  # a migration writes live records only
+                        self._finish_compactions(removed_by)
             except BaseException:
                 journal.close()
                 self._forget()
                 raise
+            # Only now: a writer that found the store loaded must not append to a segment
+            # that is still being compacted (it would not wait for the user's lock).
             self._loaded = True
-            if journal.read_only or contents.version == 1:
-                return  # a migration writes live records only
-            # Records that removed text were not compacted away: a crash or a failure
-            # interrupted a compaction. Finish it now.
-            for owner in removed_by:
-                self._needs_compaction.add(owner)
-                try:
-                    self._compact(owner)
-                except JournalCompactionError as exc:
-                    logger.warning("graphmem: %s", exc)
+
+    def _finish_compactions(self, owners: set[Owner]) -> None:
+        """Compact the segments whose records removed text: a crash or a failure
+        interrupted their compaction. A failure is logged; the next write retries."""
+        for owner in owners:
+            self._needs_compaction.add(owner)
+            try:
+                self._compact(owner)
+            except JournalCompactionError as exc:
+                logger.warning("graphmem: %s", exc)
 
     def _load(self, contents: StoreContents) -> set[Owner]:
         """Apply the store's records; returns the users whose records removed entries."""
