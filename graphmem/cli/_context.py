@@ -105,13 +105,15 @@ async def open_service(settings: Settings, *, writes: bool = False) -> AsyncIter
     """The memory service the global options name, checked reachable, closed afterwards.
 
     Args:
-        writes: the command writes; on Neo4j the schema is ensured first.
+        writes: the command writes; on Neo4j the schema is ensured first. A networkx store
+            is opened read-only otherwise: no lock (so it works beside a process writing to
+            the store) and nothing written.
     """
     service: MemoryService
     if settings.backend == "networkx":
         from graphmem.backends.networkx import GraphMemoryService
 
-        service = GraphMemoryService(shared_decomposer(), path=settings.store_path)
+        service = GraphMemoryService(shared_decomposer(), path=settings.store_path, read_only=not writes)
     elif settings.backend == "neo4j":
         # The driver logs each retry of an unreachable server; the one-line error says it all.
         logging.getLogger("neo4j").addHandler(logging.NullHandler())
