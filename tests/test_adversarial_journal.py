@@ -18,7 +18,7 @@ import sys
 import textwrap
 import threading
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +41,7 @@ from graphmem.cli._app import app
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 APP, USER = "adv-app", "alice"
-T0 = datetime(2024, 3, 1, 8, 0, tzinfo=timezone.utc)
+T0 = datetime(2024, 3, 1, 8, 0, tzinfo=UTC)
 CLI_USER = ["--app", APP, "--user", USER]
 
 

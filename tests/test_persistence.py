@@ -27,7 +27,6 @@ from graphmem import (
     MemoryEntry,
     SearchRequest,
 )
-
 from graphmem.backends._journal import Journal
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

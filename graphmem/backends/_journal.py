@@ -67,7 +67,7 @@ import stat
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
@@ -378,7 +378,7 @@ class Journal:
                 "pid": os.getpid(),
                 "host": socket.gethostname(),
                 "command": " ".join(sys.argv)[:200],
-                "since": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                "since": datetime.now(UTC).isoformat(timespec="seconds"),
             }
             os.ftruncate(fd, 0)
             _write_all(fd, (json.dumps(holder) + "\n").encode("utf-8"))
@@ -554,7 +554,8 @@ def _is_int(value: Any) -> bool:
 def _entry_problem(entry: Any) -> str | None:
     if not isinstance(entry, dict):
         return "an entry is not an object"
-    for name, check in (("id", _is_str), ("author", _is_str), ("role", _is_str), ("text", _is_str), ("position", _is_int)):
+    fields = (("id", _is_str), ("author", _is_str), ("role", _is_str), ("text", _is_str), ("position", _is_int))
+    for name, check in fields:
         if name not in entry:
             return f"an entry has no {name!r}"
         if not check(entry[name]):

@@ -185,17 +185,20 @@ class GraphMemoryService(MemoryService):
 
     async def _delete_entries(self, owner: Owner, entry_ids: Sequence[str]) -> int:
         return await self._write(
-            owner, {"op": "delete_entries", "app_name": owner.app_name, "user_id": owner.user_id, "ids": list(entry_ids)}
+            owner,
+            {"op": "delete_entries", "app_name": owner.app_name, "user_id": owner.user_id, "ids": list(entry_ids)},
         )
 
     async def _delete_session(self, owner: Owner, session_id: str) -> int:
         return await self._write(
-            owner, {"op": "delete_session", "app_name": owner.app_name, "user_id": owner.user_id, "session_id": session_id}
+            owner,
+            {"op": "delete_session", "app_name": owner.app_name, "user_id": owner.user_id, "session_id": session_id},
         )
 
     async def _delete_project(self, owner: Owner, project_id: str) -> int:
         return await self._write(
-            owner, {"op": "delete_project", "app_name": owner.app_name, "user_id": owner.user_id, "project_id": project_id}
+            owner,
+            {"op": "delete_project", "app_name": owner.app_name, "user_id": owner.user_id, "project_id": project_id},
         )
 
     async def _delete_user(self, owner: Owner) -> int:
