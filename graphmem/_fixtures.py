@@ -15,12 +15,15 @@ One line is one session::
 
 Reading validates every line of every file before anything is stored: a bad line is
 reported with its file and line number, and nothing of it (or of any other line) is stored.
+That includes what storing would refuse later (a lone surrogate in any text, a timestamp
+outside years 1 to 9999 in UTC) and JSON nested too deeply to parse safely.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -31,7 +34,16 @@ from typing import IO, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from graphmem._errors import GraphmemError
-from graphmem._models import Content, MemoryEntry, Part, as_utc, validate_identifier, validate_project_id
+from graphmem._models import (
+    Content,
+    MemoryEntry,
+    Part,
+    UnicodeStr,
+    as_utc,
+    quote_ids,
+    validate_identifier,
+    validate_project_id,
+)
 from graphmem._service import MemoryService, StoredEntry
 
 __all__ = [
@@ -52,15 +64,24 @@ __all__ = [
 #: How many bad lines a :class:`FixtureError` lists at most (the count is always exact).
 _MAX_PROBLEMS_KEPT = 50
 
+#: The deepest JSON nesting a line may have. A valid line nests 3 deep (line, entries,
+#: entry); far deeper input would make the json module raise RecursionError.
+MAX_JSON_DEPTH = 32
+
+# JSON string literals (whose brackets do not nest), and the brackets that do.
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_JSON_BRACKET = re.compile(r"[\[\]{}]")
+
 
 class FixtureEntry(BaseModel):
     """One message of a fixture session."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    author: str = Field(description="Who wrote it, e.g. 'Alice' or 'assistant'. Its words become tokens.")
-    role: str = Field(description="The message role, e.g. 'user' or 'model'.")
-    text: str = Field(description="The message text; must not be blank.")
+    # UnicodeStr: a lone surrogate is refused here, with the line number, not when storing.
+    author: UnicodeStr = Field(description="Who wrote it, e.g. 'Alice' or 'assistant'. Its words become tokens.")
+    role: UnicodeStr = Field(description="The message role, e.g. 'user' or 'model'.")
+    text: UnicodeStr = Field(description="The message text; must not be blank.")
     timestamp: datetime = Field(
         description="ISO 8601 date and time; without a timezone it is taken as UTC."
     )
@@ -195,6 +216,16 @@ def _describe_validation_error(exc: ValidationError) -> str:
     return f"{where}: {message}" if where else message
 
 
+def _too_deep(text: str) -> bool:
+    """Whether the JSON in ``text`` nests deeper than :data:`MAX_JSON_DEPTH`."""
+    depth = 0
+    for bracket in _JSON_BRACKET.finditer(_JSON_STRING.sub("", text)):
+        depth += 1 if bracket.group() in "[{" else -1
+        if depth > MAX_JSON_DEPTH:
+            return True
+    return False
+
+
 def _parse_lines(lines: Iterable[bytes], source: str) -> Iterator[FixtureLine | FixtureProblem]:
     for number, raw in enumerate(lines, start=1):
         try:
@@ -203,6 +234,9 @@ def _parse_lines(lines: Iterable[bytes], source: str) -> Iterator[FixtureLine | 
             yield FixtureProblem(source, number, f"not UTF-8 ({exc.reason} at byte {exc.start})")
             continue
         if not text.strip():
+            continue
+        if _too_deep(text):
+            yield FixtureProblem(source, number, f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
             continue
         try:
             data = json.loads(text)
@@ -298,7 +332,7 @@ async def load_fixtures(
                 FixtureProblem(
                     line.source,
                     line.line_number,
-                    f"session {line.session.session_id!r} is in project {line.session.project_id!r}, "
+                    f"{_in_project(line.session)}, "
                     f"which {type(service).__name__} cannot store (it has no project support)",
                 )
                 for line in in_projects[:_MAX_PROBLEMS_KEPT]
@@ -323,6 +357,15 @@ async def load_fixtures(
         skipped_project_sessions=skipped,
         seconds=time.perf_counter() - started,
     )
+
+
+def _in_project(session: FixtureSession) -> str:
+    """``session "s" is in project "p"`` for a line with a project id."""
+    assert session.project_id is not None
+    what = "a line of entries outside any session" if session.session_id is None else (
+        f"session {quote_ids(session.session_id)}"
+    )
+    return f"{what} is in project {quote_ids(session.project_id)}"
 
 
 async def _store(service: MemoryService, session: FixtureSession) -> None:

@@ -7,7 +7,7 @@ timestamp graphmem returns is timezone-aware UTC.
 from __future__ import annotations
 
 import unicodedata
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -24,6 +24,7 @@ __all__ = [
     "SearchRequest",
     "SearchResponse",
     "ensure_unicode",
+    "quote_ids",
     "validate_identifier",
     "validate_project_id",
 ]
@@ -113,14 +114,52 @@ def validate_project_id(project_id: object) -> str:
 
 
 def as_utc(value: datetime) -> datetime:
-    """Return ``value`` as an aware UTC datetime; a naive value is taken as UTC."""
+    """Return ``value`` as an aware UTC datetime; a naive value is taken as UTC.
+
+    Raises:
+        ValueError: the value in UTC falls outside years 1 to 9999 (e.g. year 1 at +05:00).
+    """
     if value.tzinfo is None:
-        return value.replace(tzinfo=timezone.utc)
-    return value.astimezone(timezone.utc)
+        return value.replace(tzinfo=UTC)
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:
+        # A ValueError, so pydantic reports it as a field error instead of a traceback.
+        raise ValueError(
+            f"timestamp {value.isoformat()} is outside years 1 to 9999 once converted to UTC"
+        ) from None
+
+
+def quote_ids(*ids: str) -> str:
+    """Ids as people should read them in a message: each quoted, joined by `` / ``.
+
+    Quoting keeps ``("a/b", "c")`` and ``("a", "b/c")`` apart, and escaping every character
+    that does not print (bidi overrides, zero-width and other format characters, unusual
+    spaces) keeps an id from hiding or reordering the text around it, as in a confirmation
+    prompt: ``quote_ids("a/b", "c")`` is ``"a/b" / "c"``.
+    """
+    return " / ".join(_quote(value) for value in ids)
+
+
+def _quote(value: str) -> str:
+    out = ['"']
+    for ch in value:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch.isprintable():
+            out.append(ch)
+        elif ord(ch) <= 0xFF:
+            out.append(f"\\x{ord(ch):02x}")
+        elif ord(ch) <= 0xFFFF:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(f"\\U{ord(ch):08x}")
+    out.append('"')
+    return "".join(out)
 
 
 def utc_now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class Part(BaseModel):

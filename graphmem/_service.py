@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from datetime import datetime, timezone
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, TypeVar
 
@@ -29,17 +29,16 @@ from graphmem._models import (
     validate_identifier,
     validate_project_id,
 )
-from graphmem._time import query_time
 from graphmem._scoring import (
     CandidateStats,
     CorpusStats,
-    RecencyKey,
-    ScoredEntry,
     QueryScores,
+    RecencyKey,
     ScoringWeights,
     rank,
     score_query,
 )
+from graphmem._time import query_time
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -326,7 +325,7 @@ class MemoryService(ABC):
             self._require_projects("search")
             validate_project_id(request.project_id)
         limit = request.effective_limit
-        as_of = request.as_of or datetime.now(timezone.utc)
+        as_of = request.as_of or datetime.now(UTC)
         scores = await self._score(owner, request.project_id, request.query, limit, as_of=as_of)
         if scores is None:
             return SearchResponse()
@@ -708,5 +707,5 @@ class MemoryService(ABC):
     async def _stats(self, owner: Owner | None) -> MemoryStats:
         raise UnsupportedOperationError(f"{type(self).__name__} does not support stats()")
 
-    async def _ping(self) -> None:
+    async def _ping(self) -> None:  # noqa: B027 - optional hook: by default reachable
         """Raise ``BackendUnavailableError`` when the backend cannot be reached."""

@@ -51,7 +51,9 @@ async def _main(args: argparse.Namespace) -> str:
     prepare: Callable[[], Awaitable[object]]
     if args.backend == "networkx":
         if not args.store:
-            raise GraphmemError("the networkx backend needs --store PATH (or GRAPHMEM_STORE): memory in this process would be lost")
+            raise GraphmemError(
+                "the networkx backend needs --store PATH (or GRAPHMEM_STORE): memory in this process would be lost"
+            )
         service = GraphMemoryService(path=args.store)
         prepare, where = service.health_check, f"networkx store {args.store}"
     else:
@@ -66,7 +68,9 @@ async def _main(args: argparse.Namespace) -> str:
         report = await load_fixtures(service, sources, args.skip_projects)
     finally:
         await service.close()
-    skipped = f"; left out {report.skipped_project_sessions} project sessions" if report.skipped_project_sessions else ""
+    skipped = (
+        f"; left out {report.skipped_project_sessions} project sessions" if report.skipped_project_sessions else ""
+    )
     return (
         f"loaded {report.sessions} sessions, {report.entries} entries, {report.users} users "
         f"into {where} in {report.seconds:.1f} s{skipped}"

@@ -39,7 +39,7 @@ def neo4j_auth() -> tuple[str, str] | None:
 def decomposer() -> Decomposer:
     """The default statistical pipeline, loaded once for the whole run."""
     d = Decomposer()
-    d.nlp  # load now, so a missing model fails here and not inside a test
+    d.nlp  # noqa: B018 - load now, so a missing model fails here and not inside a test
     return d
 
 

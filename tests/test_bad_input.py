@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -24,7 +24,7 @@ from graphmem import (
 )
 
 APP, USER = "bad-input-app", "alice"
-T0 = datetime(2024, 7, 1, tzinfo=timezone.utc)
+T0 = datetime(2024, 7, 1, tzinfo=UTC)
 
 
 def entry(text: str, at: float = 0) -> MemoryEntry:

@@ -163,7 +163,7 @@ def test_project_lines_on_networkx_stop_the_load(runner: CliRunner, store: str) 
     result = gm(runner, store, "load", DEMO)
     assert result.exit_code == 1
     line = one_line_error(result)
-    assert f"{DEMO}:21: session 'workdesk-alice-02' is in project 'q3-launch'" in line
+    assert f'{DEMO}:21: session "workdesk-alice-02" is in project "q3-launch"' in line
     assert "--skip-projects" in line and "nothing was loaded" in line
     assert stats_json(runner, store)["entries"] == 0
 
@@ -212,7 +212,7 @@ def test_export_then_load_into_an_empty_store_gives_the_same_search_results(
     exported = tmp_path / "alice.jsonl"
     result = gm(runner, demo_store, "export", *ALICE, "-o", str(exported))
     assert result.exit_code == 0, result.output
-    assert "exported 10 sessions, 63 entries of companion/alice (all projects)" in result.stderr
+    assert 'exported 10 sessions, 63 entries of "companion" / "alice" (all projects)' in result.stderr
     fresh = str(tmp_path / "fresh.journal")
     assert gm(runner, fresh, "load", str(exported)).exit_code == 0
     for query in ("Where does Maria work?", "Who is Biscuit's vet?", "sister birthday Lisbon"):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
@@ -33,7 +33,7 @@ from graphmem import (
 
 APP = "conformance-app"
 USER = "alice"
-T0 = datetime(2024, 5, 1, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
 
 
 def entry(text: str, *, at: float = 0, author: str = "user", role: str = "user") -> MemoryEntry:
@@ -400,7 +400,7 @@ async def test_stored_entry_round_trips(service: MemoryService) -> None:
     original = MemoryEntry(
         content=Content(role="model").with_text("Your dentist appointment is on Tuesday").with_text("at noon."),
         author="assistant-bot",
-        timestamp=datetime(2024, 2, 29, 23, 59, 58, 123456, tzinfo=timezone.utc),
+        timestamp=datetime(2024, 2, 29, 23, 59, 58, 123456, tzinfo=UTC),
     )
     await service.add_session(APP, USER, "s1", [original])
 
@@ -419,15 +419,15 @@ async def test_naive_timestamps_are_taken_as_utc(service: MemoryService) -> None
     # 13:00 at UTC+2 is 11:00 UTC: older than the naive noon, although its wall clock is later.
     plus_two = timezone(timedelta(hours=2))
     aware = MemoryEntry(content=Content().with_text("aware lunch"), timestamp=datetime(2024, 1, 1, 13, 0, tzinfo=plus_two))
-    assert naive.timestamp == datetime(2024, 1, 1, 12, 0, tzinfo=timezone.utc)
+    assert naive.timestamp == datetime(2024, 1, 1, 12, 0, tzinfo=UTC)
     assert naive.timestamp.utcoffset() == timedelta(0)
 
     await service.add_session(APP, USER, "s1", [aware])
     await service.add_session(APP, USER, "s2", [naive])
     recent = await service.list_recent(APP, USER)
     assert [m.text for m in recent] == ["naive noon lunch", "aware lunch"]
-    assert recent[0].timestamp == datetime(2024, 1, 1, 12, 0, tzinfo=timezone.utc)
-    assert recent[1].timestamp == datetime(2024, 1, 1, 11, 0, tzinfo=timezone.utc)
+    assert recent[0].timestamp == datetime(2024, 1, 1, 12, 0, tzinfo=UTC)
+    assert recent[1].timestamp == datetime(2024, 1, 1, 11, 0, tzinfo=UTC)
     assert all(m.timestamp.utcoffset() == timedelta(0) for m in recent)
     # Equal scores: the tie goes to the (truly) newer entry.
     assert await texts_found(service, "lunch") == ["naive noon lunch", "aware lunch"]

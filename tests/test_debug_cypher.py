@@ -76,9 +76,9 @@ async def _load_demo(service: MemoryService) -> MemoryService:
 
 async def _id_keys(service: MemoryService) -> dict[str, str]:
     keys = {}
-    for app, user in (("companion", "alice"), ("companion", "bob"), ("workdesk", "alice"), ("workdesk", "carol")):
-        for e in await service.list_entries(app, user, all_projects=True):
-            keys[e.entry_id] = f"<{app}/{user}/{e.session_id}#{e.position}>"
+    for app_name, user in (("companion", "alice"), ("companion", "bob"), ("workdesk", "alice"), ("workdesk", "carol")):
+        for e in await service.list_entries(app_name, user, all_projects=True):
+            keys[e.entry_id] = f"<{app_name}/{user}/{e.session_id}#{e.position}>"
     return keys
 
 
@@ -104,8 +104,8 @@ def _comparable(result: CypherResult, keys: dict[str, str]) -> tuple[list[str], 
     """
     rows = [[_normalise(v, keys) for v in row] for row in result.rows]
     ordered = [
-        [v for v, raw in zip(row, raw_row) if not (isinstance(raw, str) and raw in keys)]
-        for row, raw_row in zip(rows, result.rows)
+        [v for v, raw in zip(row, raw_row, strict=True) if not (isinstance(raw, str) and raw in keys)]
+        for row, raw_row in zip(rows, result.rows, strict=True)
     ]
     return result.columns, sorted(rows, key=repr), ordered
 

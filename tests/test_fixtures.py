@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import json
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -58,13 +58,13 @@ async def stored_texts(service: MemoryService, app: str = APP, user: str = USER)
 
 def test_naive_timestamp_means_utc() -> None:
     session = FixtureSession.model_validate_json(session_line())
-    assert session.entries[0].timestamp == datetime(2026, 1, 1, 10, tzinfo=timezone.utc)
+    assert session.entries[0].timestamp == datetime(2026, 1, 1, 10, tzinfo=UTC)
 
 
 def test_aware_timestamp_is_converted_to_utc() -> None:
     data = json.loads(session_line())
     data["entries"][0]["timestamp"] = "2026-01-01T12:00:00+02:00"
-    assert FixtureSession.model_validate(data).entries[0].timestamp == datetime(2026, 1, 1, 10, tzinfo=timezone.utc)
+    assert FixtureSession.model_validate(data).entries[0].timestamp == datetime(2026, 1, 1, 10, tzinfo=UTC)
 
 
 @pytest.mark.parametrize(
@@ -116,7 +116,7 @@ def test_blank_lines_and_byte_order_mark_are_fine(tmp_path: Path) -> None:
     path = tmp_path / "f.jsonl"
     path.write_bytes(("\ufeff" + session_line("a") + "\n\n" + session_line("b") + "\n").encode("utf-8"))
     lines = read_fixtures([path])
-    assert [(l.line_number, l.session.session_id) for l in lines] == [(1, "a"), (3, "b")]
+    assert [(fl.line_number, fl.session.session_id) for fl in lines] == [(1, "a"), (3, "b")]
 
 
 def test_non_object_and_non_utf8_lines(tmp_path: Path) -> None:
@@ -131,7 +131,7 @@ def test_non_object_and_non_utf8_lines(tmp_path: Path) -> None:
 
 def test_reads_binary_streams() -> None:
     stream = io.BytesIO((session_line("a") + "\n").encode())
-    assert [l.session.session_id for l in read_fixtures([stream])] == ["a"]
+    assert [fl.session.session_id for fl in read_fixtures([stream])] == ["a"]
 
 
 def test_missing_file_is_an_os_error(tmp_path: Path) -> None:
@@ -141,7 +141,7 @@ def test_missing_file_is_an_os_error(tmp_path: Path) -> None:
 
 def test_demo_fixtures_are_valid_and_realistic() -> None:
     lines = read_fixtures([demo_fixtures_path()])
-    sessions = [l.session for l in lines]
+    sessions = [fl.session for fl in lines]
     assert len(sessions) >= 30
     assert len({s.app_name for s in sessions}) >= 2
     assert len({s.user_id for s in sessions}) >= 3
@@ -178,7 +178,7 @@ async def test_project_lines_on_a_backend_without_projects(tmp_path: Path, decom
     with pytest.raises(FixtureError) as caught:
         await load_fixtures(service, [path])
     message = str(caught.value)
-    assert message.startswith(f"{path}:2: session 'b' is in project 'p'")
+    assert message.startswith(f'{path}:2: session "b" is in project "p"')
     assert "and 1 more project line" in message and "--skip-projects" in message
     assert await stored_texts(service) == []  # never widened to global, nothing stored
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -43,7 +43,7 @@ APP_SUFFIXES = ["a/b", "a"]
 USERS = ["c", "b/c"]
 SESSIONS = ["s1", "s2"]
 PROJECTS = [None, "p1", "p2"]
-T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
+T0 = datetime(2024, 1, 1, tzinfo=UTC)
 
 _namespaces = itertools.count()
 

@@ -18,13 +18,14 @@ import subprocess
 import sys
 import zipfile
 from collections.abc import AsyncIterator
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from conftest import in_ci, make_neo4j_service, neo4j_auth, neo4j_uri_or_skip
 from graphmem import (
     BackendUnavailableError,
     Content,
@@ -35,7 +36,6 @@ from graphmem import (
     Part,
     SearchRequest,
 )
-from conftest import in_ci, make_neo4j_service, neo4j_auth, neo4j_uri_or_skip
 
 pytestmark = pytest.mark.neo4j
 
@@ -49,7 +49,7 @@ def entry(text: str, author: str = "user", role: str = "user", minute: int = 0) 
     return MemoryEntry(
         content=Content(role=role, parts=[Part(text=text)]),
         author=author,
-        timestamp=datetime(2026, 1, 1, tzinfo=timezone.utc) + timedelta(minutes=minute),
+        timestamp=datetime(2026, 1, 1, tzinfo=UTC) + timedelta(minutes=minute),
     )
 
 
@@ -195,7 +195,7 @@ async def test_graph_shape_matches_the_shared_model(neo: Any) -> None:
     assert all(set(r["p"]) == {"app_name", "user_id", "value", "speaker"} for r in tokens.records)
     assert {r["v"] for r in tokens.records if r["p"]["speaker"]} == {"user"}  # the author's name
     assert props[2]["project_id"] == "proj"
-    assert datetime.fromisoformat(props[0]["timestamp"]) == datetime(2026, 1, 1, tzinfo=timezone.utc)
+    assert datetime.fromisoformat(props[0]["timestamp"]) == datetime(2026, 1, 1, tzinfo=UTC)
     assert await count(neo, "MATCH (:Entry)-[:NEXT]->(:Entry) RETURN count(*)") == 1
     assert await count(neo, "MATCH (n) WHERE n.app_name IS NULL OR n.user_id IS NULL RETURN count(n)") == 0
     labels = await neo.driver.execute_query("MATCH (n) RETURN DISTINCT labels(n) AS l")
@@ -433,7 +433,7 @@ async def test_outage_fails_fast_and_the_same_service_recovers(tmp_path: Path, d
             "add_entry": lambda: svc.add_entry("app", "u", entry("lost words")),
             "delete_user": lambda: svc.delete_user("app", "u"),
         }
-        for name, call in calls.items():
+        for _name, call in calls.items():
             with pytest.raises(BackendUnavailableError, match=re.escape(server.uri)):
                 await asyncio.wait_for(call(), timeout=30)
 

@@ -13,7 +13,7 @@ import signal
 import subprocess
 import sys
 import textwrap
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +27,11 @@ from graphmem import (
     MemoryEntry,
     SearchRequest,
 )
+from graphmem.backends._journal import Journal
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 APP, USER = "persist-app", "alice"
-T0 = datetime(2024, 3, 1, 8, 0, tzinfo=timezone.utc)
+T0 = datetime(2024, 3, 1, 8, 0, tzinfo=UTC)
 
 
 def entry(text: str, at: float = 0, author: str = "user") -> MemoryEntry:
@@ -39,6 +40,16 @@ def entry(text: str, at: float = 0, author: str = "user") -> MemoryEntry:
 
 def open_store(path: Path, decomposer: Decomposer) -> GraphMemoryService:
     return GraphMemoryService(nlp=decomposer, path=path)
+
+
+def segment(path: Path, app: str = APP, user: str = USER) -> Path:
+    """The file of the store at ``path`` that holds one user's records."""
+    return Journal(path).segment_path((app, user))
+
+
+def store_bytes(directory: Path) -> bytes:
+    """Every file under ``directory``, concatenated."""
+    return b"".join(p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file())
 
 
 async def everything(service: GraphMemoryService, owners: list[tuple[str, str]]) -> list[Any]:
@@ -100,8 +111,9 @@ async def test_reload_without_close_sees_every_returned_write(tmp_path: Path, de
     path = tmp_path / "memory.jsonl"
     writer = open_store(path, decomposer)
     await fill(writer)
-    # No close(): a write that returned must already be on disk.
-    reader = open_store(path, decomposer)
+    # No close(): a write that returned must already be on disk. (The writer holds the
+    # store's lock: a second service reads it read-only.)
+    reader = GraphMemoryService(nlp=decomposer, path=path, read_only=True)
     assert await everything(reader, [(APP, USER), (APP, "bob")]) == await everything(writer, [(APP, USER), (APP, "bob")])
     await writer.close()
     await reader.close()
@@ -170,7 +182,7 @@ async def test_torn_tail_is_recovered_with_a_warning(
     await fill(first)
     before = await everything(first, [(APP, USER), (APP, "bob")])
     await first.close()
-    with open(path, "ab") as fh:
+    with open(segment(path), "ab") as fh:
         fh.write(tail)  # what a crash in the middle of an append leaves
 
     with caplog.at_level(logging.WARNING, logger="graphmem"):
@@ -198,23 +210,24 @@ async def test_corrupt_middle_line_raises_and_keeps_the_file(tmp_path: Path, dec
     first = open_store(path, decomposer)
     await fill(first)
     await first.close()
-    lines = path.read_bytes().split(b"\n")
+    alice = segment(path)
+    lines = alice.read_bytes().split(b"\n")
     assert len(lines) >= 4
     middle = len(lines) // 2
     lines[middle] = {"garbage": b"@@ not json @@", "truncated_json": lines[middle][: len(lines[middle]) // 2], "json_array": b"[1, 2]"}[damage]
     damaged = b"\n".join(lines)
-    path.write_bytes(damaged)
+    alice.write_bytes(damaged)
 
     second = open_store(path, decomposer)
     with pytest.raises(GraphmemError) as raised:
         await second.list_entries(APP, USER)
-    assert str(path) in str(raised.value)
+    assert str(alice) in str(raised.value)
     assert f"line {middle + 1}" in str(raised.value)
     # Nothing was cut off or rewritten: the acknowledged writes after the bad line are still there.
-    assert path.read_bytes() == damaged
+    assert alice.read_bytes() == damaged
     with pytest.raises(GraphmemError):
         await second.add_entry(APP, USER, entry("must not be appended to a corrupt journal"))
-    assert path.read_bytes() == damaged
+    assert alice.read_bytes() == damaged
 
 
 async def test_a_file_that_is_not_a_journal_is_refused(tmp_path: Path, decomposer: Decomposer) -> None:
@@ -236,17 +249,17 @@ async def test_deletes_remove_erased_text_from_the_file(tmp_path: Path, decompos
     await service.add_session(APP, USER, "diary", [entry("confidential diary page about the lighthouse", at=2)])
     await service.add_session(APP, "erase-me", "s1", [entry("private medical note about asthma", at=3)])
     await service.add_session(APP, "bob", "s1", [entry("bob public note", at=4)])
-    assert b"zebra" in path.read_bytes()
+    assert b"zebra" in store_bytes(tmp_path)
 
     assert await service.delete_entries(APP, USER, "zebra") == 1
     assert await service.delete_session(APP, USER, "diary") == 1
     assert await service.delete_user(APP, "erase-me") == 1
 
-    data = path.read_bytes()
+    data = store_bytes(tmp_path)
     for erased in (b"zebra", b"passphrase", b"lighthouse", b"diary", b"asthma", b"erase-me"):
         assert erased not in data
     assert b"grocery" in data and b"bob public note" in data
-    assert not list(tmp_path.glob("*.tmp"))
+    assert not list(tmp_path.rglob("*.tmp"))
     await service.close()
 
     reloaded = open_store(path, decomposer)

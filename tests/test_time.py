@@ -7,18 +7,18 @@ The parser is pure (``graphmem._time``); the lift is part of the pure scorer; ``
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 from pydantic import ValidationError
 
 from graphmem import Content, MemoryEntry, MemoryService, SearchRequest
 from graphmem._scoring import CandidateStats, CorpusStats, ScoringWeights, score_query
+from graphmem._time import DayRange, mentioned_ranges, parse_time_ref, query_time
 from graphmem.cli._cypher_run import run_read_only
-from graphmem._time import DayRange, QueryTime, mentioned_ranges, parse_time_ref, query_time
 
-NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
-SAID = datetime(2023, 6, 3, 13, 56, tzinfo=timezone.utc)  # a Saturday
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+SAID = datetime(2023, 6, 3, 13, 56, tzinfo=UTC)  # a Saturday
 
 
 def day(text: str) -> date:
@@ -226,7 +226,7 @@ def turn(text: str, at: datetime, author: str = "Ana") -> MemoryEntry:
 
 
 async def test_a_dated_question_finds_what_was_said_that_week(service: MemoryService) -> None:
-    may = datetime(2022, 5, 4, 20, 0, tzinfo=timezone.utc)
+    may = datetime(2022, 5, 4, 20, 0, tzinfo=UTC)
     await service.add_session("app", "u", "s-may", [turn("We watched a film about whales last night.", may)])
     await service.add_session(
         "app", "u", "s-sep", [turn("We watched a film about trains.", may + timedelta(days=120))]
@@ -241,7 +241,7 @@ async def test_a_dated_question_finds_what_was_said_that_week(service: MemorySer
 
 
 async def test_time_refs_are_stored_on_the_entry_for_cypher(service: MemoryService) -> None:
-    said = datetime(2023, 6, 15, 10, 0, tzinfo=timezone.utc)
+    said = datetime(2023, 6, 15, 10, 0, tzinfo=UTC)
     await service.add_session("app", "u", "s", [turn("I went hiking three weeks ago.", said)])
     response = await service.search(
         SearchRequest(query="Where did Ana go hiking in May 2023?", app_name="app", user_id="u", as_of=NOW)
@@ -256,7 +256,7 @@ async def test_time_refs_are_stored_on_the_entry_for_cypher(service: MemoryServi
 
 
 async def test_since_and_until_filter_by_entry_time(service: MemoryService) -> None:
-    base = datetime(2024, 1, 1, tzinfo=timezone.utc)
+    base = datetime(2024, 1, 1, tzinfo=UTC)
     await service.add_session(
         "app", "u", "s", [turn(f"pancakes recipe number {i}", base + timedelta(days=i)) for i in range(30)]
     )

@@ -1,45 +1,115 @@
-"""The append-only journal that makes a :class:`GraphMemoryService` store durable.
+"""The journal that makes a :class:`GraphMemoryService` store durable: one file per user.
 
-File format (UTF-8, JSON Lines): the first line is a header
-``{"format": "graphmem-journal", "version": 1}``; every further line is one
-acknowledged write, a JSON object with an ``"op"`` key:
+**Layout.** ``--store``/``path=`` names the store file, e.g. ``memory.journal``. Beside it:
 
-- ``replace_session``: ``app_name``, ``user_id``, ``project_id``, ``session_id`` and
-  ``entries`` (each ``id``, ``author``, ``role``, ``text``, ``timestamp``, ``position``,
-  ``tokens``, ``entities`` as ``[name, label]`` pairs). Tokens and entities are stored so
-  that reloading never runs spaCy again.
-- ``insert_entry``: ``app_name``, ``user_id``, ``project_id`` and one ``entry`` as above.
-- ``delete_entries``: ``app_name``, ``user_id``, ``ids``.
-- ``delete_session``: ``app_name``, ``user_id``, ``session_id``.
-- ``delete_project``: ``app_name``, ``user_id``, ``project_id``.
-- ``delete_user``: ``app_name``, ``user_id``.
+- ``memory.journal``: one line, the header ``{"format": "graphmem-journal", "version": 2}``.
+- ``memory.journal.d/``: one *segment* per (app, user), ``<sha256 of [app, user]>.journal``
+  (a hash, because ids may hold any character), JSON Lines, UTF-8. Line 1 is the segment's
+  header ``{"format": "graphmem-segment", "version": 1, "app_name": ..., "user_id": ...}``;
+  every further line is one acknowledged write of that user (below).
+- ``memory.journal.lock``: the writer's lock; it holds the writer's pid, host and command.
+- ``*.tmp`` files: only while a segment is being rewritten (or the store created).
 
-A write is acknowledged only after its line is written, flushed and ``fsync``-ed. A crash
-can leave a torn last line (no newline, or not valid JSON): on load it is cut off with a
-warning, and everything before it — every acknowledged write — is kept. A bad line
-anywhere else is corruption and raises :class:`JournalCorruptError` rather than dropping
-data. After a delete the journal is rewritten (compacted) through a temporary file,
-``fsync`` and an atomic rename, so erased text does not stay on disk.
+A record is a JSON object with an ``"op"`` key, ``app_name`` and ``user_id``:
+
+- ``replace_session``: ``project_id``, ``session_id`` and ``entries`` (each ``id``,
+  ``author``, ``role``, ``text``, ``timestamp``, ``position``, ``tokens``, ``entities`` as
+  ``[name, label]`` pairs). Tokens and entities are stored so that reloading never runs
+  spaCy again.
+- ``insert_entry``: ``project_id`` and one ``entry`` as above.
+- ``delete_entries`` (``ids``), ``delete_session`` (``session_id``), ``delete_project``
+  (``project_id``), ``delete_user``.
+
+**Version 1** (one file holding every user's records after its header, version 1) still
+opens: readers read it as it is; the first writer migrates it to version 2 (every user's
+live records into a segment, then the header replaced by an atomic rename, so a crash
+leaves either the old journal, whole, or the new store).
+
+**One writer, many readers.** A writer takes an exclusive ``flock`` on the lock file
+before it reads the store and keeps it until it closes, so no other process can append to
+(or compact away) a file whose state it did not load; a second writer gets
+:class:`StoreLockedError` naming the holder. The lock is a separate file because a
+compaction replaces a segment's inode. Readers take no lock and never write: each segment
+is read from one open file to its end, and since the writer only appends whole lines and
+replaces files by atomic renames, a reader sees each user's state at one moment (a line
+still being appended looks like a torn tail and is ignored).
+
+**Acknowledged means on disk.** A write is acknowledged only after its line is written
+and ``fsync``-ed. If the append fails part-way (disk full, I/O error), the segment is cut
+back to its last acknowledged length before the error is raised, so a failed write never
+comes back after a restart. A crash can still leave a torn last line (no newline, or not
+valid JSON): readers ignore it, and the next writer cuts it off, with a warning. A bad
+line anywhere else, or a record of the wrong shape, is corruption and raises
+:class:`JournalCorruptError` naming the file and line rather than dropping data.
+
+**Erasure.** A write that removes entries (a delete, or a session replaced) is followed
+by a compaction of that user's segment only: the user's live records are written to a
+temporary file, ``fsync``-ed and renamed over the segment (a segment left with nothing is
+deleted, and ``delete_user`` just deletes the segment). Until that rename the removed text
+is still in the segment, so a writer that opens a store whose segment holds such records
+(a crash or a failure interrupted the compaction) compacts it at once; a leftover
+temporary file is never trusted (the segment is complete without it) and is deleted.
+
+Nothing is ever written to a path that is not a regular file starting with graphmem's
+header: the header is checked by a bounded read before anything else happens.
 """
 
 from __future__ import annotations
 
+import errno
+import fcntl
+import hashlib
 import json
 import logging
 import os
-from collections.abc import Iterable, Iterator
+import socket
+import stat
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from graphmem._errors import GraphmemError
+from graphmem._errors import JournalCorruptError, StoreLockedError
+
+__all__ = ["HEADER", "Journal", "JournalContents", "JournalCorruptError", "StoreLockedError"]
 
 logger = logging.getLogger("graphmem")
 
-HEADER = {"format": "graphmem-journal", "version": 1}
+FORMAT = "graphmem-journal"
+VERSION = 2
+HEADER = {"format": FORMAT, "version": VERSION}
+SEGMENT_FORMAT = "graphmem-segment"
+
+#: A header is one line (a segment's holds two ids of up to 256 characters); a file whose
+#: first line is longer is not a journal, and reading no further keeps a huge foreign file
+#: (or a device) from being read into memory.
+MAX_HEADER_BYTES = 16384
+
+OwnerKey = tuple[str, str]
 
 
-class JournalCorruptError(GraphmemError):
-    """The journal has an unreadable line before its end (not a torn tail)."""
+@dataclass(slots=True)
+class JournalContents:
+    """What one file of the store held: its records with their line numbers, and where
+    the complete lines end (anything after ``good_end`` is a torn tail)."""
+
+    path: Path
+    records: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    good_end: int = 0
+    size: int = 0
+    #: A segment's (app, user); ``None`` for a version 1 journal.
+    owner: OwnerKey | None = None
+
+
+@dataclass(slots=True)
+class StoreContents:
+    """What :meth:`Journal.read` found: the store's version (``0``: no store yet) and its
+    files' records (version 1: one file of every user; version 2: one per user)."""
+
+    version: int = 0
+    files: list[JournalContents] = field(default_factory=list)
 
 
 def _fsync_dir(path: Path) -> None:
@@ -53,103 +123,501 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-class Journal:
-    """An append-only, fsync-ed JSON Lines file of write operations."""
+def _write_all(fd: int, data: bytes) -> None:
+    """Write every byte of ``data`` to ``fd`` (``os.write`` may write fewer)."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
-        self._file: IO[bytes] | None = None
 
-    def read(self) -> Iterator[dict[str, Any]]:
-        """Yield every complete record; cut a torn tail off the file (with a warning)."""
-        if not self.path.exists():
-            return
-        data = self.path.read_bytes()
-        offset = 0
-        good_end = 0
-        records: list[dict[str, Any]] = []
-        lines = data.split(b"\n")
-        for index, raw in enumerate(lines):
-            is_last = index == len(lines) - 1
-            if is_last:
-                # Text after the final newline is a write that never completed.
-                if raw:
-                    self._truncate_torn_tail(good_end, len(data))
-                break
-            try:
-                record = json.loads(raw)
-                if not isinstance(record, dict):
-                    raise ValueError("not an object")
-            except ValueError as exc:
-                rest = b"\n".join(lines[index + 1 :]).strip()
-                if rest:
-                    raise JournalCorruptError(
-                        f"{self.path}: line {index + 1} is not a valid record and is followed "
-                        f"by more data; refusing to drop acknowledged writes ({exc})"
-                    ) from exc
-                self._truncate_torn_tail(good_end, len(data))
-                break
-            offset += len(raw) + 1
-            good_end = offset
-            if index == 0:
-                if record.get("format") != HEADER["format"]:
-                    raise JournalCorruptError(f"{self.path}: not a graphmem journal")
-                if record.get("version") != HEADER["version"]:
-                    raise JournalCorruptError(
-                        f"{self.path}: journal version {record.get('version')} is not supported"
-                    )
-                continue
-            records.append(record)
-        yield from records
+def segment_name(app_name: str, user_id: str) -> str:
+    """The file name of a user's segment: a hash of the (app, user) pair, never a join."""
+    key = json.dumps([app_name, user_id], ensure_ascii=False).encode("utf-8")
+    return hashlib.sha256(key).hexdigest()[:32] + ".journal"
 
-    def _truncate_torn_tail(self, good_end: int, size: int) -> None:
-        logger.warning(
-            "graphmem: %s ends with an incomplete write (%d bytes, from a crash?); "
-            "recovering up to the last complete write",
-            self.path,
-            size - good_end,
+
+def _segment_header(owner: OwnerKey) -> dict[str, Any]:
+    return {"format": SEGMENT_FORMAT, "version": 1, "app_name": owner[0], "user_id": owner[1]}
+
+
+def _open_regular(path: Path, what: str) -> IO[bytes]:
+    """Open ``path`` to read, refusing anything but a regular file (before opening it)."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise JournalCorruptError(f"{path}: cannot be read as a {what} ({exc.strerror or exc})") from exc
+    _require_regular(path, st, what)
+    # O_NONBLOCK: a FIFO swapped in after the stat must not block the open.
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    fh = os.fdopen(fd, "rb")
+    try:
+        _require_regular(path, os.fstat(fd), what)
+    except BaseException:
+        fh.close()
+        raise
+    return fh
+
+
+def _require_regular(path: Path, st: os.stat_result, what: str) -> None:
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+        raise JournalCorruptError(f"{path} is {kind}, not a {what}: point --store/path at a journal file")
+
+
+def _read_header(path: Path, fh: IO[bytes], what: str) -> tuple[dict[str, Any], int]:
+    """The file's first line as a JSON object, and its length in bytes."""
+    first = fh.readline(MAX_HEADER_BYTES)
+    header: Any = None
+    if first.endswith(b"\n"):
+        try:
+            header = json.loads(first)
+        except ValueError:
+            header = None
+    if not isinstance(header, dict):
+        raise JournalCorruptError(
+            f"{path} is not a {what} (its first line is not a graphmem header); refusing to read or change it"
         )
-        with open(self.path, "r+b") as fh:
-            fh.truncate(good_end)
-            fh.flush()
-            os.fsync(fh.fileno())
+    return header, len(first)
 
-    def _open(self) -> IO[bytes]:
-        if self._file is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            new = not self.path.exists() or self.path.stat().st_size == 0
-            self._file = open(self.path, "ab")
-            if new:
-                self._file.write(_encode(HEADER))
-                self._file.flush()
-                os.fsync(self._file.fileno())
-                _fsync_dir(self.path.parent)
-        return self._file
 
-    def append(self, record: dict[str, Any]) -> None:
-        """Write one record durably; returns only once it is on disk."""
-        fh = self._open()
-        fh.write(_encode(record))
-        fh.flush()
-        os.fsync(fh.fileno())
+def _parse_lines(path: Path, data: bytes, first_line: int, offset: int) -> JournalContents:
+    """The records of ``data`` (the file's bytes after its header, which end at ``offset``)."""
+    contents = JournalContents(path, good_end=offset, size=offset + len(data))
+    lines = data.split(b"\n")
+    for index, raw in enumerate(lines):
+        line_no = first_line + index
+        if index == len(lines) - 1:
+            break  # text after the final newline is a write that never completed
+        try:
+            record = json.loads(raw)
+            if not isinstance(record, dict):
+                raise ValueError("not a JSON object")
+        except ValueError as exc:
+            if b"\n".join(lines[index + 1 :]).strip():
+                raise JournalCorruptError(
+                    f"{path}: line {line_no} is not a valid record and is followed "
+                    f"by more data; refusing to drop acknowledged writes ({exc})"
+                ) from exc
+            break  # an unreadable last line: a torn tail too
+        problem = record_problem(record)
+        if problem is not None:
+            raise JournalCorruptError(f"{path}: line {line_no} is not a valid record: {problem}")
+        offset += len(raw) + 1
+        contents.good_end = offset
+        contents.records.append((line_no, record))
+    return contents
 
-    def rewrite(self, records: Iterable[dict[str, Any]]) -> None:
-        """Replace the journal with ``records`` atomically (temp file, fsync, rename)."""
-        self.close()
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        with open(tmp, "wb") as fh:
-            fh.write(_encode(HEADER))
-            for record in records:
-                fh.write(_encode(record))
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, self.path)
+
+class Journal:
+    """A store's files: the header file, the per-user segments and the writer's lock.
+
+    Args:
+        path: the store file (the header); segments live in ``PATH.d/``.
+        read_only: never lock, create, cut or write anything.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, read_only: bool = False) -> None:
+        self.path = Path(path)
+        self.read_only = read_only
+        self.lock_path = self.path.with_name(self.path.name + ".lock")
+        self.tmp_path = self.path.with_name(self.path.name + ".tmp")
+        self.segments_dir = self.path.with_name(self.path.name + ".d")
+        self._lock_fd: int | None = None
+        #: Segments where a failed append could not be undone: appending after it could
+        #: acknowledge a line that follows an unacknowledged one.
+        self._broken: dict[OwnerKey, str] = {}
+
+    def segment_path(self, owner: OwnerKey) -> Path:
+        """Where the segment of an (app, user) pair is (whether or not it exists)."""
+        return self.segments_dir / segment_name(*owner)
+
+    # ------------------------------------------------------------------ reading
+
+    def check(self) -> None:
+        """Refuse a store path that is not a regular file holding a graphmem header.
+
+        A missing or empty file passes (a new store). Reads at most
+        :data:`MAX_HEADER_BYTES` bytes.
+
+        Raises:
+            JournalCorruptError: anything else.
+        """
+        try:
+            with _open_regular(self.path, "graphmem journal") as fh:
+                if os.fstat(fh.fileno()).st_size:
+                    self._check_header(_read_header(self.path, fh, "graphmem journal")[0])
+        except FileNotFoundError:
+            return
+
+    def _check_header(self, header: dict[str, Any]) -> int:
+        if header.get("format") != FORMAT:
+            raise JournalCorruptError(
+                f"{self.path} is not a graphmem journal (its first line is not a graphmem "
+                "journal header); refusing to read or change it"
+            )
+        version = header.get("version")
+        if version not in (1, VERSION):
+            raise JournalCorruptError(f"{self.path}: journal version {version!r} is not supported")
+        return int(version)
+
+    def read(self) -> StoreContents:
+        """Every complete record of the store, checked for shape. Never writes, even for
+        a torn tail.
+
+        Raises:
+            JournalCorruptError: not a journal, or a bad line before the end of a file.
+        """
+        try:
+            fh = _open_regular(self.path, "graphmem journal")
+        except FileNotFoundError:
+            self._refuse_orphaned_segments()
+            return StoreContents()
+        with fh:
+            if os.fstat(fh.fileno()).st_size == 0:
+                self._refuse_orphaned_segments()
+                return StoreContents()
+            header, header_length = _read_header(self.path, fh, "graphmem journal")
+            version = self._check_header(header)
+            if version == 1:
+                # One open file read to its end: a migration renaming the new header into
+                # place meanwhile does not mix two versions.
+                contents = _parse_lines(self.path, fh.read(), 2, header_length)
+                self._warn_torn(contents)
+                return StoreContents(1, [contents])
+            if fh.read(1):
+                raise JournalCorruptError(
+                    f"{self.path}: line 2: a version {VERSION} journal holds nothing after its "
+                    f"header (the records are in {self.segments_dir})"
+                )
+        files = []
+        try:
+            names = sorted(os.listdir(self.segments_dir))
+        except FileNotFoundError:
+            names = []
+        for name in names:
+            if name.endswith(".journal"):
+                segment = self._read_segment(self.segments_dir / name)
+                if segment is not None:
+                    files.append(segment)
+        return StoreContents(VERSION, files)
+
+    def _refuse_orphaned_segments(self) -> None:
+        try:
+            orphans = [n for n in os.listdir(self.segments_dir) if n.endswith(".journal")]
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        if orphans:
+            raise JournalCorruptError(
+                f"{self.path} is missing or empty, but {self.segments_dir} holds {len(orphans)} user "
+                f"segment(s) of a store: restore {self.path.name} (its one line is "
+                f'{json.dumps(HEADER)}) to open them, or delete {self.segments_dir} to start afresh'
+            )
+
+    def _read_segment(self, path: Path) -> JournalContents | None:
+        try:
+            fh = _open_regular(path, "graphmem segment")
+        except FileNotFoundError:
+            return None  # the user was deleted since the listing
+        with fh:
+            header, header_length = _read_header(path, fh, "graphmem segment")
+            owner = (header.get("app_name"), header.get("user_id"))
+            if (
+                header.get("format") != SEGMENT_FORMAT
+                or header.get("version") != 1
+                or not isinstance(owner[0], str)
+                or not isinstance(owner[1], str)
+                or segment_name(owner[0], owner[1]) != path.name
+            ):
+                raise JournalCorruptError(f"{path}: line 1 is not the header of this user segment")
+            contents = _parse_lines(path, fh.read(), 2, header_length)
+        contents.owner = (owner[0], owner[1])
+        for line_no, record in contents.records:
+            if (record["app_name"], record["user_id"]) != contents.owner:
+                raise JournalCorruptError(f"{path}: line {line_no} is a record of another user than the segment's")
+        self._warn_torn(contents)
+        return contents
+
+    def _warn_torn(self, contents: JournalContents) -> None:
+        if contents.good_end < contents.size:
+            logger.warning(
+                "graphmem: %s ends with an incomplete write (%d bytes, from a crash?); "
+                "recovering up to the last complete write%s",
+                contents.path,
+                contents.size - contents.good_end,
+                " (left on disk: a read-only open never writes)" if self.read_only else "",
+            )
+
+    # ------------------------------------------------------------------ the writer's lock
+
+    def acquire(self) -> None:
+        """Take the store's writer lock (non-blocking) and record who holds it.
+
+        Raises:
+            StoreLockedError: another process (or another service in this process) holds it.
+        """
+        if self._lock_fd is not None:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                raise
+            raise StoreLockedError(
+                f"{self.path} is open for writing by {self._holder()}; a store has one writer at a "
+                "time: close that one first, or open this store read-only (read_only=True; the "
+                "CLI's search, recent, stats, export, cypher and graph commands read without the lock)"
+            ) from None
+        try:
+            holder = {
+                "pid": os.getpid(),
+                "host": socket.gethostname(),
+                "command": " ".join(sys.argv)[:200],
+                "since": datetime.now(UTC).isoformat(timespec="seconds"),
+            }
+            os.ftruncate(fd, 0)
+            _write_all(fd, (json.dumps(holder) + "\n").encode("utf-8"))
+        except BaseException:
+            os.close(fd)
+            raise
+        self._lock_fd = fd
+
+    def _holder(self) -> str:
+        try:
+            with open(self.lock_path, "rb") as fh:
+                info = json.loads(fh.read(MAX_HEADER_BYTES))
+            return f"pid {info['pid']} on host {info['host']} ({info['command']}, since {info['since']})"
+        except (OSError, ValueError, TypeError, KeyError):
+            return "another process"
+
+    # ------------------------------------------------------------------ writing
+
+    def open_for_writing(
+        self, contents: StoreContents, live: Iterable[tuple[OwnerKey, Iterable[dict[str, Any]]]]
+    ) -> None:
+        """Make the store ready to write, under the lock, after :meth:`read`.
+
+        Creates a new store, migrates a version 1 journal (writing each user's ``live``
+        records into a segment), or prepares a version 2 store: deletes leftover
+        temporary files and cuts torn tails off.
+        """
+        assert self._lock_fd is not None and not self.read_only
+        self.tmp_path.unlink(missing_ok=True)
+        if contents.version == 1:
+            self._migrate(live)
+            return
+        self.segments_dir.mkdir(exist_ok=True)
+        for name in os.listdir(self.segments_dir):
+            if name.endswith(".tmp"):
+                # Left by a crash during a rewrite: the segment is complete without it,
+                # and it may hold erased text.
+                (self.segments_dir / name).unlink()
+        if contents.version == 0:
+            self._replace_file(self.path, [HEADER])
+            _fsync_dir(self.path.parent)
+        for segment in contents.files:
+            if segment.good_end < segment.size:
+                with open(segment.path, "r+b") as fh:
+                    fh.truncate(segment.good_end)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+        _fsync_dir(self.segments_dir)
+
+    def _migrate(self, live: Iterable[tuple[OwnerKey, Iterable[dict[str, Any]]]]) -> None:
+        """Version 1 to 2: every user's live records into a segment, then the new header.
+
+        Until the header's rename the version 1 journal is the store (a crash leaves it
+        whole, and the next writer starts the migration again, on a cleared directory).
+        """
+        self.segments_dir.mkdir(exist_ok=True)
+        for name in os.listdir(self.segments_dir):
+            if name.endswith((".journal", ".tmp")):
+                (self.segments_dir / name).unlink()  # from a migration that did not finish
+        for owner, records in live:
+            self._replace_file(self.segment_path(owner), [_segment_header(owner), *records])
+        _fsync_dir(self.segments_dir)
+        self._replace_file(self.path, [HEADER])
         _fsync_dir(self.path.parent)
+        logger.info("graphmem: migrated %s to one segment per user in %s", self.path, self.segments_dir)
+
+    def append(self, owner: OwnerKey, record: dict[str, Any]) -> None:
+        """Write one record to the user's segment durably; returns once it is on disk.
+
+        On failure the segment is cut back to its last acknowledged length before the
+        error is raised, so the record is not there after a restart either.
+        """
+        assert self._lock_fd is not None, "write without the writer lock"
+        if owner in self._broken:
+            raise OSError(errno.EIO, self._broken[owner])
+        path = self.segment_path(owner)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+        except FileNotFoundError:
+            # A new user: the segment is created with its first record, all or nothing.
+            self._replace_file(path, [_segment_header(owner), record])
+            _fsync_dir(self.segments_dir)
+            return
+        try:
+            size = os.fstat(fd).st_size
+            try:
+                _write_all(fd, _encode(record))
+                os.fsync(fd)
+            except BaseException:
+                self._roll_back(owner, fd, size)
+                raise
+        finally:
+            os.close(fd)
+
+    def _roll_back(self, owner: OwnerKey, fd: int, size: int) -> None:
+        try:
+            os.ftruncate(fd, size)
+            os.fsync(fd)
+        except OSError as exc:
+            self._broken[owner] = (
+                f"{self.segment_path(owner)}: a failed write could not be undone ({exc.strerror or exc}); "
+                "reopen the store (its next writer cuts an incomplete line off)"
+            )
+            logger.error("graphmem: %s", self._broken[owner])
+
+    def rewrite(self, owner: OwnerKey, records: Iterable[dict[str, Any]]) -> None:
+        """Replace the user's segment with ``records`` atomically (temporary file, fsync,
+        rename); with no records, delete it."""
+        assert self._lock_fd is not None, "write without the writer lock"
+        records = list(records)
+        if not records:
+            self.remove(owner)
+            return
+        self._replace_file(self.segment_path(owner), [_segment_header(owner), *records])
+        _fsync_dir(self.segments_dir)
+        self._broken.pop(owner, None)  # a new file: nothing unacknowledged is left in it
+
+    def remove(self, owner: OwnerKey) -> None:
+        """Delete the user's segment (everything of the user on disk), durably."""
+        assert self._lock_fd is not None, "write without the writer lock"
+        self.segment_path(owner).unlink(missing_ok=True)
+        _fsync_dir(self.segments_dir)
+        self._broken.pop(owner, None)
+
+    def _replace_file(self, path: Path, records: Iterable[dict[str, Any]]) -> None:
+        """Write ``records`` as the whole of ``path``: temporary file, fsync, atomic rename
+        (the caller fsyncs the directory)."""
+        tmp = path.with_name(path.name + ".tmp")
+        try:
+            mode = stat.S_IMODE(os.stat(path).st_mode)
+        except FileNotFoundError:
+            mode = 0o644
+        try:
+            with open(tmp, "wb") as fh:
+                os.fchmod(fh.fileno(), mode)
+                for record in records:
+                    fh.write(_encode(record))
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                tmp.unlink(missing_ok=True)
+            except OSError:  # pragma: no cover - the next writer deletes it
+                pass
+            raise
 
     def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        """Release the writer lock. Idempotent."""
+        if self._lock_fd is not None:
+            # Closing the descriptor releases the flock; the holder line is left (stale but
+            # harmless: only a failed flock reads it).
+            os.close(self._lock_fd)
+            self._lock_fd = None
+        self._broken.clear()
+
+
+# ---------------------------------------------------------------------------- record shapes
+
+
+def _is_str(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _is_opt_str(value: Any) -> bool:
+    return value is None or isinstance(value, str)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _entry_problem(entry: Any) -> str | None:
+    if not isinstance(entry, dict):
+        return "an entry is not an object"
+    fields = (("id", _is_str), ("author", _is_str), ("role", _is_str), ("text", _is_str), ("position", _is_int))
+    for name, check in fields:
+        if name not in entry:
+            return f"an entry has no {name!r}"
+        if not check(entry[name]):
+            return f"an entry's {name!r} has the wrong type ({type(entry[name]).__name__})"
+    timestamp = entry.get("timestamp")
+    if not isinstance(timestamp, str):
+        return "an entry's 'timestamp' is not a string"
+    try:
+        datetime.fromisoformat(timestamp)
+    except ValueError:
+        return f"an entry's timestamp {timestamp[:40]!r} is not an ISO 8601 date and time"
+    tokens = entry.get("tokens")
+    if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
+        return "an entry's 'tokens' is not a list of strings"
+    entities = entry.get("entities")
+    if not isinstance(entities, list) or not all(
+        isinstance(e, list) and len(e) == 2 and all(isinstance(part, str) for part in e) for e in entities
+    ):
+        return "an entry's 'entities' is not a list of [name, label] pairs"
+    return None
+
+
+def _is_entries(value: Any) -> bool:
+    return isinstance(value, list)
+
+
+def _is_ids(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(i, str) for i in value)
+
+
+_OPS: dict[str, tuple[tuple[str, Any], ...]] = {
+    "replace_session": (("project_id", _is_opt_str), ("session_id", _is_str), ("entries", _is_entries)),
+    "insert_entry": (("project_id", _is_opt_str), ("entry", lambda v: isinstance(v, dict))),
+    "delete_entries": (("ids", _is_ids),),
+    "delete_session": (("session_id", _is_str),),
+    "delete_project": (("project_id", _is_str),),
+    "delete_user": (),
+}
+
+
+def record_problem(record: dict[str, Any]) -> str | None:
+    """What is wrong with a journal record's shape, or ``None`` when it can be applied."""
+    if "op" not in record:
+        if "format" in record:
+            return "a second journal header"
+        return "it has no 'op'"
+    op = record["op"]
+    if not isinstance(op, str) or op not in _OPS:
+        return f"unknown operation {str(op)[:40]!r}"
+    for name, check in (("app_name", _is_str), ("user_id", _is_str), *_OPS[op]):
+        if name not in record:
+            return f"{op} has no {name!r}"
+        if not check(record[name]):
+            return f"{op}'s {name!r} has the wrong type ({type(record[name]).__name__})"
+    if op == "replace_session":
+        for entry in record["entries"]:
+            problem = _entry_problem(entry)
+            if problem is not None:
+                return problem
+    elif op == "insert_entry":
+        return _entry_problem(record["entry"])
+    return None
 
 
 def _encode(record: dict[str, Any]) -> bytes:

@@ -549,7 +549,9 @@ async def _create_entries(
         ]
         await _run(tx, "link_entities", {**params, "links": entity_links})
     pairs = [
-        {"earlier": a.entry_id, "later": b.entry_id} for session in sessions for a, b in zip(session, session[1:])
+        {"earlier": a.entry_id, "later": b.entry_id}
+        for session in sessions
+        for a, b in zip(session, session[1:], strict=False)
     ]
     if pairs:
         await _run(tx, "link_next", {**params, "pairs": pairs})

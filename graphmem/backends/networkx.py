@@ -8,9 +8,12 @@ grand-cypher reads) and properties as the Neo4j backend.
 Search touches only the postings of the query's token and entity nodes (their incoming
 ``HAS_TOKEN`` / ``MENTIONS`` edges), never every entry.
 
-With ``path=...`` every write is first appended to a journal (see
-:mod:`graphmem.backends._journal`) and ``fsync``-ed, then applied in memory; the store
-reloads from the journal on first use.
+With ``path=...`` every write is first appended to the user's segment of the journal
+(see :mod:`graphmem.backends._journal`) and ``fsync``-ed, then applied in memory; the
+store reloads from the journal on first use. A writable service holds the store's writer
+lock from its first call until ``close()``; ``read_only=True`` takes no lock and never
+writes. A write's file I/O (its fsync, the compaction after a removal) holds only that
+user's lock; the lock guarding the in-memory graph is held for in-memory work only.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import networkx as nx
 
 from graphmem._decompose import Decomposer, speaker_tokens
+from graphmem._errors import JournalCompactionError, JournalCorruptError, ReadOnlyStoreError
 from graphmem._scoring import CandidateStats, CorpusStats, ScoringWeights
 from graphmem._service import (
     CandidateSet,
@@ -47,7 +51,7 @@ from graphmem.backends._graph_model import (
     entry_times,
     stored_entry_from_properties,
 )
-from graphmem.backends._journal import Journal, JournalCorruptError
+from graphmem.backends._journal import Journal, StoreContents
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -61,7 +65,7 @@ logger = logging.getLogger("graphmem")
 _LABELS = {label: {label} for label in (ENTRY, TOKEN, ENTITY, HAS_TOKEN, MENTIONS, NEXT)}
 
 NodeKey = tuple[str, str, str, str]
-SessionKey = tuple[Owner, str | None, str]
+SessionKey = tuple[str | None, str]  # (project_id, session_id) inside one owner
 
 
 class GraphMemoryService(MemoryService):
@@ -71,10 +75,28 @@ class GraphMemoryService(MemoryService):
     and changes nothing. Safe under concurrent asyncio tasks and threads (one lock guards
     the graph).
 
+    A store (a journal file) has one writer at a time: a writable service takes the
+    store's lock (an ``flock`` on ``PATH.lock``) on its first call, before it reads the
+    journal, and keeps it until ``close()``; another writer, in any process, gets
+    ``StoreLockedError`` naming the holder. Any number of ``read_only=True`` services can
+    read meanwhile: each loads a consistent snapshot of the journal on its first call (it
+    does not see later writes; open a new one for that), takes no lock and writes nothing.
+
+    A call that removes entries (a delete, or ``add_session`` replacing a session that
+    held entries) returns only once the user's segment has been compacted (rewritten
+    from memory; ``delete_user`` deletes it), so the removed text is in no file of the
+    store; if compacting fails it raises ``JournalCompactionError``. Only that user's
+    data is rewritten, and only that user's writes wait for it.
+
     Args:
         nlp: spaCy pipeline, pipeline name, or ``None`` for the default.
         path: a journal file to persist to; ``None`` keeps memory in this process only.
         weights: the scorer's constants.
+        read_only: with ``path``: read the store without locking or writing it; every
+            write raises ``ReadOnlyStoreError``.
+
+    Raises:
+        ValueError: ``read_only`` without a ``path``.
     """
 
     def __init__(
@@ -83,16 +105,25 @@ class GraphMemoryService(MemoryService):
         path: str | os.PathLike[str] | None = None,
         *,
         weights: ScoringWeights | None = None,
+        read_only: bool = False,
     ) -> None:
+        if read_only and path is None:
+            raise ValueError("read_only=True needs a path: a store only in memory has nothing to read")
         super().__init__(nlp, weights=weights)
         self._graph: nx.DiGraph[Any] = nx.DiGraph()
         self._lock = threading.RLock()
-        self._journal = Journal(path) if path is not None else None
+        self._journal = Journal(path, read_only=read_only) if path is not None else None
         self._loaded = self._journal is None
         # Indexes kept beside the graph so a search never scans it.
         self._entries: dict[Owner, dict[str, StoredEntry]] = defaultdict(dict)
-        self._sessions: dict[SessionKey, list[str]] = {}
+        self._sessions: dict[Owner, dict[SessionKey, list[str]]] = defaultdict(dict)
         self._neighbours: dict[str, tuple[str, ...]] = {}
+        #: Users whose segment holds text removed from memory: their next write compacts it.
+        self._needs_compaction: set[Owner] = set()
+        #: One lock per user around its segment's I/O: a user's write (its fsync, its
+        #: compaction) never waits for another user's. ``_lock`` guards the in-memory
+        #: graph only, and is never held while waiting for a user's lock.
+        self._owner_locks: dict[Owner, threading.Lock] = {}
 
     # ------------------------------------------------------------------ public extras
 
@@ -101,15 +132,25 @@ class GraphMemoryService(MemoryService):
         return None if self._journal is None else str(self._journal.path)
 
     @property
+    def read_only(self) -> bool:
+        """Whether this service only reads its store (``read_only=True``)."""
+        return self._journal is not None and self._journal.read_only
+
+    @property
     def graph(self) -> nx.DiGraph[Any]:
         """The live graph (read it, do not change it): what ``graphmem cypher`` queries."""
         self._ensure_loaded()
         return self._graph
 
     async def close(self) -> None:
+        """Close the journal and release the store's writer lock (see the base class).
+
+        The service can be used again: it then reloads the store (taking the lock again).
+        """
         if self._journal is not None:
             with self._lock:
                 self._journal.close()
+                self._forget()
         await super().close()
 
     # ------------------------------------------------------------------ writes
@@ -129,10 +170,11 @@ class GraphMemoryService(MemoryService):
             "session_id": session_id,
             "entries": [_entry_record(e) for e in entries],
         }
-        await self._write(record)
+        await self._write(owner, record)
 
     async def _insert_entry(self, owner: Owner, entry: PreparedEntry) -> None:
         await self._write(
+            owner,
             {
                 "op": "insert_entry",
                 "app_name": owner.app_name,
@@ -144,43 +186,113 @@ class GraphMemoryService(MemoryService):
 
     async def _delete_entries(self, owner: Owner, entry_ids: Sequence[str]) -> int:
         return await self._write(
-            {"op": "delete_entries", "app_name": owner.app_name, "user_id": owner.user_id, "ids": list(entry_ids)}
+            owner,
+            {"op": "delete_entries", "app_name": owner.app_name, "user_id": owner.user_id, "ids": list(entry_ids)},
         )
 
     async def _delete_session(self, owner: Owner, session_id: str) -> int:
         return await self._write(
-            {"op": "delete_session", "app_name": owner.app_name, "user_id": owner.user_id, "session_id": session_id}
+            owner,
+            {"op": "delete_session", "app_name": owner.app_name, "user_id": owner.user_id, "session_id": session_id},
         )
 
     async def _delete_project(self, owner: Owner, project_id: str) -> int:
         return await self._write(
-            {"op": "delete_project", "app_name": owner.app_name, "user_id": owner.user_id, "project_id": project_id}
+            owner,
+            {"op": "delete_project", "app_name": owner.app_name, "user_id": owner.user_id, "project_id": project_id},
         )
 
     async def _delete_user(self, owner: Owner) -> int:
-        return await self._write({"op": "delete_user", "app_name": owner.app_name, "user_id": owner.user_id})
+        return await self._write(owner, {"op": "delete_user", "app_name": owner.app_name, "user_id": owner.user_id})
 
-    async def _write(self, record: dict[str, Any]) -> int:
+    async def _replace_sessions(
+        self,
+        owner: Owner,
+        project_id: str | None,
+        sessions: Sequence[tuple[str, Sequence[PreparedEntry]]],
+    ) -> None:
+        # One record per session (each all or nothing), and at most one compaction.
+        await self._write(
+            owner,
+            *(
+                {
+                    "op": "replace_session",
+                    "app_name": owner.app_name,
+                    "user_id": owner.user_id,
+                    "project_id": project_id,
+                    "session_id": session_id,
+                    "entries": [_entry_record(e) for e in entries],
+                }
+                for session_id, entries in sessions
+            )
+        )
+
+    async def _write(self, owner: Owner, *records: dict[str, Any]) -> int:
         if self._journal is None:
             with self._lock:
-                return self._apply(record)
+                return sum(self._apply(record) for record in records)
+        if self._journal.read_only:
+            raise ReadOnlyStoreError(
+                f"{self._journal.path} was opened read-only (read_only=True): open it without "
+                "read_only to write (one writer at a time)"
+            )
         # fsync can take milliseconds: keep it off the event loop.
-        return await asyncio.to_thread(self._write_durably, record)
+        return await asyncio.to_thread(self._write_durably, owner, records)
 
-    def _write_durably(self, record: dict[str, Any]) -> int:
-        assert self._journal is not None
-        with self._lock:
-            self._ensure_loaded()
-            self._journal.append(record)  # durable before it becomes visible
-            changed = self._apply(record)
-            if record["op"].startswith("delete_") and changed:
-                # Compact, so that erased text does not stay on disk. If this fails the
-                # journal still holds the delete record: nothing is lost or resurrected.
-                try:
-                    self._journal.rewrite(self._snapshot_records())
-                except OSError as exc:
-                    logger.warning("graphmem: could not compact %s after a delete: %s", self._journal.path, exc)
+    def _write_durably(self, owner: Owner, records: Sequence[dict[str, Any]]) -> int:
+        journal = self._journal
+        assert journal is not None
+        self._ensure_loaded()
+        key = (owner.app_name, owner.user_id)
+        with self._owner_lock(owner):
+            changed = 0
+            for record in records:
+                # Durable before it becomes visible.
+                if record["op"] == "delete_user":
+                    journal.remove(key)  # the whole segment: nothing of the user is left
+                    self._needs_compaction.discard(owner)
+                else:
+                    journal.append(key, record)
+                with self._lock:
+                    removed = self._apply(record)
+                changed += removed
+                if removed and record["op"] != "delete_user":
+                    self._needs_compaction.add(owner)
+            if owner in self._needs_compaction:
+                self._compact(owner)
             return changed
+
+    def _owner_lock(self, owner: Owner) -> threading.Lock:
+        with self._lock:
+            return self._owner_locks.setdefault(owner, threading.Lock())
+
+    def _compact(self, owner: Owner) -> None:
+        """Rewrite the user's segment from memory so that removed text leaves the disk.
+
+        Call with the user's lock held (or while loading).
+
+        Raises:
+            JournalCompactionError: the rewrite failed; the segment still holds the text
+                (and every record, so nothing is lost or comes back), and the user's next
+                write or the next writable open compacts again.
+        """
+        journal = self._journal
+        assert journal is not None
+        # Without the graph lock: only this user's writes change this user's entries, nodes
+        # and sessions, and they wait for the user's lock, which the caller holds. Other
+        # users' writes only add and remove other keys of the shared dicts (each such
+        # change is atomic), so searches and other users' writes go on meanwhile.
+        records = list(self._snapshot_records(owner))
+        try:
+            journal.rewrite((owner.app_name, owner.user_id), records)
+        except OSError as exc:
+            raise JournalCompactionError(
+                f"the change took effect, but its removed text is still in "
+                f"{journal.segment_path((owner.app_name, owner.user_id))}: compacting it failed "
+                f"({exc.strerror or exc}); free space or fix the directory's permissions: the "
+                "user's next write, or opening the store again, erases it"
+            ) from exc
+        self._needs_compaction.discard(owner)
 
     # ------------------------------------------------------------------ reads
 
@@ -362,8 +474,17 @@ class GraphMemoryService(MemoryService):
                 entries=len(entries),
                 tokens=tokens,
                 entities=entities,
-                sessions=len({(o, e.project_id, e.session_id) for o in owners for e in self._entries[o].values() if e.session_id is not None}),
-                projects=len({(o, e.project_id) for o in owners for e in self._entries[o].values() if e.project_id is not None}),
+                sessions=len(
+                    {
+                        (o, e.project_id, e.session_id)
+                        for o in owners
+                        for e in self._entries[o].values()
+                        if e.session_id is not None
+                    }
+                ),
+                projects=len(
+                    {(o, e.project_id) for o in owners for e in self._entries[o].values() if e.project_id is not None}
+                ),
             )
 
     async def _ping(self) -> None:
@@ -378,18 +499,72 @@ class GraphMemoryService(MemoryService):
         with self._lock:
             if self._loaded:
                 return
-            assert self._journal is not None
-            for record in self._journal.read():
-                self._apply(record)
+            journal = self._journal
+            assert journal is not None
+            try:
+                if not journal.read_only:
+                    journal.check()  # never create a lock file beside a foreign file
+                    journal.acquire()  # before reading: no other writer can change it after
+                contents = journal.read()
+                removed_by = self._load(contents)
+                if not journal.read_only:
+                    journal.open_for_writing(
+                        contents,
+                        (
+                            ((owner.app_name, owner.user_id), list(self._snapshot_records(owner)))
+                            for owner, entries in self._entries.items()
+                            if entries
+                        ),
+                    )
+                    if contents.version != 1:  # a migration writes live records only
+                        self._finish_compactions(removed_by)
+            except BaseException:
+                journal.close()
+                self._forget()
+                raise
+            # Only now: a writer that found the store loaded must not append to a segment
+            # that is still being compacted (it would not wait for the user's lock).
             self._loaded = True
+
+    def _finish_compactions(self, owners: set[Owner]) -> None:
+        """Compact the segments whose records removed text: a crash or a failure
+        interrupted their compaction. A failure is logged; the next write retries."""
+        for owner in owners:
+            self._needs_compaction.add(owner)
+            try:
+                self._compact(owner)
+            except JournalCompactionError as exc:
+                logger.warning("graphmem: %s", exc)
+
+    def _load(self, contents: StoreContents) -> set[Owner]:
+        """Apply the store's records; returns the users whose records removed entries."""
+        removed_by: set[Owner] = set()
+        for file in contents.files:
+            for line_no, record in file.records:
+                try:
+                    removed = self._apply(record)
+                except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                    raise JournalCorruptError(f"{file.path}: line {line_no} is not a valid record: {exc}") from exc
+                if removed:
+                    removed_by.add(Owner(record["app_name"], record["user_id"]))
+        return removed_by
+
+    def _forget(self) -> None:
+        """Drop everything loaded, so that the next call reloads from the journal."""
+        self._graph = nx.DiGraph()
+        self._entries = defaultdict(dict)
+        self._sessions = defaultdict(dict)
+        self._neighbours = {}
+        self._needs_compaction = set()
+        self._loaded = self._journal is None
 
     def _apply(self, record: dict[str, Any]) -> int:
         """Apply one journal record to the in-memory graph; returns entries removed."""
         owner = Owner(record["app_name"], record["user_id"])
         op = record["op"]
         if op == "replace_session":
-            key: SessionKey = (owner, record["project_id"], record["session_id"])
-            removed = self._remove_entries(owner, list(self._sessions.get(key, ())))
+            key: SessionKey = (record["project_id"], record["session_id"])
+            removed = self._remove_entries(owner, list(self._sessions[owner].get(key, ())))
             ids = [
                 self._add_entry(owner, record["project_id"], record["session_id"], e)
                 for e in record["entries"]
@@ -403,11 +578,13 @@ class GraphMemoryService(MemoryService):
             for entry_id in ids:
                 self._neighbours[entry_id] = ()
             for earlier, later in linked:
-                self._graph.add_edge(self._entry_key(owner, earlier), self._entry_key(owner, later), __labels__=_LABELS[NEXT])
+                self._graph.add_edge(
+                    self._entry_key(owner, earlier), self._entry_key(owner, later), __labels__=_LABELS[NEXT]
+                )
                 self._neighbours[earlier] += (later,)
                 self._neighbours[later] = (earlier, *self._neighbours[later])
             if ids:
-                self._sessions[key] = ids
+                self._sessions[owner][key] = ids
             return removed
         if op == "insert_entry":
             self._add_entry(owner, record["project_id"], None, record["entry"])
@@ -426,6 +603,7 @@ class GraphMemoryService(MemoryService):
         removed = self._remove_entries(owner, ids)
         if op == "delete_user":
             self._entries.pop(owner, None)
+            self._sessions.pop(owner, None)
         return removed
 
     def _entry_key(self, owner: Owner, entry_id: str) -> NodeKey:
@@ -487,19 +665,20 @@ class GraphMemoryService(MemoryService):
             for other in self._neighbours.pop(entry_id, ()):
                 if other in self._neighbours:
                     self._neighbours[other] = tuple(n for n in self._neighbours[other] if n != entry_id)
-            key: SessionKey = (owner, stored.project_id, stored.session_id or "")
-            if stored.session_id is not None and key in self._sessions:
-                remaining = [i for i in self._sessions[key] if i != entry_id]
+            key: SessionKey = (stored.project_id, stored.session_id or "")
+            sessions = self._sessions[owner]
+            if stored.session_id is not None and key in sessions:
+                remaining = [i for i in sessions[key] if i != entry_id]
                 if remaining:
-                    self._sessions[key] = remaining
+                    sessions[key] = remaining
                 else:
-                    del self._sessions[key]
+                    del sessions[key]
         return removed
 
-    def _snapshot_records(self) -> Iterator[dict[str, Any]]:
-        """The current store as journal records (what a compaction writes)."""
+    def _snapshot_records(self, owner: Owner) -> Iterator[dict[str, Any]]:
+        """A user's live entries as journal records (what a compaction writes)."""
         graph = self._graph
-        for (owner, project_id, session_id), ids in self._sessions.items():
+        for (project_id, session_id), ids in self._sessions.get(owner, {}).items():
             yield {
                 "op": "replace_session",
                 "app_name": owner.app_name,
@@ -508,16 +687,15 @@ class GraphMemoryService(MemoryService):
                 "session_id": session_id,
                 "entries": [self._record_of(graph, owner, i) for i in ids],
             }
-        for owner, entries in self._entries.items():
-            for entry_id, stored in entries.items():
-                if stored.session_id is None:
-                    yield {
-                        "op": "insert_entry",
-                        "app_name": owner.app_name,
-                        "user_id": owner.user_id,
-                        "project_id": stored.project_id,
-                        "entry": self._record_of(graph, owner, entry_id),
-                    }
+        for entry_id, stored in self._entries.get(owner, {}).items():
+            if stored.session_id is None:
+                yield {
+                    "op": "insert_entry",
+                    "app_name": owner.app_name,
+                    "user_id": owner.user_id,
+                    "project_id": stored.project_id,
+                    "entry": self._record_of(graph, owner, entry_id),
+                }
 
     def _record_of(self, graph: nx.DiGraph[Any], owner: Owner, entry_id: str) -> dict[str, Any]:
         node = self._entry_key(owner, entry_id)

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from graphmem._fixtures import (
@@ -19,7 +17,7 @@ from graphmem._fixtures import (
     fixture_json_schema,
     load_fixtures,
 )
-from graphmem._models import SearchRequest
+from graphmem._models import SearchRequest, quote_ids
 from graphmem._service import MemoryService, MemoryStats
 from graphmem.cli._context import (
     BACKENDS,
@@ -38,6 +36,7 @@ from graphmem.cli._render import (
     cypher_table,
     hits_table,
     load_summary,
+    plain,
     print_json,
     recent_table,
     stats_table,
@@ -110,7 +109,7 @@ def _global_options(
         str, typer.Option(envvar="GRAPHMEM_BACKEND", help="Where memory lives: networkx or neo4j.")
     ] = "networkx",
     store: Annotated[
-        Optional[Path],
+        Path | None,
         typer.Option(
             envvar="GRAPHMEM_STORE",
             help="The networkx store (a journal file); default: graphmem/memory.journal in your user data directory.",
@@ -122,11 +121,11 @@ def _global_options(
     ),
     neo4j_user: Annotated[str, typer.Option(envvar="GRAPHMEM_NEO4J_USER", help="Neo4j user.")] = "neo4j",
     neo4j_password: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(envvar="GRAPHMEM_NEO4J_PASSWORD", help="Neo4j password; none means auth is off."),
     ] = None,
     neo4j_database: Annotated[
-        Optional[str], typer.Option(envvar="GRAPHMEM_NEO4J_DATABASE", help="Neo4j database; default: the server's.")
+        str | None, typer.Option(envvar="GRAPHMEM_NEO4J_DATABASE", help="Neo4j database; default: the server's.")
     ] = None,
 ) -> None:
     backend = backend.strip().lower()
@@ -147,10 +146,14 @@ def _settings(ctx: typer.Context) -> Settings:
 AppOption = Annotated[str, typer.Option("--app", help="App name.", show_default=False)]
 UserOption = Annotated[str, typer.Option("--user", help="User id.", show_default=False)]
 ProjectOption = Annotated[
-    Optional[str], typer.Option("--project", help="Project id (Neo4j only).", show_default=False)
+    str | None, typer.Option("--project", help="Project id (Neo4j only).", show_default=False)
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for machines instead of a table.")]
 YesOption = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
+
+#: The largest --limit of search and recent: more rows than anyone reads in a terminal
+#: (export writes everything), and far below what a backend could not represent (2**63).
+MAX_LIMIT = 10_000
 
 
 # ---------------------------------------------------------------------------- load and export
@@ -161,7 +164,7 @@ YesOption = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for con
 def load(
     ctx: typer.Context,
     files: Annotated[
-        Optional[list[str]], typer.Argument(help="Fixture files (JSON Lines); - for standard input.", show_default=False)
+        list[str] | None, typer.Argument(help="Fixture files (JSON Lines); - for standard input.", show_default=False)
     ] = None,
     skip_projects: Annotated[
         bool, typer.Option("--skip-projects", help="Leave out sessions that belong to a project (and count them).")
@@ -203,7 +206,7 @@ def load(
                 report = await load_fixtures(service, sources, skip_projects)
             return load_summary(report, settings.describe())
 
-    out_console.print(escape(run_async(work())), soft_wrap=True)
+    out_console.print(plain(run_async(work())), soft_wrap=True)
 
 
 @app.command()
@@ -215,7 +218,7 @@ def export(
     project: ProjectOption = None,
     global_only: Annotated[bool, typer.Option("--global-only", help="Only global entries (no project's).")] = False,
     output: Annotated[
-        Optional[Path], typer.Option("--output", "-o", help="Write here instead of standard output.", dir_okay=False)
+        Path | None, typer.Option("--output", "-o", help="Write here instead of standard output.", dir_okay=False)
     ] = None,
 ) -> None:
     """Write everything stored for a user as a fixture file (a data-subject access export).
@@ -242,11 +245,14 @@ def export(
     else:
         output.write_text("".join(lines), encoding="utf-8")
     entries = sum(len(s.entries) for s in sessions)
-    scope = f"project {project}" if project else "global entries" if global_only else "all projects"
+    scope = f"project {quote_ids(project)}" if project else "global entries" if global_only else "all projects"
     where = f" to {output}" if output else ""
     note = "" if sessions else " (nothing is stored for this user)"
     err_console.print(
-        escape(f"exported {len(sessions)} sessions, {entries} entries of {app_name}/{user_id} ({scope}){where}{note}"),
+        plain(
+            f"exported {len(sessions)} sessions, {entries} entries of {quote_ids(app_name, user_id)} "
+            f"({scope}){where}{note}"
+        ),
         soft_wrap=True,
     )
 
@@ -268,9 +274,9 @@ def search(
     app_name: AppOption,
     user_id: UserOption,
     project: ProjectOption = None,
-    limit: Annotated[int, typer.Option(min=1, help="At most this many memories.")] = 10,
+    limit: Annotated[int, typer.Option(min=1, max=MAX_LIMIT, help="At most this many memories.")] = 10,
     min_score: Annotated[
-        Optional[float], typer.Option(min=0.0, max=1.0, help="Only memories scoring at least this (0 to 1).")
+        float | None, typer.Option(min=0.0, max=1.0, help="Only memories scoring at least this (0 to 1).")
     ] = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -288,7 +294,7 @@ def search(
     if as_json:
         print_json([hit.to_json_dict() for hit in response.hits])
     elif not response.hits:
-        out_console.print(f"nothing recalled for {escape(repr(query))} in {escape(app_name)}/{escape(user_id)}")
+        out_console.print(plain(f"nothing recalled for {query!r} in {quote_ids(app_name, user_id)}"))
     else:
         out_console.print(hits_table(response.hits, width=out_console.width))
 
@@ -299,7 +305,7 @@ def recent(
     ctx: typer.Context,
     app_name: AppOption,
     user_id: UserOption,
-    limit: Annotated[int, typer.Option(min=1, help="At most this many entries.")] = 10,
+    limit: Annotated[int, typer.Option(min=1, max=MAX_LIMIT, help="At most this many entries.")] = 10,
     as_json: JsonOption = False,
 ) -> None:
     """The user's newest entries first (global and project entries alike)."""
@@ -318,7 +324,7 @@ def recent(
             ]
         )
     elif not entries:
-        out_console.print(f"nothing stored for {escape(app_name)}/{escape(user_id)}")
+        out_console.print(plain(f"nothing stored for {quote_ids(app_name, user_id)}"))
     else:
         out_console.print(recent_table(entries))
 
@@ -327,8 +333,8 @@ def recent(
 @user_errors
 def stats(
     ctx: typer.Context,
-    app_name: Annotated[Optional[str], typer.Option("--app", help="App name (with --user).")] = None,
-    user_id: Annotated[Optional[str], typer.Option("--user", help="User id (with --app).")] = None,
+    app_name: Annotated[str | None, typer.Option("--app", help="App name (with --user).")] = None,
+    user_id: Annotated[str | None, typer.Option("--user", help="User id (with --app).")] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Counts of users, entries, tokens, entities, sessions and projects (of the store, or one user)."""
@@ -342,10 +348,11 @@ def stats(
 
     counts = run_async(work())
     if as_json:
-        print_json({name: getattr(counts, name) for name in ("users", "entries", "tokens", "entities", "sessions", "projects")})
+        names = ("users", "entries", "tokens", "entities", "sessions", "projects")
+        print_json({name: getattr(counts, name) for name in names})
     else:
-        scope = f"{app_name}/{user_id}" if app_name else "the whole store"
-        out_console.print(escape(f"{scope} · {settings.describe()}"), soft_wrap=True)
+        scope = quote_ids(app_name, user_id) if app_name and user_id else "the whole store"
+        out_console.print(plain(f"{scope} · {settings.describe()}"), soft_wrap=True)
         out_console.print(stats_table(counts))
 
 
@@ -355,6 +362,7 @@ def stats(
 def _confirm(question: str, yes: bool) -> None:
     if yes or not is_terminal():
         return
+    # The question quotes ids with quote_ids, so no id can reorder or hide its words.
     if not typer.confirm(question, default=False, err=True):
         raise CliError("nothing was deleted")
 
@@ -379,16 +387,16 @@ def _delete(ctx: typer.Context, app_name: str, user_id: str, what: str, action: 
             before = await service.stats(app_name, user_id)
             await action(service)
             after = await service.stats(app_name, user_id)
-            return f"{_removed(before, after)} ({what} of {app_name}/{user_id})"
+            return f"{_removed(before, after)} ({what} of {quote_ids(app_name, user_id)})"
 
-    out_console.print(escape(run_async(work())), soft_wrap=True)
+    out_console.print(plain(run_async(work())), soft_wrap=True)
 
 
 @app.command("delete-user")
 @user_errors
 def delete_user(ctx: typer.Context, app_name: AppOption, user_id: UserOption, yes: YesOption = False) -> None:
     """Erase everything of one user in one app: every entry, token and entity, in every project."""
-    _confirm(f"Erase everything stored for {app_name}/{user_id}?", yes)
+    _confirm(f"Erase everything stored for {quote_ids(app_name, user_id)}?", yes)
     _delete(ctx, app_name, user_id, "everything", lambda s: s.delete_user(app_name, user_id))
 
 
@@ -402,8 +410,9 @@ def delete_session(
     yes: YesOption = False,
 ) -> None:
     """Delete one session's entries (in every scope)."""
-    _confirm(f"Delete session {session_id!r} of {app_name}/{user_id}?", yes)
-    _delete(ctx, app_name, user_id, f"session {session_id}", lambda s: s.delete_session(app_name, user_id, session_id))
+    _confirm(f"Delete session {quote_ids(session_id)} of {quote_ids(app_name, user_id)}?", yes)
+    what = f"session {quote_ids(session_id)}"
+    _delete(ctx, app_name, user_id, what, lambda s: s.delete_session(app_name, user_id, session_id))
 
 
 @app.command("delete-project")
@@ -416,23 +425,26 @@ def delete_project(
     yes: YesOption = False,
 ) -> None:
     """Delete every entry of one project (Neo4j only: networkx has no projects)."""
-    _confirm(f"Delete project {project_id!r} of {app_name}/{user_id}?", yes)
-    _delete(ctx, app_name, user_id, f"project {project_id}", lambda s: s.delete_project(app_name, user_id, project_id))
+    _confirm(f"Delete project {quote_ids(project_id)} of {quote_ids(app_name, user_id)}?", yes)
+    what = f"project {quote_ids(project_id)}"
+    _delete(ctx, app_name, user_id, what, lambda s: s.delete_project(app_name, user_id, project_id))
 
 
 @app.command("delete-entries")
 @user_errors
 def delete_entries(
     ctx: typer.Context,
-    query: Annotated[str, typer.Argument(help="Entries sharing a token or entity with this are deleted.", show_default=False)],
+    query: Annotated[
+        str, typer.Argument(help="Entries sharing a token or entity with this are deleted.", show_default=False)
+    ],
     app_name: AppOption,
     user_id: UserOption,
     project: ProjectOption = None,
     yes: YesOption = False,
 ) -> None:
     """Delete the entries that match QUERY (global ones, or with --project that project's)."""
-    scope = f"project {project}" if project else "global memory"
-    _confirm(f"Delete the entries of {app_name}/{user_id} ({scope}) that match {query!r}?", yes)
+    scope = f"project {quote_ids(project)}" if project else "global memory"
+    _confirm(f"Delete the entries of {quote_ids(app_name, user_id)} ({scope}) that match {query!r}?", yes)
 
     async def action(service: MemoryService) -> int:
         if project is None:
@@ -449,12 +461,12 @@ def delete_entries(
 @user_errors
 def cypher(
     ctx: typer.Context,
-    query: Annotated[Optional[str], typer.Argument(help="The query (or use --file).", show_default=False)] = None,
+    query: Annotated[str | None, typer.Argument(help="The query (or use --file).", show_default=False)] = None,
     file: Annotated[
-        Optional[Path], typer.Option("--file", "-f", help="Read the query from this file.", dir_okay=False)
+        Path | None, typer.Option("--file", "-f", help="Read the query from this file.", dir_okay=False)
     ] = None,
     param: Annotated[
-        Optional[list[str]], typer.Option("--param", "-p", help="name=value (a string) or name:=JSON; repeatable.")
+        list[str] | None, typer.Option("--param", "-p", help="name=value (a string) or name:=JSON; repeatable.")
     ] = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -477,7 +489,8 @@ def cypher(
     else:
         out_console.print(cypher_table(result.columns, result.rows))
         sys.stdout.flush()
-        err_console.print(f"[dim]{len(result.rows)} row{'s' if len(result.rows) != 1 else ''} · {escape(settings.describe())}[/]")
+        rows = len(result.rows)
+        err_console.print(plain(f"{rows} row{'s' if rows != 1 else ''} · {settings.describe()}", "dim"))
 
 
 @app.command()
@@ -487,10 +500,11 @@ def graph(
     app_name: AppOption,
     user_id: UserOption,
     output: Annotated[
-        Path, typer.Option("--output", "-o", help="FILE.png, FILE.svg or FILE.html.", dir_okay=False, show_default=False)
+        Path,
+        typer.Option("--output", "-o", help="FILE.png, FILE.svg or FILE.html.", dir_okay=False, show_default=False),
     ],
-    entity: Annotated[Optional[str], typer.Option("--entity", help="Draw the entries mentioning this entity.")] = None,
-    query: Annotated[Optional[str], typer.Option("--query", help="Draw the entries this query recalls.")] = None,
+    entity: Annotated[str | None, typer.Option("--entity", help="Draw the entries mentioning this entity.")] = None,
+    query: Annotated[str | None, typer.Option("--query", help="Draw the entries this query recalls.")] = None,
     project: ProjectOption = None,
     max_entries: Annotated[int, typer.Option(min=1, max=60, help="At most this many entries.")] = 12,
     all_tokens: Annotated[
@@ -526,7 +540,7 @@ def graph(
 
     picture = run_async(work())
     write_picture(picture, output)
-    out_console.print(escape(f"wrote {output}: {picture.caption}"), soft_wrap=True)
+    out_console.print(plain(f"wrote {output}: {picture.caption}"), soft_wrap=True)
 
 
 # ---------------------------------------------------------------------------- demo and Neo4j
@@ -591,7 +605,7 @@ def run(argv: list[str] | None = None) -> None:
         code = command.main(args=argv, prog_name="graphmem", standalone_mode=False)
     except _CommandLineError as exc:
         if type(exc).__name__ == "NoArgsIsHelpError":  # `graphmem` alone prints its help
-            getattr(exc, "show")()
+            getattr(exc, "show")()  # noqa: B009 - typer's TyperException does not declare show()
             raise SystemExit(EXIT_USAGE) from None
         exit_code = getattr(exc, "exit_code", 1)
         ctx = getattr(exc, "ctx", None)

@@ -15,12 +15,13 @@ from typing import Any, ParamSpec, TypeVar
 import typer
 from pydantic import ValidationError
 from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
 
 from graphmem._decompose import Decomposer
 from graphmem._errors import BackendUnavailableError, GraphmemError, ProjectScopingUnsupportedError
 from graphmem._fixtures import FixtureError
 from graphmem._service import MemoryService
+from graphmem.cli._render import plain
 
 __all__ = [
     "BACKENDS",
@@ -56,9 +57,12 @@ class CliError(Exception):
 
 
 def fail(message: str, exit_code: int = EXIT_ERROR) -> typer.Exit:
-    """Print ``error: message`` (one line) on stderr; return the ``typer.Exit`` to raise."""
+    """Print ``error: message`` (one line) on stderr; return the ``typer.Exit`` to raise.
+
+    The message is shown as text, with control characters visible: it may quote user input.
+    """
     one_line = " ".join(message.split())
-    err_console.print(f"[bold red]error:[/] {escape(one_line)}", soft_wrap=True)
+    err_console.print(Text("error: ", "bold red") + plain(one_line), soft_wrap=True)
     return typer.Exit(exit_code)
 
 
@@ -101,13 +105,15 @@ async def open_service(settings: Settings, *, writes: bool = False) -> AsyncIter
     """The memory service the global options name, checked reachable, closed afterwards.
 
     Args:
-        writes: the command writes; on Neo4j the schema is ensured first.
+        writes: the command writes; on Neo4j the schema is ensured first. A networkx store
+            is opened read-only otherwise: no lock (so it works beside a process writing to
+            the store) and nothing written.
     """
     service: MemoryService
     if settings.backend == "networkx":
         from graphmem.backends.networkx import GraphMemoryService
 
-        service = GraphMemoryService(shared_decomposer(), path=settings.store_path)
+        service = GraphMemoryService(shared_decomposer(), path=settings.store_path, read_only=not writes)
     elif settings.backend == "neo4j":
         # The driver logs each retry of an unreachable server; the one-line error says it all.
         logging.getLogger("neo4j").addHandler(logging.NullHandler())
@@ -183,6 +189,8 @@ def user_errors(command: Callable[P, T]) -> Callable[P, T]:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"])
             raise fail(f"{where}: {first['msg']}", EXIT_USAGE) from None
+        except ValueError as exc:  # a value the library refuses (e.g. a limit it cannot serve)
+            raise fail(str(exc) or type(exc).__name__) from None
         except FileNotFoundError as exc:
             raise fail(f"no such file: {exc.filename}") from None
         except OSError as exc:

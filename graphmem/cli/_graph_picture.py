@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import json
+import shlex
 import warnings
 from collections import defaultdict
 from collections.abc import Sequence
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from graphmem._decompose import author_tokens, normalise_entity_name
-from graphmem._models import SearchRequest
+from graphmem._models import SearchRequest, quote_ids
 from graphmem._service import MemoryService
 from graphmem.cli._context import CliError
 from graphmem.cli._cypher_run import run_read_only
@@ -120,15 +121,16 @@ async def gather_picture(
     focus_tokens: set[str] = set()
     focus_entities: set[str] = set()
     scores: dict[str, float] = {}
-    scope = f"{app}/{user}" + (f" (project {project})" if project else "")
+    scope = f"{app}/{user}" + (f" (project {project})" if project else "")  # for the picture's title
+    quoted = quote_ids(app, user) + (f" (project {quote_ids(project)})" if project else "")  # for messages
     if entity is not None:
         name = normalise_entity_name(entity)
         rows = (await run_read_only(service, _MENTIONING, {"app": app, "user": user, "name": name})).rows
         if not rows:
             raise CliError(
-                f"no entity {name!r} in {app}/{user}; entities are spaCy's named entities, lowercased "
+                f"no entity {name!r} in {quoted}; entities are spaCy's named entities, lowercased "
                 "(list them with graphmem cypher --file cypher/debug/top_entities.cypher "
-                f"--param app={app} --param user={user})"
+                f"--param {shlex.quote('app=' + app)} --param {shlex.quote('user=' + user)})"
             )
         ids = [row[0] for row in rows[:max_entries]]
         focus_entities.add(name)
@@ -139,7 +141,7 @@ async def gather_picture(
             SearchRequest(query=query, app_name=app, user_id=user, project_id=project, limit=max_entries)
         )
         if not response.hits:
-            raise CliError(f"nothing in {scope} is recalled for {query!r}; try other words")
+            raise CliError(f"nothing in {quoted} is recalled for {query!r}; try other words")
         ids = [hit.entry_id for hit in response.hits]
         scores = {hit.entry_id: hit.score for hit in response.hits}
         for hit in response.hits:
@@ -180,7 +182,9 @@ def _build(
                 key=f"entry:{e['id']}",
                 kind="Entry",
                 label=_short(f"{score}{e['author']}: {e['text']}"),
-                title=f"{e['author']} · {stamp} · {e['session_id'] or 'no session'}#{e['position']}{where}\n{e['text']}",
+                title=(
+                    f"{e['author']} · {stamp} · {e['session_id'] or 'no session'}#{e['position']}{where}\n{e['text']}"
+                ),
                 x=ENTRY_LEFT,
                 y=y,
             )
@@ -209,11 +213,21 @@ def _build(
             key = f"{kind.lower()}:{term}"
             label = term if kind == "Token" else f"{term}  {labels.get(term, '')}".rstrip()
             picture.nodes.append(
-                PictureNode(key, kind, _short(label, 30), f"{kind} {term!r}, linked to {len(by_term[term])} entries shown", focus, column_x, y)
+                PictureNode(
+                    key,
+                    kind,
+                    _short(label, 30),
+                    f"{kind} {term!r}, linked to {len(by_term[term])} entries shown",
+                    focus,
+                    column_x,
+                    y,
+                )
             )
             rel = "HAS_TOKEN" if kind == "Token" else "MENTIONS"
             picture.edges.extend(PictureEdge(f"entry:{i}", key, rel) for i in by_term[term])
-    picture.edges.extend(PictureEdge(f"entry:{l['source']}", f"entry:{l['target']}", "NEXT") for l in links)
+    picture.edges.extend(
+        PictureEdge(f"entry:{link['source']}", f"entry:{link['target']}", "NEXT") for link in links
+    )
     bottom = max((n.y for n in picture.nodes), default=TOP)
     picture.height = bottom + 40
     hidden = tokens_total - len(shown["Token"])
@@ -298,7 +312,8 @@ def _svg(picture: Picture) -> str:
         out.append(f'<text x="{x + 14}" y="76" fill="#333">{text}</text>')
         x += 30 + 7 * len(text)
     out.append(
-        f'<line x1="{x}" y1="72" x2="{x + 24}" y2="72" stroke="{COLOURS["NEXT"]}" stroke-width="2" stroke-dasharray="5 3"/>'
+        f'<line x1="{x}" y1="72" x2="{x + 24}" y2="72" stroke="{COLOURS["NEXT"]}" '
+        'stroke-width="2" stroke-dasharray="5 3"/>'
         f'<text x="{x + 30}" y="76" fill="#333">NEXT (following turn)</text>'
     )
     for edge in picture.edges:
@@ -324,14 +339,17 @@ def _svg(picture: Picture) -> str:
             )
         elif node.kind == "Token":
             out.append(
-                f'<g class="n" data-k="{key}">{title}<circle cx="{node.x + 2}" cy="{node.y:.1f}" r="4.5" fill="{colour}"/>'
+                f'<g class="n" data-k="{key}">{title}'
+                f'<circle cx="{node.x + 2}" cy="{node.y:.1f}" r="4.5" fill="{colour}"/>'
                 f'<text x="{node.x - 6}" y="{node.y + 4:.1f}" text-anchor="end" fill="{colour}"{weight}>'
                 f"{html.escape(node.label)}</text></g>"
             )
         else:
             out.append(
-                f'<g class="n" data-k="{key}">{title}<circle cx="{node.x - 2}" cy="{node.y:.1f}" r="5.5" fill="{colour}"/>'
-                f'<text x="{node.x + 8}" y="{node.y + 4:.1f}" fill="{colour}"{weight}>{html.escape(node.label)}</text></g>'
+                f'<g class="n" data-k="{key}">{title}'
+                f'<circle cx="{node.x - 2}" cy="{node.y:.1f}" r="5.5" fill="{colour}"/>'
+                f'<text x="{node.x + 8}" y="{node.y + 4:.1f}" fill="{colour}"{weight}>'
+                f"{html.escape(node.label)}</text></g>"
             )
     out.append("</svg>")
     return "\n".join(out)
@@ -413,7 +431,9 @@ def _write_png(picture: Picture, path: Path) -> None:
         colour, width, style, alpha = styles[edge.kind]
         codes = [MplPath.MOVETO, MplPath.CURVE4, MplPath.CURVE4, MplPath.CURVE4]
         axes.add_patch(
-            PathPatch(MplPath(points, codes), fill=False, edgecolor=colour, linewidth=width, linestyle=style, alpha=alpha)
+            PathPatch(
+                MplPath(points, codes), fill=False, edgecolor=colour, linewidth=width, linestyle=style, alpha=alpha
+            )
         )
     for node in picture.nodes:
         colour = COLOURS["focus"] if node.focus else COLOURS[node.kind]
@@ -432,10 +452,21 @@ def _write_png(picture: Picture, path: Path) -> None:
             axes.text(ENTRY_LEFT + 26, node.y + 4, node.label, fontsize=12 * pt, color="white", va="baseline")
         elif node.kind == "Token":
             axes.scatter([node.x + 2], [node.y], s=28, color=colour, zorder=3)
-            axes.text(node.x - 6, node.y + 4, node.label, fontsize=12 * pt, color=colour, ha="right", va="baseline", fontweight=weight)
+            axes.text(
+                node.x - 6,
+                node.y + 4,
+                node.label,
+                fontsize=12 * pt,
+                color=colour,
+                ha="right",
+                va="baseline",
+                fontweight=weight,
+            )
         else:
             axes.scatter([node.x - 2], [node.y], s=40, color=colour, zorder=3)
-            axes.text(node.x + 8, node.y + 4, node.label, fontsize=12 * pt, color=colour, va="baseline", fontweight=weight)
+            axes.text(
+                node.x + 8, node.y + 4, node.label, fontsize=12 * pt, color=colour, va="baseline", fontweight=weight
+            )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # glyphs the default font lacks (emoji, CJK) are drawn as boxes
         figure.savefig(path, dpi=150, facecolor="white")

@@ -1,14 +1,20 @@
-"""Rich tables and JSON for the command outputs."""
+"""Rich tables and JSON for the command outputs.
+
+Text that came from users (entries, authors, ids, Cypher results) is always shown as text:
+never parsed as rich markup (``[/b]`` in a message would crash the table), and with control
+characters made visible, so an ANSI escape or a bidi override in stored text cannot restyle
+or reorder the terminal.
+"""
 
 from __future__ import annotations
 
 import json
 import sys
+import unicodedata
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -20,14 +26,49 @@ __all__ = [
     "cypher_table",
     "hits_table",
     "load_summary",
+    "plain",
     "print_json",
     "recent_table",
     "stats_table",
+    "visible",
 ]
 
 ENTRY_STYLE = "bold #4C78A8"
 TOKEN_STYLE = "#2E8B57"
 ENTITY_STYLE = "bold #E8710A"
+
+
+# Bidi embeddings, overrides, isolates and marks: they reorder the text around them.
+_BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+# Line and paragraph separators: a terminal may break the line or not; either way they hide.
+_INVISIBLE = _BIDI_CONTROLS | {"\u2028", "\u2029"}
+
+
+def visible(text: str) -> str:
+    """``text`` with every control character written out as an escape (``\\x1b``, ``\\u202e``).
+
+    Newlines and tabs are kept (messages have lines); everything else in Unicode category
+    Cc (ANSI escapes, carriage returns, C1 controls) and the bidi controls become visible.
+    Other characters, including emoji joiners and non-Latin scripts, are left alone.
+    """
+    if text.isprintable():  # the common case, one C-level scan
+        return text
+    out = []
+    for ch in text:
+        if ch in "\n\t" or (unicodedata.category(ch) != "Cc" and ch not in _INVISIBLE):
+            out.append(ch)
+        elif ch == "\r":
+            out.append("\\r")
+        elif ord(ch) <= 0xFF:
+            out.append(f"\\x{ord(ch):02x}")
+        else:
+            out.append(f"\\u{ord(ch):04x}")
+    return "".join(out)
+
+
+def plain(text: str, style: str = "") -> Text:
+    """User text for a rich cell or line: shown as it is (no markup), control characters visible."""
+    return Text(visible(text), style)
 
 
 def print_json(data: Any) -> None:
@@ -37,17 +78,22 @@ def print_json(data: Any) -> None:
 
 
 def when(timestamp: datetime) -> str:
-    return timestamp.strftime("%Y-%m-%d %H:%M")
+    # isoformat, not strftime: strftime writes year 1 as "1", not "0001".
+    return timestamp.isoformat(sep=" ", timespec="minutes")[:16]
+
+
+def day(timestamp: datetime) -> str:
+    return timestamp.date().isoformat()
 
 
 def matched(hit: SearchHit) -> Text:
     """Matched entities and tokens, or how much of the score came from context."""
     text = Text()
     for name in hit.matched_entities:
-        text.append(name, ENTITY_STYLE).append(" ")
+        text.append(visible(name), ENTITY_STYLE).append(" ")
     for token in hit.matched_tokens:
         if token not in hit.matched_entities:
-            text.append(token, TOKEN_STYLE).append(" ")
+            text.append(visible(token), TOKEN_STYLE).append(" ")
     if hit.context_score > 0:
         share = hit.context_score / hit.score if hit.score else 0.0
         note = "context" if not (hit.matched_tokens or hit.matched_entities) else f"+ context {share:.0%}"
@@ -81,12 +127,14 @@ def hits_table(
     for hit in hits:
         cells: list[Any] = [f"{hit.score:.3f}"]
         if show_ids and not compact:
-            cells.append(hit.entry_id[:8])
-        cells.append(hit.memory.author)
+            cells.append(plain(hit.entry_id[:8]))
+        cells.append(plain(hit.memory.author))
         if show_time:
-            stamp = hit.memory.timestamp.strftime("%Y-%m-%d") if compact else when(hit.memory.timestamp)
-            cells.append(stamp + (f"\n[dim]{escape(hit.project_id)}[/]" if hit.project_id else ""))
-        cells += [hit.memory.text, matched(hit)]
+            stamp = Text(day(hit.memory.timestamp) if compact else when(hit.memory.timestamp))
+            if hit.project_id:
+                stamp.append("\n").append(visible(hit.project_id), "dim")
+            cells.append(stamp)
+        cells += [plain(hit.memory.text), matched(hit)]
         table.add_row(*cells)
     return table
 
@@ -98,7 +146,7 @@ def recent_table(entries: Sequence[MemoryEntry]) -> Table:
     table.add_column("role", style="dim")
     table.add_column("text", overflow="fold")
     for entry in entries:
-        table.add_row(when(entry.timestamp), entry.author, entry.content.role, entry.text)
+        table.add_row(when(entry.timestamp), plain(entry.author), plain(entry.content.role), plain(entry.text))
     return table
 
 
@@ -115,14 +163,14 @@ def cell(value: Any) -> Text:
     if value is None:
         return Text("null", "dim italic")
     if isinstance(value, (dict, list)):
-        return Text(json.dumps(value, ensure_ascii=False, default=str))
-    return Text(str(value))
+        return plain(json.dumps(value, ensure_ascii=False, default=str))
+    return plain(str(value))
 
 
 def cypher_table(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> Table:
     table = Table(pad_edge=False)
     for column in columns:
-        table.add_column(column, overflow="fold")
+        table.add_column(plain(column), overflow="fold")
     for row in rows:
         table.add_row(*(cell(v) for v in row))
     return table

@@ -1,0 +1,611 @@
+"""Attacks on the networkx backend's journal (issue 9, "Trust"): what a second process, a
+foreign file, a full disk, a crash in the middle of a compaction or a damaged line must not
+be able to do to a store.
+
+Each test names the attack; each failed on the journal as it was before these fixes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+import graphmem.backends._journal as journal_module
+from graphmem import (
+    Content,
+    Decomposer,
+    GraphMemoryService,
+    JournalCompactionError,
+    JournalCorruptError,
+    MemoryEntry,
+    ReadOnlyStoreError,
+    SearchRequest,
+    StoreLockedError,
+)
+from graphmem.cli._app import app
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+APP, USER = "adv-app", "alice"
+T0 = datetime(2024, 3, 1, 8, 0, tzinfo=UTC)
+CLI_USER = ["--app", APP, "--user", USER]
+
+
+def entry(text: str) -> MemoryEntry:
+    return MemoryEntry(content=Content(role="user").with_text(text), timestamp=T0)
+
+
+def child_env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")])}
+
+
+def cli(*args: str) -> Any:
+    return CliRunner().invoke(app, list(args), catch_exceptions=False)
+
+
+async def acli(*args: str) -> Any:
+    """:func:`cli` from an async test (the command runs its own event loop)."""
+    return await asyncio.to_thread(cli, *args)
+
+
+def one_line_error(result: Any) -> str:
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: ") and "Traceback" not in result.output
+    return str(lines[0])
+
+
+def files_holding(directory: Path, text: str) -> list[str]:
+    """Every file under ``directory`` whose bytes contain ``text``."""
+    needle = text.encode("utf-8")
+    return sorted(str(p) for p in directory.rglob("*") if p.is_file() and needle in p.read_bytes())
+
+
+def segment(store: Path, user: str = USER) -> Path:
+    """The file of the store that holds one user's records."""
+    return journal_module.Journal(store).segment_path((APP, user))
+
+
+async def texts(service: GraphMemoryService, user: str = USER) -> list[str]:
+    return sorted(e.memory.text for e in await service.list_entries(APP, user))
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    directory = tmp_path / "store"
+    directory.mkdir()
+    return directory / "memory.journal"
+
+
+# ---------------------------------------------------------------------------- two processes
+
+HOLDER = textwrap.dedent(
+    """
+    import asyncio, sys
+    import spacy
+    from graphmem import Content, GraphMemoryService, MemoryEntry
+
+    async def main() -> None:
+        service = GraphMemoryService(nlp=spacy.blank("en"), path=sys.argv[1])
+        await service.add_session("adv-app", "alice", "agent", [MemoryEntry(content=Content().with_text("agent wrote apricot"))])
+        print("ready", flush=True)
+        sys.stdin.readline()  # the test says when to go on
+        await service.add_entry("adv-app", "alice", MemoryEntry(content=Content().with_text("agent wrote damson later")))
+        await service.delete_session("adv-app", "alice", "agent")
+        await service.close()
+        print("closed", flush=True)
+
+    asyncio.run(main())
+    """
+)
+
+
+@pytest.fixture
+def holder(store: Path, tmp_path: Path) -> Iterator[subprocess.Popen[str]]:
+    """A long-running agent process holding the store open for writing."""
+    script = tmp_path / "holder.py"
+    script.write_text(HOLDER, encoding="utf-8")
+    child = subprocess.Popen(
+        [sys.executable, str(script), str(store)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env(),
+    )
+    try:
+        assert child.stdout is not None
+        line = child.stdout.readline()
+        assert line.strip() == "ready", child.stderr.read() if child.stderr else ""
+        yield child
+    finally:
+        child.kill()
+        child.wait()
+        for stream in (child.stdin, child.stdout, child.stderr):
+            if stream is not None:
+                stream.close()
+
+
+@pytest.mark.slow
+async def test_a_second_writer_process_is_refused_and_names_the_holder(
+    store: Path, holder: subprocess.Popen[str], decomposer: Decomposer
+) -> None:
+    before = store.read_bytes()
+    second = GraphMemoryService(nlp=decomposer, path=store)
+    with pytest.raises(StoreLockedError) as raised:
+        await second.add_entry(APP, USER, entry("second writer wrote quince"))
+    assert f"pid {holder.pid}" in str(raised.value) and str(store) in str(raised.value)
+    await second.close()
+
+    result = await acli("--store", str(store), "delete-user", *CLI_USER, "--yes")
+    assert result.exit_code == 1
+    assert f"pid {holder.pid}" in one_line_error(result)
+    assert store.read_bytes() == before  # nothing of the refused writers reached the journal
+
+    # The agent goes on, and every write it acknowledged is there.
+    assert holder.stdin is not None and holder.stdout is not None
+    holder.stdin.write("go\n")
+    holder.stdin.flush()
+    assert holder.stdout.readline().strip() == "closed"
+    assert holder.wait() == 0
+    after = GraphMemoryService(nlp=decomposer, path=store)
+    assert await texts(after) == ["agent wrote damson later"]
+    await after.add_entry(APP, USER, entry("now the lock is free"))  # released on close
+    await after.close()
+
+
+@pytest.mark.slow
+async def test_read_only_cli_commands_work_beside_a_writer(store: Path, holder: subprocess.Popen[str]) -> None:
+    before = store.read_bytes()
+    stats = await acli("--store", str(store), "stats", "--json")
+    assert stats.exit_code == 0, stats.output
+    assert json.loads(stats.stdout)["entries"] == 1
+    search = await acli("--store", str(store), "search", *CLI_USER, "apricot", "--json")
+    assert search.exit_code == 0, search.output
+    assert "agent wrote apricot" in search.stdout
+    for command in (["recent", *CLI_USER], ["export", *CLI_USER]):
+        result = await acli("--store", str(store), *command)
+        assert result.exit_code == 0, result.output
+        assert "apricot" in result.stdout
+    assert store.read_bytes() == before
+
+
+async def test_two_writers_in_one_process_are_refused_too(store: Path, decomposer: Decomposer) -> None:
+    first = GraphMemoryService(nlp=decomposer, path=store)
+    await first.add_entry(APP, USER, entry("first"))
+    second = GraphMemoryService(nlp=decomposer, path=store)
+    with pytest.raises(StoreLockedError):
+        await second.health_check()
+    reader = GraphMemoryService(nlp=decomposer, path=store, read_only=True)
+    assert await texts(reader) == ["first"]
+    with pytest.raises(ReadOnlyStoreError):
+        await reader.delete_user(APP, USER)
+    await first.close()
+    await second.add_entry(APP, USER, entry("second"))
+    assert await texts(second) == ["first", "second"]
+    await second.close()
+    await reader.close()
+    with pytest.raises(ValueError):
+        GraphMemoryService(nlp=decomposer, read_only=True)
+
+
+# ---------------------------------------------------------------------------- not a journal
+
+
+def test_stats_leaves_a_one_line_file_without_newline_byte_identical(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_bytes(b"my only copy of an important note")
+    for command in (["stats"], ["search", *CLI_USER, "note"], ["delete-user", *CLI_USER, "--yes"]):
+        result = cli("--store", str(path), *command)
+        assert result.exit_code == 1, result.output
+        assert "not a graphmem journal" in one_line_error(result)
+        assert path.read_bytes() == b"my only copy of an important note"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]  # no lock file beside it
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("kind", "exit_code", "message"),
+    [("dev_full", 1, "is not a regular file, not a graphmem journal"), ("directory", 2, "is a directory")],
+)
+def test_a_device_or_a_directory_is_refused_promptly(tmp_path: Path, kind: str, exit_code: int, message: str) -> None:
+    target = "/dev/full" if kind == "dev_full" else str(tmp_path)
+
+    def limit_memory() -> None:  # reading /dev/full to its end would exhaust the machine otherwise
+        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+    for command in (["stats"], ["delete-user", *CLI_USER, "--yes"]):
+        completed = subprocess.run(
+            [sys.executable, "-m", "graphmem.cli", "--store", target, *command],
+            capture_output=True, text=True, env=child_env() | {"COLUMNS": "200"}, timeout=120,
+            check=False, preexec_fn=limit_memory,
+        )
+        assert completed.returncode == exit_code, completed.stderr
+        lines = completed.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: "), completed.stderr
+        assert message in lines[0]
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("kind", ["dev_full", "directory", "fifo"])
+async def test_the_api_refuses_a_store_that_is_not_a_regular_file(
+    tmp_path: Path, decomposer: Decomposer, kind: str
+) -> None:
+    target = Path("/dev/full") if kind == "dev_full" else tmp_path / "store"
+    if kind == "directory":
+        target.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(target)  # opening it to read would wait for a writer forever
+    for read_only in (True, False):
+        service = GraphMemoryService(nlp=decomposer, path=target, read_only=read_only)
+        with pytest.raises(JournalCorruptError, match="not a graphmem journal"):
+            await service.health_check()
+        await service.close()
+    assert [p.name for p in tmp_path.iterdir()] == ([] if kind == "dev_full" else ["store"])
+
+
+async def test_a_torn_tail_is_ignored_by_readers_and_never_cut_by_them(store: Path, decomposer: Decomposer) -> None:
+    writer = GraphMemoryService(nlp=decomposer, path=store)
+    await writer.add_entry(APP, USER, entry("plum harvest notes"))
+    await writer.close()
+    alice = segment(store)
+    with open(alice, "ab") as fh:
+        fh.write(b'{"op":"insert_entry","app_name":"adv-app","user_id":"ali')
+    torn = alice.read_bytes()
+    alice.chmod(0o444)
+    try:
+        result = await acli("--store", str(store), "search", *CLI_USER, "plum", "--json")
+        assert result.exit_code == 0, result.output
+        assert "plum harvest notes" in result.stdout
+        assert (await acli("--store", str(store), "stats")).exit_code == 0
+        assert alice.read_bytes() == torn
+    finally:
+        alice.chmod(0o644)
+    # A writer does cut it, and then appends after the last complete line.
+    writer = GraphMemoryService(nlp=decomposer, path=store)
+    await writer.add_entry(APP, USER, entry("after the cut"))
+    await writer.close()
+    assert b'"ali\n' not in alice.read_bytes() and b'"ali{' not in alice.read_bytes()
+    reader = GraphMemoryService(nlp=decomposer, path=store, read_only=True)
+    assert await texts(reader) == ["after the cut", "plum harvest notes"]
+
+
+# ---------------------------------------------------------------------------- failed append
+
+
+@pytest.mark.parametrize("failure", ["disk_full_half_way", "fsync_failed"])
+async def test_a_failed_append_does_not_come_back_after_a_restart(
+    store: Path, decomposer: Decomposer, monkeypatch: pytest.MonkeyPatch, failure: str
+) -> None:
+    service = GraphMemoryService(nlp=decomposer, path=store)
+    await service.add_entry(APP, USER, entry("acknowledged before"))
+    alice = segment(store)
+    acknowledged = alice.read_bytes()
+
+    if failure == "disk_full_half_way":
+        def write_half(fd: int, data: bytes) -> None:
+            os.write(fd, data[: len(data) // 2])
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        monkeypatch.setattr(journal_module, "_write_all", write_half, raising=False)
+    else:
+        real_fsync = os.fsync
+
+        def failing_fsync(fd: int) -> None:
+            if os.fstat(fd).st_size > len(acknowledged):
+                raise OSError(errno.EIO, "Input/output error")
+            real_fsync(fd)
+
+        monkeypatch.setattr(journal_module.os, "fsync", failing_fsync)
+    with pytest.raises(OSError):
+        await service.add_entry(APP, USER, entry("reported as failed"))
+    monkeypatch.undo()
+    assert alice.read_bytes() == acknowledged
+    assert await texts(service) == ["acknowledged before"]
+
+    await service.add_entry(APP, USER, entry("acknowledged after"))
+    await service.close()
+    reloaded = GraphMemoryService(nlp=decomposer, path=store)
+    assert await texts(reloaded) == ["acknowledged after", "acknowledged before"]
+    await reloaded.close()
+
+
+# ---------------------------------------------------------------------------- erasure
+
+
+@pytest.mark.parametrize("replacement", [["a harmless summary"], []], ids=["redacted", "emptied"])
+async def test_replacing_a_session_erases_its_old_text(
+    store: Path, decomposer: Decomposer, replacement: list[str]
+) -> None:
+    service = GraphMemoryService(nlp=decomposer, path=store)
+    await service.add_session(APP, USER, "s1", [entry("my card number is 4111 zebracode")])
+    await service.add_session(APP, USER, "s2", [entry("unrelated notes stay")])
+    await service.add_session(APP, USER, "s1", [entry(t) for t in replacement])
+    assert files_holding(store.parent, "zebracode") == []
+    assert await texts(service) == sorted([*replacement, "unrelated notes stay"])
+    await service.close()
+
+
+async def test_a_failed_compaction_fails_loudly_and_the_next_write_erases(
+    store: Path, decomposer: Decomposer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    service = GraphMemoryService(nlp=decomposer, path=store)
+    await service.add_session(APP, USER, "secret", [entry("the vault code is quokka")])
+    await service.add_session(APP, USER, "other", [entry("shopping list")])
+    real_replace = os.replace
+
+    def no_space(src: Any, dst: Any) -> None:
+        if Path(dst) == segment(store):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(journal_module.os, "replace", no_space)
+    with pytest.raises(JournalCompactionError) as raised:
+        await service.delete_session(APP, USER, "secret")
+    assert str(store) in str(raised.value) and isinstance(raised.value, OSError)
+    assert await texts(service) == ["shopping list"]  # the delete itself took effect
+    with pytest.raises(JournalCompactionError):
+        await service.add_entry(APP, USER, entry("a write while the disk is full"))
+    monkeypatch.undo()
+    assert files_holding(store.parent, "quokka") == [str(segment(store))]  # where the error said
+    assert str(segment(store)) in str(raised.value)
+
+    await service.add_entry(APP, USER, entry("the disk has room again"))
+    assert files_holding(store.parent, "quokka") == []
+    await service.close()
+    reloaded = GraphMemoryService(nlp=decomposer, path=store, read_only=True)
+    assert await texts(reloaded) == ["a write while the disk is full", "shopping list", "the disk has room again"]
+
+
+CRASHER = textwrap.dedent(
+    """
+    import asyncio, os, signal, sys
+    import spacy
+    import graphmem.backends._journal as journal
+    from graphmem import Content, GraphMemoryService, MemoryEntry
+
+    def die(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    async def main() -> None:
+        service = GraphMemoryService(nlp=spacy.blank("en"), path=sys.argv[1])
+        text = lambda t: [MemoryEntry(content=Content().with_text(t))]
+        await service.add_session("adv-app", "alice", "diary", text("diary says wombat secret"))
+        await service.add_session("adv-app", "alice", "keep", text("keep the grocery list"))
+        if sys.argv[2] == "temp_written":
+            journal.os.replace = die  # killed after the compacted file is complete, before the rename
+        else:
+            journal.os.fchmod = die  # killed right after the temporary file is created
+        await service.delete_session("adv-app", "alice", "diary")
+        print("the delete returned", flush=True)
+
+    asyncio.run(main())
+    """
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("crash_point", ["temp_written", "temp_created"])
+async def test_a_compaction_killed_midway_is_finished_on_the_next_open(
+    store: Path, tmp_path: Path, decomposer: Decomposer, crash_point: str
+) -> None:
+    script = tmp_path / "crasher.py"
+    script.write_text(CRASHER, encoding="utf-8")
+    completed = subprocess.run(
+        [sys.executable, str(script), str(store), crash_point],
+        capture_output=True, text=True, env=child_env(), timeout=120, check=False,
+    )
+    assert completed.returncode == -signal.SIGKILL, completed.stderr
+    assert "returned" not in completed.stdout
+    assert files_holding(store.parent, "wombat")  # the delete never returned: it may stay for now
+
+    crashed = store.read_bytes()
+    reader = GraphMemoryService(nlp=decomposer, path=store, read_only=True)
+    assert await texts(reader) == ["keep the grocery list"]  # the delete record applies
+    assert store.read_bytes() == crashed  # a reader does not compact
+
+    writer = GraphMemoryService(nlp=decomposer, path=store)
+    await writer.health_check()
+    assert files_holding(store.parent, "wombat") == []
+    assert files_holding(store.parent, "diary") == []
+    assert await texts(writer) == ["keep the grocery list"]
+    await writer.close()
+
+
+# ---------------------------------------------------------------------------- damaged shapes
+
+
+def _valid_journal(store: Path) -> list[bytes]:
+    good_entry = {"id": "e1", "author": "user", "role": "user", "text": "fig tree", "timestamp": "2024-03-01T08:00:00+00:00",
+                  "position": 0, "tokens": ["fig", "tree"], "entities": []}
+    lines = [
+        {"format": "graphmem-journal", "version": 1},
+        {"op": "insert_entry", "app_name": APP, "user_id": USER, "project_id": None, "entry": good_entry},
+        {"op": "replace_session", "app_name": APP, "user_id": USER, "project_id": None, "session_id": "s",
+         "entries": [{**good_entry, "id": "e2", "text": "olive grove", "tokens": ["olive", "grove"]}]},
+    ]
+    return [json.dumps(line).encode() for line in lines]
+
+
+BAD_RECORDS: dict[str, Any] = {
+    "empty_object": {},
+    "duplicate_header": {"format": "graphmem-journal", "version": 1},
+    "unknown_op": {"op": "drop_everything", "app_name": APP, "user_id": USER},
+    "user_id_a_number": {"op": "delete_user", "app_name": APP, "user_id": 5},
+    "entries_a_string": {"op": "replace_session", "app_name": APP, "user_id": USER, "project_id": None,
+                         "session_id": "s", "entries": "oops"},
+    "entry_without_text": {"op": "insert_entry", "app_name": APP, "user_id": USER, "project_id": None,
+                           "entry": {"id": "x", "author": "u", "role": "user", "timestamp": "2024-03-01T08:00:00",
+                                     "position": 0, "tokens": [], "entities": []}},
+    "bad_timestamp": {"op": "insert_entry", "app_name": APP, "user_id": USER, "project_id": None,
+                      "entry": {"id": "x", "author": "u", "role": "user", "text": "t", "timestamp": "yesterday",
+                                "position": 0, "tokens": [], "entities": []}},
+    "position_a_string": {"op": "insert_entry", "app_name": APP, "user_id": USER, "project_id": None,
+                          "entry": {"id": "x", "author": "u", "role": "user", "text": "t",
+                                    "timestamp": "2024-03-01T08:00:00", "position": "0", "tokens": [], "entities": []}},
+    "entity_not_a_pair": {"op": "insert_entry", "app_name": APP, "user_id": USER, "project_id": None,
+                          "entry": {"id": "x", "author": "u", "role": "user", "text": "t",
+                                    "timestamp": "2024-03-01T08:00:00", "position": 0, "tokens": [], "entities": ["Ann"]}},
+}
+
+
+@pytest.mark.parametrize("layout", ["version_1", "segment"])
+@pytest.mark.parametrize("where", ["middle", "last"])
+@pytest.mark.parametrize("bad", list(BAD_RECORDS.values()), ids=list(BAD_RECORDS))
+async def test_a_record_of_the_wrong_shape_is_a_corrupt_journal_naming_its_line(
+    store: Path, decomposer: Decomposer, bad: Any, where: str, layout: str
+) -> None:
+    lines = _valid_journal(store)
+    line_no = 3 if where == "middle" else 4
+    lines.insert(line_no - 1, json.dumps(bad).encode())
+    damaged_file = store
+    if layout == "segment":
+        store.write_text(json.dumps(journal_module.HEADER) + "\n", encoding="utf-8")
+        damaged_file = segment(store)
+        damaged_file.parent.mkdir()
+        lines[0] = json.dumps({"format": "graphmem-segment", "version": 1, "app_name": APP, "user_id": USER}).encode()
+    damaged = b"\n".join(lines) + b"\n"
+    damaged_file.write_bytes(damaged)
+    for read_only in (True, False):
+        service = GraphMemoryService(nlp=decomposer, path=store, read_only=read_only)
+        with pytest.raises(JournalCorruptError) as raised:
+            await service.search(SearchRequest(query="fig", app_name=APP, user_id=USER))
+        assert f"{damaged_file}: line {line_no} " in str(raised.value)
+        await service.close()
+    assert damaged_file.read_bytes() == damaged
+    result = await acli("--store", str(store), "stats")
+    assert result.exit_code == 1 and f"line {line_no}" in one_line_error(result)
+
+
+# ---------------------------------------------------------------------------- one segment per user
+
+
+def _version_1_journal(store: Path) -> bytes:
+    """A journal as graphmem wrote it before segments: every user in one file, and a
+    delete whose compaction never happened (its text still in the file)."""
+    def insert(user: str, entry_id: str, text: str) -> dict[str, Any]:
+        return {"op": "insert_entry", "app_name": APP, "user_id": user, "project_id": None,
+                "entry": {"id": entry_id, "author": "user", "role": "user", "text": text,
+                          "timestamp": "2024-03-01T08:00:00+00:00", "position": 0,
+                          "tokens": text.split(), "entities": []}}
+    records = [
+        {"format": "graphmem-journal", "version": 1},
+        insert(USER, "a1", "alice keeps the walnut recipe"),
+        insert(USER, "a2", "alice erased her pinecone password"),
+        insert("bob", "b1", "bob keeps the hazel notes"),
+        {"op": "delete_entries", "app_name": APP, "user_id": USER, "ids": ["a2"]},
+    ]
+    data = b"".join(json.dumps(r).encode() + b"\n" for r in records)
+    store.write_bytes(data)
+    return data
+
+
+async def test_a_version_1_journal_opens_and_its_first_writer_migrates_it(store: Path, decomposer: Decomposer) -> None:
+    old = _version_1_journal(store)
+    reader = GraphMemoryService(nlp=decomposer, path=store, read_only=True)
+    assert await texts(reader) == ["alice keeps the walnut recipe"]
+    assert await texts(reader, "bob") == ["bob keeps the hazel notes"]
+    assert store.read_bytes() == old and sorted(p.name for p in store.parent.iterdir()) == ["memory.journal"]
+
+    writer = GraphMemoryService(nlp=decomposer, path=store)
+    await writer.health_check()
+    assert json.loads(store.read_text(encoding="utf-8")) == journal_module.HEADER
+    assert segment(store).exists() and segment(store, "bob").exists()
+    assert files_holding(store.parent, "pinecone") == []  # the old journal's pending erasure is done
+    assert files_holding(store.parent, "walnut") == [str(segment(store))]
+    await writer.add_entry(APP, USER, entry("after the migration"))
+    await writer.close()
+    reloaded = GraphMemoryService(nlp=decomposer, path=store, read_only=True)
+    assert await texts(reloaded) == ["after the migration", "alice keeps the walnut recipe"]
+    assert await texts(reloaded, "bob") == ["bob keeps the hazel notes"]
+
+
+async def test_an_interrupted_migration_leaves_the_version_1_journal_whole(
+    store: Path, decomposer: Decomposer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    old = _version_1_journal(store)
+    real_replace = os.replace
+
+    def crash_at_the_header(src: Any, dst: Any) -> None:
+        if Path(dst) == store:
+            raise OSError(errno.EIO, "the machine stops here")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(journal_module.os, "replace", crash_at_the_header)
+    writer = GraphMemoryService(nlp=decomposer, path=store)
+    with pytest.raises(OSError):
+        await writer.health_check()
+    monkeypatch.undo()
+    assert store.read_bytes() == old and segment(store).exists()  # half a migration on disk
+
+    reader = GraphMemoryService(nlp=decomposer, path=store, read_only=True)
+    assert await texts(reader) == ["alice keeps the walnut recipe"]
+    assert await texts(reader, "bob") == ["bob keeps the hazel notes"]
+    await writer.add_entry(APP, "bob", entry("bob after all"))  # the next writer migrates again
+    assert await texts(writer, "bob") == ["bob after all", "bob keeps the hazel notes"]
+    assert files_holding(store.parent, "pinecone") == []
+    await writer.close()
+
+
+async def test_a_compaction_blocks_only_its_own_user(
+    store: Path, decomposer: Decomposer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    service = GraphMemoryService(nlp=decomposer, path=store)
+    await service.add_session(APP, USER, "s1", [entry("alice session about kiwis")])
+    await service.add_session(APP, USER, "s2", [entry("alice keeps this one")])
+    await service.add_entry(APP, "bob", entry("bob first note about mangoes"))
+    compacting, bob_done = threading.Event(), threading.Event()
+    waited: list[bool] = []
+    real_replace_file = journal_module.Journal._replace_file
+
+    def slow_compaction(self: Any, path: Path, records: Any) -> None:
+        if path == segment(store):
+            compacting.set()
+            waited.append(bob_done.wait(120))  # False: bob's write waited for alice's compaction
+        real_replace_file(self, path, records)
+
+    monkeypatch.setattr(journal_module.Journal, "_replace_file", slow_compaction)
+    delete = asyncio.create_task(service.delete_session(APP, USER, "s1"))
+    assert await asyncio.to_thread(compacting.wait, 120)
+    # While alice's segment is being rewritten, bob writes and searches.
+    await service.add_entry(APP, "bob", entry("bob second note about mangoes"))
+    response = await service.search(SearchRequest(query="mangoes", app_name=APP, user_id="bob"))
+    bob_done.set()
+    assert await delete == 1
+    assert waited == [True]
+    assert len(response.hits) == 2
+    await service.close()
+
+
+async def test_concurrent_writes_and_erasures_of_many_users_survive_a_reload(store: Path, decomposer: Decomposer) -> None:
+    service = GraphMemoryService(nlp=decomposer, path=store)
+    users = [f"user{n}" for n in range(4)]
+
+    async def churn(user: str) -> None:
+        for round_ in range(6):
+            await service.add_session(APP, user, f"s{round_}", [entry(f"{user} round {round_} secret{round_}x")])
+            await service.add_entry(APP, user, entry(f"{user} loose note {round_}"))
+            if round_ % 2:
+                await service.add_session(APP, user, f"s{round_}", [entry(f"{user} round {round_} redacted")])
+            if round_ % 3 == 2:
+                await service.delete_session(APP, user, f"s{round_ - 1}")
+
+    await asyncio.gather(*(churn(user) for user in users))
+    before = {user: await texts(service, user) for user in users}
+    await service.close()
+    reloaded = GraphMemoryService(nlp=decomposer, path=store, read_only=True)
+    assert {user: await texts(reloaded, user) for user in users} == before
+    for round_ in (1, 3, 4, 5):  # sessions redacted (1, 3, 5) or deleted (1, 4)
+        assert files_holding(store.parent, f"secret{round_}x") == []
+    assert len(files_holding(store.parent, "secret0x")) == len(users)
+    assert len(before["user0"]) == 6 + 4  # the loose notes, and sessions s0, s2, s3, s5
