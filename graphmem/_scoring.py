@@ -310,7 +310,8 @@ def _scored_entry(
         entry_id=entry_id,
         score=score,
         direct=own,
-        context=max(0.0, score - gain - own),
+        # What is left once the direct and time parts are taken (0 up to rounding).
+        context=rest if (rest := score - gain - own) > 1e-12 else 0.0,
         matched_tokens=tuple(sorted(t for t in cand.matched_tokens if t in token_w)) if cand else (),
         matched_entities=tuple(sorted(e for e in cand.matched_entities if e in entity_w)) if cand else (),
         time_match=how,

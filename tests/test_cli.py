@@ -509,3 +509,26 @@ def test_neo4j_graph_picture(runner: CliRunner, neo4j_args: list[str], tmp_path:
                  "--project", "q3-launch", "-o", str(out))
     assert result.exit_code == 0, result.output
     assert "q3-launch" in out.read_text()
+
+
+def test_search_says_how_a_hit_matched_a_time_and_filters_by_since_until(runner: CliRunner, demo_store: str) -> None:
+    dated = gm(
+        runner, demo_store, "search", "--app", "companion", "--user", "alice", "--json", "--limit", "3",
+        "Maria on 9 January 2026",
+    )
+    assert dated.exit_code == 0, dated.output
+    hits = json.loads(dated.stdout)
+    assert hits[0]["matched_time"] == "said 2026-01-09" and hits[0]["time_score"] > 0
+    window = gm(
+        runner, demo_store, "search", "--app", "companion", "--user", "alice", "--json", "Maria",
+        "--since", "2026-02-01", "--until", "2026-02-28T23:59:59",
+    )
+    assert window.exit_code == 0, window.output
+    stamps = [h["timestamp"][:7] for h in json.loads(window.stdout)]
+    assert stamps and set(stamps) == {"2026-02"}
+    backwards = gm(
+        runner, demo_store, "search", "--app", "companion", "--user", "alice", "Maria",
+        "--since", "2026-03-01", "--until", "2026-02-01",
+    )
+    assert backwards.exit_code == 2
+    assert "since" in one_line_error(backwards) and "after until" in one_line_error(backwards)

@@ -21,6 +21,8 @@ Labels and relationship types are constants here; they are never built from user
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -54,11 +56,19 @@ def entry_properties(app_name: str, user_id: str, entry: StoredEntry) -> dict[st
     }
 
 
-def entry_times(timestamp: str, time_refs: list[str] | None) -> tuple[int, tuple[tuple[int, int], ...]]:
+def entry_times(
+    timestamp: str | datetime, time_refs: Sequence[str] | None
+) -> tuple[int, tuple[tuple[int, int], ...]]:
     """The day an entry was said and the day ranges it refers to, as ordinals, from its
     ``timestamp`` and ``time_refs`` properties (what a gathering with times returns)."""
-    day = datetime.fromisoformat(timestamp).date().toordinal()
-    return day, tuple(parse_time_ref(ref).ordinals for ref in time_refs or ())
+    when = datetime.fromisoformat(timestamp) if isinstance(timestamp, str) else timestamp
+    return when.date().toordinal(), tuple(_ref_ordinals(ref) for ref in time_refs) if time_refs else ()
+
+
+@functools.lru_cache(maxsize=4096)
+def _ref_ordinals(ref: str) -> tuple[int, int]:
+    # The same few ranges ("last week" said on one day) recur across a user's entries.
+    return parse_time_ref(ref).ordinals
 
 
 def stored_entry_from_properties(props: dict[str, Any]) -> StoredEntry:

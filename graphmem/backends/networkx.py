@@ -433,9 +433,10 @@ class GraphMemoryService(MemoryService):
         nodes = self._graph.nodes
         app, user = owner.app_name, owner.user_id
 
+        own = self._entries.get(owner, {})
+
         def times(entry_id: str) -> tuple[int, tuple[tuple[int, int], ...]]:
-            props = nodes[(ENTRY, app, user, entry_id)]
-            return entry_times(props["timestamp"], props.get("time_refs"))
+            return entry_times(own[entry_id].memory.timestamp, nodes[(ENTRY, app, user, entry_id)].get("time_refs"))
 
         return times
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -266,6 +267,11 @@ def fixture_schema() -> None:
 # ---------------------------------------------------------------------------- reading
 
 
+#: What --since, --until and --as-of accept: a date, or a date and time (ISO 8601, with an
+#: optional UTC offset).
+_DATETIME_FORMATS = ["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S%z", "%Y-%m-%dT%H:%M%z"]
+
+
 @app.command()
 @user_errors
 def search(
@@ -278,12 +284,35 @@ def search(
     min_score: Annotated[
         float | None, typer.Option(min=0.0, max=1.0, help="Only memories scoring at least this (0 to 1).")
     ] = None,
+    since: Annotated[
+        datetime | None,
+        typer.Option(formats=_DATETIME_FORMATS, help="Only memories stamped at or after this (UTC unless an offset)."),
+    ] = None,
+    until: Annotated[
+        datetime | None,
+        typer.Option(formats=_DATETIME_FORMATS, help="Only memories stamped at or before this (UTC unless an offset)."),
+    ] = None,
+    as_of: Annotated[
+        datetime | None,
+        typer.Option(
+            "--as-of", formats=_DATETIME_FORMATS, help='When the question is asked ("last week" in it); default now.'
+        ),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Recall memories: score, author, time, text, and the tokens and entities that matched."""
+    """Recall memories: score, author, time, text, and why each was recalled (tokens and
+    entities matched, context, a time named in the query, the speaker it names)."""
     settings = _settings(ctx)
     request = SearchRequest(
-        query=query, app_name=app_name, user_id=user_id, project_id=project, limit=limit, min_score=min_score
+        query=query,
+        app_name=app_name,
+        user_id=user_id,
+        project_id=project,
+        limit=limit,
+        min_score=min_score,
+        since=since,
+        until=until,
+        as_of=as_of,
     )
 
     async def work() -> Any:

@@ -188,7 +188,8 @@ def user_errors(command: Callable[P, T]) -> Callable[P, T]:
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"])
-            raise fail(f"{where}: {first['msg']}", EXIT_USAGE) from None
+            message = str(first["msg"]).removeprefix("Value error, ")
+            raise fail(f"{where}: {message}" if where else message, EXIT_USAGE) from None
         except ValueError as exc:  # a value the library refuses (e.g. a limit it cannot serve)
             raise fail(str(exc) or type(exc).__name__) from None
         except FileNotFoundError as exc:

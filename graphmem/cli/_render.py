@@ -87,7 +87,8 @@ def day(timestamp: datetime) -> str:
 
 
 def matched(hit: SearchHit) -> Text:
-    """Matched entities and tokens, or how much of the score came from context."""
+    """Matched entities and tokens, how much of the score came from context, how the entry
+    matched a time in the query, and whether a speaker the query names said it."""
     text = Text()
     for name in hit.matched_entities:
         text.append(visible(name), ENTITY_STYLE).append(" ")
@@ -98,6 +99,10 @@ def matched(hit: SearchHit) -> Text:
         share = hit.context_score / hit.score if hit.score else 0.0
         note = "context" if not (hit.matched_tokens or hit.matched_entities) else f"+ context {share:.0%}"
         text.append(f"({note})", "italic dim")
+    if hit.matched_time is not None:
+        text.append(f" ({hit.matched_time})", "italic dim")
+    if hit.by_named_speaker is False:
+        text.append(" (not the speaker asked about)", "italic dim")
     return text
 
 
