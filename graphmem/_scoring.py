@@ -24,14 +24,16 @@ The rules:
    ("Where does she live?" / "Lisbon.") is still found next to the turn that does. Two
    steps, because in dialogue the answer often comes after an acknowledgement or a
    follow-up question.
-4. When the query names a time (see :mod:`graphmem._time`), the time is one more part of
-   the query, weighing ``time_share`` of its words: ``score = (score + time_share * m) /
-   (1 + time_share)``, with ``m = 1`` for an entry said in that time (its own day, from the
-   day before the query's range to a week after it: people tell of an event on the day or
-   in the days after) or whose text refers to it ("last week" said in early June refers to
-   late May), else 0. Only an entry that holds a query term can match the time: a date
-   alone recalls nothing.
-5. Ties go to the newer entry (timestamp, then position in its session), then to a stable
+4. When the query names one of the user's speakers ("What are Kate's hobbies?"), an
+   entry that matches it but was said by someone else counts ``other_speaker_factor``
+   (0.75) of its score.
+5. When the query names a time (see :mod:`graphmem._time`), an entry that does not match
+   it counts ``1 / (1 + time_share)`` (2/3) of its score. An entry matches when it holds a
+   query term and was said in that time (its own day, from the day before the query's
+   range to a week after it: people tell of an event on the day or in the days after) or
+   its text refers to it ("last week" said in early June refers to late May). A date alone
+   recalls nothing.
+6. Ties go to the newer entry (timestamp, then position in its session), then to a stable
    order of session and entry ids.
 
 Pruning. A term held by many of the user's entries (the speaker's name is on half of them)
@@ -45,9 +47,9 @@ direct score in full, and the lender too; any entry it was not gathered with len
 ``w``, less than the lender: its score is exact. A seed holder is exact as well (everything
 within two steps of it was gathered). So every score above ``b`` is exact, and when the
 ``limit``-th best score is above ``b`` the pruned answer is the full one
-(:meth:`QueryScores.decides`); otherwise the search gathers again from every term. With a
-time in the query every score ``s`` becomes ``(s + t m) / (1 + t)``: an entry above
-``(b + t) / (1 + t)`` had ``s > b`` whatever its ``m``, so that is the bound.
+(:meth:`QueryScores.decides`); otherwise the search gathers again from every term. Rules 4
+and 5 only scale scores down, and only for entries whose author and times every gathering
+knows (those holding a query term), so the bound holds for them as it is.
 
 Sums use :func:`math.fsum`, so the order in which a backend returns statistics cannot
 change a score in its last bit.
@@ -90,7 +92,8 @@ class ScoringWeights:
     #: When the query names one of the user's speakers, an entry by someone else that
     #: matches it counts this much (the question is about what that speaker said).
     other_speaker_factor: float = 0.75
-    #: How much of the query a time named in it weighs (its words weigh 1).
+    #: When the query names a time, an entry that does not match it counts
+    #: ``1 / (1 + time_share)`` of its score (the time weighs half as much as the words).
     time_share: float = 0.5
     #: An entry said up to this many days after the query's time may tell of it.
     time_told_within_days: int = 7
@@ -259,22 +262,22 @@ def _focus_on_speakers(
             final[entry_id] *= factor
 
 
-def _lift_in_time(
+def _weigh_by_time(
     final: dict[str, float],
     direct: Mapping[str, float],
     by_id: Mapping[str, CandidateStats],
     when: QueryTime | None,
     weights: ScoringWeights,
 ) -> dict[str, str]:
-    """Weigh the query's time as one more part of the query (in place): every score becomes
-    ``(score + time_share * m) / (1 + time_share)`` with ``m`` 1 for an entry that holds a
-    query term and matches the time, else 0. Returns how each matching entry matched.
+    """When the query names a time, an entry that does not match it counts
+    ``1 / (1 + time_share)`` of its score (in place). Returns how each matching entry
+    matched.
 
-    Only entries with a direct match can match the time: every gathering (full or pruned)
-    knows their times, so the result never depends on how the candidates were gathered."""
+    Only an entry that holds a query term can match the time (every gathering, full or
+    pruned, knows the times of those), and scores only go down, so the pruning bound stays
+    as it is and the result never depends on how the candidates were gathered."""
     if when is None or weights.time_share <= 0.0:
         return {}
-    share = weights.time_share
     matches: dict[str, str] = {}
     for entry_id in final:
         cand = by_id.get(entry_id)
@@ -283,8 +286,10 @@ def _lift_in_time(
         how = time_match(cand, when, weights)
         if how is not None:
             matches[entry_id] = how
+    keep = 1.0 / (1.0 + weights.time_share)
     for entry_id, score in final.items():
-        final[entry_id] = (score + (share if entry_id in matches else 0.0)) / (1.0 + share)
+        if entry_id not in matches:
+            final[entry_id] = score * keep
     return matches
 
 
@@ -295,32 +300,37 @@ def _scored_entry(
     by_id: Mapping[str, CandidateStats],
     token_w: Mapping[str, float],
     entity_w: Mapping[str, float],
-    time_share: float | None = None,
+    weights: ScoringWeights,
+    time_named: bool = False,
     time_matches: Mapping[str, str] | None = None,
     named_speakers: frozenset[str] = frozenset(),
 ) -> ScoredEntry:
-    """``time_share`` is set when the query named a time: the parts are then scaled by
-    ``1 / (1 + time_share)`` and the time match adds ``time_share / (1 + time_share)``."""
+    """The hit's explanation. The time and the speaker focus scale a score down; the parts
+    reported (direct, context) are scaled alike, so that they add up to the score."""
     cand = by_id.get(entry_id)
-    scale = 1.0 if time_share is None else 1.0 / (1.0 + time_share)
+    own = direct.get(entry_id, 0.0)
     how = time_matches.get(entry_id) if time_matches else None
-    gain = (time_share or 0.0) * scale if how is not None else 0.0
-    own = direct.get(entry_id, 0.0) * scale
+    by_speaker = (
+        None
+        if not named_speakers or cand is None or cand.author is None or own <= 0.0
+        else not named_speakers.isdisjoint(speaker_tokens(cand.author))
+    )
+    scale = weights.other_speaker_factor if by_speaker is False else 1.0
+    if time_named and how is None:
+        scale /= 1.0 + weights.time_share
+    own *= scale
     return ScoredEntry(
         entry_id=entry_id,
         score=score,
         direct=own,
-        # What is left once the direct and time parts are taken (0 up to rounding).
-        context=rest if (rest := score - gain - own) > 1e-12 else 0.0,
+        # What is left once the direct part is taken (0 up to rounding).
+        context=rest if (rest := score - own) > 1e-12 else 0.0,
         matched_tokens=tuple(sorted(t for t in cand.matched_tokens if t in token_w)) if cand else (),
         matched_entities=tuple(sorted(e for e in cand.matched_entities if e in entity_w)) if cand else (),
         time_match=how,
-        time_score=gain,
-        by_named_speaker=(
-            None
-            if not named_speakers or cand is None or cand.author is None or own <= 0.0
-            else not named_speakers.isdisjoint(speaker_tokens(cand.author))
-        ),
+        # How much higher the score is than it would be without the time match.
+        time_score=score * weights.time_share / (1.0 + weights.time_share) if how is not None else 0.0,
+        by_named_speaker=by_speaker,
     )
 
 
@@ -353,10 +363,11 @@ def score_candidates(
     named = corpus.speaker_tokens & token_w.keys()
     _focus_on_speakers(final, direct, candidates, named, weights)
     by_id = {c.entry_id: c for c in candidates}
-    matches = _lift_in_time(final, direct, by_id, when, weights)
-    share = weights.time_share if when is not None else None
+    matches = _weigh_by_time(final, direct, by_id, when, weights)
     return {
-        entry_id: _scored_entry(entry_id, score, direct, by_id, token_w, entity_w, share, matches, named)
+        entry_id: _scored_entry(
+            entry_id, score, direct, by_id, token_w, entity_w, weights, when is not None, matches, named
+        )
         for entry_id, score in final.items()
     }
 
@@ -382,8 +393,10 @@ class QueryScores:
     weak_share: float = 0.0
     #: Every score above this is exact (pruned gathering; see "Pruning" above).
     exact_above: float = 0.0
-    #: The time weight's share when the query named a time (``None`` when it did not).
-    time_share: float | None = None
+    #: The constants the scores were computed with (for the hits' explanations).
+    weights: ScoringWeights = field(default_factory=ScoringWeights)
+    #: Whether the query named a time.
+    time_named: bool = False
     #: How the entries that match the query's time matched it.
     time_matches: Mapping[str, str] = field(default_factory=dict)
     #: The query tokens that name speakers.
@@ -420,7 +433,8 @@ class QueryScores:
             self.candidates,
             self.token_weights,
             self.entity_weights,
-            self.time_share,
+            self.weights,
+            self.time_named,
             self.time_matches,
             self.named_speakers,
         )
@@ -451,7 +465,7 @@ def score_query(
     named = corpus.speaker_tokens & token_w.keys()
     _focus_on_speakers(final, direct, candidates, named, weights)
     by_id = {c.entry_id: c for c in candidates}
-    matches = _lift_in_time(final, direct, by_id, when, weights)
+    matches = _weigh_by_time(final, direct, by_id, when, weights)
     weak = math.fsum(
         [
             *(token_w[t] for t in set(weak_tokens) if t in token_w),
@@ -459,9 +473,6 @@ def score_query(
         ]
     )
     weak_share = min(1.0, weak / total)
-    bound = min(1.0, weak_share + weights.context_share * (1.0 - weak_share) * weak_share)
-    if when is not None:
-        bound = (bound + weights.time_share) / (1.0 + weights.time_share)
     return QueryScores(
         final,
         direct,
@@ -469,8 +480,9 @@ def score_query(
         token_w,
         entity_w,
         weak_share=weak_share,
-        exact_above=bound,
-        time_share=weights.time_share if when is not None else None,
+        exact_above=min(1.0, weak_share + weights.context_share * (1.0 - weak_share) * weak_share),
+        weights=weights,
+        time_named=when is not None,
         time_matches=matches,
         named_speakers=named,
     )

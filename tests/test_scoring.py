@@ -358,5 +358,10 @@ def test_context_only_entries_are_not_weighed_by_speaker() -> None:
     corpus = CorpusStats(100, {"melanie": 50, "hobby": 4}, {}, speaker_tokens=frozenset({"melanie"}))
     question = said_by("q", {"hobby"}, "Caroline", neighbours=("answer",))
     scored = score_candidates(["melanie", "hobby"], (), corpus, [question])
-    assert scored["q"].score == pytest.approx(ScoringWeights().other_speaker_factor * scored["q"].direct)
-    assert scored["answer"].context > 0  # lent the question's (unweighed) direct score
+    question_share = scored["q"].score
+    assert scored["q"].by_named_speaker is False and scored["q"].direct == pytest.approx(question_share)
+    # The answer took the question's unweighed direct score as context, and is not weighed.
+    assert scored["answer"].by_named_speaker is None
+    assert scored["answer"].score == pytest.approx(
+        ScoringWeights().context_share * question_share / ScoringWeights().other_speaker_factor
+    )

@@ -168,12 +168,13 @@ def test_an_entry_in_the_querys_time_is_lifted_and_says_why() -> None:
     )
     assert scores.final["other-day"] == pytest.approx(1 / 1.5)  # the words match, the time does not
     assert scores.final["that-day"] == pytest.approx(1.0)
+    assert scores.final["told-later"] == pytest.approx(1.0)
     assert scores.time_matches.keys() == {"that-day", "told-later"}
     assert scores.scored("that-day").time_match == "said 2022-05-03"
     assert scores.scored("told-later").time_match == "refers to 2022-05-03/2022-05-03"
 
 
-def test_the_time_weighs_time_share_of_the_query() -> None:
+def test_an_entry_outside_the_querys_time_counts_less() -> None:
     when = query_time("film cinema on 3 May 2022", NOW)
     corpus = CorpusStats(100, {"film": 5, "cinema": 5}, {})
     weights = ScoringWeights(time_share=0.5)
@@ -182,10 +183,10 @@ def test_the_time_weighs_time_share_of_the_query() -> None:
         [cand("in", {"film"}, "2022-05-04"), cand("out", {"film"}, "2022-06-30")], weights, when=when,
     )
     assert scores.final["out"] == pytest.approx(0.5 / 1.5)
-    assert scores.final["in"] == pytest.approx(1.0 / 1.5)
-    hit = scores.scored("in")
-    assert hit.time_score == pytest.approx(0.5 / 1.5) and hit.context == pytest.approx(0.0)
-    assert hit.direct + hit.time_score == pytest.approx(hit.score)
+    assert scores.final["in"] == pytest.approx(0.5)
+    hit, miss = scores.scored("in"), scores.scored("out")
+    assert hit.time_score == pytest.approx(0.5 - 0.5 / 1.5) and miss.time_score == 0.0
+    assert hit.direct + hit.context == pytest.approx(hit.score) and miss.direct == pytest.approx(miss.score)
 
 
 def test_an_entry_said_long_after_or_before_is_not_lifted() -> None:
