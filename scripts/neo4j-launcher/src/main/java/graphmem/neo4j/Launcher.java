@@ -49,6 +49,11 @@ import org.neo4j.logging.log4j.Log4jLogProvider;
  * {@code READY bolt://127.0.0.1:PORT} to stdout. Everything else goes to stderr (or to
  * {@code <home>/logs/debug.log}). SIGTERM/SIGINT trigger a clean shutdown via a shutdown hook.
  *
+ * <p>Configured for safety, since {@code graphmem cypher} lets a user send queries: LOAD CSV
+ * cannot read files, only {@link #PROCEDURES} are registered, and the transaction logs are
+ * pruned at every start and stop to the minimum recovery needs, so that erased text does not
+ * outlive a restart there (README, "Erasure").
+ *
  * <pre>
  * Usage: Launcher [--port N] [--data DIR] [--pagecache SIZE] [--debug-log]
  *   --port N          Bolt port on 127.0.0.1 (default 7687; 0 = pick a free port)
