@@ -109,6 +109,8 @@ def _too_slow(timeout: float) -> CliError:
 
 
 async def _run_grand_cypher(graph: Any, query: str, params: Mapping[str, Any], timeout: float) -> CypherResult:
+    import grandcypher  # noqa: F401  imported here, before the fork, so the worker never imports
+
     try:
         text = to_grand_cypher(query, params)
     except CypherTextError as exc:
