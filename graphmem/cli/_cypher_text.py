@@ -317,8 +317,8 @@ def check_read_only(query: str) -> Refusal | None:
     clause_start = True  # the next word must start a read clause
     pattern_ok = False  # ... or, first in EXISTS { } / COUNT { }, a pattern
     operand = False  # the previous token ended an operand (so a word after it is a clause)
-    label_mode = False
-    openers: list[str] = []  # the kind of each open bracket
+    label_mode = False  # in a label expression (:A|B&!C), where words are names
+    subquery_next = False  # the next { opens a subquery (CALL, EXISTS, COUNT, COLLECT)
     depth = 0
     index = 0
     while index < len(sig):
@@ -334,20 +334,12 @@ def check_read_only(query: str) -> Refusal | None:
                 depth += 1
                 if depth > MAX_NESTING:
                     return refuse(f"brackets nested more than {MAX_NESTING} deep", index)
-                subquery = text == "{" and bool(openers) and openers[-1] == "subquery-next"
-                if subquery:
-                    openers.pop()
-                    openers.append("subquery")
-                else:
-                    openers.append(text)
-                if subquery:
+                if text == "{" and subquery_next:
                     clause_start = True
                     pattern_ok = prev is not None and prev.text.upper() in ("EXISTS", "COUNT")
-                operand = False
+                subquery_next = operand = False
             elif text in ")]}":
                 depth -= 1
-                if openers:
-                    openers.pop()
                 operand = True
             elif text == ";":
                 if after is not None:
@@ -402,7 +394,7 @@ def check_read_only(query: str) -> Refusal | None:
             if after is None:
                 return refuse("CALL needs a procedure or a { subquery }", index)
             if after.text == "{":
-                openers.append("subquery-next")
+                subquery_next = True
             elif after.text == "(":  # CALL (x, y) { ... }: a subquery importing variables
                 close = _matching(sig, index + 1)
                 if close is None or close + 1 >= len(sig) or sig[close + 1].text != "{":
@@ -410,7 +402,7 @@ def check_read_only(query: str) -> Refusal | None:
                 if any(t.kind not in ("word", "name") and t.text not in ",*" for t in sig[index + 2 : close]):
                     return refuse("CALL ( ... ) lists the variables a subquery imports, nothing else", index)
                 index = close + 1
-                openers.append("subquery-next")
+                subquery_next = True
                 operand = False
                 continue
             elif after.kind in ("word", "name"):
@@ -434,7 +426,7 @@ def check_read_only(query: str) -> Refusal | None:
             operand = False
             continue
         elif word in _SUBQUERY_OPENERS and after is not None and after.text == "{":
-            openers.append("subquery-next")
+            subquery_next = True
         operand = word not in _NOT_OPERANDS
         index += 1
     if clause_start:
