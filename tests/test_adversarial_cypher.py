@@ -244,3 +244,22 @@ async def test_the_server_has_only_the_allowed_procedures(direct: Any) -> None:
             continue  # variants of the same names, for the check
         with pytest.raises(ClientError, match="ProcedureNotFound|There is no procedure"):
             await direct.execute_query(query, routing_=RoutingControl.READ)
+
+
+@pytest.mark.neo4j
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+async def test_a_query_that_needs_too_much_memory_fails_with_one_line(
+    embedded: PrivateNeo4j, decomposer: Decomposer
+) -> None:
+    # On the private server: the memory pool is shared by all of a server's transactions.
+    from graphmem.backends.neo4j import Neo4jMemoryService
+
+    service = Neo4jMemoryService(embedded.uri, nlp=decomposer)
+    try:
+        with pytest.raises(CliError, match="needs more memory than Neo4j allows a transaction") as refused:
+            await run_read_only(service, "UNWIND range(1, 300000000) AS x RETURN size(collect(x)) AS n", {})
+        assert refused.value.exit_code == 1
+        assert (await run_read_only(service, "RETURN 1 AS one", {})).rows == [[1]]
+    finally:
+        await service.close()

@@ -266,7 +266,12 @@ async def _run_neo4j(
         if code.endswith("ParameterMissing"):
             raise CliError(f"{message}: give it with --param name=value") from None
         raise CliError(f"Neo4j refused the query: {message}") from None
-    except (DriverError, OSError, Neo4jError) as exc:
+    except Neo4jError as exc:
+        if "MemoryPoolOutOfMemoryError" in (exc.code or ""):
+            message = (exc.message or str(exc)).strip().splitlines()[0]
+            raise CliError(f"the query needs more memory than Neo4j allows a transaction ({message})") from None
+        raise CliError(f"Neo4j failed to run the query ({type(exc).__name__}: {exc})", EXIT_UNAVAILABLE) from None
+    except (DriverError, OSError) as exc:
         raise CliError(f"Neo4j failed to run the query ({type(exc).__name__}: {exc})", EXIT_UNAVAILABLE) from None
     return CypherResult(list(keys), [[_plain_neo4j(record[k]) for k in keys] for record in records])
 
