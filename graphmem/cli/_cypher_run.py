@@ -7,7 +7,7 @@ Every query first passes :func:`check_read_only` (an allowlist of read clauses).
   when the time is up.
 - networkx: grand-cypher over the service's live graph, after :func:`to_grand_cypher`, in
   a forked worker process that is killed when the time is up (grand-cypher is pure Python:
-  a thread could not be stopped).
+  a thread could not be stopped); see :func:`_bounded` for other platforms.
 
 Values come back as plain Python: a node is ``{"_labels": [...], **properties}``, a
 relationship ``{"_type": ..., **properties}``; properties that are null are left out, as
@@ -19,6 +19,8 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import re
+import sys
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -128,11 +130,17 @@ async def _run_grand_cypher(graph: Any, query: str, params: Mapping[str, Any], t
 def _bounded(work: Callable[[], CypherResult], timeout: float) -> tuple[bool, object] | None:
     """``(True, result)``, ``(False, message)``, or ``None`` if ``work`` ran out of time.
 
-    The work runs in a forked child (which shares the graph without copying it) that is
-    killed at the deadline. Where fork is unavailable it runs in this process, unbounded.
+    On Linux the work runs in a forked child (which shares the graph without copying it)
+    that is killed at the deadline. Elsewhere fork is unavailable or unsafe (macOS system
+    libraries), so it runs in a daemon thread that is abandoned at the deadline: it cannot
+    be stopped, and goes on running until the process (the CLI command) exits.
     """
-    if "fork" not in multiprocessing.get_all_start_methods():
-        return _attempt(work)
+    if sys.platform != "linux":
+        outcomes: list[tuple[bool, object]] = []
+        thread = threading.Thread(target=lambda: outcomes.append(_attempt(work)), daemon=True)
+        thread.start()
+        thread.join(timeout)
+        return outcomes[0] if outcomes else None
     context = multiprocessing.get_context("fork")
     receive, send = context.Pipe(duplex=False)
 
