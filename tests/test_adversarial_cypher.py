@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from conftest import PrivateNeo4j, neo4j_uri_or_skip
@@ -139,6 +141,34 @@ def test_line_comments_end_where_neo4j_ends_them() -> None:
                 accepted.append(char)
                 assert (tokenize(query)[0].text == "// x") == server_ends_it, repr(char)
     assert accepted == ["\n", "\r", "\r\n"]
+
+
+#: Pieces of string-literal text that lexers disagree about: escapes, comment markers, quotes.
+_PIECES = ["a", " ", "/", "*", "//", "/*", "*/", "`", "\\\\", "\\n", "\\q", "\\u00e9", "\n", "\r", "\u2028", "é"]
+
+
+@pytest.mark.neo4j
+@settings(max_examples=150, deadline=None)
+@given(quote=st.sampled_from(["'", '"']), pieces=st.lists(st.sampled_from([*_PIECES, "QUOTE", "OTHER"]), max_size=12))
+def test_string_literals_end_and_decode_where_neo4j_says(quote: str, pieces: list[str]) -> None:
+    """The tokenizer against the server: the same end of each string literal, the same value.
+
+    If they disagreed about where a string ends, text the check reads as data would run as
+    Cypher on the server (or the other way round).
+    """
+    from neo4j import GraphDatabase, RoutingControl
+
+    from conftest import neo4j_auth
+
+    other = '"' if quote == "'" else "'"
+    body = "".join("\\" + quote if p == "QUOTE" else other if p == "OTHER" else p for p in pieces)
+    query = f"RETURN {quote}{body}{quote} AS s // {quote}"
+    tokens = [t for t in tokenize(query) if t.kind not in ("space", "comment")]
+    assert [t.kind for t in tokens] == ["word", "string", "word", "word"]
+    assert check_read_only(query) is None
+    with GraphDatabase.driver(neo4j_uri_or_skip(), auth=neo4j_auth()) as driver:
+        records = driver.execute_query(query, routing_=RoutingControl.READ).records
+    assert [r["s"] for r in records] == [tokens[1].value]
 
 
 def _entry(text: str) -> MemoryEntry:

@@ -75,6 +75,12 @@ def _position(query: str, offset: int) -> str:
 
 
 def _read_string(query: str, start: int) -> tuple[int, str]:
+    """The end of the string literal at ``start`` and its value, as Neo4j reads them.
+
+    A backslash always takes the next character with it (so ``\\'`` never ends the
+    string); ``\\t \\b \\n \\r \\f \\' \\" \\\\`` and ``\\uXXXX`` are escapes, any other
+    pair stays as written (``'\\q'`` is backslash, q), as in Neo4j 5.
+    """
     quote = query[start]
     chars: list[str] = []
     i = start + 1
@@ -88,13 +94,14 @@ def _read_string(query: str, start: int) -> tuple[int, str]:
                 chars.append(_ESCAPES[code])
                 i += 2
                 continue
-            width = 4 if code == "u" else 8 if code == "U" else 0
-            digits = query[i + 2 : i + 2 + width]
-            if width and len(digits) == width and all(c in "0123456789abcdefABCDEF" for c in digits):
+            if code == "u":
+                digits = query[i + 2 : i + 6]
+                if len(digits) < 4 or not all(c in "0123456789abcdefABCDEF" for c in digits):
+                    raise CypherTextError(f"\\u needs four hexadecimal digits at {_position(query, i)}")
                 chars.append(chr(int(digits, 16)))
-                i += 2 + width
+                i += 6
                 continue
-            chars.append(code)
+            chars.append(ch + code)
             i += 2
             continue
         chars.append(ch)
