@@ -88,6 +88,14 @@ def test_tokenize_gives_the_text_back_and_decodes_strings() -> None:
     assert parameter_names(query) == {"p", "odd name"}
 
 
+def test_strings_decode_as_neo4j_decodes_them() -> None:
+    # Neo4j 5 keeps an unknown escape pair as written, and has no \U escape.
+    tokens = [t for t in tokenize("RETURN '\\q\\U0001F600\\/\\t' AS s") if t.kind == "string"]
+    assert tokens[0].value == "\\q\\U0001F600\\/\t"
+    with pytest.raises(CypherTextError, match="four hexadecimal digits"):
+        tokenize("RETURN '\\u00' AS s")
+
+
 @pytest.mark.parametrize("query", ["RETURN 'open", "MATCH (n) /* open", "MATCH (`open) RETURN 1"])
 def test_unterminated_text_is_an_error(query: str) -> None:
     with pytest.raises(CypherTextError, match="unterminated"):
