@@ -8,13 +8,17 @@ in CI (``CI=true``) a missing Neo4j fails them, so they can never quietly skip t
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
 from graphmem import Decomposer, GraphMemoryService, MemoryService
 
 BACKENDS = ["networkx", "neo4j"]
+REPO = Path(__file__).resolve().parent.parent
 
 
 def in_ci() -> bool:
@@ -63,3 +67,57 @@ async def service(request: pytest.FixtureRequest, decomposer: Decomposer) -> Asy
         yield svc
     finally:
         await svc.close()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class PrivateNeo4j:
+    """A Neo4j of a test's own, through ``scripts/neo4j`` with its own home, data and port.
+
+    For tests that stop or restart the server (an outage, erasure across a restart), or
+    look at the embedded server's own configuration: stopping the shared one would break
+    every other test (and every other run) using it at the time, and the shared URI may
+    point at a server that scripts/neo4j did not configure.
+    """
+
+    def __init__(self, home: Path) -> None:
+        self.port = free_port()
+        self.uri = f"bolt://127.0.0.1:{self.port}"
+        self.env = {
+            **os.environ,
+            "GRAPHMEM_NEO4J_HOME": str(home),
+            "GRAPHMEM_NEO4J_DATA": str(home / "data"),  # kept across stop and start
+            "GRAPHMEM_NEO4J_PORT": str(self.port),
+            "GRAPHMEM_NEO4J_HEAP": "512m",
+            "GRAPHMEM_NEO4J_PAGECACHE": "32m",
+        }
+        self.env.pop("GRAPHMEM_NEO4J_PASSWORD", None)
+
+    def run(self, command: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(REPO / "scripts" / "neo4j"), command], env=self.env, capture_output=True, text=True, timeout=300
+        )
+
+    def start(self) -> None:
+        done = self.run("start")
+        if done.returncode != 0:
+            message = f"scripts/neo4j start failed for a private server: {done.stderr[-1500:]}"
+            if in_ci():
+                pytest.fail(message)
+            pytest.skip(message)
+        assert done.stdout.strip().splitlines()[-1] == self.uri
+
+    def stop(self) -> None:
+        self.run("stop")
+
+    @property
+    def data(self) -> Path:
+        """The Neo4j home: databases in ``data/databases``, transaction logs in ``data/transactions``."""
+        return Path(self.env["GRAPHMEM_NEO4J_DATA"])
+
+    def pid(self) -> int:
+        return int((Path(self.env["GRAPHMEM_NEO4J_HOME"]) / "neo4j.pid").read_text().strip())

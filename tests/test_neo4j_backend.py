@@ -13,7 +13,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import zipfile
@@ -25,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from conftest import in_ci, make_neo4j_service, neo4j_auth, neo4j_uri_or_skip
+from conftest import REPO, PrivateNeo4j, make_neo4j_service, neo4j_auth, neo4j_uri_or_skip
 from graphmem import (
     BackendUnavailableError,
     Content,
@@ -39,7 +38,6 @@ from graphmem import (
 
 pytestmark = pytest.mark.neo4j
 
-REPO = Path(__file__).resolve().parent.parent
 CYPHER_DIR = REPO / "cypher"
 BACKEND_MODULE = REPO / "graphmem" / "backends" / "neo4j.py"
 FIXTURES = Path(str(files("graphmem") / "_data" / "demo_fixtures.jsonl"))
@@ -347,53 +345,6 @@ async def test_parity_with_networkx_on_the_demo_fixtures(neo: Any, decomposer: D
 
 
 # ---------------------------------------------------------------------- outage
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class PrivateNeo4j:
-    """A Neo4j of this test's own, through ``scripts/neo4j`` with its own home and port.
-
-    The outage test stops its server; stopping the shared one would break every other
-    test (and every other run) using it at the time.
-    """
-
-    def __init__(self, home: Path) -> None:
-        self.port = free_port()
-        self.uri = f"bolt://127.0.0.1:{self.port}"
-        self.env = {
-            **os.environ,
-            "GRAPHMEM_NEO4J_HOME": str(home),
-            "GRAPHMEM_NEO4J_DATA": str(home / "data"),  # kept across stop and start
-            "GRAPHMEM_NEO4J_PORT": str(self.port),
-            "GRAPHMEM_NEO4J_HEAP": "512m",
-            "GRAPHMEM_NEO4J_PAGECACHE": "32m",
-        }
-        self.env.pop("GRAPHMEM_NEO4J_PASSWORD", None)
-
-    def run(self, command: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [str(REPO / "scripts" / "neo4j"), command], env=self.env, capture_output=True, text=True, timeout=300
-        )
-
-    def start(self) -> None:
-        done = self.run("start")
-        if done.returncode != 0:
-            message = f"scripts/neo4j start failed for a private server: {done.stderr[-1500:]}"
-            if in_ci():
-                pytest.fail(message)
-            pytest.skip(message)
-        assert done.stdout.strip().splitlines()[-1] == self.uri
-
-    def stop(self) -> None:
-        self.run("stop")
-
-    def pid(self) -> int:
-        return int((Path(self.env["GRAPHMEM_NEO4J_HOME"]) / "neo4j.pid").read_text().strip())
 
 
 @pytest.mark.slow

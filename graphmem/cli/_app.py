@@ -33,6 +33,7 @@ from graphmem.cli._context import (
     run_async,
     user_errors,
 )
+from graphmem.cli._cypher_run import DEFAULT_TIMEOUT
 from graphmem.cli._render import (
     cypher_table,
     hits_table,
@@ -60,9 +61,15 @@ Parameters: `--param name=value` passes a string, `--param name:=JSON` a number,
 null or list (e.g. `--param limit:=10`). The debugging queries in `cypher/debug/` run
 unchanged on both backends.
 
-**Writes are refused**: CREATE, MERGE, SET, DELETE, REMOVE, DROP, FOREACH, LOAD CSV,
-CALL {...} IN TRANSACTIONS, admin commands. On Neo4j the query also runs in a READ
-transaction, which refuses any write (such as a writing procedure) that gets past the check.
+**Only reads run.** A query may use MATCH, OPTIONAL MATCH, WHERE, WITH, RETURN, UNWIND,
+ORDER BY, SKIP, LIMIT, UNION, EXISTS/COUNT/COLLECT { } subqueries, CALL { } subqueries and
+CALL of the read-only procedures db.labels, db.relationshipTypes, db.propertyKeys,
+db.schema.visualization, db.schema.nodeTypeProperties, db.schema.relTypeProperties, db.info
+and dbms.components. Everything else is refused with the reason: writes, LOAD CSV, USE,
+SHOW and administration commands, CALL { } IN TRANSACTIONS, other procedures, plugin
+functions, characters outside plain ASCII (except in strings, comments and `quoted names`).
+On Neo4j the query also runs in a READ transaction. `--timeout` stops a query that runs
+too long (default 30 s) on both backends.
 
 **On networkx** the query runs through grand-cypher, which reads a subset of Cypher:
 
@@ -498,6 +505,9 @@ def cypher(
         list[str] | None, typer.Option("--param", "-p", help="name=value (a string) or name:=JSON; repeatable.")
     ] = None,
     as_json: JsonOption = False,
+    timeout: Annotated[
+        float, typer.Option("--timeout", min=0.001, help="Stop the query after this many seconds.")
+    ] = DEFAULT_TIMEOUT,
 ) -> None:
     from graphmem.cli._cypher_run import parse_param, run_read_only
 
@@ -510,7 +520,7 @@ def cypher(
 
     async def work() -> Any:
         async with open_service(settings) as service:
-            return await run_read_only(service, text, params)
+            return await run_read_only(service, text, params, timeout)
 
     result = run_async(work())
     if as_json:

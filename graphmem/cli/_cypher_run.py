@@ -1,8 +1,13 @@
 """Run a read-only Cypher query on either backend and get the same plain rows back.
 
-- Neo4j: ``execute_query`` with READ routing, so the server runs it in a read transaction
-  and refuses a write even if :func:`find_write` missed one.
-- networkx: grand-cypher over the service's live graph, after :func:`to_grand_cypher`.
+Every query first passes :func:`check_read_only` (an allowlist of read clauses). Then:
+
+- Neo4j: ``execute_query`` with READ routing and a transaction timeout, so the server runs
+  it in a read transaction (refusing a write even if the check missed one) and stops it
+  when the time is up.
+- networkx: grand-cypher over the service's live graph, after :func:`to_grand_cypher`, in
+  a forked worker process that is killed when the time is up (grand-cypher is pure Python:
+  a thread could not be stopped); see :func:`_bounded` for other platforms.
 
 Values come back as plain Python: a node is ``{"_labels": [...], **properties}``, a
 relationship ``{"_type": ..., **properties}``; properties that are null are left out, as
@@ -11,17 +16,24 @@ Neo4j cannot store a null property.
 
 from __future__ import annotations
 
+import asyncio
+import multiprocessing
 import re
-from collections.abc import Mapping
+import sys
+import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from graphmem._service import MemoryService
 from graphmem.backends._graph_model import ENTITY, ENTRY, TOKEN
 from graphmem.cli._context import EXIT_UNAVAILABLE, CliError
-from graphmem.cli._cypher_text import CypherTextError, find_write, return_columns, to_grand_cypher
+from graphmem.cli._cypher_text import CypherTextError, check_read_only, return_columns, to_grand_cypher
 
-__all__ = ["CypherResult", "parse_param", "run_read_only"]
+__all__ = ["DEFAULT_TIMEOUT", "CypherResult", "parse_param", "run_read_only"]
+
+#: Seconds a debugging query may run before it is stopped (``graphmem cypher --timeout``).
+DEFAULT_TIMEOUT = 30.0
 
 _PARAM_NAME = re.compile(r"[^\W\d]\w*")
 _NODE_LABELS = frozenset({ENTRY, TOKEN, ENTITY})
@@ -57,45 +69,114 @@ def parse_param(text: str) -> tuple[str, Any]:
         raise CliError(f"--param {text!r}: the value after := is not JSON ({exc})") from None
 
 
-def refuse_writes(query: str) -> None:
-    write = find_write(query)
-    if write is not None:
-        raise CliError(
-            f"graphmem cypher only reads, and this query writes ({write.clause} at {write.where}); "
-            "change memory with graphmem load or graphmem delete-*"
-        )
-
-
-async def run_read_only(service: MemoryService, query: str, params: Mapping[str, Any]) -> CypherResult:
-    """Run ``query`` (read-only) on the service's backend.
-
-    Raises:
-        CliError: the query writes, fails, or uses Cypher the backend cannot run.
-    """
+def refuse_unless_read_only(query: str) -> None:
+    """Raise :class:`CliError` unless ``query`` passes :func:`check_read_only`."""
     try:
-        refuse_writes(query)
+        refusal = check_read_only(query)
     except CypherTextError as exc:
         raise CliError(f"cannot read the query: {exc}") from None
+    if refusal is not None:
+        raise CliError(f"graphmem cypher only reads, and refused this query: {refusal}")
+
+
+async def run_read_only(
+    service: MemoryService, query: str, params: Mapping[str, Any], timeout: float = DEFAULT_TIMEOUT
+) -> CypherResult:
+    """Run ``query`` (read-only) on the service's backend, for at most ``timeout`` seconds.
+
+    Raises:
+        CliError: the query is refused, fails, runs out of time, or uses Cypher the backend
+            cannot run.
+    """
+    if not timeout > 0:
+        raise CliError(f"the timeout must be a positive number of seconds, not {timeout}")
+    refuse_unless_read_only(query)
     graph = getattr(service, "graph", None)
     if graph is not None:
-        return _run_grand_cypher(graph, query, params)
+        return await _run_grand_cypher(graph, query, params, timeout)
     driver = getattr(service, "driver", None)
     if driver is not None:
-        return await _run_neo4j(driver, getattr(service, "database", None), query, params)
+        return await _run_neo4j(driver, getattr(service, "database", None), query, params, timeout)
     raise CliError(f"{type(service).__name__} cannot run Cypher")
+
+
+def _too_slow(timeout: float) -> CliError:
+    return CliError(
+        f"the query ran longer than {timeout:g} s and was stopped; narrow it (LIMIT, a property map) "
+        "or give --timeout SECONDS"
+    )
 
 
 # ---------------------------------------------------------------------------- networkx
 
 
-def _run_grand_cypher(graph: Any, query: str, params: Mapping[str, Any]) -> CypherResult:
-    from grandcypher import GrandCypher
-    from lark.exceptions import LarkError
+async def _run_grand_cypher(graph: Any, query: str, params: Mapping[str, Any], timeout: float) -> CypherResult:
+    import grandcypher  # noqa: F401  imported here, before the fork, so the worker never imports
 
     try:
         text = to_grand_cypher(query, params)
     except CypherTextError as exc:
         raise CliError(str(exc)) from None
+    outcome = await asyncio.to_thread(_bounded, lambda: _grand_cypher_rows(graph, query, text), timeout)
+    if outcome is None:
+        raise _too_slow(timeout)
+    ok, value = outcome
+    if not ok:
+        raise CliError(str(value))
+    assert isinstance(value, CypherResult)
+    return value
+
+
+def _bounded(work: Callable[[], CypherResult], timeout: float) -> tuple[bool, object] | None:
+    """``(True, result)``, ``(False, message)``, or ``None`` if ``work`` ran out of time.
+
+    On Linux the work runs in a forked child (which shares the graph without copying it)
+    that is killed at the deadline. Elsewhere fork is unavailable or unsafe (macOS system
+    libraries), so it runs in a daemon thread that is abandoned at the deadline: it cannot
+    be stopped, and goes on running until the process (the CLI command) exits.
+    """
+    if sys.platform != "linux":
+        outcomes: list[tuple[bool, object]] = []
+        thread = threading.Thread(target=lambda: outcomes.append(_attempt(work)), daemon=True)
+        thread.start()
+        thread.join(timeout)
+        return outcomes[0] if outcomes else None
+    context = multiprocessing.get_context("fork")
+    receive, send = context.Pipe(duplex=False)
+
+    def child() -> None:
+        send.send(_attempt(work))
+
+    process = context.Process(target=child, daemon=True)
+    process.start()
+    send.close()
+    try:
+        if not receive.poll(timeout):
+            return None
+        outcome: tuple[bool, object] = receive.recv()
+        return outcome
+    except EOFError:  # the child died without answering (killed, out of memory)
+        return False, f"the networkx query worker stopped unexpectedly (exit code {process.exitcode})"
+    finally:
+        receive.close()
+        if process.is_alive():
+            process.kill()
+        process.join()
+
+
+def _attempt(work: Callable[[], CypherResult]) -> tuple[bool, object]:
+    try:
+        return True, work()
+    except CliError as exc:
+        return False, str(exc)
+    except RecursionError:
+        return False, "the query is nested too deeply for the networkx backend"
+
+
+def _grand_cypher_rows(graph: Any, query: str, text: str) -> CypherResult:
+    from grandcypher import GrandCypher
+    from lark.exceptions import LarkError
+
     try:
         raw = GrandCypher(graph).run(text)
     except LarkError as exc:
@@ -104,6 +185,8 @@ def _run_grand_cypher(graph: Any, query: str, params: Mapping[str, Any]) -> Cyph
             f"the networkx backend cannot read this query ({first}); it understands a subset of Cypher, "
             "see `graphmem cypher --help`, or run it with --backend neo4j"
         ) from None
+    except RecursionError:
+        raise
     except Exception as exc:  # grand-cypher is a third-party interpreter of user text
         raise CliError(
             f"grand-cypher failed on this query ({type(exc).__name__}: {exc}); see the supported subset "
@@ -166,17 +249,24 @@ def _plain_networkx(value: Any) -> Any:
 # ---------------------------------------------------------------------------- Neo4j
 
 
-async def _run_neo4j(driver: Any, database: str | None, query: str, params: Mapping[str, Any]) -> CypherResult:
-    from neo4j import RoutingControl
+async def _run_neo4j(
+    driver: Any, database: str | None, query: str, params: Mapping[str, Any], timeout: float
+) -> CypherResult:
+    from neo4j import Query, RoutingControl
     from neo4j.exceptions import ClientError, DriverError, Neo4jError
 
     try:
         records, _summary, keys = await driver.execute_query(
-            query, dict(params), routing_=RoutingControl.READ, database_=database
+            Query(query, timeout=timeout),
+            dict(params),
+            routing_=RoutingControl.READ,
+            database_=database,
         )
     except ClientError as exc:
         code = exc.code or ""
         message = (exc.message or str(exc)).strip().splitlines()[0]
+        if "TransactionTimedOut" in code:
+            raise _too_slow(timeout) from None
         if code.endswith("AccessMode") or "access mode" in message.lower():
             raise CliError(
                 f"refused: the query tries to write, and graphmem cypher runs it in a read transaction ({message})"
@@ -184,7 +274,12 @@ async def _run_neo4j(driver: Any, database: str | None, query: str, params: Mapp
         if code.endswith("ParameterMissing"):
             raise CliError(f"{message}: give it with --param name=value") from None
         raise CliError(f"Neo4j refused the query: {message}") from None
-    except (DriverError, OSError, Neo4jError) as exc:
+    except Neo4jError as exc:
+        if "MemoryPoolOutOfMemoryError" in (exc.code or ""):
+            message = (exc.message or str(exc)).strip().splitlines()[0]
+            raise CliError(f"the query needs more memory than Neo4j allows a transaction ({message})") from None
+        raise CliError(f"Neo4j failed to run the query ({type(exc).__name__}: {exc})", EXIT_UNAVAILABLE) from None
+    except (DriverError, OSError) as exc:
         raise CliError(f"Neo4j failed to run the query ({type(exc).__name__}: {exc})", EXIT_UNAVAILABLE) from None
     return CypherResult(list(keys), [[_plain_neo4j(record[k]) for k in keys] for record in records])
 

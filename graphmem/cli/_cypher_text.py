@@ -1,11 +1,15 @@
 """Cypher as text: a tokenizer, the read-only check, and the networkx dialect.
 
 No query is parsed here, only tokenized: string literals, backtick names and comments are
-recognised so that a word inside them is never mistaken for a clause. That is enough to
+recognised as Neo4j's lexer recognises them, so that a word inside them is never mistaken
+for a clause, and a clause is never hidden inside what only looks like a comment. That is
+enough to
 
-- refuse writes before they reach a backend (:func:`find_write`): a keyword such as
-  ``CREATE`` outside strings and comments, used as a clause rather than as a property,
-  label or map key. On Neo4j the query also runs in a READ transaction, a second guard.
+- accept only what a debugging read needs (:func:`check_read_only`): read clauses, ``CALL``
+  of a few read-only procedures or of a subquery; everything else is refused with a
+  one-line reason before it reaches a backend. On Neo4j the query also runs in a READ
+  transaction with a timeout, and the embedded server (scripts/neo4j) has neither file
+  access for ``LOAD CSV`` nor any procedure outside its allowlist.
 - rewrite a query for grand-cypher (:func:`to_grand_cypher`), which reads a subset of
   Cypher: parameters become literals, comments go, strings become double-quoted,
   ``count(...)`` becomes ``COUNT(...)`` and ``x.p IS NOT NULL`` becomes
@@ -22,10 +26,13 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "MAX_NESTING",
+    "READ_CLAUSES",
+    "READ_PROCEDURES",
     "CypherTextError",
+    "Refusal",
     "Token",
-    "WriteClause",
-    "find_write",
+    "check_read_only",
     "grand_cypher_literal",
     "parameter_names",
     "return_columns",
@@ -57,6 +64,7 @@ _SPACE = re.compile(r"\s+")
 _WORD = re.compile(r"[^\W\d]\w*")
 _NUMBER = re.compile(r"0[xX][0-9a-fA-F]+|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _PARAM = re.compile(r"\$(?:[^\W\d]\w*|\d+)")
+_LINE_END = re.compile(r"[\r\n]")
 _ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", "'": "'", '"': '"', "\\": "\\"}
 
 
@@ -67,6 +75,12 @@ def _position(query: str, offset: int) -> str:
 
 
 def _read_string(query: str, start: int) -> tuple[int, str]:
+    """The end of the string literal at ``start`` and its value, as Neo4j reads them.
+
+    A backslash always takes the next character with it (so ``\\'`` never ends the
+    string); ``\\t \\b \\n \\r \\f \\' \\" \\\\`` and ``\\uXXXX`` are escapes, any other
+    pair stays as written (``'\\q'`` is backslash, q), as in Neo4j 5.
+    """
     quote = query[start]
     chars: list[str] = []
     i = start + 1
@@ -80,13 +94,14 @@ def _read_string(query: str, start: int) -> tuple[int, str]:
                 chars.append(_ESCAPES[code])
                 i += 2
                 continue
-            width = 4 if code == "u" else 8 if code == "U" else 0
-            digits = query[i + 2 : i + 2 + width]
-            if width and len(digits) == width and all(c in "0123456789abcdefABCDEF" for c in digits):
+            if code == "u":
+                digits = query[i + 2 : i + 6]
+                if len(digits) < 4 or not all(c in "0123456789abcdefABCDEF" for c in digits):
+                    raise CypherTextError(f"\\u needs four hexadecimal digits at {_position(query, i)}")
                 chars.append(chr(int(digits, 16)))
-                i += 2 + width
+                i += 6
                 continue
-            chars.append(code)
+            chars.append(ch + code)
             i += 2
             continue
         chars.append(ch)
@@ -123,8 +138,10 @@ def tokenize(query: str) -> list[Token]:
             tokens.append(Token("space", match.group(), i))
             i = match.end()
         elif query.startswith("//", i):
-            end = query.find("\n", i)
-            end = len(query) if end < 0 else end
+            # Neo4j's lexer ends a line comment at \n or \r, nothing else (checked against
+            # the server: U+2028, U+0085, ... do not end it; check_read_only refuses them).
+            match = _LINE_END.search(query, i)
+            end = match.start() if match else len(query)
             tokens.append(Token("comment", query[i:end], i))
             i = end
         elif query.startswith("/*", i):
@@ -166,69 +183,300 @@ def _significant(tokens: list[Token]) -> list[Token]:
 
 # ---------------------------------------------------------------------------- read-only check
 
-#: Clause keywords that change data, schema or users. ``DETACH`` starts ``DETACH DELETE``.
-_WRITE_KEYWORDS = frozenset(
+#: Clauses a debugging read may use, by their first word.
+READ_CLAUSES = frozenset(
+    {"MATCH", "OPTIONAL", "WHERE", "WITH", "RETURN", "UNWIND", "ORDER", "SKIP", "LIMIT", "UNION", "CALL", "YIELD"}
+)
+#: The procedures ``CALL`` may name: Neo4j's documented read-only schema procedures. The
+#: embedded server (scripts/neo4j) registers no procedure outside these and its own needs.
+READ_PROCEDURES = frozenset(
     {
-        "CREATE",
-        "MERGE",
-        "SET",
-        "DELETE",
-        "DETACH",
-        "REMOVE",
-        "DROP",
-        "FOREACH",
-        "INSERT",
-        "ALTER",
-        "GRANT",
-        "DENY",
-        "REVOKE",
-        "RENAME",
+        "db.labels",
+        "db.relationshipTypes",
+        "db.propertyKeys",
+        "db.schema.visualization",
+        "db.schema.nodeTypeProperties",
+        "db.schema.relTypeProperties",
+        "db.info",
+        "dbms.components",
     }
 )
-#: Two-word phrases that change something (or run outside a read transaction).
-_WRITE_PHRASES = {
-    ("LOAD", "CSV"): "LOAD CSV",
-    ("IN", "TRANSACTIONS"): "CALL { ... } IN TRANSACTIONS",
-    ("PERIODIC", "COMMIT"): "USING PERIODIC COMMIT",
-    ("START", "DATABASE"): "START DATABASE",
-    ("STOP", "DATABASE"): "STOP DATABASE",
-    ("TERMINATE", "TRANSACTION"): "TERMINATE TRANSACTION",
-    ("TERMINATE", "TRANSACTIONS"): "TERMINATE TRANSACTIONS",
+#: Namespaces of built-in functions; any other namespaced function (a plugin's, such as
+#: ``apoc.cypher.run*``, which runs a query of its own) is refused.
+_FUNCTION_NAMESPACES = frozenset({"point", "date", "datetime", "localdatetime", "localtime", "time", "duration"})
+_WRITES = "it writes; change memory with graphmem load or graphmem delete-*"
+#: Words refused wherever they are not a name (a property, label, alias or map key): the
+#: sentence that says so.
+_REFUSED = {
+    **{w: f"{w} is refused: {_WRITES}" for w in ("CREATE", "MERGE", "SET", "DELETE", "REMOVE", "FOREACH", "INSERT")},
+    "DETACH": f"DETACH DELETE is refused: {_WRITES}",
+    **{w: "LOAD CSV is refused: it reads files and URLs" for w in ("LOAD", "CSV", "HEADERS", "FIELDTERMINATOR")},
+    "TRANSACTIONS": "CALL { ... } IN TRANSACTIONS is refused: it commits in batches",
+    "PERIODIC": "USING PERIODIC COMMIT is refused: it commits in batches",
+    "USING": "USING is refused: hints are not needed to read",
+    "USE": "USE is refused: it switches to another database",
+    "SHOW": "SHOW commands are refused: CALL db.labels() and the other schema procedures read the schema",
+    "TERMINATE": "TERMINATE is refused: it stops other transactions",
+    **{
+        w: f"{w} is refused: it is an administration command"
+        for w in ("DROP", "ALTER", "GRANT", "DENY", "REVOKE", "RENAME", "START", "STOP", "ENABLE")
+        + ("DEALLOCATE", "REALLOCATE", "DRYRUN")
+    },
+    **{w: f"{w} is refused: query options are not needed" for w in ("CYPHER", "EXPLAIN", "PROFILE")},
+    "FINISH": "FINISH is refused: it returns nothing to read",
 }
-#: After these a word is a property, label, type or alias, never a clause.
-_NAME_CONTEXT = frozenset({".", ":", "|", "&", "!", "(", "AS"})
+#: Words that may follow an operand without starting a clause.
+_CONTINUATIONS = frozenset(
+    {"AND", "OR", "XOR", "IN", "IS", "STARTS", "ENDS", "CONTAINS", "AS", "WHEN", "THEN", "ELSE", "END"}
+    | {"ASC", "ASCENDING", "DESC", "DESCENDING"}
+)
+#: Keywords after which an expression continues: a word following one is not a clause.
+_NOT_OPERANDS = READ_CLAUSES | (_CONTINUATIONS - {"END", "ASC", "ASCENDING", "DESC", "DESCENDING"}) | {
+    "BY",
+    "ALL",
+    "NOT",
+    "DISTINCT",
+    "CASE",
+}
+#: After these, a word opens a subquery's clauses (``EXISTS { MATCH ... }``).
+_SUBQUERY_OPENERS = frozenset({"CALL", "EXISTS", "COUNT", "COLLECT"})
+#: Characters some Cypher lexers end a ``//`` comment at; Neo4j 5.26 ends it only at
+#: ``\n`` and ``\r`` (tests/test_adversarial_cypher.py checks), so these are ambiguous.
+_ODD_LINE_BREAKS = frozenset("\x0b\x0c\x1c\x1d\x1e\x1f\x85\u2028\u2029")
+_PLAIN = frozenset(chr(c) for c in range(0x20, 0x7F)) | {"\t", "\n", "\r"}
+#: Deeper bracket nesting than a debugging query needs; refused before any engine parses it.
+MAX_NESTING = 64
 
 
 @dataclass(frozen=True, slots=True)
-class WriteClause:
-    """A write found in a query: the clause and where it starts."""
+class Refusal:
+    """Why a query may not run, and where: one line for the user."""
 
-    clause: str
+    reason: str
     where: str
 
+    def __str__(self) -> str:
+        return f"{self.reason} (at {self.where})"
 
-def find_write(query: str) -> WriteClause | None:
-    """The first clause of ``query`` that would write, or ``None`` for a read-only query.
 
-    Words in strings, comments and backtick names are ignored, and so are words used as a
-    property (``n.set``), label or type (``:Delete``), map key (``{create: 1}``) or alias
-    (``AS merge``).
-    """
-    sig = _significant(tokenize(query))
-    for index, token in enumerate(sig):
-        if token.kind != "word":
+def _character_refusal(query: str, tokens: list[Token]) -> Refusal | None:
+    for token in tokens:
+        if token.kind in ("string", "name"):
+            continue  # data and quoted names: any character, the boundaries are unambiguous
+        if token.kind == "comment":
+            odd = next((c for c in token.text if c in _ODD_LINE_BREAKS), None) if token.text.startswith("//") else None
+            if odd is not None:
+                return Refusal(
+                    f"a // comment holds U+{ord(odd):04X}, which some Cypher versions end a line at; "
+                    "end comment lines with a plain newline",
+                    _position(query, token.start),
+                )
             continue
-        word = token.text.upper()
-        before = sig[index - 1].text.upper() if index else ""
-        after = sig[index + 1] if index + 1 < len(sig) else None
-        if before in _NAME_CONTEXT or (after is not None and after.text == ":" and before in ("{", ",")):
-            continue
-        if after is not None and after.kind == "word" and (word, after.text.upper()) in _WRITE_PHRASES:
-            return WriteClause(_WRITE_PHRASES[(word, after.text.upper())], _position(query, token.start))
-        if word in _WRITE_KEYWORDS:
-            clause = "DETACH DELETE" if word == "DETACH" else word
-            return WriteClause(clause, _position(query, token.start))
+        odd = next((c for c in token.text if c not in _PLAIN), None)
+        if odd is not None:
+            offset = token.start + token.text.index(odd)
+            return Refusal(
+                f"character U+{ord(odd):04X} outside a string, comment or `quoted name`; "
+                "only plain ASCII is read there",
+                _position(query, offset),
+            )
     return None
+
+
+def _dotted_name(sig: list[Token], index: int) -> tuple[str, int]:
+    """The name ``a.b.c`` starting at ``sig[index]`` and the index after it."""
+    parts = []
+    while index < len(sig) and sig[index].kind in ("word", "name"):
+        parts.append(sig[index].value if sig[index].kind == "name" else sig[index].text)
+        if index + 2 < len(sig) and sig[index + 1].text == "." and sig[index + 2].kind in ("word", "name"):
+            index += 2
+            continue
+        index += 1
+        break
+    return ".".join(parts), index
+
+
+def check_read_only(query: str) -> Refusal | None:
+    """Why ``query`` may not run in ``graphmem cypher``, or ``None`` when it may.
+
+    An allowlist, not a search for writes: the query must consist of read clauses
+    (:data:`READ_CLAUSES`), ``CALL`` only of :data:`READ_PROCEDURES` or of a subquery, and
+    the characters outside strings, comments and quoted names must be plain ASCII. Words
+    that start a write, ``LOAD CSV``, ``USE``, ``SHOW`` or an administration command are
+    refused wherever they stand, unless they are a name (property, label, alias, map key).
+    Comments and strings are read as Neo4j reads them (a ``//`` comment ends at ``\n`` or
+    ``\r``); text that another Cypher lexer could read differently is refused.
+
+    Raises:
+        CypherTextError: an unterminated string, backtick name or block comment.
+    """
+    tokens = tokenize(query)
+    refusal = _character_refusal(query, tokens)
+    if refusal is not None:
+        return refusal
+    sig = _significant(tokens)
+
+    def refuse(reason: str, index: int) -> Refusal:
+        return Refusal(reason, _position(query, sig[index].start) if index < len(sig) else "the end")
+
+    if not sig:
+        return Refusal("the query is empty", "the end")
+    clause_start = True  # the next word must start a read clause
+    pattern_ok = False  # ... or, first in EXISTS { } / COUNT { }, a pattern
+    operand = False  # the previous token ended an operand (so a word after it is a clause)
+    label_mode = False  # in a label expression (:A|B&!C), where words are names
+    subquery_next = False  # the next { opens a subquery (CALL, EXISTS, COUNT, COLLECT)
+    depth = 0
+    index = 0
+    while index < len(sig):
+        token = sig[index]
+        prev = sig[index - 1] if index else None
+        after = sig[index + 1] if index + 1 < len(sig) else None
+        if token.kind == "punct":
+            text = token.text
+            if clause_start and not (pattern_ok and text == "("):
+                return refuse(f"a query or subquery starts with a read clause ({_clause_list()}), not {text!r}", index)
+            clause_start = pattern_ok = False
+            if text in "([{":
+                depth += 1
+                if depth > MAX_NESTING:
+                    return refuse(f"brackets nested more than {MAX_NESTING} deep", index)
+                if text == "{" and subquery_next:
+                    clause_start = True
+                    pattern_ok = prev is not None and prev.text.upper() in ("EXISTS", "COUNT")
+                subquery_next = operand = False
+            elif text in ")]}":
+                depth -= 1
+                operand = True
+            elif text == ";":
+                if after is not None:
+                    return refuse("one query at a time (a ';' ends the query)", index)
+            elif text == "*":
+                operand = prev is not None and prev.text.upper() in ("RETURN", "WITH", "DISTINCT", "YIELD", "(")
+            else:
+                operand = False
+            if text not in ":|&!":
+                label_mode = False
+            index += 1
+            continue
+        if token.kind == "name" and after is not None and after.text in (".", "("):
+            if after.text == "(" or _is_function_call(sig, index):
+                return refuse("a `quoted` function name is not allowed: only built-in functions are", index)
+        if token.kind != "word":
+            if clause_start:
+                return refuse(f"a query or subquery starts with a read clause ({_clause_list()})", index)
+            operand = True  # a string, number, parameter or `name`
+            label_mode = False
+            index += 1
+            continue
+
+        word = token.text.upper()
+        before = prev.text if prev is not None else ""
+        is_name = (
+            before == "."
+            or (before == ":" and not _is_map_key(sig, index - 2))
+            or (before in ("|", "&", "!") and label_mode)
+            or (prev is not None and prev.kind == "word" and prev.text.upper() == "AS")
+            or (after is not None and after.text == ":" and before in ("{", ","))
+        )
+        if is_name:
+            label_mode = before in (":", "|", "&", "!")
+            operand = True
+            index += 1
+            continue
+        label_mode = False
+        if word in _REFUSED:
+            return refuse(_REFUSED[word], index)
+        if clause_start or operand:
+            if word not in READ_CLAUSES and not (operand and not clause_start and word in _CONTINUATIONS):
+                return refuse(
+                    f"{word} is not a read clause graphmem cypher allows ({_clause_list()})", index
+                )
+        clause_start = pattern_ok = False
+        if after is not None and after.text == "." and _is_function_call(sig, index):
+            name, _ = _dotted_name(sig, index)
+            if name.split(".")[0].lower() not in _FUNCTION_NAMESPACES and name != "db.nameFromElementId":
+                return refuse(f"function {name} is not allowed: only built-in functions are", index)
+        if word == "CALL":
+            if after is None:
+                return refuse("CALL needs a procedure or a { subquery }", index)
+            if after.text == "{":
+                subquery_next = True
+            elif after.text == "(":  # CALL (x, y) { ... }: a subquery importing variables
+                close = _matching(sig, index + 1)
+                if close is None or close + 1 >= len(sig) or sig[close + 1].text != "{":
+                    return refuse("CALL ( ... ) must be followed by a { subquery }", index)
+                if any(t.kind not in ("word", "name") and t.text not in ",*" for t in sig[index + 2 : close]):
+                    return refuse("CALL ( ... ) lists the variables a subquery imports, nothing else", index)
+                index = close + 1
+                subquery_next = True
+                operand = False
+                continue
+            elif after.kind in ("word", "name"):
+                name, end = _dotted_name(sig, index + 1)
+                if name not in READ_PROCEDURES:
+                    allowed = ", ".join(sorted(READ_PROCEDURES))
+                    return refuse(f"procedure {name} is not one graphmem cypher runs (it runs {allowed})", index + 1)
+                index = end
+                operand = True
+                continue
+            else:
+                return refuse("CALL needs a procedure or a { subquery }", index)
+        elif word == "OPTIONAL":
+            if after is None or after.text.upper() not in ("MATCH", "CALL"):
+                return refuse("OPTIONAL must be followed by MATCH or CALL", index)
+        elif word == "UNION":
+            if after is not None and after.text.upper() in ("ALL", "DISTINCT"):
+                index += 1
+            index += 1
+            clause_start = True
+            operand = False
+            continue
+        elif word in _SUBQUERY_OPENERS and after is not None and after.text == "{":
+            subquery_next = True
+        operand = word not in _NOT_OPERANDS
+        index += 1
+    if clause_start:
+        return refuse("the query ends where a clause should start", len(sig))
+    if depth != 0:
+        return refuse("unbalanced brackets", len(sig))
+    return None
+
+
+def _is_map_key(sig: list[Token], index: int) -> bool:
+    """Whether ``sig[index]`` is a map key (``{key: ...}``), followed by its colon."""
+    return (
+        index >= 1
+        and sig[index].kind in ("word", "name")
+        and sig[index - 1].text in ("{", ",")
+        and index + 1 < len(sig)
+        and sig[index + 1].text == ":"
+    )
+
+
+def _is_function_call(sig: list[Token], index: int) -> bool:
+    """Whether the dotted name starting at ``sig[index]`` is called: ``a.b.c(``."""
+    _, end = _dotted_name(sig, index)
+    return end < len(sig) and sig[end].text == "("
+
+
+def _matching(sig: list[Token], index: int) -> int | None:
+    """The index of the bracket closing ``sig[index]``."""
+    depth = 0
+    for i in range(index, len(sig)):
+        if sig[i].kind != "punct":
+            continue
+        if sig[i].text in "([{":
+            depth += 1
+        elif sig[i].text in ")]}":
+            depth -= 1
+            if depth == 0:
+                return i
+    return None
+
+
+def _clause_list() -> str:
+    return "MATCH, OPTIONAL MATCH, WHERE, WITH, RETURN, UNWIND, ORDER BY, SKIP, LIMIT, UNION, CALL"
 
 
 def parameter_names(query: str) -> set[str]:
@@ -292,7 +540,7 @@ def return_columns(query: str) -> list[str]:
 _AGGREGATIONS = frozenset({"COUNT", "SUM", "AVG", "MAX", "MIN", "COLLECT"})
 
 
-def grand_cypher_literal(value: Any) -> str:
+def grand_cypher_literal(value: Any, _depth: int = 0) -> str:
     """``value`` as a grand-cypher literal.
 
     grand-cypher reads a string literal by evaluating it as a Python string literal, so a
@@ -315,7 +563,9 @@ def grand_cypher_literal(value: Any) -> str:
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(grand_cypher_literal(v) for v in value) + "]"
+        if _depth >= MAX_NESTING:
+            raise CypherTextError(f"a parameter holds lists nested more than {MAX_NESTING} deep")
+        return "[" + ", ".join(grand_cypher_literal(v, _depth + 1) for v in value) + "]"
     raise CypherTextError(
         f"a {type(value).__name__} parameter cannot be used on the networkx backend "
         "(strings, numbers, booleans, null and lists of them can)"

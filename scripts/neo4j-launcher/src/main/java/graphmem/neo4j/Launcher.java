@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -28,6 +29,14 @@ import org.neo4j.graphdb.GraphDatabaseService;
 import org.neo4j.graphdb.Result;
 import org.neo4j.graphdb.Transaction;
 import org.neo4j.internal.helpers.HostnamePort;
+import org.neo4j.internal.kernel.api.procs.ProcedureSignature;
+import org.neo4j.internal.kernel.api.procs.QualifiedName;
+import org.neo4j.kernel.api.QueryLanguage;
+import org.neo4j.kernel.api.procedure.GlobalProcedures;
+import org.neo4j.kernel.impl.transaction.log.LogAppendEvent;
+import org.neo4j.kernel.impl.transaction.log.checkpoint.CheckPointer;
+import org.neo4j.kernel.impl.transaction.log.checkpoint.SimpleTriggerInfo;
+import org.neo4j.kernel.impl.transaction.log.files.LogFiles;
 import org.neo4j.kernel.internal.GraphDatabaseAPI;
 import org.neo4j.logging.Level;
 import org.neo4j.logging.log4j.Log4jLogProvider;
@@ -39,6 +48,11 @@ import org.neo4j.logging.log4j.Log4jLogProvider;
  * 127.0.0.1, runs {@code RETURN 1} on the default database, and then prints exactly one line
  * {@code READY bolt://127.0.0.1:PORT} to stdout. Everything else goes to stderr (or to
  * {@code <home>/logs/debug.log}). SIGTERM/SIGINT trigger a clean shutdown via a shutdown hook.
+ *
+ * <p>Configured for safety, since {@code graphmem cypher} lets a user send queries: LOAD CSV
+ * cannot read files, only {@link #PROCEDURES} are registered, and the transaction logs are
+ * pruned at every start and stop to the minimum recovery needs, so that erased text does not
+ * outlive a restart there (README, "Erasure").
  *
  * <pre>
  * Usage: Launcher [--port N] [--data DIR] [--pagecache SIZE] [--debug-log]
@@ -55,6 +69,29 @@ import org.neo4j.logging.log4j.Log4jLogProvider;
 public final class Launcher {
     private static final String HOST = "127.0.0.1";
     private static final String PASSWORD_ENV = "GRAPHMEM_NEO4J_PASSWORD";
+    /**
+     * The only procedures the server runs: what graphmem's own queries call (awaiting
+     * indexes, routing) and the read-only schema procedures a debugging query may use.
+     * Everything else (dbms.killConnections, db.clearQueryCaches, db.stats.*, db.create*,
+     * tx.setMetaData, ...) is unregistered at startup, so not even a client that bypasses
+     * graphmem's query check can call it: dbms.security.procedures.allowlist (also set) only
+     * filters plugins, never Neo4j's built-in procedures. The list is the one of
+     * graphmem/cli/_cypher_text.py plus what graphmem and the driver call themselves.
+     */
+    static final List<String> PROCEDURES = List.of(
+            "db.awaitIndex",
+            "db.awaitIndexes",
+            "db.labels",
+            "db.relationshipTypes",
+            "db.propertyKeys",
+            "db.schema.visualization",
+            "db.schema.nodeTypeProperties",
+            "db.schema.relTypeProperties",
+            "db.info",
+            "db.ping",
+            "dbms.components",
+            "dbms.routing.getRoutingTable",
+            "dbms.cluster.routing.getRoutingTable");
     /** How long a SIGTERM received during startup waits for startup to finish. */
     private static final long BUILD_WAIT_SECONDS = 30;
 
@@ -113,6 +150,10 @@ public final class Launcher {
                 ? Files.createTempDirectory("graphmem-neo4j-")
                 : dataDir.toAbsolutePath().normalize();
         Files.createDirectories(home);
+        // LOAD CSV may not read files at all (below); the import directory is also an
+        // empty one of its own, so that a configuration mistake exposes nothing.
+        final Path importDir = home.resolve("import-empty");
+        Files.createDirectories(importDir);
 
         String password = System.getenv(PASSWORD_ENV);
         boolean authEnabled = password != null && !password.isEmpty();
@@ -139,6 +180,7 @@ public final class Launcher {
                 }
                 DatabaseManagementService dbms = dbmsRef.get();
                 if (dbms != null) {
+                    pruneTransactionLogs(dbms, "shutdown");
                     dbms.shutdown();
                     System.err.println("neo4j-launcher: shutdown complete");
                 }
@@ -182,7 +224,16 @@ public final class Launcher {
                     .setConfig(GraphDatabaseSettings.preallocate_logical_logs, false)
                     .setConfig(GraphDatabaseSettings.logical_log_rotation_threshold,
                             SettingValueParsers.BYTES.parse("64m"))
-                    .setConfig(GraphDatabaseSettings.keep_logical_logs, "256M size")
+                    // Erasure: keep no transaction log older than the last checkpoint beyond
+                    // what recovery needs ("false" = only the newest non-empty log file);
+                    // pruneTransactionLogs() rotates and checkpoints at start and stop, so
+                    // text erased before a restart leaves the logs with that restart.
+                    .setConfig(GraphDatabaseSettings.keep_logical_logs, "false")
+                    // Safety: LOAD CSV cannot read local files (no file: URLs, an empty
+                    // import directory), and only the procedures listed above exist.
+                    .setConfig(GraphDatabaseSettings.allow_file_urls, false)
+                    .setConfig(GraphDatabaseSettings.load_csv_file_url_root, importDir)
+                    .setConfig(GraphDatabaseSettings.procedure_allowlist, PROCEDURES)
                     // Logging: WARN+ of the user log to stderr; internal debug.log only on request.
                     .setConfig(GraphDatabaseSettings.debug_log_enabled, debugLog)
                     .setUserLogProvider(new Log4jLogProvider(System.err, Level.WARN));
@@ -206,6 +257,11 @@ public final class Launcher {
             if (authEnabled) {
                 setPassword(managementService, password);
             }
+            removeProcedures(db);
+
+            // Logs written before this start (a crash, or a stop that could not prune)
+            // hold text that may have been erased since: drop them now that recovery is done.
+            pruneTransactionLogs(managementService, "startup");
 
             // Smoke test through the embedded API before announcing readiness.
             long one;
@@ -246,6 +302,55 @@ public final class Launcher {
         // Park the main thread; Neo4j's own threads keep the JVM alive and the shutdown hook
         // handles SIGTERM/SIGINT.
         stoppedLatch.await();
+    }
+
+    /**
+     * Rotates the default database's transaction log and forces a checkpoint, after which
+     * Neo4j prunes every log file the retention policy ({@code keep_logical_logs=false})
+     * does not keep. Erased text then survives only in the store files until its records
+     * are reused (see README, "Erasure").
+     */
+    private static void pruneTransactionLogs(DatabaseManagementService dbms, String when) {
+        try {
+            GraphDatabaseAPI db = (GraphDatabaseAPI) dbms.database(GraphDatabaseSettings.DEFAULT_DATABASE_NAME);
+            var resolver = db.getDependencyResolver();
+            resolver.resolveDependency(LogFiles.class).getLogFile().getLogRotation()
+                    .rotateLogFile(LogAppendEvent.NULL);
+            // Pruning keeps the log file of the last committed transaction, so commit two
+            // that cancel out (a label-less node, created, then deleted) into the new file.
+            String node;
+            try (Transaction tx = db.beginTx()) {
+                node = tx.createNode().getElementId();
+                tx.commit();
+            }
+            try (Transaction tx = db.beginTx()) {
+                tx.getNodeByElementId(node).delete();
+                tx.commit();
+            }
+            resolver.resolveDependency(CheckPointer.class)
+                    .forceCheckPoint(new SimpleTriggerInfo("graphmem log pruning at " + when));
+        } catch (Throwable t) {
+            System.err.println("neo4j-launcher: could not prune transaction logs at " + when + ": " + t);
+        }
+    }
+
+    /** Unregisters every procedure not in {@link #PROCEDURES}. */
+    private static void removeProcedures(GraphDatabaseService db) throws Exception {
+        GlobalProcedures procedures = ((GraphDatabaseAPI) db).getDependencyResolver()
+                .resolveDependency(GlobalProcedures.class);
+        List<QualifiedName> remove = procedures.getCurrentView().getAllProcedures(QueryLanguage.CYPHER_5)
+                .map(ProcedureSignature::name)
+                .filter(name -> !PROCEDURES.contains(fullName(name)))
+                .toList();
+        for (QualifiedName name : remove) {
+            procedures.unregister(name);
+        }
+        System.err.println("neo4j-launcher: procedures available: " + String.join(", ", PROCEDURES)
+                + " (" + remove.size() + " others removed)");
+    }
+
+    private static String fullName(QualifiedName name) {
+        return name.namespace().length == 0 ? name.name() : String.join(".", name.namespace()) + "." + name.name();
     }
 
     /** Sets the password of user neo4j (and clears "change required"), idempotently. */
