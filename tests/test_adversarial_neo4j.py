@@ -62,24 +62,28 @@ async def test_delete_user_racing_add_session_leaves_whole_linked_sessions(
     with every token link (so a search for its marker word finds every entry), and no term
     node is left without an entry.
     """
-    sizes = {"a": 12, "b": 3, "c": 7}
+    sizes = {"a": 6, "b": 3}
 
     def session(name: str, round_: int) -> list[MemoryEntry]:
         return [
-            entry(f"zebra quagga Lisbon walrus {name}{round_}marker item{k}", minute=k) for k in range(sizes[name])
+            entry(f"zebra quagga Lisbon walrus {name}{round_}marker item{k}", minute=k) for k in range(sizes[name[0]])
         ]
 
-    for round_ in range(12):
-        # Enough old entries that the erasure takes a while: the writes land during it.
-        await neo.add_sessions("app", "u", {f"old{k}": session("a", round_) for k in range(6)})
+    async def writes(round_: int, kind: str) -> None:
+        # One after the other, so that across the rounds they land all through the erasure.
+        for j in range(3):
+            if kind == "a":
+                await neo.add_session("app", "u", f"a{j}", session(f"a{j}", round_))
+            elif kind == "b":
+                await neo.add_session_to_project("app", "u", f"b{j}", "proj", session(f"b{j}", round_))
+            else:
+                await neo.add_entry("app", "u", entry(f"zebra note {round_}n{j}marker"))
+
+    for round_ in range(20):
+        # Enough old entries that the erasure takes a while.
+        await neo.add_sessions("app", "u", {f"old{k}": session(f"a{k}", round_) for k in range(10)})
         await neo.add_entry("app", "u", entry(f"old note walrus {round_}"))
-        await asyncio.gather(
-            neo.delete_user("app", "u"),
-            neo.add_session("app", "u", "a", session("a", round_)),
-            neo.add_session("app", "u", "b", session("b", round_)),
-            neo.add_session_to_project("app", "u", "c", "proj", session("c", round_)),
-            neo.add_entry("app", "u", entry(f"zebra note {round_}notemarker")),
-        )
+        await asyncio.gather(neo.delete_user("app", "u"), writes(round_, "a"), writes(round_, "b"), writes(round_, "n"))
         stored = await rows(
             neo,
             "MATCH (e:Entry {app_name: 'app', user_id: 'u'}) "
@@ -91,13 +95,17 @@ async def test_delete_user_racing_add_session_leaves_whole_linked_sessions(
             # Its own words and its author's name (entities depend on the batch: not counted).
             words = {*decomposer.decompose(row["text"]).tokens, "user"}
             assert row["tokens"] == len(words), (round_, row)
+            assert not row["text"].startswith("old note"), (round_, row)
         assert not any(s is not None and s.startswith("old") for s in by_session), (round_, by_session)
-        for name, size in sizes.items():
-            assert by_session.get(name, size) == size, (round_, name, by_session)  # whole or gone
-        for name in by_session:
-            if name in ("a", "b"):
-                found = await neo.search(SearchRequest(app_name="app", user_id="u", query=f"{name}{round_}marker", limit=50))
-                assert len(found.memories) == sizes[name], (round_, name)
+        for name, count in by_session.items():
+            if name is not None:
+                assert count == sizes[name[0]], (round_, name, by_session)  # whole or gone
+                found = await neo.search(
+                    SearchRequest(app_name="app", user_id="u", query=f"{name}{round_}marker", limit=50)
+                    if name[0] == "a"
+                    else SearchRequest(app_name="app", user_id="u", query=f"{name}{round_}marker", project_id="proj")
+                )
+                assert len(found.memories) == count, (round_, name)
         orphans = await rows(
             neo, "MATCH (n) WHERE (n:Token OR n:Entity) AND NOT EXISTS { (n)<--() } RETURN count(n) AS c"
         )
@@ -114,12 +122,13 @@ async def test_reads_during_session_replacement_see_whole_entries(neo: Any) -> N
     """``list_recent``, ``list_entries`` and ``search`` run while a session is replaced again
     and again: every entry they return is one that was written, whole, and none raises."""
     versions = [
-        [entry(f"version {v} turn {k} heron pelican marathon", minute=k) for k in range(25)] for v in range(2)
+        [entry(f"version {v} turn {k} heron pelican marathon", minute=k) for k in range(40)] for v in range(2)
     ]
     written = {(e.text, e.timestamp) for version in versions for e in version}
     await neo.add_session("app", "u", "s", versions[0])
-    replacements = 40
+    replacements = 60
     done = asyncio.Event()
+    reads = 0
 
     async def replace() -> None:
         try:
@@ -128,27 +137,36 @@ async def test_reads_during_session_replacement_see_whole_entries(neo: Any) -> N
         finally:
             done.set()
 
-    seen = 0
+    def check(memories: list[MemoryEntry]) -> None:
+        nonlocal reads
+        reads += 1
+        for memory in memories:
+            assert (memory.text, memory.timestamp) in written
 
-    async def read() -> None:
-        nonlocal seen
-        for _ in range(5_000):  # bounded; stops as soon as the writer is done
+    async def list_recent() -> None:
+        for _ in range(20_000):  # bounded; stops as soon as the writer is done
             if done.is_set():
                 return
-            recent = await neo.list_recent("app", "u", limit=100)
-            listed = await neo.list_entries("app", "u")
-            hits = await neo.search(SearchRequest(app_name="app", user_id="u", query="heron turn", limit=50))
-            memories = [*recent, *(s.memory for s in listed), *hits.memories]
-            for memory in memories:
-                assert (memory.text, memory.timestamp) in written
-            assert all(s.session_id == "s" and s.project_id is None for s in listed)
-            seen += len(memories)
+            check(await neo.list_recent("app", "u", limit=100))
 
-    await asyncio.gather(replace(), read(), read())
-    assert seen > 0
-    assert [e.memory.text for e in await neo.list_entries("app", "u")] == [
-        e.text for e in versions[replacements % 2]
-    ]
+    async def list_entries() -> None:
+        for _ in range(20_000):
+            if done.is_set():
+                return
+            listed = await neo.list_entries("app", "u")
+            assert all(s.session_id == "s" and s.project_id is None and s.entry_id for s in listed)
+            check([s.memory for s in listed])
+
+    async def search() -> None:
+        for _ in range(20_000):
+            if done.is_set():
+                return
+            hits = await neo.search(SearchRequest(app_name="app", user_id="u", query="heron turn", limit=50))
+            check(hits.memories)
+
+    await asyncio.gather(replace(), list_recent(), list_entries(), list_recent(), list_entries(), search())
+    assert reads > replacements
+    assert [e.memory.text for e in await neo.list_entries("app", "u")] == [e.text for e in versions[replacements % 2]]
 
 
 # ---------------------------------------------------------------------- item 9: concurrent set-up
