@@ -341,14 +341,19 @@ class Neo4jMemoryService(MemoryService):
         else:
             result = CandidateSet.pruned(corpus, set(record["seed_tokens"]), set(record["seed_entities"]))
         for entry_id, matched_tokens, matched_entities, entry_project, near_ids, far_ids in record["candidates"]:
-            near = set(near_ids) - {entry_id}
+            # A node deleted by a concurrent commit while this read looked at it reads as
+            # null (read committed): such an entry or neighbour is gone, so it is left out.
+            if entry_id is None:
+                continue
+            near = {i for i in near_ids if i is not None} - {entry_id}
+            far = {i for i in far_ids if i is not None} - near - {entry_id}
             result.candidates.append(
                 CandidateStats(
                     entry_id=entry_id,
-                    matched_tokens=frozenset(matched_tokens),
-                    matched_entities=frozenset(matched_entities),
+                    matched_tokens=frozenset(t for t in matched_tokens if t is not None),
+                    matched_entities=frozenset(n for n in matched_entities if n is not None),
                     neighbour_ids=tuple(sorted(near)),
-                    second_neighbour_ids=tuple(sorted(set(far_ids) - near - {entry_id})),
+                    second_neighbour_ids=tuple(sorted(far)),
                     project_id=entry_project,
                 )
             )
