@@ -13,12 +13,13 @@ How the driver is used:
   (``cypher/lock_user.cypher``): the writes of one app and user run one at a time, those of
   different users in parallel. So a delete's "is this term orphaned now?" check cannot race
   a write linking to the term, and two replacements of a session cannot both miss each
-  other's entries. ``delete_user`` runs in batches of entries, each a locked transaction,
-  so a write landing between two batches is either erased whole or kept whole.
+  other's entries. ``delete_user`` deletes the entries there are when it starts, in
+  batches, each a locked transaction, so a write landing between two batches is kept whole.
   Deadlocks and other transient errors get a longer retry budget than an outage does
   (``_with_retries``).
-- Reads return whole entries only: an entry deleted by a concurrent commit while a read
-  looks at it is skipped, not returned with missing properties (``cypher/list_recent.cypher``).
+- Reads take no lock and return whole entries only: an entry deleted by a concurrent
+  commit while a read looks at it is skipped, not returned with properties missing (the
+  check is in ``cypher/all_entries.cypher``, ``fetch_entries`` and ``list_recent``).
 - Reads go through ``execute_query`` with read routing, so a ``neo4j://`` cluster URI
   spreads them over readers. A search gathers with one query (``cypher/gather_pruned.cypher``,
   or ``cypher/gather.cypher`` when pruning cannot decide) that starts from the query's Token
