@@ -1,3 +1,13 @@
 // Every entry of the owner, global and in every project.
 MATCH (e:Entry {app_name: $app_name, user_id: $user_id})
-RETURN e {.id, .app_name, .user_id, .project_id, .session_id, .position, .author, .role, .text, .timestamp} AS entry
+WITH e, e {.id, .app_name, .user_id, .project_id, .session_id, .position, .author, .role, .text, .timestamp} AS entry
+// Whole entries only. Reads are read committed: a node found through an index can be
+// deleted by a concurrent commit (a session replaced) before or while its properties are
+// read, and those then read as null. Keep a row when every required property was read and
+// the node, looked at again afterwards, still has exactly the properties read: entries
+// are never updated, so the row is then the entry as written.
+WHERE entry.id IS NOT NULL AND entry.app_name IS NOT NULL AND entry.user_id IS NOT NULL
+  AND entry.position IS NOT NULL AND entry.author IS NOT NULL AND entry.role IS NOT NULL
+  AND entry.text IS NOT NULL AND entry.timestamp IS NOT NULL
+  AND size(keys(e)) = size([k IN keys(entry) WHERE entry[k] IS NOT NULL])
+RETURN entry

@@ -16,7 +16,8 @@ CREATE INDEX graphmem_v1_entry_session IF NOT EXISTS
 FOR (e:Entry) ON (e.app_name, e.user_id, e.session_id);
 CREATE INDEX graphmem_v1_entry_project IF NOT EXISTS
 FOR (e:Entry) ON (e.app_name, e.user_id, e.project_id);
-// The key that serialises concurrent replacements of one session (see lock_sessions.cypher).
-// scope is the project id, or '' for global memory (never a valid project id).
+// The key that serialises writes. Version 1 locked each session (scope: the project id, or
+// '' for global memory); since then every write locks its whole user with the key whose
+// scope and session_id are both '' (see lock_user.cypher), which this constraint covers.
 CREATE CONSTRAINT graphmem_v1_session_lock IF NOT EXISTS
 FOR (l:GraphmemSessionLock) REQUIRE (l.app_name, l.user_id, l.scope, l.session_id) IS UNIQUE;

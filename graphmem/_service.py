@@ -152,6 +152,11 @@ class MemoryStats:
     projects: int
 
 
+#: The largest ``limit`` of :meth:`MemoryService.list_recent`: the largest 32-bit integer, so
+#: that every backend takes it (a Neo4j ``LIMIT`` travels as a 64-bit integer, and a larger
+#: Python int cannot be sent at all), and more than any store holds.
+MAX_LIST_LIMIT = 2**31 - 1
+
 #: The longest token or entity name stored. Longer "words" are blobs (hex dumps, base64,
 #: a key held down), which nobody searches for; and a backend must be able to index every
 #: term: Neo4j's index key for (app_name, user_id, value) is limited to about 8 KB.
@@ -356,10 +361,17 @@ class MemoryService(ABC):
         return SearchResponse(memories=[h.memory for h in hits], hits=hits)
 
     async def list_recent(self, app_name: str, user_id: str, limit: int = 10) -> list[MemoryEntry]:
-        """The user's newest entries first, global and project entries alike."""
+        """The user's newest entries first, global and project entries alike.
+
+        Args:
+            limit: how many at most, from 1 to 2**31 - 1.
+
+        Raises:
+            ValueError: ``limit`` is not an integer in that range.
+        """
         owner = self._owner(app_name, user_id)
-        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
-            raise ValueError(f"limit must be an integer of at least 1, got {limit!r}")
+        if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIST_LIMIT:
+            raise ValueError(f"limit must be an integer from 1 to {MAX_LIST_LIMIT}, got {limit!r}")
         return [e.memory for e in await self._list_recent(owner, limit)]
 
     async def list_entries(

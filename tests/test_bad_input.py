@@ -262,3 +262,13 @@ async def test_lone_surrogates_are_rejected_cleanly(service: MemoryService, text
     with pytest.raises(ValueError):
         await service.delete_entries(APP, USER, text)
     assert await snapshot(service) == before
+
+
+async def test_list_recent_refuses_a_limit_above_the_largest_32_bit_integer(service: MemoryService) -> None:
+    before = await seeded(service)
+    for bad in (2**31, 2**63, 10**100):
+        with pytest.raises(ValueError, match="limit must be an integer from 1 to 2147483647"):
+            await service.list_recent(APP, USER, limit=bad)
+    newest_first = [m.text for m in await service.list_recent(APP, USER, limit=2**31 - 1)]
+    assert newest_first == ["buy oranges", "orange marmalade", "orange juice for breakfast"]
+    assert await snapshot(service) == before

@@ -9,10 +9,17 @@ How the driver is used:
 
 - Writes run in one managed write transaction per call, so an ``add_session`` is all or
   nothing and the driver retries transient errors (``add_sessions``: one per up to 2,000
-  entries, never splitting a session). Concurrent writers of a session are serialised by
-  lock keys taken in sorted order (``cypher/lock_sessions.cypher``); a delete write-locks the terms
-  it may orphan (``cypher/delete_entries.cypher``). Deadlocks, and a term deleted under a
-  concurrent write, get a longer retry budget than an outage does (``_with_retries``).
+  entries, never splitting a session). Every write transaction first takes its user's lock
+  (``cypher/lock_user.cypher``): the writes of one app and user run one at a time, those of
+  different users in parallel. So a delete's "is this term orphaned now?" check cannot race
+  a write linking to the term, and two replacements of a session cannot both miss each
+  other's entries. ``delete_user`` deletes the entries there are when it starts, in
+  batches, each a locked transaction, so a write landing between two batches is kept whole.
+  Deadlocks and other transient errors get a longer retry budget than an outage does
+  (``_with_retries``).
+- Reads take no lock and return whole entries only: an entry deleted by a concurrent
+  commit while a read looks at it is skipped, not returned with properties missing (the
+  check is in ``cypher/all_entries.cypher``, ``fetch_entries`` and ``list_recent``).
 - Reads go through ``execute_query`` with read routing, so a ``neo4j://`` cluster URI
   spreads them over readers. A search gathers with one query (``cypher/gather_pruned.cypher``,
   or ``cypher/gather.cypher`` when pruning cannot decide) that starts from the query's Token
@@ -31,7 +38,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from graphmem._cypher import load_cypher, load_statements
 from graphmem._decompose import Decomposer, Entity, speaker_tokens
-from graphmem._errors import BackendUnavailableError
+from graphmem._errors import BackendUnavailableError, GraphmemError
 from graphmem._scoring import CandidateStats, CorpusStats, ScoringWeights
 from graphmem._service import (
     CandidateSet,
@@ -173,20 +180,38 @@ class Neo4jMemoryService(MemoryService):
 
         Raises:
             BackendUnavailableError: Neo4j cannot be reached.
+            GraphmemError: a migration ran but its indexes and constraints are not all there.
+
+        Several processes may run it at once (every worker at start-up): each succeeds.
         """
-        present = set(await self._read_single("schema_objects", {}, "names"))
-        current = 0
-        for version in range(SCHEMA_VERSION, 0, -1):
-            if _schema_objects(version) <= present:
-                current = version
-                break
+        current = await self._schema_version()
         if current == SCHEMA_VERSION:
             return current
         for version in range(current + 1, SCHEMA_VERSION + 1):
             for statement in load_statements(f"schema_v{version}"):
-                await self._auto_commit(statement, {})
+                try:
+                    await self._auto_commit(statement, {})
+                except Neo4jError as exc:
+                    # IF NOT EXISTS checks, then creates: another process creating the same
+                    # object in between makes this one fail with "already exists". The
+                    # object is then the one wanted (checked below, by name).
+                    if not _is_already_exists(exc):
+                        raise
         await self._auto_commit(load_cypher("await_indexes"), {"timeout_seconds": int(timeout)})
+        if await self._schema_version() != SCHEMA_VERSION:
+            raise GraphmemError(
+                f"graphmem's schema migrations ran on {self._where} but its indexes and constraints "
+                f"(named graphmem_v{SCHEMA_VERSION}_*) are not all there; see SHOW INDEXES"
+            )
         return SCHEMA_VERSION
+
+    async def _schema_version(self) -> int:
+        """The newest migration version whose indexes and constraints are all in place."""
+        present = set(await self._read_single("schema_objects", {}, "names"))
+        for version in range(SCHEMA_VERSION, 0, -1):
+            if _schema_objects(version) <= present:
+                return version
+        return 0
 
     async def close(self) -> None:
         """Close the driver and the decomposer if this service created them. Idempotent."""
@@ -230,13 +255,11 @@ class Neo4jMemoryService(MemoryService):
         sessions: Sequence[tuple[str, Sequence[PreparedEntry]]],
     ) -> None:
         params = _owner_params(owner)
-        # Sorted: concurrent writers take the session locks in one order (no deadlock).
         scope_params = {**params, "project_id": project_id, "session_ids": sorted({s for s, _ in sessions})}
 
         async def work(tx: AsyncManagedTransaction) -> None:
-            # Without the locks, two concurrent replacements would each miss the other's
-            # uncommitted entries and both commit: a duplicated session.
-            await _run(tx, "lock_sessions", scope_params)
+            # Under the user lock (see _write): no concurrent replacement of these sessions
+            # can have uncommitted entries that this read misses (a duplicated session).
             result = await tx.run(load_cypher("sessions_entry_ids"), scope_params)
             old_ids = (await result.single(strict=True))["ids"]
             # New entries first, old ones after: tokens both use survive instead of being
@@ -245,16 +268,16 @@ class Neo4jMemoryService(MemoryService):
             if old_ids:
                 await _run(tx, "delete_entries", {**params, "ids": old_ids})
 
-        await self._write(work)
+        await self._write(owner, work)
 
     async def _insert_entry(self, owner: Owner, entry: PreparedEntry) -> None:
         async def work(tx: AsyncManagedTransaction) -> None:
             await _create_entries(tx, owner, [[entry]])
 
-        await self._write(work)
+        await self._write(owner, work)
 
     async def _delete_entries(self, owner: Owner, entry_ids: Sequence[str]) -> int:
-        return await self._write(lambda tx: _delete_ids(tx, owner, list(entry_ids)))
+        return await self._write(owner, lambda tx: _delete_ids(tx, owner, list(entry_ids)))
 
     async def _delete_session(self, owner: Owner, session_id: str) -> int:
         async def work(tx: AsyncManagedTransaction) -> int:
@@ -262,7 +285,7 @@ class Neo4jMemoryService(MemoryService):
             result = await tx.run(load_cypher("session_entry_ids_all_scopes"), params)
             return await _delete_ids(tx, owner, (await result.single(strict=True))["ids"])
 
-        return await self._write(work)
+        return await self._write(owner, work)
 
     async def _delete_project(self, owner: Owner, project_id: str) -> int:
         async def work(tx: AsyncManagedTransaction) -> int:
@@ -270,15 +293,23 @@ class Neo4jMemoryService(MemoryService):
             result = await tx.run(load_cypher("project_entry_ids"), params)
             return await _delete_ids(tx, owner, (await result.single(strict=True))["ids"])
 
-        return await self._write(work)
+        return await self._write(owner, work)
 
     async def _delete_user(self, owner: Owner) -> int:
-        # A user can be too big for one transaction: batched auto-commit statements
-        # (entries, then tokens, then entities). Each can be re-run after a failure, so a
-        # retried erasure completes; the count is of the entries this call removed.
+        # A user can be too big for one transaction, and a lock cannot outlive one: the
+        # entries there are when the erasure starts, in batches, each batch a locked write
+        # that also deletes the terms it orphans (the delete_entries.cypher every delete
+        # uses). A write that lands between two batches is kept whole, as if it came after
+        # the erasure, instead of losing the token links a blanket term delete would take.
+        # Re-running after a failure completes the erasure; the count is of this call's.
         params = _owner_params(owner)
-        counts = [await self._auto_commit(statement, params) for statement in load_statements("delete_user")]
-        return int(counts[0][0]["removed"]) if counts and counts[0] else 0
+        ids = await self._write(owner, lambda tx: _single(tx, "user_entry_ids", params, "ids"))
+        removed = 0
+        for start in range(0, len(ids), _ENTRIES_PER_ERASURE):
+            batch = ids[start : start + _ENTRIES_PER_ERASURE]
+            removed += await self._write(owner, lambda tx, batch=batch: _delete_ids(tx, owner, batch))
+        await self._write(owner, lambda tx: _run(tx, "delete_orphan_terms", params))
+        return removed
 
     # ------------------------------------------------------------------ reads
 
@@ -315,15 +346,20 @@ class Neo4jMemoryService(MemoryService):
             result = CandidateSet.pruned(corpus, set(record["seed_tokens"]), set(record["seed_entities"]))
         for row in record["candidates"]:
             entry_id, matched_tokens, matched_entities, entry_project, near_ids, far_ids, author, times = row
-            near = set(near_ids) - {entry_id}
-            day, refs = entry_times(times[0], times[1]) if times is not None else (None, ())
+            # A node deleted by a concurrent commit while this read looked at it reads as
+            # null (read committed): such an entry or neighbour is gone, so it is left out.
+            if entry_id is None:
+                continue
+            near = {i for i in near_ids if i is not None} - {entry_id}
+            far = {i for i in far_ids if i is not None} - near - {entry_id}
+            day, refs = entry_times(times[0], times[1]) if times is not None and times[0] is not None else (None, ())
             result.candidates.append(
                 CandidateStats(
                     entry_id=entry_id,
-                    matched_tokens=frozenset(matched_tokens),
-                    matched_entities=frozenset(matched_entities),
+                    matched_tokens=frozenset(t for t in matched_tokens if t is not None),
+                    matched_entities=frozenset(n for n in matched_entities if n is not None),
                     neighbour_ids=tuple(sorted(near)),
-                    second_neighbour_ids=tuple(sorted(set(far_ids) - near - {entry_id})),
+                    second_neighbour_ids=tuple(sorted(far)),
                     project_id=entry_project,
                     day=day,
                     time_refs=refs,
@@ -386,15 +422,22 @@ class Neo4jMemoryService(MemoryService):
     async def _read_single(self, name: str, params: dict[str, Any], key: str) -> Any:
         return (await self._read_one(name, params))[key]
 
-    async def _write(self, work: Callable[[AsyncManagedTransaction], Awaitable[T]]) -> T:
+    async def _write(self, owner: Owner, work: Callable[[AsyncManagedTransaction], Awaitable[T]]) -> T:
+        """Run ``work`` in one managed write transaction holding ``owner``'s lock."""
+        params = _owner_params(owner)
+
+        async def locked(tx: AsyncManagedTransaction) -> T:
+            await _run(tx, "lock_user", params)
+            return await work(tx)
+
         async def attempt() -> T:
             async with self._driver.session(database=self._database) as session:
-                return await session.execute_write(work)
+                return await session.execute_write(locked)
 
         return await self._with_retries(attempt)
 
     async def _auto_commit(self, query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
-        """Run one statement in an auto-commit transaction (schema commands, batched deletes)."""
+        """Run one statement in an auto-commit transaction (the schema commands)."""
 
         async def attempt() -> list[dict[str, Any]]:
             async with self._driver.session(database=self._database) as session:
@@ -465,20 +508,17 @@ _DRIVER_ERRORS: tuple[type[BaseException], ...] = (
 )
 
 
-_ENTITY_NOT_FOUND = "Neo.ClientError.Statement.EntityNotFound"
-
-
 def _is_contention(exc: BaseException) -> bool:
-    """Whether another attempt of the same write will likely succeed.
+    """Whether another attempt of the same write will likely succeed: deadlocks and other
+    transient errors, except an unavailable database (an outage)."""
+    return isinstance(exc, TransientError) and not isinstance(exc, DatabaseUnavailable)
 
-    Deadlocks and other transient errors, except an unavailable database (an outage). And
-    ``EntityNotFound``: a token or entity this write matched was deleted as an orphan by a
-    concurrent delete before the write could link to it; the next attempt creates it again
-    (Neo4j calls it a client error, so the driver does not retry it).
-    """
-    if isinstance(exc, TransientError):
-        return not isinstance(exc, DatabaseUnavailable)
-    return isinstance(exc, Neo4jError) and exc.code == _ENTITY_NOT_FOUND
+
+def _is_already_exists(exc: Neo4jError) -> bool:
+    """Whether a schema command failed because the object (or an equivalent) exists:
+    ``Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists`` and its siblings."""
+    code = exc.code or ""
+    return code.startswith("Neo.ClientError.Schema.") and code.endswith("AlreadyExists")
 
 
 def _owner_params(owner: Owner) -> dict[str, Any]:
@@ -490,8 +530,16 @@ async def _run(tx: AsyncManagedTransaction, name: str, params: dict[str, Any]) -
     return [record async for record in result]
 
 
+async def _single(tx: AsyncManagedTransaction, name: str, params: dict[str, Any], key: str) -> Any:
+    result = await tx.run(load_cypher(name), params)
+    return (await result.single(strict=True))[key]
+
+
 #: Entries written per transaction by a bulk call (its sessions are never split).
 _ENTRIES_PER_TRANSACTION = 2_000
+
+#: Entries deleted per transaction by ``delete_user``.
+_ENTRIES_PER_ERASURE = 1_000
 
 
 def _batches(

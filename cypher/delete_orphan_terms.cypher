@@ -1,0 +1,16 @@
+// The Token and Entity nodes of one app and user that no entry uses: the last step of an
+// erasure (deleting entries already removes the terms they orphan; this catches any left
+// by an earlier version). `IS NOT NULL` lets the planner use the key constraints' indexes.
+CALL () {
+  MATCH (t:Token {app_name: $app_name, user_id: $user_id})
+  WHERE t.value IS NOT NULL AND NOT EXISTS { (t)<--() }
+  DELETE t
+  RETURN count(t) AS tokens
+}
+CALL () {
+  MATCH (n:Entity {app_name: $app_name, user_id: $user_id})
+  WHERE n.name IS NOT NULL AND NOT EXISTS { (n)<--() }
+  DELETE n
+  RETURN count(n) AS entities
+}
+RETURN tokens, entities
