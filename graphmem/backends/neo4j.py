@@ -32,6 +32,7 @@ How the driver is used:
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -307,7 +308,7 @@ class Neo4jMemoryService(MemoryService):
         removed = 0
         for start in range(0, len(ids), _ENTRIES_PER_ERASURE):
             batch = ids[start : start + _ENTRIES_PER_ERASURE]
-            removed += await self._write(owner, lambda tx, batch=batch: _delete_ids(tx, owner, batch))
+            removed += await self._write(owner, functools.partial(_delete_ids, owner=owner, entry_ids=batch))
         await self._write(owner, lambda tx: _run(tx, "delete_orphan_terms", params))
         return removed
 
