@@ -149,6 +149,52 @@ def author_tokens(author: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(author)]
 
 
+def speaker_variant(word: str, speakers: Iterable[str]) -> str | None:
+    """The speaker-name token that ``word`` (a query word no entry holds) spells another
+    way, or ``None``.
+
+    A variant starts with the same letter and is either one or two edits away (one for
+    names of up to five letters; an edit is an insertion, deletion, substitution or swap of
+    two neighbours: "Katharine" / "Katherine", "Jon" / "John") or a short form of three or
+    more letters that the other begins with ("Mel" / "Melanie"). A word of fewer than three
+    letters, or one that could be two speakers' names ("Joh" for "John" and "Jon"), links
+    to none.
+    """
+    word = word.lower()
+    speakers = set(speakers)
+    if len(word) < 3 or word in speakers:
+        return None
+    found = set()
+    for name in speakers:
+        if not name or name[0] != word[0]:
+            continue
+        short, long = sorted((word, name), key=len)
+        if len(short) >= 3 and long.startswith(short):
+            found.add(name)
+        elif _edit_distance(word, name, limit=2) <= (1 if min(len(word), len(name)) <= 5 else 2):
+            found.add(name)
+    return found.pop() if len(found) == 1 else None
+
+
+def _edit_distance(a: str, b: str, *, limit: int) -> int:
+    """Optimal string alignment distance (Levenshtein plus swaps of neighbours), or
+    ``limit + 1`` as soon as it must exceed ``limit``."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    before: list[int] | None = None
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i] + [0] * len(b)
+        for j, cb in enumerate(b, 1):
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb))
+            if before is not None and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                current[j] = min(current[j], before[j - 2] + 1)
+        if min(current) > limit:
+            return limit + 1
+        before, previous = previous, current
+    return previous[-1]
+
+
 @functools.lru_cache(maxsize=1024)
 def speaker_tokens(author: str) -> frozenset[str]:
     """:func:`author_tokens` as a set, cached: a user has few speakers, seen on every entry."""

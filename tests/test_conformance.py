@@ -804,3 +804,22 @@ async def test_a_query_naming_a_speaker_prefers_what_they_said(service: MemorySe
     assert [h.by_named_speaker for h in response.hits[:2]] == [True, False]
     plain = await search(service, "pottery classes")
     assert all(h.by_named_speaker is None for h in plain.hits)
+
+
+async def test_a_speakers_name_spelled_another_way_in_the_query_still_names_them(service: MemoryService) -> None:
+    await service.add_session(
+        APP,
+        USER,
+        "s",
+        [
+            entry("My favourite hobby is kayaking on the lake.", at=0, author="Katherine"),
+            entry("My favourite hobby is chess.", at=1, author="Bob"),
+        ],
+    )
+    response = await search(service, "What is Katharine's favourite hobby?")
+    assert [h.memory.author for h in response.hits[:2]] == ["Katherine", "Bob"]
+    assert "katherine" in response.hits[0].matched_tokens
+    assert [h.by_named_speaker for h in response.hits[:2]] == [True, False]
+    # A lowercase word is not read as a name, and a name nobody has is left alone.
+    assert all(h.by_named_speaker is None for h in (await search(service, "what is katharine's hobby")).hits)
+    assert all(h.by_named_speaker is None for h in (await search(service, "What is Roberta's hobby?")).hits)

@@ -282,3 +282,33 @@ def test_nfc_and_nfd_spellings_give_the_same_tokens(decomposer: Decomposer) -> N
     nfd = unicodedata.normalize("NFD", "café crème")
     assert nfc != nfd
     assert decomposer.decompose(nfc).tokens == decomposer.decompose(nfd).tokens
+
+
+# ---------------------------------------------------------------------------- speaker names
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("katharine", "katherine"),  # one substitution
+        ("catherine", None),  # another first letter: never
+        ("carolyn", "caroline"),  # two edits in a long name
+        ("melany", "melanie"),
+        ("mel", "melanie"),  # a short form the name begins with
+        ("jhon", "john"),  # two neighbours swapped
+        ("jo", None),  # under three letters: never
+        ("kate", None),  # not a short form of katherine, too far from it
+        ("robert", None),  # nobody's name
+    ],
+)
+def test_a_speakers_name_spelled_another_way(word: str, expected: str | None) -> None:
+    from graphmem._decompose import speaker_variant
+
+    assert speaker_variant(word, {"katherine", "caroline", "melanie", "john"}) == expected
+
+
+def test_a_word_that_could_be_two_speakers_links_to_none() -> None:
+    from graphmem._decompose import speaker_variant
+
+    assert speaker_variant("joh", {"john", "jon"}) is None
+    assert speaker_variant("jon", {"john", "jon"}) is None  # a speaker's own name is no variant

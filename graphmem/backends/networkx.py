@@ -118,6 +118,8 @@ class GraphMemoryService(MemoryService):
         self._entries: dict[Owner, dict[str, StoredEntry]] = defaultdict(dict)
         self._sessions: dict[Owner, dict[SessionKey, list[str]]] = defaultdict(dict)
         self._neighbours: dict[str, tuple[str, ...]] = {}
+        #: Per owner, the values of its Token nodes with ``speaker`` true (an index of them).
+        self._speaker_values: dict[Owner, set[str]] = defaultdict(set)
         #: Users whose segment holds text removed from memory: their next write compacts it.
         self._needs_compaction: set[Owner] = set()
         #: One lock per user around its segment's I/O: a user's write (its fsync, its
@@ -440,6 +442,11 @@ class GraphMemoryService(MemoryService):
 
         return times
 
+    async def _speaker_names(self, owner: Owner) -> frozenset[str]:
+        with self._lock:
+            self._ensure_loaded()
+            return frozenset(self._speaker_values.get(owner, ()))
+
     async def _fetch_entries(self, owner: Owner, entry_ids: Sequence[str]) -> list[StoredEntry]:
         with self._lock:
             self._ensure_loaded()
@@ -556,6 +563,7 @@ class GraphMemoryService(MemoryService):
         self._entries = defaultdict(dict)
         self._sessions = defaultdict(dict)
         self._neighbours = {}
+        self._speaker_values = defaultdict(set)
         self._needs_compaction = set()
         self._loaded = self._journal is None
 
@@ -605,6 +613,7 @@ class GraphMemoryService(MemoryService):
         if op == "delete_user":
             self._entries.pop(owner, None)
             self._sessions.pop(owner, None)
+            self._speaker_values.pop(owner, None)
         return removed
 
     def _entry_key(self, owner: Owner, entry_id: str) -> NodeKey:
@@ -637,6 +646,8 @@ class GraphMemoryService(MemoryService):
                 )
             elif value in spoken:
                 graph.nodes[token]["speaker"] = True
+            if value in spoken:
+                self._speaker_values[owner].add(value)
             graph.add_edge(node, token, __labels__=_LABELS[HAS_TOKEN])
         for name, label in rec["entities"]:
             entity = (ENTITY, app, user, name)
@@ -663,6 +674,8 @@ class GraphMemoryService(MemoryService):
             for term in terms:
                 if not graph._pred[term]:
                     graph.remove_node(term)  # no entry uses it any more
+                    if term[0] == TOKEN:
+                        self._speaker_values[owner].discard(term[3])
             for other in self._neighbours.pop(entry_id, ()):
                 if other in self._neighbours:
                     self._neighbours[other] = tuple(n for n in self._neighbours[other] if n != entry_id)
