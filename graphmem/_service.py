@@ -452,6 +452,20 @@ class MemoryService(ABC):
         owner = None if app_name is None or user_id is None else self._owner(app_name, user_id)
         return await self._stats(owner)
 
+    async def ensure_schema(self) -> int | None:
+        """Set up what the backend needs before its first write (indexes, constraints).
+
+        Idempotent; :func:`graphmem.open_memory` calls it, so a store it opens is ready.
+        The default does nothing and returns ``None`` (the backend has no schema).
+
+        Returns:
+            The schema version now in place, or ``None`` for a backend without a schema.
+
+        Raises:
+            BackendUnavailableError: the backend cannot be reached.
+        """
+        return None
+
     async def health_check(self) -> None:
         """Check that the backend can be reached.
 
