@@ -408,3 +408,53 @@ def test_graphmem_imports_without_adk_and_names_the_extra() -> None:
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["loaded"] is False
     assert "pip install 'graphmem[adk]'" in result["error"]
+
+
+@pytest.mark.slow
+def test_adk_api_server_serves_the_example_with_graphmem_memory(tmp_path: Path) -> None:
+    """`adk api_server examples/adk_agent --memory_service_uri graphmem+file:///...`, for real:
+    a turn of session 1 is stored by the example's callback, session 2 recalls it."""
+    import socket
+    import threading
+    import urllib.request
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    journal = tmp_path / "memory.journal"
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "GRAPHMEM_ADK_MODEL": "scripted"}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "google.adk.cli", "api_server", str(EXAMPLE), "--host", "127.0.0.1", "--port", str(port),
+         "--session_service_uri", "memory://", "--memory_service_uri", f"graphmem+file://{journal}"],
+        env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+
+    def post(path: str, body: dict[str, Any]) -> Any:
+        request = urllib.request.Request(base + path, json.dumps(body).encode(), {"content-type": "application/json"})
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            return json.loads(answer.read())
+
+    try:
+        # Ready when uvicorn says so (stderr); a server that dies ends the stream instead.
+        assert server.stderr is not None
+        seen = []
+        for line in server.stderr:
+            seen.append(line)
+            if "Uvicorn running on" in line:
+                break
+        else:
+            raise AssertionError("adk api_server did not start:\n" + "".join(seen[-20:]))
+        threading.Thread(target=server.stderr.read, daemon=True).start()  # keep the pipe drained
+        texts = []
+        for session_id, text in (("s1", "My sister Maria moved to Lisbon."), ("s2", "Where does Maria live?")):
+            post(f"/apps/memory_agent/users/u1/sessions/{session_id}", {})
+            events = post("/run", {"app_name": "memory_agent", "user_id": "u1", "session_id": session_id,
+                                   "new_message": {"role": "user", "parts": [{"text": text}]}})
+            texts.append(" ".join(p["text"] for e in events for p in e["content"]["parts"] if p.get("text")))
+        assert "My sister Maria moved to Lisbon." in texts[1]
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert (tmp_path / "memory.journal.d").is_dir()  # the graphmem journal, not ADK's in-memory service
+    assert not (EXAMPLE / "memory_agent" / ".adk").exists()
