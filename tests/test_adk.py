@@ -82,7 +82,7 @@ async def test_add_session_to_memory_replaces_the_session_and_keeps_only_text(se
         text_event("user", "My sister Maria moved to Lisbon.", 0),
         *call_events(1),
         text_event("companion", "Lisbon is lovely.", 2, partial=True),  # a stream chunk
-        types.Part(text="thinking...", thought=True) and text_event("companion", "", 2),  # no text at all
+        text_event("companion", "", 2),  # no text at all
         text_event("companion", "How does she like Lisbon?", 3),
     ]
     await memory.add_session_to_memory(session_of("s1", events))
