@@ -5,7 +5,8 @@ entries by token overlap over the graph, with conversation adjacency and entitie
 and no network call is needed to store or recall.
 
 Importing graphmem has no side effects: no model is loaded and no connection is made
-until a service is used.
+until a service is used. ``open_memory(uri)`` opens any store from its URI (``memory:``,
+a journal path, ``bolt://...``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from graphmem._errors import (
     GraphmemError,
     InvalidIdentifierError,
     InvalidProjectIdError,
+    InvalidStoreUriError,
     JournalCompactionError,
     JournalCorruptError,
     ProjectScopingUnsupportedError,
@@ -45,6 +47,7 @@ from graphmem._models import (
     SearchResponse,
     validate_project_id,
 )
+from graphmem._open import open_memory
 from graphmem._scoring import ScoringWeights
 from graphmem._service import MemoryService, MemoryStats, StoredEntry
 from graphmem.backends.networkx import GraphMemoryService
@@ -68,6 +71,7 @@ __all__ = [
     "GraphmemError",
     "InvalidIdentifierError",
     "InvalidProjectIdError",
+    "InvalidStoreUriError",
     "JournalCompactionError",
     "JournalCorruptError",
     "MemoryEntry",
@@ -89,6 +93,7 @@ __all__ = [
     "export_fixtures",
     "fixture_json_schema",
     "load_fixtures",
+    "open_memory",
     "read_fixtures",
     "validate_project_id",
 ]

@@ -14,6 +14,7 @@ __all__ = [
     "GraphmemError",
     "InvalidIdentifierError",
     "InvalidProjectIdError",
+    "InvalidStoreUriError",
     "JournalCompactionError",
     "JournalCorruptError",
     "ProjectScopingUnsupportedError",
@@ -33,6 +34,12 @@ class InvalidIdentifierError(GraphmemError, ValueError):
 
 class InvalidProjectIdError(InvalidIdentifierError):
     """A project id is empty, not a string, or longer than 256 characters."""
+
+
+class InvalidStoreUriError(GraphmemError, ValueError):
+    """A store URI that names no store graphmem can open: an unknown scheme, a malformed URI,
+    or a path that cannot be a journal (a directory). The message shows the URI without its
+    password."""
 
 
 class UnsupportedOperationError(GraphmemError, NotImplementedError):

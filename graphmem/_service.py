@@ -10,6 +10,7 @@ same data the same way.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import re
 import uuid
 from abc import ABC, abstractmethod
@@ -59,6 +60,7 @@ __all__ = [
     "Owner",
     "PreparedEntry",
     "StoredEntry",
+    "continued",
 ]
 
 
@@ -102,6 +104,14 @@ class PreparedEntry:
     @property
     def entry_id(self) -> str:
         return self.stored.entry_id
+
+
+def continued(entries: Sequence[PreparedEntry], start: int) -> list[PreparedEntry]:
+    """``entries`` (prepared at positions 0, 1, ...) moved to positions ``start``, ``start + 1``,
+    ...: what a backend stores when it appends them after a session's last entry."""
+    return [
+        dataclasses.replace(e, stored=dataclasses.replace(e.stored, position=start + i)) for i, e in enumerate(entries)
+    ]
 
 
 @dataclass(slots=True)
@@ -303,6 +313,55 @@ class MemoryService(ABC):
         prepared = await self._prepare(entries, session_id=session_id, project_id=project_id)
         await self._replace_session(owner, project_id, session_id, prepared)
 
+    async def append_to_session(
+        self, app_name: str, user_id: str, session_id: str, entries: Sequence[MemoryEntry]
+    ) -> list[str]:
+        """Add entries to the end of a global session, keeping what it holds.
+
+        Where ``add_session`` replaces a session, this continues it: the new entries take
+        the positions after the session's last entry, and ``NEXT`` links that entry to the
+        first new one (a session that holds nothing yet starts with them). Concurrent
+        appends and replacements of one session are serialised. Entries with no text are
+        skipped. All or nothing.
+
+        Returns:
+            The ids of the stored entries, in order (empty when none had text).
+
+        Raises:
+            InvalidIdentifierError: a bad app, user or session id.
+            DecompositionError: a decomposition worker process failed (nothing stored).
+            BackendUnavailableError: the backend cannot be reached.
+        """
+        owner = self._owner(app_name, user_id)
+        validate_identifier(session_id, "session_id")
+        prepared = await self._prepare(entries, session_id=session_id, project_id=None)
+        if prepared:
+            await self._append_to_session(owner, None, session_id, prepared)
+        return [e.entry_id for e in prepared]
+
+    async def append_to_session_in_project(
+        self,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        project_id: str,
+        entries: Sequence[MemoryEntry],
+    ) -> list[str]:
+        """``append_to_session`` for a session of a project.
+
+        Raises:
+            ProjectScopingUnsupportedError: the backend has no project support.
+            InvalidProjectIdError: a bad project id.
+        """
+        self._require_projects("append_to_session_in_project")
+        owner = self._owner(app_name, user_id)
+        validate_identifier(session_id, "session_id")
+        validate_project_id(project_id)
+        prepared = await self._prepare(entries, session_id=session_id, project_id=project_id)
+        if prepared:
+            await self._append_to_session(owner, project_id, session_id, prepared)
+        return [e.entry_id for e in prepared]
+
     async def add_entry(self, app_name: str, user_id: str, entry: MemoryEntry) -> str | None:
         """Store one entry outside any session, as global memory.
 
@@ -376,6 +435,19 @@ class MemoryService(ABC):
         ]
         return SearchResponse(memories=[h.memory for h in hits], hits=hits)
 
+    async def get_entry(self, app_name: str, user_id: str, entry_id: str) -> StoredEntry | None:
+        """The user's entry with this id (in any scope), or ``None`` when the user has none.
+
+        An id of another app or user is ``None`` too: ids never cross users.
+
+        Raises:
+            InvalidIdentifierError: a bad app, user or entry id.
+        """
+        owner = self._owner(app_name, user_id)
+        validate_identifier(entry_id, "entry_id")
+        found = await self._fetch_entries(owner, [entry_id])
+        return found[0] if found else None
+
     async def list_recent(self, app_name: str, user_id: str, limit: int = 10) -> list[MemoryEntry]:
         """The user's newest entries first, global and project entries alike.
 
@@ -421,6 +493,20 @@ class MemoryService(ABC):
         owner = None if app_name is None or user_id is None else self._owner(app_name, user_id)
         return await self._stats(owner)
 
+    async def ensure_schema(self) -> int | None:
+        """Set up what the backend needs before its first write (indexes, constraints).
+
+        Idempotent; :func:`graphmem.open_memory` calls it, so a store it opens is ready.
+        The default does nothing and returns ``None`` (the backend has no schema).
+
+        Returns:
+            The schema version now in place, or ``None`` for a backend without a schema.
+
+        Raises:
+            BackendUnavailableError: the backend cannot be reached.
+        """
+        return None
+
     async def health_check(self) -> None:
         """Check that the backend can be reached.
 
@@ -451,6 +537,20 @@ class MemoryService(ABC):
         validate_project_id(project_id)
         ids = await self._matching_ids(owner, project_id, query, only_project=project_id)
         return await self._delete_entries(owner, ids) if ids else 0
+
+    async def delete_entry(self, app_name: str, user_id: str, entry_id: str) -> int:
+        """Delete the user's entry with this id (in any scope); returns 1, or 0 when the user
+        has no such entry (an id of another app or user deletes nothing).
+
+        The id is a hit's ``entry_id`` (or a ``StoredEntry``'s). Its session's other turns
+        stay, and stay linked as before (a gap is left where it was).
+
+        Raises:
+            InvalidIdentifierError: a bad app, user or entry id.
+        """
+        owner = self._owner(app_name, user_id)
+        validate_identifier(entry_id, "entry_id")
+        return await self._delete_entries(owner, [entry_id])
 
     async def delete_session(self, app_name: str, user_id: str, session_id: str) -> int:
         """Delete a session's entries (in every scope); returns how many."""
@@ -735,6 +835,19 @@ class MemoryService(ABC):
     @abstractmethod
     async def _fetch_entries(self, owner: Owner, entry_ids: Sequence[str]) -> list[StoredEntry]:
         """Return the owner's entries with these ids (missing ids are skipped)."""
+
+    async def _append_to_session(
+        self,
+        owner: Owner,
+        project_id: str | None,
+        session_id: str,
+        entries: Sequence[PreparedEntry],
+    ) -> None:
+        """Atomically add ``entries`` (prepared at positions 0, 1, ...) after the last entry of
+        (owner, project_id, session_id): moved by :func:`continued` to the positions after
+        it and linked to it with ``NEXT``, under the lock that serialises writes of that
+        session. Not abstract, so that a backend of another package keeps working."""
+        raise UnsupportedOperationError(f"{type(self).__name__} does not support append_to_session()")
 
     async def _insert_entry(self, owner: Owner, entry: PreparedEntry) -> None:
         raise UnsupportedOperationError(f"{type(self).__name__} does not support add_entry()")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from graphmem import Decomposer, GraphMemoryService, MemoryService
+from graphmem import Decomposer, MemoryService, open_memory
 
 BACKENDS = ["networkx", "neo4j"]
 REPO = Path(__file__).resolve().parent.parent
@@ -48,10 +48,11 @@ def decomposer() -> Decomposer:
 
 
 async def make_neo4j_service(decomposer: Decomposer) -> MemoryService:
+    """An empty Neo4j store, opened as every caller opens one (the factory sets up the schema)."""
     from graphmem.backends.neo4j import Neo4jMemoryService
 
-    service = Neo4jMemoryService(neo4j_uri_or_skip(), auth=neo4j_auth(), nlp=decomposer)
-    await service.ensure_schema()
+    service = await open_memory(neo4j_uri_or_skip(), nlp=decomposer)
+    assert isinstance(service, Neo4jMemoryService)
     await service.driver.execute_query("MATCH (n) DETACH DELETE n")
     return service
 
@@ -60,7 +61,7 @@ async def make_neo4j_service(decomposer: Decomposer) -> MemoryService:
 async def service(request: pytest.FixtureRequest, decomposer: Decomposer) -> AsyncIterator[MemoryService]:
     """Each backend in turn, empty."""
     if request.param == "networkx":
-        svc: MemoryService = GraphMemoryService(nlp=decomposer)
+        svc = await open_memory("memory:", nlp=decomposer)
     else:
         svc = await make_neo4j_service(decomposer)
     try:

@@ -121,6 +121,10 @@ PROJECT_CALLS: dict[str, tuple[str, ProjectCall]] = {
         lambda s: s.delete_entries_in_project(APP, USER, "proj", "violin"),
     ),
     "delete_project": ("delete_project", lambda s: s.delete_project(APP, USER, "proj")),
+    "append_to_session_in_project": (
+        "append_to_session_in_project",
+        lambda s: s.append_to_session_in_project(APP, USER, "s1", "proj", [entry("violin recital tonight")]),
+    ),
     "search_with_project_id": ("search", lambda s: search(s, "violin", project="proj")),
     "adapter.with_project_id.search": (
         "search",
@@ -823,3 +827,132 @@ async def test_a_speakers_name_spelled_another_way_in_the_query_still_names_them
     # A lowercase word is not read as a name, and a name nobody has is left alone.
     assert all(h.by_named_speaker is None for h in (await search(service, "what is katharine's hobby")).hits)
     assert all(h.by_named_speaker is None for h in (await search(service, "What is Roberta's hobby?")).hits)
+
+
+# ---------------------------------------------------------------------------- appending to a session
+
+
+async def test_append_to_session_continues_the_next_chain(service: MemoryService) -> None:
+    await service.add_session(APP, USER, "s1", [entry("Where does your sister live these days?")])
+    ids = await service.append_to_session(
+        APP, USER, "s1", [entry("Lisbon.", at=1, author="model", role="model"), entry("", at=2)]
+    )
+    assert len(ids) == 1  # the empty turn is skipped
+    stored = await service.list_entries(APP, USER)
+    assert [(e.memory.text, e.session_id, e.position) for e in stored] == [
+        ("Where does your sister live these days?", "s1", 0),
+        ("Lisbon.", "s1", 1),
+    ]
+    assert stored[1].entry_id == ids[0]
+    # Linked to the turn before it: recalled as its context, sharing no word with the query.
+    hits = {h.memory.text: h for h in (await search(service, "where does my sister live")).hits}
+    assert hits["Lisbon."].entry_id == ids[0]
+    assert hits["Lisbon."].matched_tokens == [] and hits["Lisbon."].context_score > 0
+    assert (await service.stats(APP, USER)).sessions == 1
+
+
+async def test_append_starts_a_new_session_and_add_session_replaces_it_whole(service: MemoryService) -> None:
+    assert await service.append_to_session(APP, USER, "s1", []) == []
+    assert await service.append_to_session(APP, USER, "s1", [entry("first kiwi turn")]) != []
+    await service.append_to_session(APP, USER, "s1", [entry("second kiwi turn", at=1), entry("third kiwi turn", at=2)])
+    assert [(e.memory.text, e.position) for e in await service.list_entries(APP, USER)] == [
+        ("first kiwi turn", 0), ("second kiwi turn", 1), ("third kiwi turn", 2)
+    ]
+    # The whole session again replaces everything appended: no duplicates.
+    await service.add_session(APP, USER, "s1", [entry("first kiwi turn"), entry("second kiwi turn", at=1)])
+    assert await stored_texts(service) == ["first kiwi turn", "second kiwi turn"]
+    assert len(await texts_found(service, "kiwi")) == 2
+
+
+async def test_append_after_the_last_turn_was_deleted_links_to_the_new_last(service: MemoryService) -> None:
+    await service.add_session(APP, USER, "s1", [entry("Where does your sister live?"), entry("tennis aside", at=1)])
+    assert await service.delete_entries(APP, USER, "tennis") == 1
+    await service.append_to_session(APP, USER, "s1", [entry("Lisbon.", at=2, author="model", role="model")])
+    assert [(e.memory.text, e.position) for e in await service.list_entries(APP, USER)] == [
+        ("Where does your sister live?", 0), ("Lisbon.", 1)
+    ]
+    assert "Lisbon." in await texts_found(service, "sister live")
+
+
+async def test_append_stays_in_its_owner_and_session(service: MemoryService) -> None:
+    await service.add_session(APP, USER, "s1", [entry("walnut bread")])
+    await service.add_session(APP, USER, "s2", [entry("walnut cake")])
+    await service.add_session(APP, "bob", "s1", [entry("walnut oil")])
+    await service.append_to_session(APP, USER, "s1", [entry("walnut butter", at=1)])
+    assert [(e.memory.text, e.session_id, e.position) for e in await service.list_entries(APP, USER)] == [
+        ("walnut bread", "s1", 0), ("walnut butter", "s1", 1), ("walnut cake", "s2", 0)
+    ]
+    assert await stored_texts(service, user="bob") == ["walnut oil"]
+    with pytest.raises(InvalidIdentifierError):
+        await service.append_to_session(APP, USER, "", [entry("walnut")])
+
+
+async def test_concurrent_appends_to_one_session_keep_every_turn_in_one_chain(service: MemoryService) -> None:
+    await asyncio.gather(
+        *(service.append_to_session(APP, USER, "same", [entry(f"pear turn {n}", at=n)]) for n in range(6))
+    )
+    stored = await service.list_entries(APP, USER)
+    assert sorted(e.memory.text for e in stored) == [f"pear turn {n}" for n in range(6)]
+    assert sorted(e.position for e in stored) == list(range(6))  # no two appends took one place
+    assert (await service.stats(APP, USER)).sessions == 1
+
+
+async def test_concurrent_appends_and_replacements_never_duplicate(service: MemoryService) -> None:
+    replacement = [entry("plum one"), entry("plum two", at=1)]
+    await asyncio.gather(
+        service.add_session(APP, USER, "same", replacement),
+        *(service.append_to_session(APP, USER, "same", [entry(f"plum extra {n}", at=2 + n)]) for n in range(3)),
+        service.add_session(APP, USER, "same", replacement),
+    )
+    stored = await service.list_entries(APP, USER)
+    texts = [e.memory.text for e in stored]
+    assert len(texts) == len(set(texts))  # the last replacement removed whatever came before it
+    assert sorted(e.position for e in stored) == list(range(len(stored)))
+    assert {"plum one", "plum two"} <= set(texts)
+
+
+async def test_append_in_project_is_scoped(service: MemoryService) -> None:
+    needs_projects(service)
+    await service.add_session(APP, USER, "s1", [entry("global apricot")])
+    await service.add_session_to_project(APP, USER, "s1", "proj", [entry("project apricot")])
+    await service.append_to_session_in_project(APP, USER, "s1", "proj", [entry("more apricot", at=1)])
+    global_entries = await service.list_entries(APP, USER)
+    project_entries = await service.list_entries(APP, USER, "proj")
+    assert [(e.memory.text, e.position) for e in global_entries] == [("global apricot", 0)]
+    assert [(e.memory.text, e.position) for e in project_entries] == [("project apricot", 0), ("more apricot", 1)]
+    assert await texts_found(service, "apricot") == ["global apricot"]
+    assert len(await texts_found(service, "apricot", project="proj")) == 3
+
+
+# ---------------------------------------------------------------------------- one entry by id
+
+
+async def test_delete_entry_deletes_exactly_that_entry_of_that_user(service: MemoryService) -> None:
+    await service.add_session(APP, USER, "s1", [entry("Where does your sister live?"), entry("Lisbon.", at=1)])
+    standalone = await service.add_entry(APP, USER, entry("sister birthday in May", at=2))
+    await service.add_session(APP, "bob", "s1", [entry("bob sister")])
+    bobs = (await service.list_entries(APP, "bob"))[0].entry_id
+    target = next(h for h in (await search(service, "sister")).hits if h.memory.text == "Lisbon.")
+    assert standalone is not None
+
+    assert await service.delete_entry(APP, USER, bobs) == 0  # another user's id
+    assert await service.delete_entry("other-app", USER, target.entry_id) == 0  # another app
+    assert await service.delete_entry(APP, USER, "no-such-id") == 0
+    assert await stored_texts(service, user="bob") == ["bob sister"]
+    assert await service.delete_entry(APP, USER, target.entry_id) == 1
+    assert await stored_texts(service) == ["Where does your sister live?", "sister birthday in May"]
+    assert await service.delete_entry(APP, USER, target.entry_id) == 0
+    assert await service.delete_entry(APP, USER, standalone) == 1
+    assert await stored_texts(service) == ["Where does your sister live?"]
+    with pytest.raises(InvalidIdentifierError):
+        await service.delete_entry(APP, USER, "")
+
+
+async def test_get_entry_finds_only_the_users_own(service: MemoryService) -> None:
+    entry_id = await service.add_entry(APP, USER, entry("quince jam", at=3))
+    assert entry_id is not None
+    found = await service.get_entry(APP, USER, entry_id)
+    assert found is not None and found.entry_id == entry_id and found.memory.text == "quince jam"
+    assert found.session_id is None and found.project_id is None
+    assert await service.get_entry(APP, "bob", entry_id) is None
+    assert await service.get_entry(APP, USER, "missing") is None

@@ -59,6 +59,9 @@ projects = st.sampled_from([None, None, None, "p1", "p2"])
 operations = st.one_of(
     st.tuples(st.just("add_session"), owners, projects, st.sampled_from(SESSIONS), st.lists(texts, max_size=4)),
     st.tuples(st.just("add_entry"), owners, projects, texts),
+    st.tuples(st.just("append_to_session"), owners, projects, st.sampled_from(SESSIONS), st.lists(texts, max_size=3)),
+    # As the first owner, delete the k-th stored entry of the second (another owner's: nothing).
+    st.tuples(st.just("delete_entry"), owners, owners, st.integers(min_value=0, max_value=20)),
     st.tuples(st.just("search"), owners, projects, queries),
     st.tuples(st.just("search"), owners, projects, queries),
     st.tuples(st.just("delete_entries"), owners, projects, queries),
@@ -142,7 +145,9 @@ async def run_program(service: MemoryService, decomposer: Decomposer, program: l
         kind = op[0]
         owner = (apps[op[1][0]], op[1][1])
         app, user = owner
-        project: str | None = op[2] if kind in {"add_session", "add_entry", "search", "delete_entries"} else None
+        project: str | None = (
+            op[2] if kind in {"add_session", "add_entry", "append_to_session", "search", "delete_entries"} else None
+        )
         if kind == "delete_project":
             project = op[2]
         refused = project is not None and not projects_ok
@@ -168,6 +173,26 @@ async def run_program(service: MemoryService, decomposer: Decomposer, program: l
                 assert (entry_id is None) == (not text.strip())
                 if text.strip():
                     model.of(owner).append(ModelEntry(text, None, project, 0))
+            elif kind == "append_to_session":
+                session, session_texts = op[3], op[4]
+                entries = [memory(t, step) for t in session_texts]
+                if project is None:
+                    ids = await service.append_to_session(app, user, session, entries)
+                else:
+                    ids = await service.append_to_session_in_project(app, user, session, project, entries)
+                kept = [t for t in session_texts if t.strip()]
+                assert len(ids) == len(kept), op
+                model.of(owner).extend(ModelEntry(t, session, project, 0) for t in kept)
+            elif kind == "delete_entry":
+                source = (apps[op[2][0]], op[2][1])
+                theirs = await service.list_entries(*source, all_projects=True)
+                if theirs:
+                    target = theirs[op[3] % len(theirs)]
+                    removed = await service.delete_entry(app, user, target.entry_id)
+                    assert removed == (1 if source == owner else 0), op
+                    if removed:
+                        key = (target.memory.text, target.session_id, target.project_id)
+                        model.of(owner).remove(next(e for e in model.of(owner) if e.key == key))
             elif kind == "search":
                 query = op[3]
                 response = await service.search(
@@ -210,6 +235,9 @@ async def run_program(service: MemoryService, decomposer: Decomposer, program: l
             assert Counter((e.memory.text, e.session_id, e.project_id) for e in stored) == Counter(
                 e.key for e in model.of(each)
             ), (op, each)
+            # Appends and replacements never give two turns of one session the same place.
+            places = [(e.project_id, e.session_id, e.position) for e in stored if e.session_id is not None]
+            assert len(places) == len(set(places)), (op, each)
 
     # Finally, every word of the vocabulary from the busiest owner, globally and in a project.
     owner = (apps[0], USERS[0])

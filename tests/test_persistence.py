@@ -135,6 +135,34 @@ async def test_reload_keeps_rankings_after_deleting_a_middle_turn(tmp_path: Path
     await second.close()
 
 
+async def test_appends_survive_reload_and_compaction(tmp_path: Path, decomposer: Decomposer) -> None:
+    """An appended turn keeps its place and its NEXT link after a reload, and after a
+    compaction rewrote the session as one record."""
+    path = tmp_path / "memory.jsonl"
+    first = open_store(path, decomposer)
+    await first.add_session(APP, USER, "s1", [entry("Where does your brother work?"), entry("tennis aside", at=1)])
+    await first.append_to_session(APP, USER, "s1", [entry("At the harbour office.", at=2, author="model")])
+    await first.append_to_session(APP, USER, "s1", [entry("He likes sailing", at=3)])
+    before, before_ranking = await everything(first, [(APP, USER)]), await ranking(first, "brother work")
+    await first.close()
+
+    second = open_store(path, decomposer)  # replays the append records
+    assert await everything(second, [(APP, USER)]) == before
+    assert await ranking(second, "brother work") == before_ranking
+    assert await second.delete_entries(APP, USER, "tennis") == 1  # compacts the segment
+    assert "append_session" not in segment(path).read_text(encoding="utf-8")
+    await second.append_to_session(APP, USER, "s1", [entry("Since May.", at=4, author="model")])
+    after, after_ranking = await everything(second, [(APP, USER)]), await ranking(second, "sailing")
+    await second.close()
+
+    third = open_store(path, decomposer)
+    assert await everything(third, [(APP, USER)]) == after
+    assert sorted(p for *_, p in after[0]) == [0, 2, 3, 4]
+    assert await ranking(third, "sailing") == after_ranking
+    assert len(after_ranking) == 3  # "Since May." is the sailing turn's context: linked after the reload
+    await third.close()
+
+
 async def test_new_store_in_a_missing_directory(tmp_path: Path, decomposer: Decomposer) -> None:
     path = tmp_path / "does" / "not" / "exist" / "memory.jsonl"
     service = open_store(path, decomposer)

@@ -239,6 +239,8 @@ async def test_optional_methods_refuse_by_default(decomposer: Any) -> None:
 
     for call in (
         lambda: service.add_entry("app", "user", entry),
+        lambda: service.append_to_session("app", "user", "s", [entry]),
+        lambda: service.delete_entry("app", "user", "some-id"),
         lambda: service.delete_user("app", "user"),
         lambda: service.delete_session("app", "user", "s"),
         lambda: service.list_recent("app", "user"),

@@ -16,6 +16,10 @@ A record is a JSON object with an ``"op"`` key, ``app_name`` and ``user_id``:
   ``author``, ``role``, ``text``, ``timestamp``, ``position``, ``tokens``, ``entities`` as
   ``[name, label]`` pairs). Tokens and entities are stored so that reloading never runs
   spaCy again.
+- ``append_session``: like ``replace_session``, but the entries go after the session's
+  last entry (their ``position`` counts from 0 and is added to that entry's position + 1,
+  when the record is applied) and the session's other entries stay. A compaction writes
+  the whole session as one ``replace_session``.
 - ``insert_entry``: ``project_id`` and one ``entry`` as above.
 - ``delete_entries`` (``ids``), ``delete_session`` (``session_id``), ``delete_project``
   (``project_id``), ``delete_user``.
@@ -588,6 +592,7 @@ def _is_ids(value: Any) -> bool:
 
 _OPS: dict[str, tuple[tuple[str, Any], ...]] = {
     "replace_session": (("project_id", _is_opt_str), ("session_id", _is_str), ("entries", _is_entries)),
+    "append_session": (("project_id", _is_opt_str), ("session_id", _is_str), ("entries", _is_entries)),
     "insert_entry": (("project_id", _is_opt_str), ("entry", lambda v: isinstance(v, dict))),
     "delete_entries": (("ids", _is_ids),),
     "delete_session": (("session_id", _is_str),),
@@ -610,7 +615,7 @@ def record_problem(record: dict[str, Any]) -> str | None:
             return f"{op} has no {name!r}"
         if not check(record[name]):
             return f"{op}'s {name!r} has the wrong type ({type(record[name]).__name__})"
-    if op == "replace_session":
+    if op in ("replace_session", "append_session"):
         for entry in record["entries"]:
             problem = _entry_problem(entry)
             if problem is not None:

@@ -48,6 +48,7 @@ from graphmem._service import (
     Owner,
     PreparedEntry,
     StoredEntry,
+    continued,
 )
 from graphmem.backends._graph_model import entry_properties, entry_times, stored_entry_from_properties
 
@@ -268,6 +269,27 @@ class Neo4jMemoryService(MemoryService):
             await _create_entries(tx, owner, [entries for _, entries in sessions])
             if old_ids:
                 await _run(tx, "delete_entries", {**params, "ids": old_ids})
+
+        await self._write(owner, work)
+
+    async def _append_to_session(
+        self,
+        owner: Owner,
+        project_id: str | None,
+        session_id: str,
+        entries: Sequence[PreparedEntry],
+    ) -> None:
+        params = _owner_params(owner)
+        scope_params = {**params, "project_id": project_id, "session_id": session_id}
+
+        async def work(tx: AsyncManagedTransaction) -> None:
+            # _write holds the user's lock: the tail read here stays the tail until this commits.
+            tail = await _run(tx, "session_tail", scope_params)
+            start = int(tail[0]["position"]) + 1 if tail else 0
+            await _create_entries(tx, owner, [continued(entries, start)])
+            if tail:
+                pair = {"earlier": tail[0]["id"], "later": entries[0].entry_id}
+                await _run(tx, "link_next", {**params, "pairs": [pair]})
 
         await self._write(owner, work)
 

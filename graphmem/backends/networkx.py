@@ -174,6 +174,27 @@ class GraphMemoryService(MemoryService):
         }
         await self._write(owner, record)
 
+    async def _append_to_session(
+        self,
+        owner: Owner,
+        project_id: str | None,
+        session_id: str,
+        entries: Sequence[PreparedEntry],
+    ) -> None:
+        # The record keeps the positions 0, 1, ...: applying it (now, or on a reload, in the
+        # same order) continues from the session's last entry at that point.
+        await self._write(
+            owner,
+            {
+                "op": "append_session",
+                "app_name": owner.app_name,
+                "user_id": owner.user_id,
+                "project_id": project_id,
+                "session_id": session_id,
+                "entries": [_entry_record(e) for e in entries],
+            },
+        )
+
     async def _insert_entry(self, owner: Owner, entry: PreparedEntry) -> None:
         await self._write(
             owner,
@@ -571,21 +592,31 @@ class GraphMemoryService(MemoryService):
         """Apply one journal record to the in-memory graph; returns entries removed."""
         owner = Owner(record["app_name"], record["user_id"])
         op = record["op"]
-        if op == "replace_session":
+        if op in ("replace_session", "append_session"):
             key: SessionKey = (record["project_id"], record["session_id"])
-            removed = self._remove_entries(owner, list(self._sessions[owner].get(key, ())))
-            ids = [
-                self._add_entry(owner, record["project_id"], record["session_id"], e)
-                for e in record["entries"]
-            ]
+            entries = record["entries"]
+            kept: list[str] = []
+            if op == "replace_session":
+                removed = self._remove_entries(owner, list(self._sessions[owner].get(key, ())))
+            else:
+                # After the session's last entry (the one with the highest position: ids
+                # are kept in position order), linked to it.
+                removed = 0
+                kept = list(self._sessions[owner].get(key, ()))
+                start = self._entries[owner][kept[-1]].position + 1 if kept else 0
+                entries = [{**e, "position": start + e["position"]} for e in entries]
+            ids = [self._add_entry(owner, record["project_id"], record["session_id"], e) for e in entries]
+            for entry_id in ids:
+                self._neighbours[entry_id] = ()
             # Link only turns that were adjacent: a compacted session keeps the gaps its
             # deleted turns left, so a reload does not make new neighbours.
-            positions = [e["position"] for e in record["entries"]]
+            positions = [e["position"] for e in entries]
             linked = [
                 (ids[i], ids[i + 1]) for i in range(len(ids) - 1) if positions[i + 1] == positions[i] + 1
             ]
-            for entry_id in ids:
-                self._neighbours[entry_id] = ()
+            if kept and ids:
+                linked.insert(0, (kept[-1], ids[0]))
+            ids = kept + ids
             for earlier, later in linked:
                 self._graph.add_edge(
                     self._entry_key(owner, earlier), self._entry_key(owner, later), __labels__=_LABELS[NEXT]

@@ -1,0 +1,7 @@
+// The last entry (highest position) of one session in one scope: global (null $project_id)
+// or a project. No row when the session holds no entry. Run after lock_sessions.cypher.
+MATCH (e:Entry {app_name: $app_name, user_id: $user_id, session_id: $session_id})
+WHERE (e.project_id IS NULL AND $project_id IS NULL) OR e.project_id = $project_id
+RETURN e.id AS id, e.position AS position
+ORDER BY e.position DESC
+LIMIT 1

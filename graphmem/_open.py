@@ -1,0 +1,282 @@
+"""``open_memory``: one way to open a store, from a backend URI.
+
+Every caller that opens a store (the CLI, ``scripts/load_fixtures.py``, the benchmarks,
+the tests, the MCP server, the ADK service) goes through :func:`open_memory`, so none of
+them picks a backend class or remembers a setup step of its own.
+
+=================================================  =======================================
+URI                                                store
+=================================================  =======================================
+``memory:``                                        networkx, in this process only
+``file:///path/to/memory.journal`` or a plain path networkx with its journal
+``bolt://``, ``bolt+s://``, ``neo4j://``,          Neo4j; ``user:password@`` in the URI or
+``neo4j+s://`` (and ``+ssc``)                      ``GRAPHMEM_NEO4J_PASSWORD``; ``?database=``
+=================================================  =======================================
+
+Each may carry a ``graphmem+`` prefix (``graphmem+neo4j://...``, ``graphmem+file:///...``),
+as registries that dispatch on the scheme (Google ADK's) need.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, quote, unquote, urlsplit, urlunsplit
+
+from graphmem._errors import BackendUnavailableError, GraphmemError, InvalidStoreUriError
+from graphmem._service import MemoryService
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+
+    from graphmem._decompose import Decomposer
+    from graphmem._scoring import ScoringWeights
+
+__all__ = ["StoreUri", "open_memory", "parse_store_uri", "redact_uri"]
+
+#: The Neo4j driver's own schemes (``+s``: TLS with a verified certificate; ``+ssc``: self-signed).
+NEO4J_SCHEMES = frozenset({"bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc"})
+#: The optional prefix of every scheme, for registries keyed by scheme.
+PREFIX = "graphmem+"
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
+_KNOWN = "memory:, file:///path, a plain path, bolt://, bolt+s://, neo4j://, neo4j+s://"
+
+
+@dataclass(frozen=True, slots=True)
+class StoreUri:
+    """A parsed store URI: which backend, and what it needs to connect.
+
+    ``kind`` is ``"memory"``, ``"file"`` or ``"neo4j"``; ``display`` is the URI as it may
+    be shown (never with a password).
+    """
+
+    kind: str
+    display: str
+    path: Path | None = None
+    neo4j_uri: str | None = None
+    user: str | None = None
+    password: str | None = None
+    database: str | None = None
+
+
+def redact_uri(uri: str | os.PathLike[str]) -> str:
+    """The URI without its password (``bolt://neo4j:***@host``), fit for a message or a log."""
+    if not isinstance(uri, str):
+        return os.fspath(uri)
+    try:
+        parts = urlsplit(uri)
+        if parts.password is None:
+            return uri
+        host = parts.netloc.rpartition("@")[2]
+        return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
+    except ValueError:  # an unparsable URI shows no password either
+        return uri.split("@")[-1] if "@" in uri else uri
+
+
+def parse_store_uri(uri: str | os.PathLike[str]) -> StoreUri:
+    """Read a store URI (see the module's table); nothing is opened or connected.
+
+    Raises:
+        InvalidStoreUriError: an unknown scheme, a malformed URI, or a path that cannot be
+            a journal file (a directory, an empty path).
+    """
+    if isinstance(uri, os.PathLike):
+        return _file_store(Path(os.fspath(uri)), os.fspath(uri))
+    if not isinstance(uri, str):
+        raise InvalidStoreUriError(f"a store URI must be a string or a path, got {type(uri).__name__}")
+    text = uri.strip()
+    if not text:
+        raise InvalidStoreUriError(f"the store URI is empty: use one of {_KNOWN}")
+    if text.lower().startswith(PREFIX):
+        text = text[len(PREFIX) :]
+    match = _SCHEME.match(text)
+    # One letter before the colon is a Windows drive (C:\...), not a scheme.
+    if match is None or len(match.group(1)) == 1:
+        return _file_store(Path(text), text)
+    scheme = match.group(1).lower()
+    if scheme == "memory":
+        if text[len("memory:") :].strip("/"):
+            raise InvalidStoreUriError(f"{redact_uri(uri)!r}: memory: takes nothing after the colon")
+        return StoreUri("memory", "memory:")
+    if scheme == "file":
+        return _file_uri(text, uri)
+    if scheme in NEO4J_SCHEMES:
+        return _neo4j_uri(text, uri)
+    raise InvalidStoreUriError(f"unknown store scheme {scheme + ':'!r} in {redact_uri(uri)!r}: use one of {_KNOWN}")
+
+
+def _file_uri(text: str, original: str) -> StoreUri:
+    try:
+        parts = urlsplit(text)
+    except ValueError as exc:
+        raise InvalidStoreUriError(f"{redact_uri(original)!r} is not a valid file: URI ({exc})") from None
+    if parts.netloc not in ("", "localhost"):
+        raise InvalidStoreUriError(
+            f"{redact_uri(original)!r} names host {parts.netloc!r}: a journal must be on this machine "
+            "(file:///absolute/path)"
+        )
+    if parts.query or parts.fragment:
+        raise InvalidStoreUriError(f"{redact_uri(original)!r}: a file: URI takes no ?query or #fragment")
+    return _file_store(Path(unquote(parts.path)), original)
+
+
+def _file_store(path: Path, original: str) -> StoreUri:
+    if not str(path).strip() or str(path) == ".":
+        raise InvalidStoreUriError(f"{original!r} names no file: give the journal's path, such as memory.journal")
+    path = path.expanduser()
+    if path.is_dir():
+        raise InvalidStoreUriError(
+            f"{original!r} is a directory: name the journal file inside it, such as {path / 'memory.journal'}"
+        )
+    return StoreUri("file", os.fspath(path), path=path)
+
+
+def _neo4j_uri(text: str, original: str) -> StoreUri:
+    shown = redact_uri(original)
+    try:
+        parts = urlsplit(text)
+        port = parts.port  # raises on a port that is not a number
+    except ValueError as exc:
+        raise InvalidStoreUriError(f"{shown!r} is not a valid Neo4j URI ({exc})") from None
+    if not parts.hostname:
+        raise InvalidStoreUriError(f"{shown!r} names no host: write it as bolt://host:7687")
+    options = parse_qs(parts.query, keep_blank_values=True)
+    unknown = sorted(set(options) - {"database"})
+    if unknown:
+        raise InvalidStoreUriError(f"{shown!r}: unknown option {unknown[0]!r}; the only one is ?database=NAME")
+    databases = options.get("database", [])
+    if len(databases) > 1 or (databases and not databases[0]):
+        raise InvalidStoreUriError(f"{shown!r}: give ?database= once, with a name")
+    host = parts.hostname if ":" not in parts.hostname else f"[{parts.hostname}]"
+    netloc = host if port is None else f"{host}:{port}"
+    bare = urlunsplit((parts.scheme.lower(), netloc, parts.path, "", ""))
+    user = unquote(parts.username) if parts.username else None
+    password = unquote(parts.password) if parts.password is not None else None
+    return StoreUri(
+        "neo4j",
+        redact_uri(text),
+        neo4j_uri=bare,
+        user=user,
+        password=password,
+        database=databases[0] if databases else None,
+    )
+
+
+def neo4j_store_uri(
+    uri: str, *, user: str | None = None, password: str | None = None, database: str | None = None
+) -> str:
+    """A Neo4j store URI from separate settings (as the CLI's ``--neo4j-*`` options give them)."""
+    parts = urlsplit(uri)
+    netloc = parts.netloc.rpartition("@")[2]
+    if password:
+        netloc = f"{quote(user or 'neo4j', safe='')}:{quote(password, safe='')}@{netloc}"
+    elif user and user != "neo4j":
+        netloc = f"{quote(user, safe='')}@{netloc}"
+    query = parts.query
+    if database:
+        query = f"database={quote(database, safe='')}"
+    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+
+
+async def open_memory(
+    uri: str | os.PathLike[str],
+    *,
+    nlp: Language | str | Decomposer | None = None,
+    read_only: bool = False,
+    weights: ScoringWeights | None = None,
+    **options: Any,
+) -> MemoryService:
+    """Open the store a URI names, ready to use: reachable, and with its schema in place.
+
+    ``memory:`` keeps memory in this process (networkx); ``file:///path/memory.journal`` or a
+    plain path opens a networkx journal (created on the first write); ``bolt://``,
+    ``bolt+s://``, ``neo4j://`` and ``neo4j+s://`` connect to Neo4j, with the user and
+    password from the URI (``bolt://neo4j:secret@host:7687``) or else from
+    ``GRAPHMEM_NEO4J_USER`` (default ``neo4j``) and ``GRAPHMEM_NEO4J_PASSWORD`` (none: auth
+    off), and the database from ``?database=NAME``. Any of them may be written with a
+    ``graphmem+`` prefix. The factory checks the store can be reached and, for a writer,
+    sets up Neo4j's schema (idempotent: it costs one read when the schema is there).
+
+    Args:
+        uri: the store URI, or a path (``pathlib.Path``) to a journal.
+        nlp: the spaCy pipeline, its name, or a ``Decomposer`` (shared with the caller).
+        read_only: open for reading. A journal is then read without taking the writer's
+            lock and every write raises ``ReadOnlyStoreError``; on Neo4j the schema is not
+            touched (reads work without it). ``memory:`` cannot be opened read-only.
+        weights: the scorer's constants.
+        **options: passed to the backend's constructor (for Neo4j: ``connection_timeout``,
+            ``retry_time``, ``read_timeout``, ...).
+
+    Returns:
+        The service; the caller closes it (``await service.close()`` or ``async with``).
+
+    Raises:
+        InvalidStoreUriError: an unknown scheme, a malformed URI, a path that cannot be a
+            journal (a directory, a file's child, a place this process may not write).
+        BackendUnavailableError: the server cannot be reached or refuses the credentials
+            (the message names the URI without its password).
+        StoreLockedError: another process writes the journal (open ``read_only`` to read).
+        JournalCorruptError: the file is not a graphmem journal.
+        ImportError: a Neo4j URI without the ``neo4j`` extra installed.
+    """
+    store = parse_store_uri(uri)
+    service: MemoryService
+    if store.kind in ("memory", "file"):
+        from graphmem.backends.networkx import GraphMemoryService
+
+        if read_only and store.path is None:
+            raise InvalidStoreUriError("memory: cannot be opened read-only: it starts empty and nothing can write it")
+        service = GraphMemoryService(nlp, path=store.path, read_only=read_only, weights=weights, **options)
+    else:
+        try:
+            from graphmem.backends.neo4j import Neo4jMemoryService
+        except ImportError as exc:
+            raise ImportError(f"{store.display} needs the neo4j driver: pip install 'graphmem[neo4j]'") from exc
+        # The driver logs each retry against an unreachable server; the error says it once.
+        logging.getLogger("neo4j").addHandler(logging.NullHandler())
+        password = store.password if store.password is not None else os.environ.get("GRAPHMEM_NEO4J_PASSWORD")
+        user = store.user or os.environ.get("GRAPHMEM_NEO4J_USER") or "neo4j"
+        assert store.neo4j_uri is not None
+        service = Neo4jMemoryService(
+            store.neo4j_uri,
+            auth=(user, password) if password else None,
+            database=store.database,
+            nlp=nlp,
+            weights=weights,
+            **options,
+        )
+    try:
+        try:
+            await service.health_check()
+        except BackendUnavailableError as exc:
+            raise BackendUnavailableError(_unreachable(store, exc)) from exc
+        except OSError as exc:
+            if isinstance(exc, GraphmemError):
+                raise
+            # A journal under a file, in a directory that cannot be created or read.
+            raise InvalidStoreUriError(f"cannot use {store.display} as a journal: {exc.strerror or exc}") from exc
+        if not read_only:
+            await service.ensure_schema()
+    except BaseException:
+        await service.close()
+        raise
+    return service
+
+
+def _unreachable(store: StoreUri, exc: BackendUnavailableError) -> str:
+    if store.kind != "neo4j":
+        return f"cannot open {store.display}: {exc}"
+    from neo4j.exceptions import AuthError
+
+    cause = exc.__cause__
+    if isinstance(cause, AuthError):
+        return (
+            f"Neo4j at {store.display} refused the credentials: put them in the URI "
+            "(bolt://user:password@host:7687) or set GRAPHMEM_NEO4J_USER and GRAPHMEM_NEO4J_PASSWORD"
+        )
+    reason = type(cause).__name__ if cause is not None else str(exc)
+    return f"cannot reach Neo4j at {store.display} ({reason}): is the server running? (graphmem neo4j start)"

@@ -1,0 +1,460 @@
+"""``graphmem.adk``: graphmem as a Google ADK memory service, through ADK's own code.
+
+The service tests run on every backend (the ``service`` fixture). The end-to-end tests
+drive ADK's real ``Runner`` with the example agent of ``examples/adk_agent`` and its
+scripted model (no network): session 1 goes into memory through
+``add_session_to_memory``, and in session 2 what the ``load_memory`` / ``preload_memory``
+tool hands the model holds the recalled turn.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import in_ci, neo4j_uri_or_skip
+
+if not in_ci():  # in CI the dev extra installs ADK: a missing one must fail, not skip
+    pytest.importorskip("google.adk", reason="the adk extra is not installed (pip install 'graphmem[adk]')")
+
+from google.adk.events.event import Event  # noqa: E402
+from google.adk.memory.memory_entry import MemoryEntry as AdkMemoryEntry  # noqa: E402
+from google.adk.sessions.session import Session  # noqa: E402
+from google.genai import types  # noqa: E402
+
+from graphmem import Decomposer, MemoryService, ProjectScopingUnsupportedError  # noqa: E402
+from graphmem.adk import GraphmemMemoryService, register_with_adk  # noqa: E402
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO_ROOT / "examples" / "adk_agent"
+APP, USER = "companion", "alice"
+T0 = datetime(2026, 1, 9, 20, 0, tzinfo=UTC)
+
+
+def text_event(author: str, text: str, at: float, *, role: str | None = None, **extra: Any) -> Event:
+    role = role or ("user" if author == "user" else "model")
+    return Event(
+        author=author,
+        content=types.Content(role=role, parts=[types.Part(text=text)]),
+        timestamp=(T0 + timedelta(minutes=at)).timestamp(),
+        **extra,
+    )
+
+
+def call_events(at: float) -> list[Event]:
+    """A function call and its response: plumbing, no text to remember."""
+    call = types.Part(function_call=types.FunctionCall(name="load_memory", args={"query": "sister"}))
+    answer = types.Part(function_response=types.FunctionResponse(name="load_memory", response={"memories": []}))
+    stamp = (T0 + timedelta(minutes=at)).timestamp()
+    return [
+        Event(author="companion", content=types.Content(role="model", parts=[call]), timestamp=stamp),
+        Event(author="companion", content=types.Content(role="user", parts=[answer]), timestamp=stamp),
+    ]
+
+
+def session_of(session_id: str, events: list[Event], user: str = USER) -> Session:
+    return Session(id=session_id, app_name=APP, user_id=user, events=events)
+
+
+async def stored(service: MemoryService, user: str = USER, project: str | None = None) -> list[tuple[str, str | None, int]]:
+    return [
+        (e.memory.text, e.session_id, e.position)
+        for e in await service.list_entries(APP, user, project, all_projects=project is None)
+    ]
+
+
+# ---------------------------------------------------------------------------- the memory service
+
+
+async def test_add_session_to_memory_replaces_the_session_and_keeps_only_text(service: MemoryService) -> None:
+    memory = GraphmemMemoryService(service)
+    events = [
+        text_event("user", "My sister Maria moved to Lisbon.", 0),
+        *call_events(1),
+        text_event("companion", "Lisbon is lovely.", 2, partial=True),  # a stream chunk
+        text_event("companion", "", 2),  # no text at all
+        text_event("companion", "How does she like Lisbon?", 3),
+    ]
+    await memory.add_session_to_memory(session_of("s1", events))
+    assert await stored(service) == [("My sister Maria moved to Lisbon.", "s1", 0), ("How does she like Lisbon?", "s1", 1)]
+
+    # The same session, grown by a turn, added again: replaced, never duplicated.
+    events.append(text_event("user", "She loves the trams.", 4))
+    await memory.add_session_to_memory(session_of("s1", events))
+    await memory.add_session_to_memory(session_of("s1", events))
+    assert await stored(service) == [
+        ("My sister Maria moved to Lisbon.", "s1", 0),
+        ("How does she like Lisbon?", "s1", 1),
+        ("She loves the trams.", "s1", 2),
+    ]
+
+
+async def test_thoughts_are_not_remembered(service: MemoryService) -> None:
+    memory = GraphmemMemoryService(service)
+    mixed = Event(
+        author="companion",
+        content=types.Content(
+            role="model", parts=[types.Part(text="the user seems sad", thought=True), types.Part(text="Tea helps.")]
+        ),
+        timestamp=T0.timestamp(),
+    )
+    await memory.add_session_to_memory(session_of("s1", [mixed]))
+    assert await stored(service) == [("Tea helps.", "s1", 0)]
+
+
+async def test_add_events_to_memory_appends_a_delta_to_the_session(service: MemoryService) -> None:
+    memory = GraphmemMemoryService(service)
+    await memory.add_session_to_memory(session_of("s1", [text_event("user", "Where does your sister live these days?", 0)]))
+    await memory.add_events_to_memory(
+        app_name=APP, user_id=USER, session_id="s1", events=[*call_events(1), text_event("companion", "Lisbon.", 2)]
+    )
+    await memory.add_events_to_memory(app_name=APP, user_id=USER, events=[text_event("user", "Note: buy figs", 3)])
+    assert sorted(await stored(service), key=str) == sorted(
+        [("Where does your sister live these days?", "s1", 0), ("Lisbon.", "s1", 1), ("Note: buy figs", None, 0)],
+        key=str,
+    )
+    # The delta continues the NEXT chain: the answer comes back as the question's context.
+    found = {m.content.parts[0].text: m for m in (await memory.search_memory(app_name=APP, user_id=USER, query="where does my sister live")).memories}  # type: ignore[index]
+    assert found["Lisbon."].custom_metadata["matched_tokens"] == []
+    assert found["Lisbon."].custom_metadata["context_score"] > 0
+
+
+async def test_add_memory_stores_entries_outside_sessions(service: MemoryService) -> None:
+    memory = GraphmemMemoryService(service)
+    await memory.add_memory(
+        app_name=APP,
+        user_id=USER,
+        memories=[
+            AdkMemoryEntry(content=types.Content(role="user", parts=[types.Part(text="Allergic to walnuts")]),
+                           author="Alice", timestamp="2026-01-02T10:00:00+01:00"),
+            AdkMemoryEntry(content=types.Content(role="user", parts=[])),  # nothing to remember
+        ],
+    )
+    [entry] = await service.list_entries(APP, USER)
+    assert (entry.memory.text, entry.memory.author, entry.session_id) == ("Allergic to walnuts", "Alice", None)
+    assert entry.memory.timestamp == datetime(2026, 1, 2, 9, 0, tzinfo=UTC)
+
+    bad = AdkMemoryEntry(content=types.Content(role="user", parts=[types.Part(text="x")]), timestamp="yesterday")
+    good = AdkMemoryEntry(content=types.Content(role="user", parts=[types.Part(text="figs")]))
+    with pytest.raises(ValueError, match="ISO 8601"):
+        await memory.add_memory(app_name=APP, user_id=USER, memories=[good, bad])
+    assert len(await service.list_entries(APP, USER)) == 1  # checked before anything is stored
+
+
+async def test_search_memory_explains_every_memory(service: MemoryService) -> None:
+    memory = GraphmemMemoryService(service, limit=5)
+    await memory.add_session_to_memory(
+        session_of("s1", [text_event("user", "My sister Maria moved to Lisbon.", 0), text_event("companion", "Since when?", 1)])
+    )
+    response = await memory.search_memory(app_name=APP, user_id=USER, query="Where does Maria live?")
+    assert response.memories
+    best = response.memories[0]
+    [entry] = [e for e in await service.list_entries(APP, USER) if e.memory.text == "My sister Maria moved to Lisbon."]
+    assert best.id == entry.entry_id
+    assert best.author == "user"
+    assert datetime.fromisoformat(best.timestamp or "") == T0
+    assert best.content.role == "user" and best.content.parts and best.content.parts[0].text == entry.memory.text
+    meta = best.custom_metadata
+    assert set(meta) == {"score", "matched_tokens", "matched_entities", "context_score", "session_id", "project_id"}
+    assert 0 < meta["score"] <= 1 and "maria" in meta["matched_tokens"] and "maria" in [e.lower() for e in meta["matched_entities"]]
+    assert meta["session_id"] == "s1" and meta["project_id"] is None
+    json.dumps(response.model_dump(mode="json"))  # what load_memory hands the model is plain JSON
+    assert (await memory.search_memory(app_name=APP, user_id="bob", query="Maria")).memories == []
+
+
+async def test_delete_memory_deletes_exactly_that_entry_of_that_user(service: MemoryService) -> None:
+    memory = GraphmemMemoryService(service)
+    await memory.add_session_to_memory(session_of("s1", [text_event("user", "Maria likes figs", 0), text_event("user", "Maria hates rain", 1)]))
+    await memory.add_session_to_memory(session_of("s1", [text_event("user", "Bob's Maria", 0)], user="bob"))
+    hits = (await memory.search_memory(app_name=APP, user_id=USER, query="figs")).memories
+    target = hits[0].id
+    assert target is not None
+    bobs = (await memory.search_memory(app_name=APP, user_id="bob", query="Maria")).memories[0].id
+
+    await memory.delete_memory(app_name=APP, user_id=USER, memory_id=bobs)  # another user's id
+    await memory.delete_memory(app_name=APP, user_id="bob", memory_id=target)  # the other way round
+    await memory.delete_memory(app_name=APP, user_id=USER, memory_id=None)
+    await memory.delete_memory(app_name=APP, user_id=USER, memory_id="unknown")
+    assert len(await stored(service)) == 2 and len(await stored(service, "bob")) == 1
+
+    await memory.delete_memory(app_name=APP, user_id=USER, memory_id=target)
+    assert await stored(service) == [("Maria hates rain", "s1", 1)]
+    assert await stored(service, "bob") == [("Bob's Maria", "s1", 0)]
+
+
+async def test_a_project_scopes_every_call_or_is_refused(service: MemoryService) -> None:
+    if not service.supports_project_scoping():
+        with pytest.raises(ProjectScopingUnsupportedError):
+            GraphmemMemoryService(service, project_id="trip")
+        return
+    trip = GraphmemMemoryService(service, project_id="trip")
+    work = GraphmemMemoryService(service, project_id="work")
+    everywhere = GraphmemMemoryService(service)
+    await everywhere.add_session_to_memory(session_of("g", [text_event("user", "global kiwi note", 0)]))
+    await trip.add_session_to_memory(session_of("s1", [text_event("user", "trip kiwi plan", 1)]))
+    await trip.add_events_to_memory(app_name=APP, user_id=USER, session_id="s1", events=[text_event("user", "more kiwi", 2)],
+                                    custom_metadata={"project_id": "trip"})
+    await work.add_memory(app_name=APP, user_id=USER, memories=[
+        AdkMemoryEntry(content=types.Content(role="user", parts=[types.Part(text="work kiwi memo")]))])
+    assert await stored(service, project="trip") == [("trip kiwi plan", "s1", 0), ("more kiwi", "s1", 1)]
+
+    def texts(response: Any) -> set[str]:
+        return {m.content.parts[0].text for m in response.memories}
+
+    assert texts(await trip.search_memory(app_name=APP, user_id=USER, query="kiwi")) == {"global kiwi note", "trip kiwi plan", "more kiwi"}
+    assert texts(await everywhere.search_memory(app_name=APP, user_id=USER, query="kiwi")) == {"global kiwi note"}
+    with pytest.raises(ValueError, match="project"):
+        await trip.add_events_to_memory(app_name=APP, user_id=USER, session_id="s1", events=[text_event("user", "x", 3)],
+                                        custom_metadata={"project_id": "work"})
+
+    work_id = (await work.search_memory(app_name=APP, user_id=USER, query="memo")).memories[0].id
+    await trip.delete_memory(app_name=APP, user_id=USER, memory_id=work_id)  # another project's: kept
+    await everywhere.delete_memory(app_name=APP, user_id=USER, memory_id=work_id)  # global service: kept
+    assert [t for t, *_ in await stored(service, project="work")] == ["work kiwi memo"]
+    await work.delete_memory(app_name=APP, user_id=USER, memory_id=work_id)
+    assert await stored(service, project="work") == []
+
+
+def test_constructor_refuses_bad_arguments(decomposer: Decomposer) -> None:
+    from graphmem import GraphMemoryService, InvalidStoreUriError
+
+    with pytest.raises(ValueError, match="either"):
+        GraphmemMemoryService()
+    with pytest.raises(ValueError, match="either"):
+        GraphmemMemoryService(GraphMemoryService(nlp=decomposer), uri="graphmem+memory:")
+    with pytest.raises(ValueError, match="limit"):
+        GraphmemMemoryService(GraphMemoryService(nlp=decomposer), limit=0)
+    with pytest.raises(InvalidStoreUriError):
+        GraphmemMemoryService(uri="graphmem+ftp://example.org/x")
+
+
+# ---------------------------------------------------------------------------- ADK's service registry
+
+
+@pytest.fixture
+def example_on_path() -> Iterator[None]:
+    """The example's agents folder importable, as ADK's loader makes it; forgotten afterwards."""
+    before = set(sys.modules)
+    yield
+    for name in set(sys.modules) - before:
+        if name == "services" or name.startswith("memory_agent"):
+            del sys.modules[name]
+    while str(EXAMPLE) in sys.path:
+        sys.path.remove(str(EXAMPLE))
+
+
+async def test_adk_registry_opens_a_journal_from_the_example_services_py(
+    tmp_path: Path, example_on_path: None
+) -> None:
+    from google.adk.cli.service_registry import load_services_module
+    from google.adk.cli.utils.service_factory import create_memory_service_from_options
+
+    load_services_module(str(EXAMPLE))  # what `adk web` / `adk api_server EXAMPLE` do first
+    uri = f"graphmem+file://{tmp_path / 'memory.journal'}"
+    first = create_memory_service_from_options(base_dir=EXAMPLE, memory_service_uri=uri)
+    assert isinstance(first, GraphmemMemoryService)
+    await first.add_session_to_memory(session_of("s1", [text_event("user", "My sister Maria moved to Lisbon.", 0)]))
+    await first.close()  # releases the journal's writer lock
+
+    second = create_memory_service_from_options(base_dir=EXAMPLE, memory_service_uri=uri)
+    found = (await second.search_memory(app_name=APP, user_id=USER, query="Maria")).memories
+    assert [m.content.parts[0].text for m in found] == ["My sister Maria moved to Lisbon."]  # type: ignore[index]
+    assert isinstance(second, GraphmemMemoryService)
+    await second.close()
+
+
+@pytest.mark.neo4j
+async def test_adk_registry_opens_neo4j(decomposer: Decomposer) -> None:
+    from google.adk.cli.service_registry import ServiceRegistry
+
+    uri = neo4j_uri_or_skip()
+    registry = ServiceRegistry()
+    register_with_adk(registry, nlp=decomposer)
+    memory = registry.create_memory_service("graphmem+" + uri, agents_dir=str(EXAMPLE))
+    assert isinstance(memory, GraphmemMemoryService)
+    user = f"registry-{os.getpid()}"
+    await memory.add_session_to_memory(session_of("s1", [text_event("user", "My sister Maria moved to Lisbon.", 0)], user=user))
+    found = (await memory.search_memory(app_name=APP, user_id=user, query="Maria")).memories
+    assert [m.content.parts[0].text for m in found] == ["My sister Maria moved to Lisbon."]  # type: ignore[index]
+    await (await memory.memory_service()).delete_user(APP, user)
+    await memory.close()
+
+
+async def test_adk_registry_yaml_route(tmp_path: Path) -> None:
+    from google.adk.cli.service_registry import ServiceRegistry, _register_services_from_yaml_config
+    from google.adk.utils import yaml_utils
+
+    (tmp_path / "services.yaml").write_text(
+        "services:\n  - scheme: graphmem+memory\n    type: memory\n    class: graphmem.adk.GraphmemMemoryService\n"
+    )
+    registry = ServiceRegistry()
+    _register_services_from_yaml_config(yaml_utils.load_yaml_file(str(tmp_path / "services.yaml")), registry)
+    memory = registry.create_memory_service("graphmem+memory:", agents_dir=str(tmp_path))
+    assert isinstance(memory, GraphmemMemoryService)
+    await memory.add_memory(app_name=APP, user_id=USER, memories=[
+        AdkMemoryEntry(content=types.Content(role="user", parts=[types.Part(text="walnut allergy")]))])
+    assert len((await memory.search_memory(app_name=APP, user_id=USER, query="walnut")).memories) == 1
+    await memory.close()
+
+
+# ---------------------------------------------------------------------------- end to end, ADK's Runner
+
+
+async def run_turn(runner: Any, session_id: str, text: str) -> list[Event]:
+    message = types.Content(role="user", parts=[types.Part(text=text)])
+    return [event async for event in runner.run_async(user_id=USER, session_id=session_id, new_message=message)]
+
+
+def final_text(events: list[Event]) -> str:
+    return " ".join(p.text for e in events if e.content for p in e.content.parts or [] if p.text)
+
+
+@pytest.mark.parametrize("tool", ["load_memory", "preload_memory"])
+async def test_runner_recalls_an_earlier_session(service: MemoryService, tool: str, example_on_path: None) -> None:
+    from google.adk.runners import Runner
+    from google.adk.sessions import InMemorySessionService
+    from google.adk.tools import preload_memory
+
+    sys.path.insert(0, str(EXAMPLE))
+    from memory_agent.agent import build_agent
+    from memory_agent.scripted_model import RecallingModel
+
+    model = RecallingModel()
+    agent = build_agent(model)  # the example agent: load_memory, and the session saved after each turn
+    if tool == "preload_memory":
+        agent.tools = [preload_memory]
+    sessions = InMemorySessionService()
+    memory = GraphmemMemoryService(service)
+    runner = Runner(app_name=APP, agent=agent, session_service=sessions, memory_service=memory)
+
+    first = await sessions.create_session(app_name=APP, user_id=USER)
+    await run_turn(runner, first.id, "My sister Maria moved to Lisbon in 2021.")
+    # The example's after-agent callback stored session 1 through add_session_to_memory;
+    # its function call and response events were left out.
+    assert "My sister Maria moved to Lisbon in 2021." in [e.memory.text for e in await service.list_entries(APP, USER)]
+    assert all("load_memory" not in e.memory.text for e in await service.list_entries(APP, USER))
+
+    second = await sessions.create_session(app_name=APP, user_id=USER)
+    model.requests.clear()
+    events = await run_turn(runner, second.id, "Where does Maria live now?")
+    reached_model = json.dumps([r.model_dump(mode="json", exclude={"tools_dict"}) for r in model.requests])
+    if tool == "load_memory":
+        [answer] = [
+            p.function_response.model_dump(mode="json")["response"]
+            for r in model.requests
+            for c in r.contents
+            for p in c.parts or []
+            if p.function_response is not None and c is r.contents[-1]
+        ][:1]
+        recalled = answer["result"]["memories"]
+        assert recalled[0]["content"]["parts"][0]["text"] == "My sister Maria moved to Lisbon in 2021."
+        assert "maria" in [e.lower() for e in recalled[0]["custom_metadata"]["matched_entities"]]
+    else:
+        assert "<PAST_CONVERSATIONS>" in reached_model
+    assert "My sister Maria moved to Lisbon in 2021." in reached_model
+    assert "Lisbon in 2021" in final_text(events)
+    await runner.close()
+
+
+# ---------------------------------------------------------------------------- README and packaging
+
+
+def readme_adk_snippet() -> str:
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Use it from Google ADK", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```python\n(.*?)```", section, flags=re.S)
+    assert blocks, "the README's ADK section has a python snippet"
+    return blocks[0]
+
+
+def test_readme_adk_snippet_runs(tmp_path: Path) -> None:
+    """The README's snippet, as a user would run it: a fresh interpreter, no network."""
+    script = tmp_path / "snippet.py"
+    script.write_text(readme_adk_snippet(), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), str(EXAMPLE)]), "GRAPHMEM_ADK_MODEL": "scripted"}
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=240)
+    assert done.returncode == 0, done.stderr
+    assert "Lisbon" in done.stdout
+
+
+def test_graphmem_imports_without_adk_and_names_the_extra() -> None:
+    code = textwrap.dedent(
+        """
+        import json, sys
+        import graphmem
+        loaded = "google.adk" in sys.modules
+        sys.modules["google.adk"] = None  # as if the extra were not installed
+        try:
+            import graphmem.adk
+            error = ""
+        except ImportError as exc:
+            error = str(exc)
+        print(json.dumps({"loaded": loaded, "error": error}))
+        """
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=REPO_ROOT.parent, timeout=120)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["loaded"] is False
+    assert "pip install 'graphmem[adk]'" in result["error"]
+
+
+@pytest.mark.slow
+def test_adk_api_server_serves_the_example_with_graphmem_memory(tmp_path: Path) -> None:
+    """`adk api_server examples/adk_agent --memory_service_uri graphmem+file:///...`, for real:
+    a turn of session 1 is stored by the example's callback, session 2 recalls it."""
+    import socket
+    import threading
+    import urllib.request
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    journal = tmp_path / "memory.journal"
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "GRAPHMEM_ADK_MODEL": "scripted"}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "google.adk.cli", "api_server", str(EXAMPLE), "--host", "127.0.0.1", "--port", str(port),
+         "--session_service_uri", "memory://", "--memory_service_uri", f"graphmem+file://{journal}"],
+        env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+
+    def post(path: str, body: dict[str, Any]) -> Any:
+        request = urllib.request.Request(base + path, json.dumps(body).encode(), {"content-type": "application/json"})
+        with urllib.request.urlopen(request, timeout=60) as answer:
+            return json.loads(answer.read())
+
+    try:
+        # Ready when uvicorn says so (stderr); a server that dies ends the stream instead.
+        assert server.stderr is not None
+        seen = []
+        for line in server.stderr:
+            seen.append(line)
+            if "Uvicorn running on" in line:
+                break
+        else:
+            raise AssertionError("adk api_server did not start:\n" + "".join(seen[-20:]))
+        threading.Thread(target=server.stderr.read, daemon=True).start()  # keep the pipe drained
+        texts = []
+        for session_id, text in (("s1", "My sister Maria moved to Lisbon."), ("s2", "Where does Maria live?")):
+            post(f"/apps/memory_agent/users/u1/sessions/{session_id}", {})
+            events = post("/run", {"app_name": "memory_agent", "user_id": "u1", "session_id": session_id,
+                                   "new_message": {"role": "user", "parts": [{"text": text}]}})
+            texts.append(" ".join(p["text"] for e in events for p in e["content"]["parts"] if p.get("text")))
+        assert "My sister Maria moved to Lisbon." in texts[1]
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert (tmp_path / "memory.journal.d").is_dir()  # the graphmem journal, not ADK's in-memory service
+    assert not (EXAMPLE / "memory_agent" / ".adk").exists()

@@ -1,0 +1,194 @@
+"""``open_memory``: one factory opens every store from its URI, ready to use."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from conftest import neo4j_uri_or_skip
+from graphmem import (
+    BackendUnavailableError,
+    Content,
+    Decomposer,
+    GraphmemError,
+    GraphMemoryService,
+    InvalidStoreUriError,
+    MemoryEntry,
+    MemoryService,
+    ReadOnlyStoreError,
+    SearchRequest,
+    StoreLockedError,
+    open_memory,
+)
+from graphmem._open import neo4j_store_uri, parse_store_uri, redact_uri
+
+
+def entry(text: str) -> MemoryEntry:
+    return MemoryEntry(content=Content(role="user").with_text(text), author="Ann")
+
+
+async def remember_and_recall(service: MemoryService, user: str = "ann") -> list[str]:
+    await service.add_session("app", user, "s1", [entry("My sister Maria moved to Lisbon.")])
+    response = await service.search(SearchRequest(query="Where is Maria?", app_name="app", user_id=user))
+    return [hit.memory.text for hit in response.hits]
+
+
+@pytest.fixture(params=["networkx-file", "neo4j"])
+async def store_uri(request: pytest.FixtureRequest, tmp_path: Path, decomposer: Decomposer) -> AsyncIterator[str]:
+    """A store URI of each backend, its user "ann" empty."""
+    if request.param == "networkx-file":
+        yield (tmp_path / "memory.journal").as_uri()
+        return
+    uri = neo4j_uri_or_skip()
+    service = await open_memory(uri, nlp=decomposer)
+    await service.delete_user("app", "ann")
+    await service.close()
+    yield uri
+
+
+# ---------------------------------------------------------------------------- both backends
+
+
+async def test_open_write_close_reopen_and_recall(store_uri: str, decomposer: Decomposer) -> None:
+    service = await open_memory(store_uri, nlp=decomposer)
+    try:
+        assert await remember_and_recall(service) == ["My sister Maria moved to Lisbon."]
+    finally:
+        await service.close()
+    # Opened again, as a reader: what was written is there, and schema setup ran twice.
+    async with await open_memory(store_uri, nlp=decomposer, read_only=True) as again:
+        assert (await again.stats("app", "ann")).entries == 1
+
+
+async def test_the_graphmem_prefix_opens_the_same_store(store_uri: str, decomposer: Decomposer) -> None:
+    async with await open_memory(store_uri, nlp=decomposer) as service:
+        await remember_and_recall(service)
+    async with await open_memory("graphmem+" + store_uri, nlp=decomposer, read_only=True) as service:
+        assert (await service.stats("app", "ann")).entries == 1
+
+
+async def test_read_only_refuses_writes_on_a_journal(tmp_path: Path, decomposer: Decomposer) -> None:
+    path = tmp_path / "memory.journal"
+    async with await open_memory(path, nlp=decomposer) as writer:
+        await remember_and_recall(writer)
+        # A second writer is refused while the first holds the store; a reader is not.
+        with pytest.raises(StoreLockedError):
+            await open_memory(str(path), nlp=decomposer)
+        async with await open_memory(str(path), nlp=decomposer, read_only=True) as reader:
+            with pytest.raises(ReadOnlyStoreError):
+                await reader.add_session("app", "ann", "s2", [entry("never written")])
+            assert (await reader.stats()).entries == 1
+
+
+# ---------------------------------------------------------------------------- networkx URIs
+
+
+@pytest.mark.parametrize("form", ["plain", "path", "file-uri", "prefixed"])
+async def test_every_form_of_a_journal_uri(form: str, tmp_path: Path, decomposer: Decomposer) -> None:
+    path = tmp_path / "a dir" / "memory.journal"  # a space: percent-encoded in the file: URI
+    uri: str | Path = {
+        "plain": str(path),
+        "path": path,
+        "file-uri": path.as_uri(),
+        "prefixed": "graphmem+" + path.as_uri(),
+    }[form]
+    async with await open_memory(uri, nlp=decomposer) as service:
+        assert isinstance(service, GraphMemoryService)
+        await remember_and_recall(service)
+    assert path.is_file()
+
+
+async def test_memory_uri_is_in_memory(decomposer: Decomposer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    async with await open_memory("memory:", nlp=decomposer) as service:
+        assert await remember_and_recall(service)
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(InvalidStoreUriError, match="read-only"):
+        await open_memory("memory:", nlp=decomposer, read_only=True)
+
+
+# ---------------------------------------------------------------------------- errors
+
+
+@pytest.mark.parametrize(
+    ("uri", "message"),
+    [
+        ("postgres://ann:hunter2@db/memory", "unknown store scheme 'postgres:'"),
+        ("redis:", "unknown store scheme 'redis:'"),
+        ("", "empty"),
+        ("bolt://", "names no host"),
+        ("bolt://ann:hunter2@host:port", "not a valid Neo4j URI"),
+        ("bolt://ann:hunter2@host?db=x", "unknown option 'db'"),
+        ("file://elsewhere/memory.journal", "on this machine"),
+        ("memory:somewhere", "takes nothing"),
+    ],
+)
+async def test_a_bad_uri_is_one_clear_error_without_the_password(uri: str, message: str) -> None:
+    with pytest.raises(InvalidStoreUriError) as raised:
+        await open_memory(uri)
+    text = str(raised.value)
+    assert message in text and "hunter2" not in text and "\n" not in text
+
+
+async def test_a_directory_or_a_path_under_a_file_is_refused(tmp_path: Path, decomposer: Decomposer) -> None:
+    with pytest.raises(InvalidStoreUriError, match="is a directory"):
+        await open_memory(tmp_path, nlp=decomposer)
+    a_file = tmp_path / "plain.txt"
+    a_file.write_text("x")
+    with pytest.raises(GraphmemError, match="plain.txt/memory.journal.*Not a directory"):
+        await open_memory(a_file / "memory.journal", nlp=decomposer)
+    assert a_file.read_text() == "x"
+
+
+async def test_an_unreachable_server_names_the_uri_without_its_password(decomposer: Decomposer) -> None:
+    # Port 9 (discard) on this machine: nothing answers Bolt there.
+    with pytest.raises(BackendUnavailableError) as raised:
+        await open_memory("bolt://ann:hunter2@127.0.0.1:9", nlp=decomposer, retry_time=0.5, connection_timeout=1.0)
+    text = str(raised.value)
+    assert "cannot reach Neo4j at bolt://ann:***@127.0.0.1:9" in text
+    assert "hunter2" not in text
+
+
+async def test_the_factory_sets_up_the_neo4j_schema(decomposer: Decomposer) -> None:
+    from graphmem.backends.neo4j import Neo4jMemoryService
+
+    uri = neo4j_uri_or_skip()
+    service = await open_memory(uri, nlp=decomposer)
+    assert isinstance(service, Neo4jMemoryService)
+    try:
+        await service.driver.execute_query("DROP INDEX graphmem_v1_entry_owner IF EXISTS")
+        assert await service.ensure_schema() == 1  # put back by hand, then by the factory
+        await service.driver.execute_query("DROP INDEX graphmem_v1_entry_owner IF EXISTS")
+    finally:
+        await service.close()
+    async with await open_memory(uri, nlp=decomposer) as again:
+        assert isinstance(again, Neo4jMemoryService)
+        records, _, _ = await again.driver.execute_query("SHOW INDEXES YIELD name RETURN collect(name) AS names")
+        assert "graphmem_v1_entry_owner" in records[0]["names"]
+
+
+async def test_the_database_comes_from_the_uri(decomposer: Decomposer) -> None:
+    from graphmem.backends.neo4j import Neo4jMemoryService
+
+    async with await open_memory(neo4j_uri_or_skip() + "?database=neo4j", nlp=decomposer) as service:
+        assert isinstance(service, Neo4jMemoryService) and service.database == "neo4j"
+
+
+# ---------------------------------------------------------------------------- parsing
+
+
+def test_credentials_and_database_are_read_from_the_uri() -> None:
+    store = parse_store_uri("graphmem+bolt://ann:p%40ss%3Aword@127.0.0.1:7687?database=memories")
+    assert (store.kind, store.neo4j_uri, store.user, store.password, store.database) == (
+        "neo4j", "bolt://127.0.0.1:7687", "ann", "p@ss:word", "memories",
+    )
+    assert "p@ss" not in store.display and "***" in store.display
+
+
+def test_cli_settings_map_to_a_uri_and_back() -> None:
+    uri = neo4j_store_uri("bolt://127.0.0.1:7687", user="ann", password="p@ss/word", database="db")
+    store = parse_store_uri(uri)
+    assert (store.user, store.password, store.database, store.neo4j_uri) == ("ann", "p@ss/word", "db", "bolt://127.0.0.1:7687")
+    assert redact_uri(uri) == "bolt://ann:***@127.0.0.1:7687?database=db"
