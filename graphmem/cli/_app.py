@@ -105,6 +105,17 @@ app = typer.Typer(
 @app.callback()
 def _global_options(
     ctx: typer.Context,
+    uri: Annotated[
+        str | None,
+        typer.Option(
+            envvar="GRAPHMEM_URI",
+            help=(
+                "The store as a URI: memory:, file:///path/memory.journal (or a plain path), "
+                "bolt://[user:password@]host:7687[?database=NAME], neo4j://, bolt+s://, neo4j+s://. "
+                "When given, --backend, --store and --neo4j-* are not used."
+            ),
+        ),
+    ] = None,
     backend: Annotated[
         str, typer.Option(envvar="GRAPHMEM_BACKEND", help="Where memory lives: networkx or neo4j.")
     ] = "networkx",
@@ -134,7 +145,9 @@ def _global_options(
             f"unknown backend {backend!r}: use --backend networkx or --backend neo4j (or set GRAPHMEM_BACKEND)",
             EXIT_USAGE,
         )
-    ctx.obj = Settings(backend, store, neo4j_uri, neo4j_user, neo4j_password or None, neo4j_database or None)
+    ctx.obj = Settings(
+        backend, store, neo4j_uri, neo4j_user, neo4j_password or None, neo4j_database or None, uri=uri or None
+    )
 
 
 def _settings(ctx: typer.Context) -> Settings:
