@@ -344,10 +344,14 @@ class MemoryService(ABC):
 
     async def list_recent(self, app_name: str, user_id: str, limit: int = 10) -> list[MemoryEntry]:
         """The user's newest entries first, global and project entries alike."""
+        return [e.memory for e in await self.recent_entries(app_name, user_id, limit)]
+
+    async def recent_entries(self, app_name: str, user_id: str, limit: int = 10) -> list[StoredEntry]:
+        """:meth:`list_recent` with each entry's id, session and project (to forget one by id)."""
         owner = self._owner(app_name, user_id)
         if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
             raise ValueError(f"limit must be an integer of at least 1, got {limit!r}")
-        return [e.memory for e in await self._list_recent(owner, limit)]
+        return await self._list_recent(owner, limit)
 
     async def list_entries(
         self, app_name: str, user_id: str, project_id: str | None = None, *, all_projects: bool = False
@@ -423,6 +427,24 @@ class MemoryService(ABC):
         owner = self._owner(app_name, user_id)
         validate_project_id(project_id)
         ids = await self._matching_ids(owner, project_id, query, only_project=project_id)
+        return await self._delete_entries(owner, ids) if ids else 0
+
+    async def delete_entries_by_id(self, app_name: str, user_id: str, entry_ids: Sequence[str]) -> int:
+        """Delete the user's entries with these ids (in any scope); returns how many.
+
+        An id that is not one of this user's entries (unknown, already deleted, another
+        user's) is skipped: only the owner's own entries can be deleted this way.
+
+        Raises:
+            TypeError: an id that is not a string.
+        """
+        owner = self._owner(app_name, user_id)
+        if isinstance(entry_ids, str):
+            raise TypeError("entry_ids must be a list of ids, not one string")
+        ids = list(dict.fromkeys(entry_ids))
+        for entry_id in ids:
+            if not isinstance(entry_id, str):
+                raise TypeError(f"entry ids must be strings, got {type(entry_id).__name__}")
         return await self._delete_entries(owner, ids) if ids else 0
 
     async def delete_session(self, app_name: str, user_id: str, session_id: str) -> int:
