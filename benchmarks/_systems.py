@@ -174,12 +174,10 @@ class GraphmemSystem(System):
 
 
 async def neo4j_service(uri: str, nlp: Decomposer) -> MemoryService:
-    """A ``Neo4jMemoryService`` on ``uri`` (auth off) with its schema in place."""
-    from graphmem.backends.neo4j import Neo4jMemoryService
+    """The Neo4j store at ``uri``, opened by the factory (which sets up its schema)."""
+    from graphmem import open_memory
 
-    service = Neo4jMemoryService(uri, auth=None, nlp=nlp)
-    await service.ensure_schema()
-    return service
+    return await open_memory(uri, nlp=nlp)
 
 
 # ---------------------------------------------------------------------------- peers

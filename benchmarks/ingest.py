@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks._env import checkout, machine, versions  # noqa: E402
 from benchmarks._locomo import load_conversations  # noqa: E402
-from graphmem import Content, Decomposer, GraphMemoryService, MemoryEntry, MemoryService  # noqa: E402
+from graphmem import Content, Decomposer, MemoryEntry, MemoryService, open_memory  # noqa: E402
 
 Users = list[tuple[str, dict[str, list[MemoryEntry]]]]
 #: (path, worker processes, workers started before the clock)
@@ -60,13 +60,9 @@ def sessions_per_user(repeat: int) -> Users:
 
 
 async def make_service(backend: str, decomposer: Decomposer, uri: str | None) -> MemoryService:
-    if backend == "networkx":
-        return GraphMemoryService(nlp=decomposer)
-    from graphmem.backends.neo4j import Neo4jMemoryService
-
-    service = Neo4jMemoryService(uri, nlp=decomposer)
-    await service.ensure_schema()
-    return service
+    if backend != "networkx" and uri is None:
+        raise SystemExit("the neo4j backend needs a URI (GRAPHMEM_NEO4J_URI)")
+    return await open_memory("memory:" if backend == "networkx" else uri, nlp=decomposer)
 
 
 async def run(backend: str, mode: str, n_process: int, warm: bool, users: Users, uri: str | None) -> float:

@@ -15,10 +15,10 @@ of limit=10 are exactly the results of limit=5: every system ranks, then cuts).
 For tuning the scorer from another script (spaCy runs once per process, the rest is fast)::
 
     from benchmarks.recall import graphmem_recall
-    from graphmem import GraphMemoryService, ScoringWeights
+    from graphmem import ScoringWeights, open_memory
 
     for share in (0.3, 0.5, 0.7):
-        r = graphmem_recall(lambda nlp: GraphMemoryService(nlp, weights=ScoringWeights(context_share=share)))
+        r = graphmem_recall(lambda nlp: open_memory("memory:", nlp=nlp, weights=ScoringWeights(context_share=share)))
         print(share, r["overall"])
 """
 
@@ -53,7 +53,7 @@ from benchmarks._systems import (
     load_minilm,
     neo4j_service,
 )
-from graphmem import GraphMemoryService, MemoryService
+from graphmem import MemoryService, open_memory
 
 __all__ = ["ALL_SYSTEMS", "evaluate", "graphmem_recall", "graphmem_recall_async", "shared_decomposer"]
 
@@ -173,14 +173,14 @@ async def graphmem_recall_async(
         service_factory: returns a fresh service (or an awaitable of one). If it takes an
             argument it gets the shared caching decomposer (pass it as ``nlp``: spaCy then
             runs once per process, so a call after the first takes about a second).
-            ``None``: ``GraphMemoryService(nlp)``.
+            ``None``: ``open_memory("memory:", nlp=nlp)``.
         conversations: sample ids (default: all).
         data: ``conversations.json`` (default: ``../shared/data/locomo-dev/``).
         ks: the cut-offs.
     """
     convs = load_conversations(data, list(conversations) if conversations else None)
     nlp = shared_decomposer()
-    factory: ServiceFactory = service_factory or GraphMemoryService
+    factory: ServiceFactory = service_factory or (lambda nlp: open_memory("memory:", nlp=nlp))
 
     async def make(conv: Conversation) -> System:
         service = _call_factory(factory, nlp)
@@ -202,7 +202,7 @@ def graphmem_recall(
 
     Example::
 
-        r = graphmem_recall(lambda nlp: GraphMemoryService(nlp, weights=ScoringWeights(context_share=0.4)))
+        r = graphmem_recall(lambda nlp: open_memory("memory:", nlp=nlp, weights=ScoringWeights(context_share=0.4)))
         r["overall"]["recall@10"], r["by_category"]["2"]["recall@10"]
     """
     return asyncio.run(graphmem_recall_async(service_factory, conversations=conversations, data=data, ks=ks))
@@ -219,7 +219,7 @@ def _system_factories(names: Sequence[str], neo4j_uri: str | None, say: Callable
         if name == "graphmem":
 
             async def make_nx(conv: Conversation) -> System:
-                return GraphmemSystem(GraphMemoryService(nlp), APP)
+                return GraphmemSystem(await open_memory("memory:", nlp=nlp), APP)
 
             out[name] = make_nx
         elif name == "graphmem-neo4j":

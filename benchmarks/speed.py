@@ -192,9 +192,9 @@ async def _measure(system_name: str, size: int, args: argparse.Namespace) -> dic
         decomposer.clear_cache()
         decomposer.enabled = False  # real NER unless the replicas reuse decompositions
         if system_name == "graphmem":
-            from graphmem import GraphMemoryService
+            from graphmem import open_memory
 
-            system = GraphmemSystem(GraphMemoryService(decomposer), APP)
+            system = GraphmemSystem(await open_memory("memory:", nlp=decomposer), APP)
             if entries > args.real_ner_max:
                 pool = sorted({t.text for u in corpus for _, s in u.sessions for t in s})
                 decomposer.enabled = True

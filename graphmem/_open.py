@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from graphmem._decompose import Decomposer
     from graphmem._scoring import ScoringWeights
 
-__all__ = ["StoreUri", "open_memory", "parse_store_uri", "redact_uri"]
+__all__ = ["StoreUri", "neo4j_store_uri", "open_memory", "parse_store_uri", "redact_uri"]
 
 #: The Neo4j driver's own schemes (``+s``: TLS with a verified certificate; ``+ssc``: self-signed).
 NEO4J_SCHEMES = frozenset({"bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc"})

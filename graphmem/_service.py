@@ -457,10 +457,14 @@ class MemoryService(ABC):
         Raises:
             ValueError: ``limit`` is not an integer in that range.
         """
+        return [e.memory for e in await self.recent_entries(app_name, user_id, limit)]
+
+    async def recent_entries(self, app_name: str, user_id: str, limit: int = 10) -> list[StoredEntry]:
+        """:meth:`list_recent` with each entry's id, session and project (to forget one by id)."""
         owner = self._owner(app_name, user_id)
         if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIST_LIMIT:
             raise ValueError(f"limit must be an integer from 1 to {MAX_LIST_LIMIT}, got {limit!r}")
-        return [e.memory for e in await self._list_recent(owner, limit)]
+        return await self._list_recent(owner, limit)
 
     async def list_entries(
         self, app_name: str, user_id: str, project_id: str | None = None, *, all_projects: bool = False
@@ -548,9 +552,26 @@ class MemoryService(ABC):
         Raises:
             InvalidIdentifierError: a bad app, user or entry id.
         """
-        owner = self._owner(app_name, user_id)
         validate_identifier(entry_id, "entry_id")
-        return await self._delete_entries(owner, [entry_id])
+        return await self.delete_entries_by_id(app_name, user_id, [entry_id])
+
+    async def delete_entries_by_id(self, app_name: str, user_id: str, entry_ids: Sequence[str]) -> int:
+        """Delete the user's entries with these ids (in any scope); returns how many.
+
+        An id that is not one of this user's entries (unknown, already deleted, another
+        user's) is skipped: only the owner's own entries can be deleted this way.
+
+        Raises:
+            TypeError: an id that is not a string.
+        """
+        owner = self._owner(app_name, user_id)
+        if isinstance(entry_ids, str):
+            raise TypeError("entry_ids must be a list of ids, not one string")
+        ids = list(dict.fromkeys(entry_ids))
+        for entry_id in ids:
+            if not isinstance(entry_id, str):
+                raise TypeError(f"entry ids must be strings, got {type(entry_id).__name__}")
+        return await self._delete_entries(owner, ids) if ids else 0
 
     async def delete_session(self, app_name: str, user_id: str, session_id: str) -> int:
         """Delete a session's entries (in every scope); returns how many."""

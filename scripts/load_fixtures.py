@@ -2,13 +2,13 @@
 """Load graphmem fixture files into a backend, for tests and demos (no CLI extra needed).
 
 Usage:
-    scripts/load_fixtures.py [--backend networkx|neo4j] [--store PATH] [--skip-projects]
-                             [--demo] [FILE ...]
+    scripts/load_fixtures.py [--uri URI | --backend networkx|neo4j [--store PATH]]
+                             [--skip-projects] [--demo] [FILE ...]
 
-The backend settings default to the same environment variables as the ``graphmem``
-command: GRAPHMEM_BACKEND, GRAPHMEM_STORE, GRAPHMEM_NEO4J_URI, GRAPHMEM_NEO4J_USER,
-GRAPHMEM_NEO4J_PASSWORD, GRAPHMEM_NEO4J_DATABASE. Every line of every file is validated
-before anything is stored; a bad line is reported with its file and line number.
+The store is a URI as ``graphmem.open_memory`` takes it (``--uri``, GRAPHMEM_URI), or else
+the same settings as the ``graphmem`` command: GRAPHMEM_BACKEND, GRAPHMEM_STORE,
+GRAPHMEM_NEO4J_URI, GRAPHMEM_NEO4J_USER, GRAPHMEM_NEO4J_PASSWORD, GRAPHMEM_NEO4J_DATABASE.
+Every line of every file is validated before anything is stored; a bad line is reported with its file and line number.
 ``graphmem load`` does the same with a progress bar.
 """
 
@@ -16,10 +16,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
 import os
 import sys
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 
@@ -29,6 +27,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("files", nargs="*", help="fixture files (JSON Lines); - for standard input")
     parser.add_argument("--demo", action="store_true", help="also load the demo fixtures shipped with graphmem")
     parser.add_argument("--skip-projects", action="store_true", help="leave out sessions that belong to a project")
+    parser.add_argument("--uri", default=env("GRAPHMEM_URI"), help="the store URI (memory:, a path, bolt://...)")
     parser.add_argument("--backend", default=env("GRAPHMEM_BACKEND", "networkx"), choices=("networkx", "neo4j"))
     parser.add_argument("--store", default=env("GRAPHMEM_STORE"), help="networkx journal file (required for networkx)")
     parser.add_argument("--neo4j-uri", default=env("GRAPHMEM_NEO4J_URI", "bolt://127.0.0.1:7687"))
@@ -39,38 +38,41 @@ def _parser() -> argparse.ArgumentParser:
 
 
 async def _main(args: argparse.Namespace) -> str:
-    from graphmem import GraphmemError, GraphMemoryService, MemoryService
+    from graphmem import GraphmemError, open_memory
     from graphmem._fixtures import demo_fixtures_path, load_fixtures
+    from graphmem._open import neo4j_store_uri, parse_store_uri
 
     sources: list[str | Path] = list(args.files)
     if args.demo:
         sources.append(demo_fixtures_path())
     if not sources:
         raise GraphmemError("give fixture files or --demo")
-    service: MemoryService
-    prepare: Callable[[], Awaitable[object]]
-    if args.backend == "networkx":
-        if not args.store:
-            raise GraphmemError(
-                "the networkx backend needs --store PATH (or GRAPHMEM_STORE): memory in this process would be lost"
-            )
-        service = GraphMemoryService(path=args.store)
-        prepare, where = service.health_check, f"networkx store {args.store}"
+    target: str | Path
+    if args.uri:
+        target = args.uri
+    elif args.backend == "neo4j":
+        target = neo4j_store_uri(
+            args.neo4j_uri, user=args.neo4j_user, password=args.neo4j_password, database=args.neo4j_database
+        )
+    elif args.store:
+        target = Path(args.store)
     else:
-        from graphmem.backends.neo4j import Neo4jMemoryService
-
-        logging.getLogger("neo4j").addHandler(logging.NullHandler())  # retries: the error says it
-        auth = (args.neo4j_user, args.neo4j_password) if args.neo4j_password else None
-        neo4j = Neo4jMemoryService(args.neo4j_uri, auth=auth, database=args.neo4j_database)
-        service, prepare, where = neo4j, neo4j.ensure_schema, f"Neo4j at {args.neo4j_uri}"
+        raise GraphmemError(
+            "the networkx backend needs --store PATH (or GRAPHMEM_STORE, or --uri): "
+            "memory in this process would be lost"
+        )
+    store = parse_store_uri(target)
+    if store.kind == "memory":
+        raise GraphmemError("memory: would be lost when this script ends: load into a journal path or Neo4j")
+    service = await open_memory(target)
     try:
-        await prepare()
         report = await load_fixtures(service, sources, args.skip_projects)
     finally:
         await service.close()
     skipped = (
         f"; left out {report.skipped_project_sessions} project sessions" if report.skipped_project_sessions else ""
     )
+    where = f"Neo4j at {store.display}" if store.kind == "neo4j" else f"networkx store {store.display}"
     return (
         f"loaded {report.sessions} sessions, {report.entries} entries, {report.users} users "
         f"into {where} in {report.seconds:.1f} s{skipped}"

@@ -113,6 +113,27 @@ def test_backend_and_store_come_from_the_environment(runner: CliRunner, store: s
     assert result.exit_code == 2 and "GRAPHMEM_BACKEND" in result.stderr
 
 
+@pytest.mark.parametrize("backend", ["networkx", "neo4j"])
+def test_uri_option_and_environment_name_the_store(runner: CliRunner, tmp_path: Path, backend: str) -> None:
+    uri = (tmp_path / "m.journal").as_uri() if backend == "networkx" else neo4j_uri_or_skip()
+    user = f"uri-{backend}"
+    path = write_lines(tmp_path / "f.jsonl", session("s1", "apricot jam", user=user))
+    # --uri wins over the older options, which here point at nothing.
+    assert run(runner, "--uri", uri, "--backend", "neo4j", "--neo4j-uri", "bolt://127.0.0.1:9", "load", path).exit_code == 0
+    result = runner.invoke(app, ["stats", "--app", "app", "--user", user, "--json"], env={"GRAPHMEM_URI": "graphmem+" + uri})
+    assert json.loads(result.stdout)["entries"] == 1
+    assert run(runner, "--uri", uri, "delete-user", "--app", "app", "--user", user, "--yes").exit_code == 0
+
+
+def test_a_bad_uri_is_a_usage_error_without_the_password(runner: CliRunner) -> None:
+    result = run(runner, "--uri", "postgres://ann:hunter2@db/x", "stats")
+    assert result.exit_code == 2
+    line = one_line_error(result)
+    assert "unknown store scheme 'postgres:'" in line and "hunter2" not in line
+    result = run(runner, "--uri", "bolt://ann:hunter2@127.0.0.1:9", "stats")
+    assert result.exit_code == 3 and "hunter2" not in one_line_error(result)
+
+
 def test_usage_errors_are_one_line_from_main(capsys: pytest.CaptureFixture[str]) -> None:
     for argv, text in ((["searchh"], "No such command"), (["search"], "Missing argument"),
                        (["search", "--app", "a", "--user", "u", "--limit", "0", "q"], "--limit")):

@@ -629,6 +629,24 @@ async def test_delete_session_removes_only_that_session(service: MemoryService) 
     assert await service.delete_session(APP, USER, "never-existed") == 0
 
 
+async def test_recent_entries_carry_ids_that_delete_by_id_takes(service: MemoryService) -> None:
+    await service.add_session(APP, USER, "s1", [entry("hiking boots"), entry("hiking trail map", at=1)])
+    own = await service.add_entry(APP, USER, entry("hiking alone", at=3))
+    await service.add_session(APP, "bob", "s1", [entry("bob hiking", at=4)])
+    recent = await service.recent_entries(APP, USER, 2)
+    assert [(e.entry_id == own, e.memory.text, e.session_id) for e in recent] == [
+        (True, "hiking alone", None), (False, "hiking trail map", "s1")]
+    bobs = [e.entry_id for e in await service.recent_entries(APP, "bob")]
+
+    # Another user's id, an unknown one and a repeated one remove nothing more than the owner's own.
+    assert await service.delete_entries_by_id(APP, USER, [own, own, *bobs, "no-such-id"]) == 1
+    assert await stored_texts(service) == ["hiking boots", "hiking trail map"]
+    assert await stored_texts(service, user="bob") == ["bob hiking"]
+    assert await service.delete_entries_by_id(APP, USER, []) == 0
+    with pytest.raises(TypeError):
+        await service.delete_entries_by_id(APP, USER, own)  # type: ignore[arg-type]
+
+
 async def test_adapter_routes_global_calls(service: MemoryService) -> None:
     adapter = MemoryServiceAdapter(service, APP, USER)
     other = MemoryServiceAdapter(service, APP, "bob")

@@ -31,6 +31,7 @@ from graphmem.cli._context import (
     open_service,
     out_console,
     run_async,
+    shared_decomposer,
     user_errors,
 )
 from graphmem.cli._cypher_run import DEFAULT_TIMEOUT
@@ -113,6 +114,17 @@ app = typer.Typer(
 @app.callback()
 def _global_options(
     ctx: typer.Context,
+    uri: Annotated[
+        str | None,
+        typer.Option(
+            envvar="GRAPHMEM_URI",
+            help=(
+                "The store as a URI: memory:, file:///path/memory.journal (or a plain path), "
+                "bolt://[user:password@]host:7687[?database=NAME], neo4j://, bolt+s://, neo4j+s://. "
+                "When given, --backend, --store and --neo4j-* are not used."
+            ),
+        ),
+    ] = None,
     backend: Annotated[
         str, typer.Option(envvar="GRAPHMEM_BACKEND", help="Where memory lives: networkx or neo4j.")
     ] = "networkx",
@@ -142,7 +154,9 @@ def _global_options(
             f"unknown backend {backend!r}: use --backend networkx or --backend neo4j (or set GRAPHMEM_BACKEND)",
             EXIT_USAGE,
         )
-    ctx.obj = Settings(backend, store, neo4j_uri, neo4j_user, neo4j_password or None, neo4j_database or None)
+    ctx.obj = Settings(
+        backend, store, neo4j_uri, neo4j_user, neo4j_password or None, neo4j_database or None, uri=uri or None
+    )
 
 
 def _settings(ctx: typer.Context) -> Settings:
@@ -632,6 +646,50 @@ def neo4j(
     script = _neo4j_script()
     completed = subprocess.run(["bash", str(script), action, *ctx.args], check=False)
     raise typer.Exit(completed.returncode)
+
+
+@app.command("mcp")
+@user_errors
+def mcp_server(
+    ctx: typer.Context,
+    app_name: Annotated[
+        str,
+        typer.Option("--app", envvar="GRAPHMEM_APP", help="App name, fixed while serving.", show_default=False),
+    ],
+    user_id: Annotated[
+        str,
+        typer.Option("--user", envvar="GRAPHMEM_USER", help="User id, fixed while serving.", show_default=False),
+    ],
+    project_id: Annotated[
+        str | None,
+        typer.Option("--project", envvar="GRAPHMEM_PROJECT", help="Project id, fixed too (Neo4j only).",
+                     show_default=False),
+    ] = None,
+    uri: Annotated[
+        str | None,
+        typer.Option("--uri", help="The store URI (as the global --uri; this one wins).", show_default=False),
+    ] = None,
+    http: Annotated[
+        bool, typer.Option("--http", help="Serve streamable HTTP at http://HOST:PORT/mcp, not stdio.")
+    ] = False,
+    host: Annotated[str, typer.Option("--host", help="Address to listen on with --http.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", min=1, max=65535, help="Port to listen on with --http.")] = 8000,
+) -> None:
+    """Serve one user's memory to MCP clients (stdio by default; --http for streamable HTTP).
+
+    Tools: remember, recall, recent, forget, stats. The app and user (and a project, if given) are fixed
+    here: a client can never read or delete another user's memory. The store is any URI (--uri,
+    GRAPHMEM_URI) or the global store options; a journal is held as its one writer while serving.
+    """
+    settings = _settings(ctx)
+    try:
+        from graphmem._mcp import MemoryScope, serve
+    except ImportError as exc:
+        raise CliError(str(exc)) from exc
+    scope = MemoryScope(app_name, user_id, project_id)
+    target = uri or settings.target()
+    run_async(serve(target, scope, transport="http" if http else "stdio", host=host, port=port,
+                    nlp=shared_decomposer()))
 
 
 # ---------------------------------------------------------------------------- entry point

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import logging
 import sys
 from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
@@ -18,8 +17,14 @@ from rich.console import Console
 from rich.text import Text
 
 from graphmem._decompose import Decomposer
-from graphmem._errors import BackendUnavailableError, GraphmemError, ProjectScopingUnsupportedError
+from graphmem._errors import (
+    BackendUnavailableError,
+    GraphmemError,
+    InvalidStoreUriError,
+    ProjectScopingUnsupportedError,
+)
 from graphmem._fixtures import FixtureError
+from graphmem._open import neo4j_store_uri, open_memory, parse_store_uri
 from graphmem._service import MemoryService
 from graphmem.cli._render import plain
 
@@ -75,7 +80,8 @@ def default_store() -> Path:
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    """The global options."""
+    """The global options. ``uri`` (``--uri``, ``GRAPHMEM_URI``) names the store when given;
+    otherwise the older options (``--backend``, ``--store``, ``--neo4j-*``) are mapped to one."""
 
     backend: str
     store: Path | None
@@ -83,15 +89,28 @@ class Settings:
     neo4j_user: str
     neo4j_password: str | None
     neo4j_database: str | None
+    uri: str | None = None
 
     @property
     def store_path(self) -> Path:
         return self.store if self.store is not None else default_store()
 
-    def describe(self) -> str:
+    def target(self) -> str | Path:
+        """The store as :func:`graphmem.open_memory` takes it: a URI, or the journal's path."""
+        if self.uri:
+            return self.uri
         if self.backend == "neo4j":
-            return f"Neo4j at {self.neo4j_uri}"
-        return f"networkx store {self.store_path}"
+            return neo4j_store_uri(
+                self.neo4j_uri, user=self.neo4j_user, password=self.neo4j_password, database=self.neo4j_database
+            )
+        # A Path, not a string: a file name with a colon in it is still a file name.
+        return self.store_path
+
+    def describe(self) -> str:
+        store = parse_store_uri(self.target())
+        if store.kind == "neo4j":
+            return f"Neo4j at {store.display}"
+        return "networkx in memory" if store.path is None else f"networkx store {store.display}"
 
 
 @functools.cache
@@ -105,55 +124,22 @@ async def open_service(settings: Settings, *, writes: bool = False) -> AsyncIter
     """The memory service the global options name, checked reachable, closed afterwards.
 
     Args:
-        writes: the command writes; on Neo4j the schema is ensured first. A networkx store
-            is opened read-only otherwise: no lock (so it works beside a process writing to
-            the store) and nothing written.
+        writes: the command writes; the factory then sets up the store's schema. A store
+            is opened read-only otherwise: a journal without its lock (so it works beside a
+            process writing to it) and nothing written.
     """
-    service: MemoryService
-    if settings.backend == "networkx":
-        from graphmem.backends.networkx import GraphMemoryService
-
-        service = GraphMemoryService(shared_decomposer(), path=settings.store_path, read_only=not writes)
-    elif settings.backend == "neo4j":
-        # The driver logs each retry of an unreachable server; the one-line error says it all.
-        logging.getLogger("neo4j").addHandler(logging.NullHandler())
-        try:
-            from graphmem.backends.neo4j import Neo4jMemoryService
-        except ImportError as exc:
-            raise CliError(f"{exc}; or use --backend networkx") from exc
-        auth = (settings.neo4j_user, settings.neo4j_password) if settings.neo4j_password else None
-        service = Neo4jMemoryService(
-            settings.neo4j_uri, auth=auth, database=settings.neo4j_database, nlp=shared_decomposer()
-        )
-    else:  # the option callback has already refused it; kept for callers from Python
-        raise CliError(f"unknown backend {settings.backend!r}: use one of {', '.join(BACKENDS)}", EXIT_USAGE)
     try:
-        try:
-            await service.health_check()
-        except BackendUnavailableError as exc:
-            raise _unreachable(settings, exc) from exc
-        if writes and hasattr(service, "ensure_schema"):
-            await service.ensure_schema()
+        service = await open_memory(settings.target(), nlp=shared_decomposer(), read_only=not writes)
+    except BackendUnavailableError as exc:
+        raise CliError(f"{exc}; or point --uri (GRAPHMEM_URI) at another store", EXIT_UNAVAILABLE) from exc
+    except InvalidStoreUriError as exc:
+        raise CliError(f"{exc} (--uri, GRAPHMEM_URI)", EXIT_USAGE) from exc
+    except ImportError as exc:  # a Neo4j URI without the neo4j extra
+        raise CliError(str(exc)) from exc
+    try:
         yield service
     finally:
         await service.close()
-
-
-def _unreachable(settings: Settings, exc: BackendUnavailableError) -> CliError:
-    cause = exc.__cause__ if exc.__cause__ is not None else exc
-    if settings.backend == "neo4j":
-        if type(cause).__name__ == "AuthError":
-            return CliError(
-                f"Neo4j at {settings.neo4j_uri} refused the credentials: check --neo4j-user and "
-                "--neo4j-password (GRAPHMEM_NEO4J_USER, GRAPHMEM_NEO4J_PASSWORD)",
-                EXIT_UNAVAILABLE,
-            )
-        return CliError(
-            f"cannot reach Neo4j at {settings.neo4j_uri} ({type(cause).__name__}): start it with "
-            "`graphmem neo4j start`, or point --neo4j-uri (GRAPHMEM_NEO4J_URI) at a running server",
-            EXIT_UNAVAILABLE,
-        )
-    return CliError(f"cannot open the networkx store {settings.store_path}: {exc}", EXIT_UNAVAILABLE)
 
 
 P = ParamSpec("P")

@@ -13,7 +13,7 @@ from rich.text import Text
 
 from graphmem._fixtures import demo_fixtures_path, load_fixtures
 from graphmem._models import SearchRequest
-from graphmem.backends.networkx import GraphMemoryService
+from graphmem._open import open_memory
 from graphmem.cli._context import shared_decomposer
 from graphmem.cli._render import ENTITY_STYLE, TOKEN_STYLE, hits_table
 
@@ -47,7 +47,7 @@ async def run_demo(console: Console, *, limit: int = 3) -> None:
             title_align="left",
         )
     )
-    service = GraphMemoryService(shared_decomposer())  # in memory: nothing is written to disk
+    service = await open_memory("memory:", nlp=shared_decomposer())  # nothing is written to disk
     with console.status("Loading the demo fixtures (the first run also loads spaCy)…"):
         report = await load_fixtures(service, [demo_fixtures_path()], skip_projects=True)
     console.print(

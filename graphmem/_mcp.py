@@ -1,0 +1,494 @@
+"""graphmem as an MCP server (``graphmem mcp``): memory tools for any MCP client.
+
+The store is any URI :func:`graphmem.open_memory` takes. The app and user (and optionally a
+project) are fixed when the server starts, never chosen by the client: every tool reads and
+deletes that user's memory only, so one server per user is the unit of isolation.
+
+Tools: ``remember``, ``recall``, ``recent``, ``forget`` and ``stats``. Results are compact
+JSON (also sent as structured content with an output schema); a failure is an MCP tool
+error (``isError``) whose text is one line saying why. Bad arguments are refused by the
+input schema or by graphmem's validation, never crash the server; while the backend is
+down a tool answers with an error, and the next call after it is back succeeds.
+
+Needs the ``mcp`` extra (``pip install 'graphmem[mcp]'``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
+
+from pydantic import BaseModel, Field, ValidationError
+
+from graphmem._errors import BackendUnavailableError, GraphmemError
+from graphmem._models import Content, MemoryEntry, SearchRequest, validate_identifier, validate_project_id
+from graphmem._open import open_memory, parse_store_uri
+from graphmem._service import MemoryService, StoredEntry
+
+try:
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+    from mcp.types import CallToolResult, TextContent, ToolAnnotations
+except ImportError as exc:  # pragma: no cover - depends on the installed extras
+    raise ImportError(f"the MCP server needs the mcp SDK: pip install 'graphmem[mcp]' ({exc})") from exc
+
+if TYPE_CHECKING:
+    from graphmem._decompose import Decomposer
+
+__all__ = ["LazyStore", "MemoryScope", "create_server", "serve"]
+
+logger = logging.getLogger("graphmem.mcp")
+T = TypeVar("T")
+
+INSTRUCTIONS = (
+    "Long-term memory of one user. Call `recall` with the user's question before answering anything that may "
+    "depend on earlier conversations; call `remember` with facts worth keeping (one fact or turn per call; pass "
+    "the same session_id for turns of one conversation). Recall matches words and names, not meanings: use the "
+    "words the memory would contain. Each hit says which words and names matched and its score (0..1)."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryScope:
+    """Whose memory the server serves: fixed at start, never chosen by the client."""
+
+    app_name: str
+    user_id: str
+    project_id: str | None = None
+
+    def __post_init__(self) -> None:
+        validate_identifier(self.app_name, "app_name")
+        validate_identifier(self.user_id, "user_id")
+        if self.project_id is not None:
+            validate_project_id(self.project_id)
+
+    def sees(self, entry: StoredEntry) -> bool:
+        """Whether an entry is in this scope: global memory, plus the project's if one is fixed."""
+        return entry.project_id is None or entry.project_id == self.project_id
+
+
+# ---------------------------------------------------------------------------- results
+
+
+class _Compact(BaseModel):
+    def compact(self) -> dict[str, Any]:
+        """The result as JSON data, with the empty fields of the items in its lists left out."""
+        return {key: _pruned(value) for key, value in self.model_dump(mode="json", exclude_none=True).items()}
+
+
+def _pruned(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_pruned(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _pruned(item) for key, item in value.items() if item not in (None, [], {})}
+    return value
+
+
+class Hit(_Compact):
+    id: str = Field(description="entry id (for forget)")
+    text: str
+    score: float = Field(description="0..1; higher is a better match")
+    author: str
+    time: str = Field(description="when it was said, ISO 8601 UTC")
+    session: str | None = None
+    project: str | None = None
+    matched: list[str] = Field(default_factory=list, description="query words (lemmas) the memory contains")
+    entities: list[str] = Field(default_factory=list, description="names the memory shares with the query")
+    context: float | None = Field(None, description="part of the score from neighbouring turns of its conversation")
+    time_match: str | None = Field(None, description="how it matched a date or time named in the query")
+    other_speaker: bool | None = Field(
+        None, description="true when the query names a speaker and someone else said this (its score was lowered)"
+    )
+
+
+class RecallResult(_Compact):
+    hits: list[Hit]
+
+
+class Memory(_Compact):
+    id: str
+    text: str
+    author: str
+    time: str
+    session: str | None = None
+    project: str | None = None
+
+
+class RecentResult(_Compact):
+    memories: list[Memory]
+
+
+class RememberResult(_Compact):
+    id: str = Field(description="the new entry's id")
+    session: str | None = None
+
+
+class ForgetResult(_Compact):
+    removed: int = Field(description="how many memories were deleted")
+
+
+class StatsResult(_Compact):
+    entries: int
+    sessions: int
+    tokens: int
+    entities: int
+    projects: int
+
+
+def _result(model: _Compact) -> CallToolResult:
+    # The SDK would indent the text copy; the model reads compact JSON just as well, in fewer tokens.
+    data = model.compact()
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+
+
+def _when(value: datetime) -> str:
+    return value.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _memory(entry: StoredEntry) -> Memory:
+    return Memory(
+        id=entry.entry_id,
+        text=entry.memory.text,
+        author=entry.memory.author,
+        time=_when(entry.memory.timestamp),
+        session=entry.session_id,
+        project=entry.project_id,
+    )
+
+
+# ---------------------------------------------------------------------------- the store
+
+
+class LazyStore:
+    """The service, opened on first use and again after an open that failed (a server
+    started while its backend was down serves once the backend is up)."""
+
+    def __init__(self, uri: str | os.PathLike[str], nlp: Decomposer | str | None) -> None:
+        self.uri = uri
+        self._nlp = nlp
+        self._service: MemoryService | None = None
+        self._opening = asyncio.Lock()
+
+    async def get(self) -> MemoryService:
+        if self._service is None:
+            async with self._opening:
+                if self._service is None:
+                    self._service = await open_memory(self.uri, nlp=self._nlp)
+        return self._service
+
+    async def close(self) -> None:
+        if self._service is not None:
+            await self._service.close()
+            self._service = None
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split()) or "failed"
+
+
+async def _answer(work: Callable[[], Awaitable[T]]) -> T:
+    """Run a tool's work; every failure becomes a one-line tool error, none crashes the server."""
+    try:
+        return await work()
+    except ToolError:
+        raise
+    except BackendUnavailableError as exc:
+        raise ToolError(_one_line(f"memory is unavailable, try again later: {exc}")) from exc
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ToolError(_one_line(f"{where}: {first['msg']}" if where else first["msg"])) from exc
+    except (GraphmemError, ValueError, TypeError) as exc:
+        raise ToolError(_one_line(str(exc) or type(exc).__name__)) from exc
+    except Exception as exc:  # a bug must not take the server down with it
+        logger.exception("graphmem tool failed")
+        raise ToolError(f"internal error ({type(exc).__name__}); the server keeps running") from exc
+
+
+# ---------------------------------------------------------------------------- the server
+
+
+class _GraphmemMcp(MCPServer[Any]):
+    """The SDK's server, with arguments refused by the input schema reported in one line
+    (the SDK passes pydantic's multi-line report through)."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            raise
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ValidationError):
+                first = cause.errors()[0]
+                where = ".".join(str(p) for p in first["loc"])
+                raise ToolError(_one_line(f"invalid arguments for {name}: {where}: {first['msg']}")) from cause
+            raise ToolError(_one_line(str(exc))) from cause
+
+
+def create_server(
+    uri: str | os.PathLike[str],
+    scope: MemoryScope,
+    *,
+    nlp: Decomposer | str | None = None,
+) -> tuple[MCPServer[Any], LazyStore]:
+    """Build the MCP server over the store at ``uri`` for one app and user.
+
+    Nothing is opened here: the store opens on the first tool call (or on
+    :func:`serve`'s start), and again on the next call if it could not be reached.
+    Close it with ``await store.close()`` when the server is done.
+
+    Args:
+        uri: the store, as :func:`graphmem.open_memory` takes it.
+        scope: the app, user and optional project every tool works on.
+        nlp: the spaCy pipeline (name or ``Decomposer``) for the store.
+
+    Returns:
+        The server and its store.
+
+    Raises:
+        InvalidStoreUriError: a URI that names no store.
+    """
+    parse_store_uri(uri)  # a malformed URI fails now, not on the first call
+    store = LazyStore(uri, nlp)
+    # One conversation appended at a time: an append rewrites the session (see remember).
+    session_writes = asyncio.Lock()
+    server = _GraphmemMcp(
+        "graphmem",
+        instructions=INSTRUCTIONS,
+        version=_version(),
+        log_level="WARNING",
+    )
+    app, user, project = scope.app_name, scope.user_id, scope.project_id
+    read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+    @server.tool(
+        description=(
+            "Store a memory for this user: a fact, a preference, or one turn of a conversation. "
+            "Give session_id to add it as the next turn of that conversation (turns next to a match are "
+            "recalled with it); without one it is stored on its own. Returns the new memory's id."
+        ),
+        annotations=ToolAnnotations(destructive_hint=False, idempotent_hint=False, open_world_hint=False),
+    )
+    async def remember(
+        text: Annotated[str, Field(min_length=1, max_length=100_000, description="what to remember, as plain text")],
+        session_id: Annotated[
+            str | None,
+            Field(min_length=1, max_length=256, description="conversation id; appends to that conversation"),
+        ] = None,
+        author: Annotated[
+            str, Field(min_length=1, max_length=256, description="who said it (its name is searchable)")
+        ] = "user",
+        timestamp: Annotated[
+            datetime | None, Field(description="when it was said, ISO 8601; default now; no zone means UTC")
+        ] = None,
+    ) -> Annotated[CallToolResult, RememberResult]:
+        async def work() -> CallToolResult:
+            if not text.strip():
+                raise ToolError("text is blank: nothing to remember")
+            entry = MemoryEntry(
+                content=Content(role="user").with_text(text),
+                author=author,
+                **({} if timestamp is None else {"timestamp": timestamp}),
+            )
+            service = await store.get()
+            if session_id is None:
+                if project is None:
+                    entry_id = await service.add_entry(app, user, entry)
+                else:
+                    entry_id = await service.add_entry_to_project(app, user, project, entry)
+                assert entry_id is not None  # the text is not blank
+                return _result(RememberResult(id=entry_id))
+            async with session_writes:
+                return _result(RememberResult(id=await _append(service, session_id, entry), session=session_id))
+
+        return await _answer(work)
+
+    async def _append(service: MemoryService, session_id: str, entry: MemoryEntry) -> str:
+        # The next turn of that conversation: NEXT links it to the last one stored.
+        if project is None:
+            ids = await service.append_to_session(app, user, session_id, [entry])
+        else:
+            ids = await service.append_to_session_in_project(app, user, session_id, project, [entry])
+        return ids[0]
+
+    @server.tool(
+        description=(
+            "Search this user's memories by the words and names they share with the query (not by meaning). "
+            "Returns the best matches first, each with its score (0..1), the words (`matched`) and names "
+            "(`entities`) it shares with the query, and `context` when part of its score comes from the "
+            "neighbouring turns of its conversation. A date in the query (\"on 3 May 2023\", \"last week\") "
+            "favours memories from then (`time_match`); since/until keep only memories stamped in that window."
+        ),
+        annotations=read_only,
+    )
+    async def recall(
+        query: Annotated[str, Field(min_length=1, max_length=10_000, description="what to look for")],
+        limit: Annotated[int, Field(ge=1, le=100, description="at most this many memories")] = 5,
+        min_score: Annotated[
+            float | None, Field(ge=0.0, le=1.0, description="leave out memories scoring below this")
+        ] = None,
+        since: Annotated[
+            datetime | None, Field(description="only memories from this time on, ISO 8601; no zone means UTC")
+        ] = None,
+        until: Annotated[
+            datetime | None, Field(description="only memories up to this time, ISO 8601; no zone means UTC")
+        ] = None,
+    ) -> Annotated[CallToolResult, RecallResult]:
+        async def work() -> CallToolResult:
+            service = await store.get()
+            response = await service.search(
+                SearchRequest(
+                    query=query,
+                    app_name=app,
+                    user_id=user,
+                    limit=limit,
+                    min_score=min_score,
+                    project_id=project,
+                    since=since,
+                    until=until,
+                )
+            )
+            hits = [
+                Hit(
+                    id=hit.entry_id,
+                    text=hit.memory.text,
+                    score=round(hit.score, 3),
+                    author=hit.memory.author,
+                    time=_when(hit.memory.timestamp),
+                    session=hit.session_id,
+                    project=hit.project_id,
+                    matched=hit.matched_tokens,
+                    entities=hit.matched_entities,
+                    context=round(hit.context_score, 3) if hit.context_score else None,
+                    time_match=hit.matched_time,
+                    other_speaker=True if hit.by_named_speaker is False else None,
+                )
+                for hit in response.hits
+            ]
+            return _result(RecallResult(hits=hits))
+
+        return await _answer(work)
+
+    @server.tool(description="This user's newest memories first, with their ids.", annotations=read_only)
+    async def recent(
+        limit: Annotated[int, Field(ge=1, le=100, description="at most this many memories")] = 10,
+    ) -> Annotated[CallToolResult, RecentResult]:
+        async def work() -> CallToolResult:
+            service = await store.get()
+            entries = await service.recent_entries(app, user, limit)
+            return _result(RecentResult(memories=[_memory(e) for e in entries if scope.sees(e)]))
+
+        return await _answer(work)
+
+    @server.tool(
+        description=(
+            "Delete memories of this user, for good. Give exactly one of: entry_id (one memory, from recall or "
+            "recent), session_id (every memory of that conversation), or query (every memory that shares a word "
+            "or name with it; recall it first to see what would go). Returns how many were removed."
+        ),
+        annotations=ToolAnnotations(destructive_hint=True, idempotent_hint=True, open_world_hint=False),
+    )
+    async def forget(
+        entry_id: Annotated[str | None, Field(min_length=1, max_length=256, description="one memory's id")] = None,
+        session_id: Annotated[
+            str | None, Field(min_length=1, max_length=256, description="a conversation's id")
+        ] = None,
+        query: Annotated[
+            str | None, Field(min_length=1, max_length=10_000, description="forget what matches this")
+        ] = None,
+    ) -> Annotated[CallToolResult, ForgetResult]:
+        async def work() -> CallToolResult:
+            given = [name for name, value in (("entry_id", entry_id), ("session_id", session_id), ("query", query))
+                     if value is not None]
+            if len(given) != 1:
+                raise ToolError(f"give exactly one of entry_id, session_id or query (got {', '.join(given) or 'none'})")
+            service = await store.get()
+            if entry_id is not None:
+                found = await service.get_entry(app, user, entry_id)
+                removed = await service.delete_entry(app, user, entry_id) if found and scope.sees(found) else 0
+            elif session_id is not None:
+                validate_identifier(session_id, "session_id")
+                async with session_writes:
+                    doomed = [e.entry_id for e in await service.list_entries(app, user, all_projects=True)
+                              if e.session_id == session_id and scope.sees(e)]
+                    removed = await service.delete_entries_by_id(app, user, doomed)
+            else:
+                assert query is not None
+                removed = await service.delete_entries(app, user, query)
+                if project is not None:
+                    removed += await service.delete_entries_in_project(app, user, project, query)
+            return _result(ForgetResult(removed=removed))
+
+        return await _answer(work)
+
+    @server.tool(description="How much this user has stored: memories, conversations, words, names.",
+                 annotations=read_only)
+    async def stats() -> Annotated[CallToolResult, StatsResult]:
+        async def work() -> CallToolResult:
+            service = await store.get()
+            counts = await service.stats(app, user)
+            return _result(
+                StatsResult(
+                    entries=counts.entries,
+                    sessions=counts.sessions,
+                    tokens=counts.tokens,
+                    entities=counts.entities,
+                    projects=counts.projects,
+                )
+            )
+
+        return await _answer(work)
+
+    return server, store
+
+
+async def serve(
+    uri: str | os.PathLike[str],
+    scope: MemoryScope,
+    *,
+    transport: Literal["stdio", "http"] = "stdio",
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    nlp: Decomposer | str | None = None,
+) -> None:
+    """Run the MCP server until its client goes away (stdio) or it is stopped (HTTP).
+
+    The store is opened first, so a URI that names no store, a journal held by another
+    writer or a corrupt one stops the start with its error. An unreachable server does
+    not: the tools answer with an error until it is back.
+
+    Args:
+        uri: the store, as :func:`graphmem.open_memory` takes it.
+        scope: the app, user and optional project every tool works on.
+        transport: ``"stdio"`` (the client starts this process) or ``"http"`` (streamable
+            HTTP at ``http://host:port/mcp``).
+        host: the address to listen on (HTTP).
+        port: the port to listen on (HTTP).
+        nlp: the spaCy pipeline (name or ``Decomposer``) for the store.
+    """
+    server, store = create_server(uri, scope, nlp=nlp)
+    try:
+        try:
+            await store.get()
+        except BackendUnavailableError as exc:
+            logger.warning("%s; starting anyway: the tools answer with an error until it is reachable", exc)
+        if transport == "http":
+            await server.run_streamable_http_async(host=host, port=port)
+        else:
+            await server.run_stdio_async()
+    finally:
+        await store.close()
+
+
+def _version() -> str:
+    from graphmem import __version__
+
+    return __version__

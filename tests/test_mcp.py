@@ -1,0 +1,331 @@
+"""The MCP server (``graphmem mcp``) through the SDK's real client: over stdio with the server
+as a subprocess, over streamable HTTP on 127.0.0.1, on both backends.
+
+The stdio servers are started from the README's configuration snippets, so the snippets are
+tested as written (only the store, the user and the ``graphmem`` executable are swapped for
+this checkout's).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import in_ci, neo4j_uri_or_skip
+from graphmem import Decomposer, open_memory
+
+try:
+    from mcp import Client, StdioServerParameters
+except ImportError:  # outside CI the MCP tests skip without the extra; in CI they must run
+    if in_ci():
+        raise
+    pytest.skip("the MCP server needs the mcp extra: pip install 'graphmem[mcp]'", allow_module_level=True)
+
+REPO = Path(__file__).resolve().parents[1]
+README = (REPO / "README.md").read_text(encoding="utf-8")
+APP = "mcp-test"
+pytestmark = pytest.mark.slow
+
+
+def readme_section() -> str:
+    start = README.index("## Use it over MCP")
+    return README[start : README.index("\n## ", start + 1)]
+
+
+def readme_blocks(language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", readme_section(), flags=re.S)
+
+
+def readme_config(backend: str) -> dict[str, Any]:
+    """The README's client configuration for a backend (the first snippet: a journal; the second: Neo4j)."""
+    configs = [json.loads(block)["mcpServers"]["graphmem"] for block in readme_blocks("json")]
+    config: dict[str, Any] = configs[0] if backend == "networkx" else configs[1]
+    return config
+
+
+def server_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {"PYTHONPATH": str(REPO), **(extra or {})}
+    for name in ("GRAPHMEM_NEO4J_USER", "GRAPHMEM_NEO4J_PASSWORD", "CI"):
+        if name in os.environ and name not in env:
+            env[name] = os.environ[name]
+    return env
+
+
+def swap(args: list[str], option: str, value: str) -> list[str]:
+    out = list(args)
+    out[out.index(option) + 1] = value
+    return out
+
+
+def stdio_server(backend: str, uri: str, user: str) -> StdioServerParameters:
+    """The README's configuration, run from this checkout on this store and user."""
+    config = readme_config(backend)
+    assert config["command"] == "graphmem" and config["args"][0] == "mcp"
+    args = swap(swap(swap(config["args"], "--uri", uri), "--app", APP), "--user", user)
+    env = dict(config.get("env", {}))
+    if backend == "neo4j":
+        # The snippet's credentials are an example; the test server's are the environment's.
+        env = {k: v for k, v in env.items() if k in os.environ}
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "graphmem.cli", *args], env=server_env(env), cwd=str(REPO)
+    )
+
+
+@pytest.fixture(params=["networkx", "neo4j"])
+async def backend_uri(request: pytest.FixtureRequest, tmp_path: Path, decomposer: Decomposer) -> AsyncIterator[tuple[str, str]]:
+    """(backend, store URI) with the test users empty."""
+    if request.param == "networkx":
+        yield "networkx", str(tmp_path / "memory.journal")
+        return
+    uri = neo4j_uri_or_skip()
+    service = await open_memory(uri, nlp=decomposer)
+    try:
+        for user in ("ann", "bob"):
+            await service.delete_user(APP, user)
+    finally:
+        await service.close()
+    yield "neo4j", uri
+
+
+async def call(client: Client, tool: str, **arguments: Any) -> dict[str, Any]:
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, result.content
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert "\n" not in text  # compact
+    data: dict[str, Any] = json.loads(text)
+    assert data == result.structured_content
+    return data
+
+
+async def error(client: Client, tool: str, **arguments: Any) -> str:
+    result = await client.call_tool(tool, arguments)
+    assert result.is_error
+    text: str = result.content[0].text  # type: ignore[union-attr]
+    assert text and "\n" not in text and "Traceback" not in text
+    return text
+
+
+# ---------------------------------------------------------------------------- stdio
+
+
+async def test_tools_over_stdio(backend_uri: tuple[str, str]) -> None:
+    backend, uri = backend_uri
+    async with Client(stdio_server(backend, uri, "ann")) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert set(tools) == {"remember", "recall", "recent", "forget", "stats"}
+        for tool in tools.values():
+            assert tool.description and tool.input_schema["type"] == "object"
+        assert tools["recall"].input_schema["properties"]["limit"]["minimum"] == 1
+        assert "app_name" not in json.dumps([t.input_schema for t in tools.values()])  # never the client's choice
+
+        first = await call(client, "remember", text="My sister Maria moved to Lisbon.", session_id="s1", author="Ann",
+                           timestamp="2026-01-05T10:00:00Z")
+        answer = await call(client, "remember", text="She teaches piano there.", session_id="s1", author="Ann",
+                            timestamp="2026-01-05T10:01:00Z")
+        alone = await call(client, "remember", text="I drink green tea every morning.")
+        assert answer["session"] == "s1" and "session" not in alone and first["id"] != answer["id"]
+
+        hits = (await call(client, "recall", query="Where does Maria live?", limit=5))["hits"]
+        assert [h["text"] for h in hits] == ["My sister Maria moved to Lisbon.", "She teaches piano there."]
+        assert hits[0]["matched"] == ["maria"] and hits[0]["entities"] == ["maria"] and 0 < hits[0]["score"] <= 1
+        assert "matched" not in hits[1] and hits[1]["context"] > 0  # recalled as the next turn
+        assert hits[0]["time"] == "2026-01-05T10:00:00Z"
+
+        recent = (await call(client, "recent", limit=2))["memories"]
+        assert [m["text"] for m in recent][0] == "I drink green tea every morning."
+        assert (await call(client, "stats"))["entries"] == 3
+
+        assert await call(client, "forget", entry_id=alone["id"]) == {"removed": 1}
+        assert await call(client, "forget", entry_id=alone["id"]) == {"removed": 0}
+        assert await call(client, "forget", query="piano") == {"removed": 1}
+        assert await call(client, "forget", session_id="s1") == {"removed": 1}
+        assert (await call(client, "stats"))["entries"] == 0
+
+
+async def test_bad_arguments_are_one_line_errors_and_the_server_keeps_serving(backend_uri: tuple[str, str]) -> None:
+    backend, uri = backend_uri
+    async with Client(stdio_server(backend, uri, "ann")) as client:
+        assert "limit" in await error(client, "recall", query="tea", limit=0)
+        assert "query" in await error(client, "recall")
+        assert "min_score" in await error(client, "recall", query="tea", min_score=2)
+        assert "timestamp" in await error(client, "remember", text="tea", timestamp="yesterday")
+        assert "blank" in await error(client, "remember", text="   ")
+        assert "session_id" in await error(client, "remember", text="tea", session_id="a\x00b")
+        assert "exactly one" in await error(client, "forget", entry_id="x", query="tea")
+        assert "exactly one" in await error(client, "forget")
+        assert "query" in await error(client, "recall", query="tea " * 5000)
+        assert "limit" in await error(client, "recent", limit="many")
+        assert await error(client, "no_such_tool")
+        # Still serving, and nothing was stored by the refused calls.
+        assert (await call(client, "stats"))["entries"] == 0
+        assert (await call(client, "remember", text="green tea"))["id"]
+
+
+async def test_a_second_users_server_cannot_see_or_forget_the_first_users_memory(backend_uri: tuple[str, str]) -> None:
+    backend, uri = backend_uri
+    async with Client(stdio_server(backend, uri, "ann")) as ann:
+        kept = await call(ann, "remember", text="Ann's locker code is 4512.", session_id="s1")
+    # One server at a time: a journal has one writer (on Neo4j they could run side by side).
+    async with Client(stdio_server(backend, uri, "bob")) as bob:
+        assert (await call(bob, "recall", query="locker code 4512"))["hits"] == []
+        assert (await call(bob, "recent"))["memories"] == []
+        assert await call(bob, "forget", entry_id=kept["id"]) == {"removed": 0}
+        assert await call(bob, "forget", session_id="s1") == {"removed": 0}
+        assert await call(bob, "forget", query="locker code") == {"removed": 0}
+        assert (await call(bob, "stats"))["entries"] == 0
+    async with Client(stdio_server(backend, uri, "ann")) as ann:
+        assert [h["id"] for h in (await call(ann, "recall", query="locker code"))["hits"]] == [kept["id"]]
+
+
+# ---------------------------------------------------------------------------- HTTP
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextmanager
+def http_server(uri: str, user: str) -> Iterator[str]:
+    """The README's HTTP command on a free port of 127.0.0.1; yields its URL."""
+    (command,) = [line for block in readme_blocks("bash") for line in block.splitlines() if "--http" in line]
+    args = command.split()
+    assert args[:2] == ["graphmem", "mcp"]
+    port = free_port()
+    args = swap(swap(swap(swap(args[1:], "--uri", uri), "--port", str(port)), "--app", APP), "--user", user)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "graphmem.cli", *args],
+        env={**os.environ, **server_env()},
+        cwd=str(REPO),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        wait_for_port(process, port)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        assert process.stderr is not None
+        process.stderr.close()
+
+
+def wait_for_port(process: subprocess.Popen[bytes], port: int) -> None:
+    # The server loads spaCy and opens the store before it listens: wait for the socket
+    # (bounded by the test timeout), failing at once if the process dies instead.
+    while True:
+        if process.poll() is not None:
+            assert process.stderr is not None
+            raise AssertionError(f"the server exited: {process.stderr.read().decode()}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            try:
+                process.wait(timeout=0.2)  # returns early if the process dies
+            except subprocess.TimeoutExpired:
+                pass
+
+
+async def test_tools_over_http(backend_uri: tuple[str, str]) -> None:
+    _, uri = backend_uri
+    with http_server(uri, "ann") as url:
+        async with Client(url) as client:
+            assert {t.name for t in (await client.list_tools()).tools} == {"remember", "recall", "recent", "forget", "stats"}
+            stored = await call(client, "remember", text="The spare key is under the blue pot.")
+            assert "limit" in await error(client, "recall", query="key", limit=0)
+        # A second session of the same server sees what the first stored.
+        async with Client(url) as client:
+            hits = (await call(client, "recall", query="Where is the spare key?"))["hits"]
+            assert [h["id"] for h in hits] == [stored["id"]] and "key" in hits[0]["matched"]
+            assert await call(client, "forget", entry_id=stored["id"]) == {"removed": 1}
+    with http_server(uri, "bob") as url:
+        async with Client(url) as client:
+            assert (await call(client, "recall", query="spare key blue pot"))["hits"] == []
+
+
+# ---------------------------------------------------------------------------- outage
+
+
+class Proxy:
+    """A TCP forwarder to Neo4j that can be cut and restored: an outage of a real server."""
+
+    def __init__(self, target_port: int) -> None:
+        self.target_port = target_port
+        self.port = free_port()
+        self.server: asyncio.Server | None = None
+        self.pipes: set[asyncio.StreamWriter] = set()
+
+    async def start(self) -> None:
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", self.port)
+
+    async def stop(self) -> None:
+        assert self.server is not None
+        self.server.close()
+        for writer in list(self.pipes):
+            writer.close()
+        await self.server.wait_closed()
+        self.server = None
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
+        self.pipes |= {writer, up_writer}
+
+        async def pump(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+            try:
+                while data := await src.read(65536):
+                    dst.write(data)
+                    await dst.drain()
+            except OSError:
+                pass
+            finally:
+                dst.close()
+
+        await asyncio.gather(pump(reader, up_writer), pump(up_reader, writer))
+
+
+@asynccontextmanager
+async def in_process(uri: str, user: str) -> AsyncIterator[Client]:
+    from graphmem._mcp import MemoryScope, create_server
+
+    server, store = create_server(uri, MemoryScope(APP, user))
+    try:
+        async with Client(server) as client:
+            yield client
+    finally:
+        await store.close()
+
+
+async def test_an_outage_is_a_tool_error_and_the_server_recovers(decomposer: Decomposer) -> None:
+    from urllib.parse import urlsplit
+
+    target = urlsplit(neo4j_uri_or_skip()).port or 7687
+    proxy = Proxy(target)
+    uri = f"bolt://127.0.0.1:{proxy.port}"
+    # Down when the server starts: the tools say so, and work once Neo4j is reachable.
+    async with in_process(uri, "ann") as client:
+        assert "unavailable" in await error(client, "stats")
+        await proxy.start()
+        await call(client, "forget", query="umbrella")
+        stored = await call(client, "remember", text="The red umbrella is in the car.")
+        await proxy.stop()
+        assert "unavailable" in await error(client, "recall", query="umbrella")
+        assert "unavailable" in await error(client, "remember", text="lost during the outage")
+        await proxy.start()
+        hits = (await call(client, "recall", query="umbrella"))["hits"]
+        assert [h["id"] for h in hits] == [stored["id"]]
+        assert await call(client, "forget", query="umbrella") == {"removed": 1}
+    await proxy.stop()
