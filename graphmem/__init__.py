@@ -17,6 +17,7 @@ from graphmem._decompose import Decomposer, Decomposition, Entity
 from graphmem._errors import (
     BackendUnavailableError,
     DecompositionError,
+    EntryIdConflictError,
     GraphmemError,
     InvalidIdentifierError,
     InvalidProjectIdError,
@@ -46,7 +47,7 @@ from graphmem._models import (
     validate_project_id,
 )
 from graphmem._scoring import ScoringWeights
-from graphmem._service import MemoryService, MemoryStats, StoredEntry
+from graphmem._service import EntryRecord, MemoryService, MemoryStats, StoredEntry
 from graphmem.backends.networkx import GraphMemoryService
 
 if TYPE_CHECKING:
@@ -61,6 +62,8 @@ __all__ = [
     "Decomposition",
     "DecompositionError",
     "Entity",
+    "EntryIdConflictError",
+    "EntryRecord",
     "FixtureEntry",
     "FixtureError",
     "FixtureSession",
