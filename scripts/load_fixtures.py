@@ -29,6 +29,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("files", nargs="*", help="fixture files (JSON Lines); - for standard input")
     parser.add_argument("--demo", action="store_true", help="also load the demo fixtures shipped with graphmem")
     parser.add_argument("--skip-projects", action="store_true", help="leave out sessions that belong to a project")
+    parser.add_argument(
+        "--redecompose", action="store_true", help="ignore the files' tokens and entities; decompose every text again"
+    )
     parser.add_argument("--backend", default=env("GRAPHMEM_BACKEND", "networkx"), choices=("networkx", "neo4j"))
     parser.add_argument("--store", default=env("GRAPHMEM_STORE"), help="networkx journal file (required for networkx)")
     parser.add_argument("--neo4j-uri", default=env("GRAPHMEM_NEO4J_URI", "bolt://127.0.0.1:7687"))
@@ -65,7 +68,7 @@ async def _main(args: argparse.Namespace) -> str:
         service, prepare, where = neo4j, neo4j.ensure_schema, f"Neo4j at {args.neo4j_uri}"
     try:
         await prepare()
-        report = await load_fixtures(service, sources, args.skip_projects)
+        report = await load_fixtures(service, sources, args.skip_projects, redecompose=args.redecompose)
     finally:
         await service.close()
     skipped = (
