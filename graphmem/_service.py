@@ -404,6 +404,25 @@ class MemoryService(ABC):
                 await self._insert_entry(owner, entry)
         return [p.entry_id for p in prepared]
 
+    async def check_entry_ids(
+        self,
+        app_name: str,
+        user_id: str,
+        session_id: str | None,
+        entry_ids: Sequence[str],
+        *,
+        project_id: str | None = None,
+    ) -> None:
+        """Check, without writing, that :meth:`restore_session` may store entries with these
+        ids in this place (``load`` checks every line before it stores the first).
+
+        Raises:
+            EntryIdConflictError: an id is held by another user's entry, or by one of this
+                user's entries in another session or scope.
+        """
+        owner = self._owner(app_name, user_id)
+        await self._held_entry_ids(owner, project_id, session_id, entry_ids)
+
     async def entry_terms(self, app_name: str, user_id: str, entry_ids: Sequence[str]) -> dict[str, Decomposition]:
         """The tokens and entities stored for some of a user's entries (what export writes).
 
@@ -691,25 +710,6 @@ class MemoryService(ABC):
             prepared.append(_prepared_entry(stored, terms))
         return prepared
 
-    async def check_entry_ids(
-        self,
-        app_name: str,
-        user_id: str,
-        session_id: str | None,
-        entry_ids: Sequence[str],
-        *,
-        project_id: str | None = None,
-    ) -> None:
-        """Check, without writing, that :meth:`restore_session` may store entries with these
-        ids in this place (``load`` checks every line before it stores the first).
-
-        Raises:
-            EntryIdConflictError: an id is held by another user's entry, or by one of this
-                user's entries in another session or scope.
-        """
-        owner = self._owner(app_name, user_id)
-        await self._held_entry_ids(owner, project_id, session_id, entry_ids)
-
     async def _held_entry_ids(
         self, owner: Owner, project_id: str | None, session_id: str | None, entry_ids: Sequence[str]
     ) -> list[str]:
@@ -788,8 +788,9 @@ class MemoryService(ABC):
         session_id: str,
         entries: Sequence[PreparedEntry],
     ) -> None:
-        """Atomically replace the entries of (owner, project_id, session_id) with ``entries``,
-        linking consecutive entries with ``NEXT``."""
+        """Atomically replace the entries of (owner, project_id, session_id) with ``entries``
+        (given in position order), linking with ``NEXT`` the pairs :func:`next_pairs` names:
+        positions ``p`` and ``p + 1`` only."""
 
     async def _replace_sessions(
         self,
