@@ -18,6 +18,7 @@ from graphmem._decompose import Decomposer, Decomposition, Entity
 from graphmem._errors import (
     BackendUnavailableError,
     DecompositionError,
+    EntryIdConflictError,
     GraphmemError,
     InvalidIdentifierError,
     InvalidProjectIdError,
@@ -49,7 +50,7 @@ from graphmem._models import (
 )
 from graphmem._open import open_memory
 from graphmem._scoring import ScoringWeights
-from graphmem._service import MemoryService, MemoryStats, StoredEntry
+from graphmem._service import EntryRecord, MemoryService, MemoryStats, StoredEntry
 from graphmem.backends.networkx import GraphMemoryService
 
 if TYPE_CHECKING:
@@ -64,6 +65,8 @@ __all__ = [
     "Decomposition",
     "DecompositionError",
     "Entity",
+    "EntryIdConflictError",
+    "EntryRecord",
     "FixtureEntry",
     "FixtureError",
     "FixtureSession",

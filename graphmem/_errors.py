@@ -11,6 +11,7 @@ from __future__ import annotations
 __all__ = [
     "BackendUnavailableError",
     "DecompositionError",
+    "EntryIdConflictError",
     "GraphmemError",
     "InvalidIdentifierError",
     "InvalidProjectIdError",
@@ -66,6 +67,13 @@ class ProjectScopingUnsupportedError(UnsupportedOperationError):
 
 class BackendUnavailableError(GraphmemError, ConnectionError):
     """The storage backend cannot be reached (or failed while answering)."""
+
+
+class EntryIdConflictError(GraphmemError, ValueError):
+    """An entry id given to :meth:`~graphmem.MemoryService.restore_session` (or in a fixture)
+    is already used by another entry: another user's, or this user's in another session or
+    scope. Nothing was stored; load into a store without those entries, or leave the ids
+    out to get new ones."""
 
 
 class DecompositionError(GraphmemError, RuntimeError):

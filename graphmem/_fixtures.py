@@ -8,15 +8,32 @@ One line is one session::
 
 - ``project_id`` is ``null`` (or left out) for global memory, or a project id.
 - ``session_id`` may be ``null``: the entries are then stored one by one outside any
-  session (``add_entry``), which is how an export writes such entries back. Only lines with
-  a session id replace on reload; loading a ``null``-session line twice stores it twice.
-- A timestamp without a timezone is taken as UTC.
+  session (as ``add_entry`` stores them).
+- ``author``, ``role`` and ``text`` are required. Everything else of an entry is optional
+  in a hand-written file and written by every export, which is what makes export then load
+  a faithful copy:
+
+  - ``timestamp``: without a timezone it is taken as UTC; left out, it is the time of the
+    load (one instant for the whole load), as ``MemoryEntry`` defaults to now.
+  - ``id``: the entry id to keep (ids are part of the contract: search hits and the ADK
+    memory ids carry them); left out, a new one. An id held by another user's entry, or by
+    another session or scope of the same user, stops the load before anything is stored.
+  - ``position``: the entry's place in its session. Give every entry of a line one, or
+    none (then 0, 1, 2, ...); they must increase. ``NEXT`` links positions ``p`` and
+    ``p + 1`` only, so the gap a deleted turn left stays a gap after a reload.
+  - ``tokens`` and ``entities`` (``[name, label]`` pairs), together: the entry's terms as
+    stored, used as given instead of running spaCy (``redecompose=True`` ignores them).
+    Edit an entry's text and you must drop them, or the old words stay searchable.
+
+- Only lines with a session id, or entries with ids, replace on reload; loading a
+  ``null``-session line without ids twice stores its entries twice.
 - Blank lines are skipped. Unknown keys are errors, so a typo never loads silently.
 
 Reading validates every line of every file before anything is stored: a bad line is
 reported with its file and line number, and nothing of it (or of any other line) is stored.
 That includes what storing would refuse later (a lone surrogate in any text, a timestamp
-outside years 1 to 9999 in UTC) and JSON nested too deeply to parse safely.
+outside years 1 to 9999 in UTC, an entry id held elsewhere) and JSON nested too deeply to
+parse safely.
 """
 
 from __future__ import annotations
@@ -31,9 +48,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from graphmem._errors import GraphmemError
+from graphmem._decompose import Decomposition, Entity
+from graphmem._errors import EntryIdConflictError, GraphmemError
 from graphmem._models import (
     Content,
     MemoryEntry,
@@ -41,10 +59,11 @@ from graphmem._models import (
     UnicodeStr,
     as_utc,
     quote_ids,
+    utc_now,
     validate_identifier,
     validate_project_id,
 )
-from graphmem._service import MemoryService, StoredEntry
+from graphmem._service import EntryRecord, MemoryService, StoredEntry, restored_positions
 
 __all__ = [
     "FixtureEntry",
@@ -82,8 +101,32 @@ class FixtureEntry(BaseModel):
     author: UnicodeStr = Field(description="Who wrote it, e.g. 'Alice' or 'assistant'. Its words become tokens.")
     role: UnicodeStr = Field(description="The message role, e.g. 'user' or 'model'.")
     text: UnicodeStr = Field(description="The message text; must not be blank.")
-    timestamp: datetime = Field(
-        description="ISO 8601 date and time; without a timezone it is taken as UTC."
+    timestamp: datetime | None = Field(
+        default=None,
+        description="ISO 8601 date and time; without a timezone it is taken as UTC. Optional: left out, "
+        "it is the time of the load (one instant for the whole load). Exports always write it.",
+    )
+    id: str | None = Field(
+        default=None,
+        description="The entry id, kept by the load. Optional: left out, the entry gets a new id. An id held "
+        "by another user's entry, or by another session or scope of this user, is refused. Exports always "
+        "write it.",
+    )
+    position: int | None = Field(
+        default=None,
+        ge=0,
+        description="The entry's place in its session: give it on every entry of the line or on none "
+        "(then 0, 1, 2, ... in order); positions must increase. NEXT links positions p and p+1 only, so "
+        "a gap stays a gap. Exports always write it.",
+    )
+    tokens: list[UnicodeStr] | None = Field(
+        default=None,
+        description="The entry's tokens as stored, used as given (no spaCy); with entities. Optional: left "
+        "out, the text is decomposed. Drop both if you edit the text. Exports always write them.",
+    )
+    entities: list[tuple[UnicodeStr, UnicodeStr]] | None = Field(
+        default=None,
+        description="The entry's entities as stored, [name, label] pairs, used as given; with tokens.",
     )
 
     @field_validator("text")
@@ -96,14 +139,42 @@ class FixtureEntry(BaseModel):
 
     @field_validator("timestamp")
     @classmethod
-    def _timestamp_is_utc(cls, value: datetime) -> datetime:
-        return as_utc(value)
+    def _timestamp_is_utc(cls, value: datetime | None) -> datetime | None:
+        return None if value is None else as_utc(value)
 
-    def to_memory_entry(self) -> MemoryEntry:
+    @field_validator("id")
+    @classmethod
+    def _valid_entry_id(cls, value: str | None) -> str | None:
+        return None if value is None else validate_identifier(value, "id")
+
+    @model_validator(mode="after")
+    def _terms_together(self) -> FixtureEntry:
+        if (self.tokens is None) != (self.entities is None):
+            raise ValueError("give tokens and entities together, or neither (the text is then decomposed)")
+        if self.tokens is not None and any(not t.strip() for t in self.tokens):
+            raise ValueError("tokens must not be blank")
+        if self.entities is not None and any(not name.strip() for name, _ in self.entities):
+            raise ValueError("entity names must not be blank")
+        return self
+
+    def to_memory_entry(self, default_timestamp: datetime | None = None) -> MemoryEntry:
+        """The message; ``default_timestamp`` (else now) when the entry gives none."""
         return MemoryEntry(
             content=Content(role=self.role, parts=[Part(text=self.text)]),
             author=self.author,
-            timestamp=self.timestamp,
+            timestamp=self.timestamp or default_timestamp or utc_now(),
+        )
+
+    def to_record(self, default_timestamp: datetime, *, with_terms: bool = True) -> EntryRecord:
+        """What :meth:`MemoryService.restore_session` stores for this entry."""
+        terms = None
+        if with_terms and self.tokens is not None and self.entities is not None:
+            terms = Decomposition(
+                tokens=tuple(dict.fromkeys(self.tokens)),
+                entities=tuple({name: Entity(name, label) for name, label in self.entities}.values()),
+            )
+        return EntryRecord(
+            memory=self.to_memory_entry(default_timestamp), entry_id=self.id, position=self.position, terms=terms
         )
 
 
@@ -133,8 +204,20 @@ class FixtureSession(BaseModel):
     def _valid_project_id(cls, value: str | None) -> str | None:
         return None if value is None else validate_project_id(value)
 
-    def memory_entries(self) -> list[MemoryEntry]:
-        return [e.to_memory_entry() for e in self.entries]
+    @model_validator(mode="after")
+    def _positions_and_ids(self) -> FixtureSession:
+        # What restore_session would refuse, refused here with the line number.
+        restored_positions([e.position for e in self.entries], in_session=self.session_id is not None)
+        ids = [e.id for e in self.entries if e.id is not None]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"entry id {quote_ids(next(i for i in ids if ids.count(i) > 1))} is given twice")
+        return self
+
+    def memory_entries(self, default_timestamp: datetime | None = None) -> list[MemoryEntry]:
+        return [e.to_memory_entry(default_timestamp) for e in self.entries]
+
+    def records(self, default_timestamp: datetime, *, with_terms: bool = True) -> list[EntryRecord]:
+        return [e.to_record(default_timestamp, with_terms=with_terms) for e in self.entries]
 
 
 def fixture_json_schema() -> dict[str, Any]:
@@ -142,8 +225,10 @@ def fixture_json_schema() -> dict[str, Any]:
     schema = FixtureSession.model_json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["description"] = (
-        "One line of a graphmem fixture file (JSON Lines: one session per line). "
-        "Timestamps without a timezone are taken as UTC."
+        "One line of a graphmem fixture file (JSON Lines: one session per line). Required per entry: "
+        "author, role, text; timestamp, id, position, tokens and entities are optional in a hand-written "
+        "file (see their descriptions for the defaults) and written by every export. Timestamps without "
+        "a timezone are taken as UTC."
     )
     return schema
 
@@ -300,25 +385,32 @@ async def load_fixtures(
     skip_projects: bool = False,
     *,
     on_progress: Callable[[int, int], None] | None = None,
+    redecompose: bool = False,
 ) -> LoadReport:
     """Validate fixture files, then store their sessions.
 
-    Nothing is stored unless every line is valid and storable: a bad line, or a project
-    line on a backend without project support (unless ``skip_projects``), stops the load
-    before the first write. A session is never widened from a project to global memory.
-    Sessions replace on reload, so loading the same file twice does not duplicate.
+    Nothing is stored unless every line is valid and storable: a bad line, a project line on
+    a backend without project support (unless ``skip_projects``), or an entry id held
+    elsewhere (by another user, another session or scope, or another line of this load)
+    stops the load before the first write. A session is never widened from a project to
+    global memory. Sessions (and entries with ids) replace on reload, so loading the same
+    file twice does not duplicate. Entries keep their ids, positions and terms
+    (:meth:`MemoryService.restore_session`), so loading an export reproduces the store.
 
     Args:
         service: where to store.
         sources: fixture file paths, ``"-"`` for standard input, or binary file objects.
         skip_projects: leave out every line with a ``project_id`` (and count them).
         on_progress: called with (sessions stored, sessions to store) after each session.
+        redecompose: ignore the lines' ``tokens`` and ``entities`` and decompose every text
+            with this service's pipeline (to move a store to a new pipeline).
 
     Returns:
         What was stored and how long it took.
 
     Raises:
-        FixtureError: a bad line, or a project line the backend cannot store.
+        FixtureError: a bad line, a project line the backend cannot store, or an entry id
+            held elsewhere.
         OSError: a file cannot be read.
     """
     started = time.perf_counter()
@@ -342,12 +434,21 @@ async def load_fixtures(
                 "with --skip-projects (skip_projects=True)"
             )
             raise FixtureError(problems, len(in_projects), kind="project line", hint=hint)
+    await _check_entry_ids(service, kept)
+    loaded_at = utc_now()  # the timestamp of entries that give none: one instant per load
     users: set[tuple[str, str]] = set()
     entries = 0
     for done, line in enumerate(kept, start=1):
-        await _store(service, line.session)
-        users.add((line.session.app_name, line.session.user_id))
-        entries += len(line.session.entries)
+        session = line.session
+        await service.restore_session(
+            session.app_name,
+            session.user_id,
+            session.session_id,
+            session.records(loaded_at, with_terms=not redecompose),
+            project_id=session.project_id,
+        )
+        users.add((session.app_name, session.user_id))
+        entries += len(session.entries)
         if on_progress is not None:
             on_progress(done, len(kept))
     return LoadReport(
@@ -368,18 +469,36 @@ def _in_project(session: FixtureSession) -> str:
     return f"{what} is in project {quote_ids(session.project_id)}"
 
 
-async def _store(service: MemoryService, session: FixtureSession) -> None:
-    app, user, project = session.app_name, session.user_id, session.project_id
-    if session.session_id is None:
-        for entry in session.memory_entries():
-            if project is None:
-                await service.add_entry(app, user, entry)
-            else:
-                await service.add_entry_to_project(app, user, project, entry)
-    elif project is None:
-        await service.add_session(app, user, session.session_id, session.memory_entries())
-    else:
-        await service.add_session_to_project(app, user, session.session_id, project, session.memory_entries())
+async def _check_entry_ids(service: MemoryService, lines: Sequence[FixtureLine]) -> None:
+    """Refuse, before anything is stored, entry ids that two lines put in different places
+    or that the store holds elsewhere (see :meth:`MemoryService.check_entry_ids`)."""
+    problems: list[FixtureProblem] = []
+    first_seen: dict[str, tuple[tuple[str, str, str | None, str | None], FixtureLine]] = {}
+    for line in lines:
+        session = line.session
+        place = (session.app_name, session.user_id, session.project_id, session.session_id)
+        ids = [e.id for e in session.entries if e.id is not None]
+        for entry_id in ids:
+            seen = first_seen.setdefault(entry_id, (place, line))
+            if seen[0] != place:  # the same place again is a reload: it replaces
+                problems.append(
+                    FixtureProblem(
+                        line.source,
+                        line.line_number,
+                        f"entry id {quote_ids(entry_id)} is also on {seen[1].location}, in another session or scope",
+                    )
+                )
+                break
+        else:
+            if ids:
+                try:
+                    await service.check_entry_ids(
+                        session.app_name, session.user_id, session.session_id, ids, project_id=session.project_id
+                    )
+                except EntryIdConflictError as exc:
+                    problems.append(FixtureProblem(line.source, line.line_number, str(exc).split("; nothing")[0]))
+    if problems:
+        raise FixtureError(problems[:_MAX_PROBLEMS_KEPT], len(problems), kind="entry id conflict")
 
 
 async def export_fixtures(
@@ -394,9 +513,15 @@ async def export_fixtures(
 
     The scope is that of :meth:`MemoryService.list_entries`: global entries
     (``project_id=None``), one project's entries, or everything (``all_projects=True``).
-    Loading the result into an empty store reproduces the same search results.
+    Every entry carries what the store holds of it: author, role, text, timestamp, id,
+    position in its session, tokens and entities (with their nodes' labels). Loading the
+    result into a store without those entries (on either backend) reproduces them: the
+    same search results, scores and order, and the same rows from every ``cypher/debug``
+    query. An entry deleted from inside a session leaves a gap in the positions, which a
+    load keeps (``NEXT`` links positions ``p`` and ``p + 1`` only).
     """
     stored = await service.list_entries(app_name, user_id, project_id, all_projects=all_projects)
+    terms = await service.entry_terms(app_name, user_id, [e.entry_id for e in stored])
     sessions: list[FixtureSession] = []
     group: list[StoredEntry] = []
 
@@ -414,6 +539,10 @@ async def export_fixtures(
                             role=e.memory.content.role,
                             text=e.memory.text,
                             timestamp=e.memory.timestamp,
+                            id=e.entry_id,
+                            position=e.position,
+                            tokens=list(terms[e.entry_id].tokens),
+                            entities=[(x.name, x.label) for x in terms[e.entry_id].entities],
                         )
                         for e in group
                     ],
@@ -433,7 +562,8 @@ def dump_fixtures(sessions: Iterable[FixtureSession]) -> Iterator[str]:
     """Fixture lines (each ending in a newline) for ``sessions``."""
     for session in sessions:
         data = session.model_dump(mode="json")
+        data["entries"] = [{k: v for k, v in entry.items() if v is not None} for entry in data["entries"]]
         for entry in data["entries"]:
-            if entry["timestamp"].endswith("Z"):  # the same spelling as the demo fixtures
+            if entry.get("timestamp", "").endswith("Z"):  # the same spelling as the demo fixtures
                 entry["timestamp"] = entry["timestamp"][:-1] + "+00:00"
         yield json.dumps(data, ensure_ascii=False) + "\n"

@@ -29,13 +29,14 @@ from graphmem._decompose import (
     speaker_tokens,
     speaker_variant,
 )
-from graphmem._errors import ProjectScopingUnsupportedError, UnsupportedOperationError
+from graphmem._errors import EntryIdConflictError, ProjectScopingUnsupportedError, UnsupportedOperationError
 from graphmem._models import (
     MemoryEntry,
     SearchHit,
     SearchRequest,
     SearchResponse,
     ensure_unicode,
+    quote_ids,
     validate_identifier,
     validate_project_id,
 )
@@ -55,12 +56,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CandidateSet",
+    "EntryRecord",
     "MemoryStats",
     "MemoryService",
     "Owner",
     "PreparedEntry",
     "StoredEntry",
     "continued",
+    "next_pairs",
+    "restored_positions",
 ]
 
 
@@ -112,6 +116,36 @@ def continued(entries: Sequence[PreparedEntry], start: int) -> list[PreparedEntr
     return [
         dataclasses.replace(e, stored=dataclasses.replace(e.stored, position=start + i)) for i, e in enumerate(entries)
     ]
+
+
+@dataclass(frozen=True, slots=True)
+class EntryRecord:
+    """An entry to restore exactly as it was stored (see :meth:`MemoryService.restore_session`).
+
+    Attributes:
+        memory: the message (author, role, text, timestamp).
+        entry_id: the id to keep; ``None`` for a new one.
+        position: its place in the session; ``None`` in every record of a session numbers
+            them 0, 1, 2, ... in order (as ``add_session`` does).
+        terms: the tokens and entities (with the label of each entity's node) to store as
+            they are; ``None`` to decompose the text as ``add_session`` does.
+    """
+
+    memory: MemoryEntry
+    entry_id: str | None = None
+    position: int | None = None
+    terms: Decomposition | None = None
+
+
+def next_pairs(positions: Sequence[int]) -> list[tuple[int, int]]:
+    """Which entries of a session ``NEXT`` links: the indexes ``(i, i + 1)`` of neighbours
+    in the given order whose positions are ``p`` and ``p + 1``.
+
+    A session numbered 0, 1, 2, ... is one chain. A gap (a turn deleted from the middle,
+    kept by an export) stays a gap: deleting a turn never makes its neighbours each
+    other's context, and restoring the session does not either.
+    """
+    return [(i, i + 1) for i in range(len(positions) - 1) if positions[i + 1] == positions[i] + 1]
 
 
 @dataclass(slots=True)
@@ -388,6 +422,117 @@ class MemoryService(ABC):
         await self._insert_entry(owner, prepared[0])
         return prepared[0].entry_id
 
+    async def restore_session(
+        self,
+        app_name: str,
+        user_id: str,
+        session_id: str | None,
+        records: Sequence[EntryRecord],
+        *,
+        project_id: str | None = None,
+    ) -> list[str]:
+        """Store entries as an export describes them, keeping their ids, positions and terms.
+
+        This is how ``load`` writes fixtures, so that export then load reproduces a store.
+        With a session id, the session (in its scope: global, or ``project_id``) is replaced
+        all or nothing, as by ``add_session``; its entries keep their positions, and
+        ``NEXT`` links only positions ``p`` and ``p + 1`` (:func:`next_pairs`): the gap a
+        deleted turn left stays a gap. With ``session_id=None`` every record is an entry
+        outside any session (as ``add_entry`` stores it); a record whose id the user
+        already holds outside any session, in the same scope, replaces that entry.
+
+        Records without ``terms`` are decomposed as ``add_session`` (or, outside a
+        session, ``add_entry``) would; records with ``terms`` are stored with exactly those
+        tokens and entities.
+
+        Args:
+            session_id: the session to replace, or ``None`` for entries outside any session.
+            records: the entries, in session order.
+            project_id: ``None`` for global memory, or the project.
+
+        Returns:
+            The stored entries' ids, in order (the given ones, and new ones where none was given).
+
+        Raises:
+            InvalidIdentifierError: a bad app, user, session or entry id.
+            InvalidProjectIdError: a bad project id.
+            ProjectScopingUnsupportedError: a project id on a backend without projects.
+            EntryIdConflictError: an id is held by another user's entry, or by one of this
+                user's entries in another session or scope; nothing was stored.
+            ValueError: a blank text; an id given twice; positions given for only some
+                records of a session, negative, or not increasing.
+        """
+        owner = self._owner(app_name, user_id)
+        if session_id is not None:
+            validate_identifier(session_id, "session_id")
+        if project_id is not None:
+            self._require_projects("restore_session")
+            validate_project_id(project_id)
+        records = list(records)
+        for record in records:
+            if not isinstance(record, EntryRecord):
+                raise TypeError(f"records must be EntryRecord objects, got {type(record).__name__}")
+            if not isinstance(record.memory, MemoryEntry):
+                raise TypeError(f"EntryRecord.memory must be a MemoryEntry, got {type(record.memory).__name__}")
+            if not record.memory.text.strip():
+                raise ValueError("an entry to restore has no text (blank entries are never stored)")
+        positions = restored_positions([r.position for r in records], in_session=session_id is not None)
+        ids = [r.entry_id for r in records if r.entry_id is not None]
+        for entry_id in ids:
+            validate_identifier(entry_id, "entry_id")
+        if len(set(ids)) != len(ids):
+            twice = next(i for i in ids if ids.count(i) > 1)
+            raise ValueError(f"entry id {quote_ids(twice)} is given twice")
+        prepared = await self._prepare_records(records, positions, session_id=session_id, project_id=project_id)
+        held = await self._held_entry_ids(owner, project_id, session_id, ids)
+        if session_id is not None:
+            await self._replace_session(owner, project_id, session_id, prepared)
+        else:
+            if held:  # replaced: the store allows one entry per id
+                await self._delete_entries(owner, held)
+            for entry in prepared:
+                await self._insert_entry(owner, entry)
+        return [p.entry_id for p in prepared]
+
+    async def check_entry_ids(
+        self,
+        app_name: str,
+        user_id: str,
+        session_id: str | None,
+        entry_ids: Sequence[str],
+        *,
+        project_id: str | None = None,
+    ) -> None:
+        """Check, without writing, that :meth:`restore_session` may store entries with these
+        ids in this place (``load`` checks every line before it stores the first).
+
+        Raises:
+            EntryIdConflictError: an id is held by another user's entry, or by one of this
+                user's entries in another session or scope.
+        """
+        owner = self._owner(app_name, user_id)
+        await self._held_entry_ids(owner, project_id, session_id, entry_ids)
+
+    async def entry_terms(self, app_name: str, user_id: str, entry_ids: Sequence[str]) -> dict[str, Decomposition]:
+        """The tokens and entities stored for some of a user's entries (what export writes).
+
+        Tokens and entities come sorted; each entity carries the label of its ``Entity``
+        node (the label of the first mention the store saw), so that restoring every entry
+        with these terms gives the same nodes.
+
+        Returns:
+            Per entry id the user holds, its terms; ids the user does not hold are left out.
+        """
+        owner = self._owner(app_name, user_id)
+        found = await self._entry_terms(owner, list(entry_ids)) if entry_ids else {}
+        return {
+            entry_id: Decomposition(
+                tokens=tuple(sorted(terms.tokens)),
+                entities=tuple(sorted(terms.entities, key=lambda e: e.name)),
+            )
+            for entry_id, terms in found.items()
+        }
+
     # ------------------------------------------------------------------ reads
 
     async def search(self, request: SearchRequest) -> SearchResponse:
@@ -483,7 +628,9 @@ class MemoryService(ABC):
             e for e in await self._all_entries(owner) if all_projects or e.project_id == project_id
         ]
         entries.sort(
-            key=lambda e: (e.project_id or "", e.session_id is None, e.session_id or "", e.position, e.memory.timestamp)
+            key=lambda e: (
+                e.project_id or "", e.session_id is None, e.session_id or "", e.position, e.memory.timestamp, e.entry_id
+            )
         )
         return entries
 
@@ -678,32 +825,82 @@ class MemoryService(ABC):
         session_id: str | None,
         project_id: str | None,
     ) -> list[PreparedEntry]:
-        # Everyone who speaks in this conversation: a turn that merely addresses one of the
-        # others by name does not take the name as content (see graphmem._decompose).
-        participants = {t for e in kept for t in author_tokens(e.author)}
+        participants = _participants(kept)
+        return [
+            _prepared_entry(
+                StoredEntry(
+                    entry_id=new_entry_id(),
+                    memory=entry,
+                    session_id=session_id,
+                    project_id=project_id,
+                    position=position,
+                ),
+                _own_terms(entry, parts, participants),
+            )
+            for position, (entry, parts) in enumerate(zip(kept, decomposed, strict=True))
+        ]
+
+    async def _prepare_records(
+        self,
+        records: Sequence[EntryRecord],
+        positions: Sequence[int],
+        *,
+        session_id: str | None,
+        project_id: str | None,
+    ) -> list[PreparedEntry]:
+        """PreparedEntry objects for :meth:`restore_session`: given ids, positions and
+        terms kept; the records without terms decomposed as a session (or, outside a
+        session, each entry alone, as ``add_entry`` does)."""
+        to_decompose = [r.memory for r in records if r.terms is None]
+        decomposed = iter(await self.decompose_many([m.text for m in to_decompose]))
+        participants = _participants([r.memory for r in records]) if session_id is not None else None
         prepared: list[PreparedEntry] = []
-        for position, (entry, parts) in enumerate(zip(kept, decomposed, strict=True)):
-            own = author_tokens(entry.author)
-            addressed = addressed_names(entry.text, participants.difference(own))
-            tokens = dict.fromkeys(t for t in parts.tokens if t not in addressed)
-            tokens.update(dict.fromkeys(own))
-            entities = tuple(
-                e for e in parts.entities if e.name not in addressed and len(e.name) <= MAX_TERM_LENGTH
+        for record, position in zip(records, positions, strict=True):
+            if record.terms is not None:
+                terms = record.terms
+            else:
+                parts = next(decomposed)
+                own = _participants([record.memory]) if participants is None else participants
+                terms = _own_terms(record.memory, parts, own)
+            stored = StoredEntry(
+                entry_id=record.entry_id or new_entry_id(),
+                memory=record.memory,
+                session_id=session_id,
+                project_id=project_id,
+                position=position,
             )
-            prepared.append(
-                PreparedEntry(
-                    stored=StoredEntry(
-                        entry_id=new_entry_id(),
-                        memory=entry,
-                        session_id=session_id,
-                        project_id=project_id,
-                        position=position,
-                    ),
-                    tokens=tuple(t for t in tokens if len(t) <= MAX_TERM_LENGTH),
-                    entities=entities,
-                )
-            )
+            prepared.append(_prepared_entry(stored, terms))
         return prepared
+
+    async def _held_entry_ids(
+        self, owner: Owner, project_id: str | None, session_id: str | None, entry_ids: Sequence[str]
+    ) -> list[str]:
+        """Refuse ids held anywhere but where the restored entries go; returns the ids
+        the owner holds there (the entries being replaced)."""
+        if not entry_ids:
+            return []
+        found = await self._locate_entries(entry_ids)
+        elsewhere = [
+            (o, e) for o, e in found if o != owner or (e.project_id, e.session_id) != (project_id, session_id)
+        ]
+        if elsewhere:
+            other_owner, entry = elsewhere[0]
+            if other_owner != owner:
+                where = "another user's entry"  # whose, is none of this caller's business
+            else:
+                session = (
+                    "outside any session" if entry.session_id is None else f"of session {quote_ids(entry.session_id)}"
+                )
+                scope = "global memory" if entry.project_id is None else f"project {quote_ids(entry.project_id)}"
+                where = f"this user's entry {session} in {scope}"
+            more = ""
+            if len(elsewhere) > 1:
+                more = f" (and {len(elsewhere) - 1} more id{'s' if len(elsewhere) > 2 else ''})"
+            raise EntryIdConflictError(
+                f"entry id {quote_ids(entry.entry_id)} is already {where}{more}; nothing was stored: "
+                "load into a store that does not hold those entries, or leave the ids out to get new ones"
+            )
+        return [e.entry_id for _, e in found]
 
     async def _fetch_contenders(
         self, owner: Owner, scores: QueryScores, request: SearchRequest, limit: int
@@ -813,8 +1010,9 @@ class MemoryService(ABC):
         session_id: str,
         entries: Sequence[PreparedEntry],
     ) -> None:
-        """Atomically replace the entries of (owner, project_id, session_id) with ``entries``,
-        linking consecutive entries with ``NEXT``."""
+        """Atomically replace the entries of (owner, project_id, session_id) with ``entries``
+        (given in position order), linking with ``NEXT`` the pairs :func:`next_pairs` names:
+        positions ``p`` and ``p + 1`` only."""
 
     async def _replace_sessions(
         self,
@@ -870,6 +1068,16 @@ class MemoryService(ABC):
         session. Not abstract, so that a backend of another package keeps working."""
         raise UnsupportedOperationError(f"{type(self).__name__} does not support append_to_session()")
 
+    async def _locate_entries(self, entry_ids: Sequence[str]) -> list[tuple[Owner, StoredEntry]]:
+        """The entries with these ids, of any owner, each with its owner (ids not stored
+        are skipped)."""
+        raise UnsupportedOperationError(f"{type(self).__name__} does not support restore_session()")
+
+    async def _entry_terms(self, owner: Owner, entry_ids: Sequence[str]) -> dict[str, Decomposition]:
+        """The tokens and entities (with their nodes' labels) linked to these entries of
+        the owner, in any order (ids the owner does not hold are skipped)."""
+        raise UnsupportedOperationError(f"{type(self).__name__} does not support entry_terms()")
+
     async def _insert_entry(self, owner: Owner, entry: PreparedEntry) -> None:
         raise UnsupportedOperationError(f"{type(self).__name__} does not support add_entry()")
 
@@ -896,3 +1104,52 @@ class MemoryService(ABC):
 
     async def _ping(self) -> None:  # noqa: B027 - optional hook: by default reachable
         """Raise ``BackendUnavailableError`` when the backend cannot be reached."""
+
+
+def _participants(entries: Sequence[MemoryEntry]) -> set[str]:
+    """Everyone who speaks in a conversation: a turn that merely addresses one of the
+    others by name does not take the name as content (see graphmem._decompose)."""
+    return {t for e in entries for t in author_tokens(e.author)}
+
+
+def _own_terms(entry: MemoryEntry, parts: Decomposition, participants: set[str]) -> Decomposition:
+    """An entry's terms: its text's, less the names it only addresses, plus its author's."""
+    own = author_tokens(entry.author)
+    addressed = addressed_names(entry.text, participants.difference(own))
+    tokens = dict.fromkeys(t for t in parts.tokens if t not in addressed)
+    tokens.update(dict.fromkeys(own))
+    return Decomposition(
+        tokens=tuple(tokens), entities=tuple(e for e in parts.entities if e.name not in addressed)
+    )
+
+
+def _prepared_entry(stored: StoredEntry, terms: Decomposition) -> PreparedEntry:
+    # Longer "words" are blobs nobody searches for, and too long for Neo4j's term index.
+    return PreparedEntry(
+        stored=stored,
+        tokens=tuple(t for t in terms.tokens if len(t) <= MAX_TERM_LENGTH),
+        entities=tuple(e for e in terms.entities if len(e.name) <= MAX_TERM_LENGTH),
+    )
+
+
+def restored_positions(positions: Sequence[int | None], *, in_session: bool) -> list[int]:
+    """The positions of restored entries: as given, or 0, 1, 2, ... for a session whose
+    entries give none (0 for an entry outside any session, as ``add_entry`` stores it).
+
+    Raises:
+        ValueError: a position that is no integer of at least 0; a session with positions
+            on some entries only, or positions that do not increase.
+    """
+    given = [p for p in positions if p is not None]
+    for position in given:
+        if not isinstance(position, int) or isinstance(position, bool) or position < 0:
+            raise ValueError(f"a position must be an integer of at least 0, got {position!r}")
+    if not in_session:
+        return [0 if p is None else p for p in positions]
+    if not given:
+        return list(range(len(positions)))
+    if len(given) != len(positions):
+        raise ValueError("give every entry of a session a position, or none (they are then numbered 0, 1, 2, ...)")
+    if any(later <= earlier for earlier, later in zip(given, given[1:], strict=False)):
+        raise ValueError(f"the positions of a session's entries must increase, got {given}")
+    return given

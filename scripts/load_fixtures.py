@@ -28,6 +28,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--demo", action="store_true", help="also load the demo fixtures shipped with graphmem")
     parser.add_argument("--skip-projects", action="store_true", help="leave out sessions that belong to a project")
     parser.add_argument("--uri", default=env("GRAPHMEM_URI"), help="the store URI (memory:, a path, bolt://...)")
+    parser.add_argument(
+        "--redecompose", action="store_true", help="ignore the files' tokens and entities; decompose every text again"
+    )
     parser.add_argument("--backend", default=env("GRAPHMEM_BACKEND", "networkx"), choices=("networkx", "neo4j"))
     parser.add_argument("--store", default=env("GRAPHMEM_STORE"), help="networkx journal file (required for networkx)")
     parser.add_argument("--neo4j-uri", default=env("GRAPHMEM_NEO4J_URI", "bolt://127.0.0.1:7687"))
@@ -66,7 +69,7 @@ async def _main(args: argparse.Namespace) -> str:
         raise GraphmemError("memory: would be lost when this script ends: load into a journal path or Neo4j")
     service = await open_memory(target)
     try:
-        report = await load_fixtures(service, sources, args.skip_projects)
+        report = await load_fixtures(service, sources, args.skip_projects, redecompose=args.redecompose)
     finally:
         await service.close()
     skipped = (

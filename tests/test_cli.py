@@ -240,6 +240,40 @@ def test_export_then_load_into_an_empty_store_gives_the_same_search_results(
         assert search_json(runner, fresh, query) == search_json(runner, demo_store, query)
 
 
+def test_export_then_load_keeps_the_gap_of_a_deleted_turn(runner: CliRunner, store: str, tmp_path: Path) -> None:
+    """The issue's example through the commands: a journal store, a middle turn deleted."""
+    turns = ["Where did you park the car?", "Something about zebras here.", "Level three, spot 42."]
+    line = {"app_name": "app", "user_id": "ann", "session_id": "s1",
+            "entries": [{"author": "Ann", "role": "user", "text": t, "timestamp": f"2026-01-01T10:0{i}:00"}
+                        for i, t in enumerate(turns)]}
+    assert gm(runner, store, "load", write_lines(tmp_path / "s1.jsonl", json.dumps(line))).exit_code == 0
+    assert "removed 1" in gm(runner, store, "delete-entries", "--app", "app", "--user", "ann", "zebras", "--yes").stdout
+
+    def found(where: str) -> list[tuple[Any, ...]]:
+        result = gm(runner, where, "search", "--app", "app", "--user", "ann", "where park car", "--json")
+        assert result.exit_code == 0, result.output
+        return [(h["entry_id"], h["text"], h["score"], h["context_score"]) for h in json.loads(result.stdout)]
+
+    before = found(store)
+    assert [text for _, text, _, _ in before] == ["Where did you park the car?"]
+    exported = tmp_path / "ann.jsonl"
+    assert gm(runner, store, "export", "--app", "app", "--user", "ann", "-o", str(exported)).exit_code == 0
+    fresh = str(tmp_path / "fresh.journal")
+    assert gm(runner, fresh, "load", str(exported)).exit_code == 0
+    assert found(fresh) == before
+
+
+def test_loading_ids_another_user_holds_is_one_line_error(runner: CliRunner, demo_store: str, tmp_path: Path) -> None:
+    exported = tmp_path / "bob.jsonl"
+    assert gm(runner, demo_store, "export", "--app", "companion", "--user", "bob", "-o", str(exported)).exit_code == 0
+    renamed = [json.loads(line) | {"user_id": "robert"} for line in exported.read_text().splitlines()]
+    result = gm(runner, demo_store, "load", write_lines(tmp_path / "robert.jsonl", *map(json.dumps, renamed)))
+    assert result.exit_code == 1
+    assert "robert.jsonl:1: entry id" in one_line_error(result) and "another user's entry" in result.stderr
+    stats = gm(runner, demo_store, "stats", "--app", "companion", "--user", "robert", "--json")
+    assert json.loads(stats.stdout)["entries"] == 0
+
+
 def test_export_writes_fixture_lines_to_standard_output(runner: CliRunner, demo_store: str) -> None:
     result = gm(runner, demo_store, "export", "--app", "companion", "--user", "bob", "--global-only")
     lines = [json.loads(line) for line in result.stdout.splitlines()]

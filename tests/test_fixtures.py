@@ -93,8 +93,13 @@ def test_json_schema_describes_a_line() -> None:
     assert set(schema["required"]) >= {"app_name", "user_id", "session_id", "entries"}
     assert schema["additionalProperties"] is False
     entry = schema["$defs"]["FixtureEntry"]
-    assert set(entry["required"]) == {"author", "role", "text", "timestamp"}
-    assert entry["properties"]["timestamp"]["format"] == "date-time"
+    # Only what a person must write; everything else is optional, with a documented default.
+    assert set(entry["required"]) == {"author", "role", "text"}
+    optional = {"timestamp", "id", "position", "tokens", "entities"}
+    assert optional <= entry["properties"].keys()
+    assert all(entry["properties"][name].get("description") for name in optional)
+    assert "time of the load" in entry["properties"]["timestamp"]["description"]
+    assert any(v.get("format") == "date-time" for v in entry["properties"]["timestamp"]["anyOf"])
 
 
 # ---------------------------------------------------------------------------- reading

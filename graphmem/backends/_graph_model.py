@@ -14,7 +14,8 @@ Cypher debugging query reads either:
   never reset while the token exists.
 - ``(:Entity {app_name, user_id, name, label})`` — ``label`` is spaCy's entity label.
 - ``(:Entry)-[:HAS_TOKEN]->(:Token)``, ``(:Entry)-[:MENTIONS]->(:Entity)``,
-  ``(:Entry)-[:NEXT]->(:Entry)`` (the following entry of the same session).
+  ``(:Entry)-[:NEXT]->(:Entry)`` (the following entry of the same session: positions ``p``
+  and ``p + 1`` only, so a deleted turn leaves a gap; see ``graphmem._service.next_pairs``).
 
 Labels and relationship types are constants here; they are never built from user text.
 """

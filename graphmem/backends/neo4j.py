@@ -38,7 +38,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from graphmem._cypher import load_cypher, load_statements
-from graphmem._decompose import Decomposer, Entity, speaker_tokens
+from graphmem._decompose import Decomposer, Decomposition, Entity, speaker_tokens
 from graphmem._errors import BackendUnavailableError, GraphmemError
 from graphmem._scoring import CandidateStats, CorpusStats, ScoringWeights
 from graphmem._service import (
@@ -49,6 +49,7 @@ from graphmem._service import (
     PreparedEntry,
     StoredEntry,
     continued,
+    next_pairs,
 )
 from graphmem.backends._graph_model import entry_properties, entry_times, stored_entry_from_properties
 
@@ -265,8 +266,14 @@ class Neo4jMemoryService(MemoryService):
             result = await tx.run(load_cypher("sessions_entry_ids"), scope_params)
             old_ids = (await result.single(strict=True))["ids"]
             # New entries first, old ones after: tokens both use survive instead of being
-            # deleted as orphans and created again.
+            # deleted as orphans and created again. Except an old entry whose id a new one
+            # keeps (restore_session): it must go first, ids are unique.
+            new_ids = {e.entry_id for _, entries in sessions for e in entries}
+            kept_ids = [i for i in old_ids if i in new_ids]
+            if kept_ids:
+                await _run(tx, "delete_entries", {**params, "ids": kept_ids})
             await _create_entries(tx, owner, [entries for _, entries in sessions])
+            old_ids = [i for i in old_ids if i not in new_ids]
             if old_ids:
                 await _run(tx, "delete_entries", {**params, "ids": old_ids})
 
@@ -407,6 +414,22 @@ class Neo4jMemoryService(MemoryService):
     async def _all_entries(self, owner: Owner) -> list[StoredEntry]:
         records = await self._read("all_entries", _owner_params(owner))
         return [stored_entry_from_properties(r["entry"]) for r in records]
+
+    async def _locate_entries(self, entry_ids: Sequence[str]) -> list[tuple[Owner, StoredEntry]]:
+        records = await self._read("locate_entries", {"ids": list(entry_ids)})
+        return [
+            (Owner(r["entry"]["app_name"], r["entry"]["user_id"]), stored_entry_from_properties(r["entry"]))
+            for r in records
+        ]
+
+    async def _entry_terms(self, owner: Owner, entry_ids: Sequence[str]) -> dict[str, Decomposition]:
+        records = await self._read("entry_terms", {**_owner_params(owner), "ids": list(entry_ids)})
+        return {
+            r["id"]: Decomposition(
+                tokens=tuple(r["tokens"]), entities=tuple(Entity(name, label) for name, label in r["entities"])
+            )
+            for r in records
+        }
 
     async def _stats(self, owner: Owner | None) -> MemoryStats:
         if owner is None:
@@ -623,9 +646,9 @@ async def _create_entries(
         ]
         await _run(tx, "link_entities", {**params, "links": entity_links})
     pairs = [
-        {"earlier": a.entry_id, "later": b.entry_id}
+        {"earlier": session[i].entry_id, "later": session[j].entry_id}
         for session in sessions
-        for a, b in zip(session, session[1:], strict=False)
+        for i, j in next_pairs([e.stored.position for e in session])
     ]
     if pairs:
         await _run(tx, "link_next", {**params, "pairs": pairs})

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 
-from graphmem._decompose import Decomposer, speaker_tokens
+from graphmem._decompose import Decomposer, Decomposition, Entity, speaker_tokens
 from graphmem._errors import JournalCompactionError, JournalCorruptError, ReadOnlyStoreError
 from graphmem._scoring import CandidateStats, CorpusStats, ScoringWeights
 from graphmem._service import (
@@ -38,6 +38,7 @@ from graphmem._service import (
     Owner,
     PreparedEntry,
     StoredEntry,
+    next_pairs,
     seed_terms,
 )
 from graphmem.backends._graph_model import (
@@ -486,6 +487,26 @@ class GraphMemoryService(MemoryService):
             self._ensure_loaded()
             return list(self._entries.get(owner, {}).values())
 
+    async def _locate_entries(self, entry_ids: Sequence[str]) -> list[tuple[Owner, StoredEntry]]:
+        with self._lock:
+            self._ensure_loaded()
+            return [(owner, own[i]) for owner, own in self._entries.items() for i in entry_ids if i in own]
+
+    async def _entry_terms(self, owner: Owner, entry_ids: Sequence[str]) -> dict[str, Decomposition]:
+        with self._lock:
+            self._ensure_loaded()
+            own = self._entries.get(owner, {})
+            graph = self._graph
+            terms: dict[str, Decomposition] = {}
+            for entry_id in entry_ids:
+                if entry_id in own:
+                    linked = list(graph._succ[self._entry_key(owner, entry_id)])
+                    terms[entry_id] = Decomposition(
+                        tokens=tuple(n[3] for n in linked if n[0] == TOKEN),
+                        entities=tuple(Entity(n[3], graph.nodes[n]["label"]) for n in linked if n[0] == ENTITY),
+                    )
+            return terms
+
     async def _stats(self, owner: Owner | None) -> MemoryStats:
         with self._lock:
             self._ensure_loaded()
@@ -608,12 +629,9 @@ class GraphMemoryService(MemoryService):
             ids = [self._add_entry(owner, record["project_id"], record["session_id"], e) for e in entries]
             for entry_id in ids:
                 self._neighbours[entry_id] = ()
-            # Link only turns that were adjacent: a compacted session keeps the gaps its
-            # deleted turns left, so a reload does not make new neighbours.
-            positions = [e["position"] for e in entries]
-            linked = [
-                (ids[i], ids[i + 1]) for i in range(len(ids) - 1) if positions[i + 1] == positions[i] + 1
-            ]
+            # Link only turns that were adjacent: a compacted or restored session keeps the
+            # gaps its deleted turns left, so a reload does not make new neighbours.
+            linked = [(ids[i], ids[j]) for i, j in next_pairs([e["position"] for e in entries])]
             if kept and ids:
                 linked.insert(0, (kept[-1], ids[0]))
             ids = kept + ids

@@ -192,11 +192,20 @@ def load(
         bool, typer.Option("--skip-projects", help="Leave out sessions that belong to a project (and count them).")
     ] = False,
     demo: Annotated[bool, typer.Option("--demo", help="Also load the demo fixtures shipped with graphmem.")] = False,
+    redecompose: Annotated[
+        bool,
+        typer.Option(
+            "--redecompose",
+            help="Ignore the files' tokens and entities and decompose every text again (a new spaCy pipeline).",
+        ),
+    ] = False,
 ) -> None:
     """Load fixture files: validate every line first, then store (sessions replace, never duplicate).
 
-    Nothing is stored if any line is bad, or if a line belongs to a project and the backend
-    has no projects (networkx): use --skip-projects to load the global sessions only.
+    Nothing is stored if any line is bad, if an entry id is held elsewhere (another user,
+    session or scope), or if a line belongs to a project and the backend has no projects
+    (networkx): use --skip-projects to load the global sessions only. Entries keep their
+    ids, positions and terms, so loading an export reproduces what was exported.
     `graphmem fixture-schema` prints the JSON Schema of a line.
     """
     sources: list[str | Path] = list(files or [])
@@ -223,9 +232,10 @@ def load(
                         sources,
                         skip_projects,
                         on_progress=lambda done, total: progress.update(task, completed=done, total=total),
+                        redecompose=redecompose,
                     )
             else:
-                report = await load_fixtures(service, sources, skip_projects)
+                report = await load_fixtures(service, sources, skip_projects, redecompose=redecompose)
             return load_summary(report, settings.describe())
 
     out_console.print(plain(run_async(work())), soft_wrap=True)
@@ -246,8 +256,9 @@ def export(
     """Write everything stored for a user as a fixture file (a data-subject access export).
 
     Default: all of the user's entries, global and in every project. `--project P` exports
-    that project only, `--global-only` the global entries only. Loading an export of the
-    whole user into an empty store gives the same search results.
+    that project only, `--global-only` the global entries only. Every entry is written with
+    its id, position, timestamp, tokens and entities: loading the export into a store without
+    those entries (either backend) gives the same search results and debugging-query rows.
     """
     if project is not None and global_only:
         raise CliError("give --project or --global-only, not both", EXIT_USAGE)
