@@ -1,4 +1,4 @@
-"""``graphmem demo``: the demo fixtures in an in-memory graph, and what recall makes of five questions."""
+"""``graphmem demo``: the demo fixtures in an in-memory graph, and what recall makes of six questions."""
 
 from __future__ import annotations
 
