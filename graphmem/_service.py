@@ -18,7 +18,7 @@ from collections.abc import Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from graphmem._decompose import (
     Decomposer,
@@ -56,6 +56,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CandidateSet",
+    "CypherView",
     "EntryRecord",
     "MemoryStats",
     "MemoryService",
@@ -194,6 +195,17 @@ def seed_terms(dfs: Mapping[TermT, int], entry_count: int, max_df_share: float) 
 
 
 @dataclass(frozen=True, slots=True)
+class CypherView:
+    """What debugging Cypher (``graphmem cypher``) reads on a backend: a networkx ``graph``
+    (read with grand-cypher) or a Neo4j ``driver`` and ``database`` (read in a READ
+    transaction). Exactly one of ``graph`` and ``driver`` is set."""
+
+    graph: Any = None
+    driver: Any = None
+    database: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class MemoryStats:
     """Counts of what is stored (for one app and user, or for the whole store)."""
 
@@ -272,6 +284,10 @@ class MemoryService(ABC):
     def supports_project_scoping(self) -> bool:
         """Whether project-scoped calls work on this backend (default ``False``)."""
         return False
+
+    def cypher_view(self) -> CypherView | None:
+        """What the debugging Cypher reads on this backend; ``None`` when it has none."""
+        return None
 
     @property
     def decomposer(self) -> Decomposer:

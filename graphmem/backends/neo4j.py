@@ -43,6 +43,7 @@ from graphmem._errors import BackendUnavailableError, GraphmemError
 from graphmem._scoring import CandidateStats, CorpusStats, ScoringWeights
 from graphmem._service import (
     CandidateSet,
+    CypherView,
     MemoryService,
     MemoryStats,
     Owner,
@@ -168,6 +169,9 @@ class Neo4jMemoryService(MemoryService):
     @property
     def database(self) -> str | None:
         return self._database
+
+    def cypher_view(self) -> CypherView:
+        return CypherView(driver=self.driver, database=self.database)
 
     async def ensure_schema(self, *, timeout: float = 60.0) -> int:
         """Create graphmem's constraints and indexes, if they are not there yet.

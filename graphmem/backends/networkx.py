@@ -33,6 +33,7 @@ from graphmem._errors import JournalCompactionError, JournalCorruptError, ReadOn
 from graphmem._scoring import CandidateStats, CorpusStats, ScoringWeights
 from graphmem._service import (
     CandidateSet,
+    CypherView,
     MemoryService,
     MemoryStats,
     Owner,
@@ -144,6 +145,9 @@ class GraphMemoryService(MemoryService):
         """The live graph (read it, do not change it): what ``graphmem cypher`` queries."""
         self._ensure_loaded()
         return self._graph
+
+    def cypher_view(self) -> CypherView:
+        return CypherView(graph=self.graph)
 
     async def close(self) -> None:
         """Close the journal and release the store's writer lock (see the base class).

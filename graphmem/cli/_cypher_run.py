@@ -91,12 +91,11 @@ async def run_read_only(
     if not timeout > 0:
         raise CliError(f"the timeout must be a positive number of seconds, not {timeout}")
     refuse_unless_read_only(query)
-    graph = getattr(service, "graph", None)
-    if graph is not None:
-        return await _run_grand_cypher(graph, query, params, timeout)
-    driver = getattr(service, "driver", None)
-    if driver is not None:
-        return await _run_neo4j(driver, getattr(service, "database", None), query, params, timeout)
+    view = service.cypher_view()
+    if view is not None and view.graph is not None:
+        return await _run_grand_cypher(view.graph, query, params, timeout)
+    if view is not None and view.driver is not None:
+        return await _run_neo4j(view.driver, view.database, query, params, timeout)
     raise CliError(f"{type(service).__name__} cannot run Cypher")
 
 
