@@ -956,6 +956,10 @@ class MemoryService(ABC):
         when = query_time(query, as_of)
         text = _without_spans(query, when.spans) if when is not None else query
         parts = await self.decompose_query(text)
+        if parts.is_empty and when is not None:
+            # Nothing but a time ("tomorrow", "May 2023"): its words are all there is to match.
+            when, text = None, query
+            parts = await self.decompose_query(text)
         if parts.is_empty:
             return None
         entity_names = tuple(e.name for e in parts.entities)

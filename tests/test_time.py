@@ -281,3 +281,10 @@ def test_since_after_until_is_a_validation_error() -> None:
         SearchRequest(query="x", app_name="a", user_id="u", since=NOW, until=NOW - timedelta(days=1))
     with pytest.raises(ValidationError):
         SearchRequest(query="x", app_name="a", user_id="u", since="not a date")  # type: ignore[arg-type]
+
+
+async def test_a_query_that_is_only_a_time_matches_its_words(service: MemoryService) -> None:
+    await service.add_session("app", "u", "s", [turn("See you tomorrow then.", SAID), turn("Fine by me.", SAID)])
+    response = await service.search(SearchRequest(query="tomorrow", app_name="app", user_id="u", as_of=NOW))
+    assert [h.memory.text for h in response.hits][0] == "See you tomorrow then."
+    assert response.hits[0].matched_time is None and "tomorrow" in response.hits[0].matched_tokens
