@@ -228,11 +228,13 @@ MAX_LIST_LIMIT = 2**31 - 1
 MAX_TERM_LENGTH = 512
 
 
-def _written_capitalised(text: str, token: str) -> bool:
-    """Whether ``token`` stands in ``text`` as a word that starts with a capital (a name)."""
-    return any(
-        m.group()[0].isupper() for m in re.finditer(rf"(?<!\w){re.escape(token)}(?!\w)", text, re.IGNORECASE)
-    )
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+def _capitalised_words(text: str) -> set[str]:
+    """The words of ``text`` that start with a capital (names, or a sentence's first word),
+    lowercased."""
+    return {word.lower() for word in _WORD.findall(text) if word[0].isupper()}
 
 
 def _without_spans(text: str, spans: Sequence[tuple[int, int]]) -> str:
@@ -1002,7 +1004,11 @@ class MemoryService(ABC):
     ) -> dict[str, str]:
         """Query tokens that no entry holds, written capitalised in the query, and the
         speaker-name token each spells another way (see :func:`speaker_variant`)."""
-        unknown = [t for t in tokens if not corpus.token_df.get(t) and _written_capitalised(text, t)]
+        unknown = [t for t in tokens if not corpus.token_df.get(t)]
+        if not unknown:
+            return {}
+        capitalised = _capitalised_words(text)
+        unknown = [t for t in unknown if t in capitalised]
         if not unknown:
             return {}
         speakers = await self._speaker_names(owner)

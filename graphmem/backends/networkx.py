@@ -446,14 +446,13 @@ class GraphMemoryService(MemoryService):
             for far in neighbours_of.get(near, ())
             if far != entry_id and far not in neighbours
         )
-        author = own.memory.author
         if times is None:
             return CandidateStats(
-                entry_id, matched_tokens, matched_entities, neighbours, second, project_id, author=author
+                entry_id, matched_tokens, matched_entities, neighbours, second, project_id, None, (), own.memory.author
             )
         day, refs = times(entry_id)
         return CandidateStats(
-            entry_id, matched_tokens, matched_entities, neighbours, second, project_id, day, refs, author
+            entry_id, matched_tokens, matched_entities, neighbours, second, project_id, day, refs, own.memory.author
         )
 
     def _times_of(self, owner: Owner) -> Callable[[str], tuple[int, tuple[tuple[int, int], ...]]]:
