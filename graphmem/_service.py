@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from graphmem._answer_types import TYPE_TOKENS, asked_types, type_tokens
 from graphmem._decompose import (
     Decomposer,
     Decomposition,
@@ -965,13 +966,15 @@ class MemoryService(ABC):
         if parts.is_empty:
             return None
         entity_names = tuple(e.name for e in parts.entities)
+        # The kind of thing the question asks for ("where" -> a place) is one more term:
+        # entries naming such a thing hold its type token (graphmem._answer_types).
+        tokens = tuple(dict.fromkeys((*parts.tokens, *asked_types(text))))
         # First from the rarer terms only; when that cannot decide the first `limit`
         # exactly, from more of them, then from every term (see graphmem._scoring,
         # "Pruning"). The middle step saves the full gathering for most of the queries the
         # first cannot decide: in one user of 10k LoCoMo turns it cut p99 from 260 to 54 ms.
         first = self.seed_df_share
         shares = (None,) if first is None else tuple(dict.fromkeys((first, first * SEED_DF_WIDENING, None)))
-        tokens = parts.tokens
         for step, max_df_share in enumerate(shares):
             gathered = await self._gather(
                 owner, project_id, tokens, entity_names, max_df_share=max_df_share, with_times=when is not None
@@ -1139,14 +1142,16 @@ def _participants(entries: Sequence[MemoryEntry]) -> set[str]:
 
 
 def _own_terms(entry: MemoryEntry, parts: Decomposition, participants: set[str]) -> Decomposition:
-    """An entry's terms: its text's, less the names it only addresses, plus its author's."""
+    """An entry's terms: its text's, less the names it only addresses, plus its author's,
+    plus the type tokens of the entities it names (see :mod:`graphmem._answer_types`)."""
     own = author_tokens(entry.author)
     addressed = addressed_names(entry.text, participants.difference(own))
-    tokens = dict.fromkeys(t for t in parts.tokens if t not in addressed)
+    # A word written like a type token ("@place") is no claim that the entry names a place.
+    tokens = dict.fromkeys(t for t in parts.tokens if t not in addressed and t not in TYPE_TOKENS)
     tokens.update(dict.fromkeys(own))
-    return Decomposition(
-        tokens=tuple(tokens), entities=tuple(e for e in parts.entities if e.name not in addressed)
-    )
+    entities = tuple(e for e in parts.entities if e.name not in addressed)
+    tokens.update(dict.fromkeys(type_tokens(entities)))
+    return Decomposition(tokens=tuple(tokens), entities=entities)
 
 
 def _prepared_entry(stored: StoredEntry, terms: Decomposition) -> PreparedEntry:
