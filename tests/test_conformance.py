@@ -567,7 +567,8 @@ async def test_neighbour_share_recalls_an_answer_with_no_shared_word(service: Me
     )
     await service.add_session(APP, USER, "other", [entry("Oporto.", at=3, author="model", role="model")])
 
-    hits = {h.memory.text: h for h in (await search(service, "where does my sister live")).hits}
+    # (A "where" question would also ask for a place, which "Lisbon." names: see the answer types.)
+    hits = {h.memory.text: h for h in (await search(service, "does my sister live there")).hits}
     answer = hits["Lisbon."]
     assert answer.matched_tokens == [] and answer.matched_entities == []
     assert answer.score > 0 and answer.context_score == pytest.approx(answer.score)
@@ -686,8 +687,13 @@ async def test_stats_and_list_entries(service: MemoryService) -> None:
 
     mine = await service.stats(APP, USER)
     assert (mine.users, mine.entries, mine.sessions, mine.projects) == (1, 4, 2, 0)
-    # Tokens: alpha beta gamma delta epsilon, plus the author "user".
-    assert mine.tokens == 6
+    # Tokens: alpha beta gamma delta epsilon, the author "user", and the type token of
+    # any entity spaCy finds among them (graphmem._answer_types).
+    ids = [e.entry_id for e in await service.list_entries(APP, USER)]
+    held = {t for parts in (await service.entry_terms(APP, USER, ids)).values() for t in parts.tokens}
+    assert {"alpha", "beta", "gamma", "delta", "epsilon", "user"} <= held
+    assert len(held - {"alpha", "beta", "gamma", "delta", "epsilon", "user"}) <= mine.entities
+    assert mine.tokens == len(held)
     everyone = await service.stats()
     assert (everyone.users, everyone.entries, everyone.sessions) == (2, 5, 3)
     assert (await service.stats("nobody-app", "nobody")).entries == 0
@@ -847,6 +853,29 @@ async def test_a_speakers_name_spelled_another_way_in_the_query_still_names_them
     assert all(h.by_named_speaker is None for h in (await search(service, "What is Roberta's hobby?")).hits)
 
 
+async def test_a_question_asking_for_a_place_finds_the_turn_that_names_one(service: MemoryService) -> None:
+    # Separate sessions: no turn lends another its context.
+    await service.add_session(APP, USER, "a", [entry("Took a short trip last week to Rome with my sister.", author="Jon")])
+    await service.add_session(APP, USER, "b", [entry("Work has been hectic, so many meetings.", at=1, author="Jon")])
+    await service.add_session(APP, USER, "c", [entry("I went to Paris last spring!", at=2, author="Gina")])
+    response = await search(service, "Which cities has Jon visited?")
+    first = response.hits[0]
+    assert first.memory.text.startswith("Took a short trip")
+    assert "@place" in first.matched_tokens and "jon" in first.matched_tokens
+    # Without the question's kind, Jon's two turns would tie (both hold only "jon").
+    scores = {h.memory.text[:4]: h.score for h in response.hits}
+    assert scores["Took"] > scores["Work"]
+    # A question that asks for no kind gives no turn the type token.
+    assert all("@place" not in h.matched_tokens for h in (await search(service, "Has Jon been busy?")).hits)
+
+
+async def test_a_word_written_like_a_type_token_is_no_type_token(service: MemoryService) -> None:
+    await service.add_session(APP, USER, "s", [entry("meet me @place or @person later", author="Jon")])
+    terms = await service.entry_terms(APP, USER, [e.entry_id for e in await service.list_entries(APP, USER)])
+    (parts,) = terms.values()
+    assert not {"@place", "@person"} & set(parts.tokens)
+
+
 # ---------------------------------------------------------------------------- appending to a session
 
 
@@ -863,7 +892,8 @@ async def test_append_to_session_continues_the_next_chain(service: MemoryService
     ]
     assert stored[1].entry_id == ids[0]
     # Linked to the turn before it: recalled as its context, sharing no word with the query.
-    hits = {h.memory.text: h for h in (await search(service, "where does my sister live")).hits}
+    # (A "where" question would also ask for a place, which "Lisbon." names: see the answer types.)
+    hits = {h.memory.text: h for h in (await search(service, "does my sister live there")).hits}
     assert hits["Lisbon."].entry_id == ids[0]
     assert hits["Lisbon."].matched_tokens == [] and hits["Lisbon."].context_score > 0
     assert (await service.stats(APP, USER)).sessions == 1

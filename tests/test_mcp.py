@@ -138,7 +138,8 @@ async def test_tools_over_stdio(backend_uri: tuple[str, str]) -> None:
 
         hits = (await call(client, "recall", query="Where does Maria live?", limit=5))["hits"]
         assert [h["text"] for h in hits] == ["My sister Maria moved to Lisbon.", "She teaches piano there."]
-        assert hits[0]["matched"] == ["maria"] and hits[0]["entities"] == ["maria"] and 0 < hits[0]["score"] <= 1
+        # "Where" asks for a place, which the stored turn names (graphmem._answer_types).
+        assert hits[0]["matched"] == ["@place", "maria"] and hits[0]["entities"] == ["maria"] and 0 < hits[0]["score"] <= 1
         assert "matched" not in hits[1] and hits[1]["context"] > 0  # recalled as the next turn
         assert hits[0]["time"] == "2026-01-05T10:00:00Z"
 

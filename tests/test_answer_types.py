@@ -1,0 +1,56 @@
+"""Answer types: which kinds a question asks for, and which type tokens an entry holds."""
+
+from __future__ import annotations
+
+import pytest
+
+from graphmem._answer_types import TYPE_OF_LABEL, TYPE_TOKENS, asked_types, type_tokens
+from graphmem._decompose import NAMING_ENTITY_LABELS, Entity
+
+
+@pytest.mark.parametrize(
+    ("question", "types"),
+    [
+        ("Where did Caroline move from?", ("@place",)),
+        ("Which cities has Jon visited?", ("@place",)),
+        ("Which COUNTRY did she like best?", ("@place",)),
+        ("Who supports Caroline?", ("@person",)),
+        ("What book did Melanie read?", ("@work",)),
+        ("What movies has Ana watched?", ("@work",)),
+        ("What games does Sam play?", ("@product",)),
+        ("Which bands has Mel seen?", ("@person", "@organisation")),
+        ("Who did she meet in which city?", ("@place", "@person")),
+        ("What languages does Lee speak?", ("@language",)),
+    ],
+)
+def test_a_question_asks_for_the_kinds_it_names(question: str, types: tuple[str, ...]) -> None:
+    assert set(asked_types(question)) == set(types)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What did Melanie paint recently?",
+        "When did Caroline go to the LGBTQ support group?",  # "group" is no kind
+        "Did she show him the way?",  # "show" is a verb as often as a noun
+        "Does Jon play the violin?",
+        "How is the bookshop doing?",  # a word holding a category noun is not that noun
+        "",
+    ],
+)
+def test_a_question_that_asks_for_no_kind(question: str) -> None:
+    assert asked_types(question) == ()
+
+
+def test_type_tokens_come_from_ner_labels_only_once_each() -> None:
+    entities = [Entity("rome", "GPE"), Entity("alps", "LOC"), Entity("amy", "PERSON"), Entity("today", "DATE")]
+    assert type_tokens(entities) == ["@place", "@person"]
+    assert type_tokens([]) == []
+
+
+def test_every_kind_comes_from_a_label_that_entries_keep() -> None:
+    # A label the decomposer drops could never give an entry its type token.
+    assert set(TYPE_OF_LABEL) <= NAMING_ENTITY_LABELS
+    assert all(t.startswith("@") for t in TYPE_TOKENS)
+    assert {t for types in (asked_types(q) for q in ("where", "who", "book", "game", "team", "event",
+                                                     "nationality", "language")) for t in types} == TYPE_TOKENS
