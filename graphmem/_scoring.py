@@ -8,6 +8,10 @@ data identically.
 
 The rules:
 
+0. A question that asks for a kind of thing ("where", "which cities") holds that kind's
+   type token (``@place``) as a term, and so does every entry naming such a thing (see
+   :mod:`graphmem._answer_types`): to the scorer it is one more token, except that a
+   kind no entry names is left out (unlike an unknown word, which lowers every score alike).
 1. A query token's weight is its inverse document frequency among the user's entries,
    ``idf = ln(1 + (N - df + 0.5) / (df + 0.5))`` with ``N`` the user's entry count and
    ``df`` the degree of the token node. A query entity (a query span that names an
@@ -63,6 +67,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
+from graphmem._answer_types import TYPE_TOKENS
 from graphmem._decompose import speaker_tokens
 from graphmem._time import QueryTime
 
@@ -179,7 +184,10 @@ def _weights(
     weights: ScoringWeights,
 ) -> tuple[dict[str, float], dict[str, float], float]:
     token_w = {
-        t: term_weight(corpus.token_df.get(t, 0), corpus.entry_count) for t in set(query_tokens)
+        t: term_weight(corpus.token_df.get(t, 0), corpus.entry_count)
+        for t in set(query_tokens)
+        # A kind that no entry names asks nothing (it would only lower every score alike).
+        if t not in TYPE_TOKENS or corpus.token_df.get(t, 0) > 0
     }
     # A query entity is a span linked to an Entity node: one the graph lacks names nothing.
     entity_w = {

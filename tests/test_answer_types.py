@@ -54,3 +54,19 @@ def test_every_kind_comes_from_a_label_that_entries_keep() -> None:
     assert all(t.startswith("@") for t in TYPE_TOKENS)
     assert {t for types in (asked_types(q) for q in ("where", "who", "book", "game", "team", "event",
                                                      "nationality", "language")) for t in types} == TYPE_TOKENS
+
+
+def test_a_kind_no_entry_names_asks_nothing_but_a_named_kind_weighs_like_a_word() -> None:
+    from graphmem._scoring import CandidateStats, CorpusStats, score_candidates
+
+    film = CandidateStats("a", frozenset({"film"}), frozenset())
+    titled = CandidateStats("b", frozenset({"film", "@work"}), frozenset())
+    # Nobody's entry names a work: the question's kind is left out, the film turn is a full match.
+    alone = score_candidates(["film", "@work"], [], CorpusStats(10, {"film": 1}), [film])
+    assert alone["a"].score == 1.0
+    # An unknown *word* still counts in the query's weight (it lowers every score alike).
+    assert score_candidates(["film", "zebra"], [], CorpusStats(10, {"film": 1}), [film])["a"].score < 1.0
+    # Once an entry names one, the kind is a term like any other.
+    both = score_candidates(["film", "@work"], [], CorpusStats(10, {"film": 2, "@work": 1}), [film, titled])
+    assert both["b"].score == 1.0 and both["b"].matched_tokens == ("@work", "film")
+    assert 0.0 < both["a"].score < 1.0
