@@ -238,6 +238,20 @@ def _capitalised_words(text: str) -> set[str]:
     return {word.lower() for word in _WORD.findall(text) if word[0].isupper()}
 
 
+def entity_name_words(names: Collection[str]) -> frozenset[str]:
+    """The words of entity names that a query word may spell another way: alphabetic,
+    three letters or more (see :func:`speaker_variant`)."""
+    return frozenset(w for name in names for w in name.split() if len(w) >= 3 and w.isalpha())
+
+
+def _respelled(text: str, variants: Mapping[str, str]) -> str:
+    """``text`` with each word in ``variants`` (lowercase) written as its variant,
+    capitalised: it stays a name."""
+    for word, variant in variants.items():
+        text = re.sub(rf"(?<!\w){re.escape(word)}(?!\w)", variant[:1].upper() + variant[1:], text, flags=re.IGNORECASE)
+    return text
+
+
 def _without_spans(text: str, spans: Sequence[tuple[int, int]]) -> str:
     """``text`` with the given character spans blanked out."""
     out = list(text)
@@ -980,11 +994,16 @@ class MemoryService(ABC):
                 owner, project_id, tokens, entity_names, max_df_share=max_df_share, with_times=when is not None
             )
             if step == 0:
-                # A speaker's name spelled another way in the query ("Katharine" for
-                # "Katherine") is read as that name: only words no entry holds are tried.
-                variants = await self._speaker_variants(owner, text, tokens, gathered.corpus)
+                # A name spelled another way in the query ("Katharine" for "Katherine", a
+                # speaker's or one an entry names) is read as that name: only capitalised
+                # words no entry holds are tried. The query is then decomposed as if it
+                # were written that way, so its entity spans link too.
+                variants = await self._name_variants(owner, text, tokens, gathered.corpus)
                 if variants:
-                    tokens = tuple(dict.fromkeys(variants.get(t, t) for t in tokens))
+                    text = _respelled(text, variants)
+                    parts = await self.decompose_query(text)
+                    entity_names = tuple(e.name for e in parts.entities)
+                    tokens = tuple(dict.fromkeys((*parts.tokens, *asked_types(text))))
                     gathered = await self._gather(
                         owner, project_id, tokens, entity_names, max_df_share=max_df_share, with_times=when is not None
                     )
@@ -1002,11 +1021,12 @@ class MemoryService(ABC):
                 break
         return scores if scores.final else None
 
-    async def _speaker_variants(
+    async def _name_variants(
         self, owner: Owner, text: str, tokens: Sequence[str], corpus: CorpusStats
     ) -> dict[str, str]:
-        """Query tokens that no entry holds, written capitalised in the query, and the
-        speaker-name token each spells another way (see :func:`speaker_variant`)."""
+        """Query tokens that no entry holds, written capitalised in the query, and the name
+        each spells another way (see :func:`speaker_variant` for the rule): a speaker's
+        name first; else a word of a name the user's entries mention (an ``Entity``)."""
         unknown = [t for t in tokens if not corpus.token_df.get(t)]
         if not unknown:
             return {}
@@ -1015,7 +1035,18 @@ class MemoryService(ABC):
         if not unknown:
             return {}
         speakers = await self._speaker_names(owner)
-        return {t: variant for t in unknown if (variant := speaker_variant(t, speakers)) is not None}
+        found = {t: variant for t in unknown if (variant := speaker_variant(t, speakers)) is not None}
+        unknown = [t for t in unknown if t not in found]
+        if unknown:
+            # A speaker's name is linked by the speaker rule alone: a near miss of it
+            # must not turn into some other name an entry happens to mention.
+            words = entity_name_words(await self._entity_names(owner)) - speakers
+            found.update(
+                (t, variant)
+                for t in unknown
+                if (variant := speaker_variant(t, words)) is not None and speaker_variant(t, speakers) is None
+            )
+        return found
 
     async def _matching_ids(
         self, owner: Owner, scope: str | None, query: str, *, only_project: str | None
@@ -1075,6 +1106,13 @@ class MemoryService(ABC):
         are then every in-scope entry holding a seed term *and every entry within two
         ``NEXT`` steps of one*, each with every query term it holds (possibly none), and
         the other held terms are reported as ``weak_tokens`` / ``weak_entities``."""
+
+    async def _entity_names(self, owner: Owner) -> frozenset[str]:
+        """The names of the owner's ``Entity`` nodes. By default read through
+        :meth:`_entry_terms` of every entry; a backend may read its entity nodes directly."""
+        entries = await self._all_entries(owner)
+        terms = await self._entry_terms(owner, [e.entry_id for e in entries])
+        return frozenset(e.name for parts in terms.values() for e in parts.entities)
 
     async def _speaker_names(self, owner: Owner) -> frozenset[str]:
         """The owner's tokens that are words of a speaker's name (``Token.speaker``)."""

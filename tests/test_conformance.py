@@ -876,6 +876,23 @@ async def test_a_word_written_like_a_type_token_is_no_type_token(service: Memory
     assert not {"@place", "@person"} & set(parts.tokens)
 
 
+async def test_a_name_an_entry_mentions_spelled_another_way_in_the_query_links_to_it(service: MemoryService) -> None:
+    await service.add_session(APP, USER, "a", [entry("I had lunch with Katherine Hughes in Lisbon.", author="Bob")])
+    await service.add_session(APP, USER, "b", [entry("I had lunch with my brother.", at=1, author="Bob")])
+    response = await search(service, "Did Bob have lunch with Katharine?")
+    first = response.hits[0]
+    assert first.memory.text.startswith("I had lunch with Katherine")
+    assert "katherine" in first.matched_tokens
+    # Never linked: a lowercase word, another first letter, a word two names could spell.
+    for query in ("did bob have lunch with katharine", "Did Bob have lunch with Catherine?"):
+        assert all("katherine" not in h.matched_tokens for h in (await search(service, query)).hits)
+    await service.add_session(APP, USER, "c", [entry("I met Kathryn at the gym.", at=2, author="Bob")])
+    await service.add_session(APP, USER, "d", [entry("I met Kathlyn at the station.", at=3, author="Bob")])
+    # "Kathyn" is one edit from both names: it names neither.
+    hits = (await search(service, "Did Bob meet Kathyn?")).hits
+    assert hits and all({"kathryn", "kathlyn"}.isdisjoint(h.matched_tokens) for h in hits)
+
+
 # ---------------------------------------------------------------------------- appending to a session
 
 

@@ -405,6 +405,9 @@ class Neo4jMemoryService(MemoryService):
     async def _speaker_names(self, owner: Owner) -> frozenset[str]:
         return frozenset(await self._read_single("speaker_tokens", _owner_params(owner), "values"))
 
+    async def _entity_names(self, owner: Owner) -> frozenset[str]:
+        return frozenset(await self._read_single("entity_names", _owner_params(owner), "names"))
+
     async def _fetch_entries(self, owner: Owner, entry_ids: Sequence[str]) -> list[StoredEntry]:
         if not entry_ids:
             return []
