@@ -50,6 +50,7 @@ from graphmem._scoring import (
     rank,
     score_query,
 )
+from graphmem._spelling import is_typo_candidate, max_edits, typo_variant
 from graphmem._time import query_time
 
 if TYPE_CHECKING:
@@ -245,10 +246,14 @@ def entity_name_words(names: Collection[str]) -> frozenset[str]:
 
 
 def _respelled(text: str, variants: Mapping[str, str]) -> str:
-    """``text`` with each word in ``variants`` (lowercase) written as its variant,
-    capitalised: it stays a name."""
+    """``text`` with each word in ``variants`` (lowercase) written as its variant, with the
+    word's first letter as written (a capitalised name stays a name)."""
     for word, variant in variants.items():
-        text = re.sub(rf"(?<!\w){re.escape(word)}(?!\w)", variant[:1].upper() + variant[1:], text, flags=re.IGNORECASE)
+
+        def as_written(match: re.Match[str], variant: str = variant) -> str:
+            return (variant[:1].upper() if match.group(0)[:1].isupper() else variant[:1]) + variant[1:]
+
+        text = re.sub(rf"(?<!\w){re.escape(word)}(?!\w)", as_written, text, flags=re.IGNORECASE)
     return text
 
 
@@ -1031,11 +1036,12 @@ class MemoryService(ABC):
         if not unknown:
             return {}
         capitalised = _capitalised_words(text)
+        found = await self._typo_variants(owner, [t for t in unknown if t not in capitalised])
         unknown = [t for t in unknown if t in capitalised]
         if not unknown:
-            return {}
+            return found
         speakers = await self._speaker_names(owner)
-        found = {t: variant for t in unknown if (variant := speaker_variant(t, speakers)) is not None}
+        found.update((t, variant) for t in unknown if (variant := speaker_variant(t, speakers)) is not None)
         unknown = [t for t in unknown if t not in found]
         if unknown:
             # A speaker's name is linked by the speaker rule alone: a near miss of it
@@ -1106,6 +1112,35 @@ class MemoryService(ABC):
         are then every in-scope entry holding a seed term *and every entry within two
         ``NEXT`` steps of one*, each with every query term it holds (possibly none), and
         the other held terms are reported as ``weak_tokens`` / ``weak_entities``."""
+
+    async def _typo_variants(self, owner: Owner, words: Sequence[str]) -> dict[str, str]:
+        """The query words (lowercase, held by no entry) that misspell one of the owner's
+        tokens, and that token (see :mod:`graphmem._spelling`)."""
+        found: dict[str, str] = {}
+        for word in words:
+            if not is_typo_candidate(word):
+                continue
+            limit = max_edits(word)
+            similar = await self._tokens_like(owner, word[0], len(word) - limit, len(word) + limit)
+            variant = typo_variant(word, similar)
+            if variant is not None:
+                found[word] = variant
+        return found
+
+    async def _tokens_like(self, owner: Owner, first: str, min_length: int, max_length: int) -> list[str]:
+        """The owner's token values that start with ``first`` and have ``min_length`` to
+        ``max_length`` characters. By default read through :meth:`_entry_terms` of every
+        entry; a backend may read its token nodes directly."""
+        entries = await self._all_entries(owner)
+        terms = await self._entry_terms(owner, [e.entry_id for e in entries])
+        return sorted(
+            {
+                t
+                for parts in terms.values()
+                for t in parts.tokens
+                if t.startswith(first) and min_length <= len(t) <= max_length
+            }
+        )
 
     async def _entity_names(self, owner: Owner) -> frozenset[str]:
         """The names of the owner's ``Entity`` nodes. By default read through

@@ -405,6 +405,10 @@ class Neo4jMemoryService(MemoryService):
     async def _speaker_names(self, owner: Owner) -> frozenset[str]:
         return frozenset(await self._read_single("speaker_tokens", _owner_params(owner), "values"))
 
+    async def _tokens_like(self, owner: Owner, first: str, min_length: int, max_length: int) -> list[str]:
+        params = {**_owner_params(owner), "first": first, "min_length": min_length, "max_length": max_length}
+        return sorted(await self._read_single("tokens_like", params, "values"))
+
     async def _entity_names(self, owner: Owner) -> frozenset[str]:
         return frozenset(await self._read_single("entity_names", _owner_params(owner), "names"))
 
