@@ -268,7 +268,9 @@ class SearchHit(BaseModel):
     2023-05-08"``, ``"refers to 2023-05-01/2023-05-07"``) and ``time_score`` what that
     added to ``score``; ``by_named_speaker`` is ``True`` / ``False`` when the query names
     one of the user's speakers and this entry (matching it itself) was / was not said by
-    them (then its score was weighed down), ``None`` otherwise.
+    them (then its score was weighed down), ``None`` otherwise; ``read_as`` maps a query
+    word the search read as another (a misspelling, a name spelled another way) to the
+    matched token it was read as.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -284,6 +286,7 @@ class SearchHit(BaseModel):
     matched_time: str | None = None
     time_score: float = 0.0
     by_named_speaker: bool | None = None
+    read_as: dict[str, str] = Field(default_factory=dict)
 
     def to_json_dict(self) -> dict[str, Any]:
         return {
@@ -299,6 +302,7 @@ class SearchHit(BaseModel):
             "matched_time": self.matched_time,
             "time_score": self.time_score,
             "by_named_speaker": self.by_named_speaker,
+            "read_as": self.read_as,
             "session_id": self.session_id,
             "project_id": self.project_id,
         }

@@ -589,7 +589,8 @@ class MemoryService(ABC):
             validate_project_id(request.project_id)
         limit = request.effective_limit
         as_of = request.as_of or datetime.now(UTC)
-        scores = await self._score(owner, request.project_id, request.query, limit, as_of=as_of)
+        read_as: dict[str, str] = {}
+        scores = await self._score(owner, request.project_id, request.query, limit, as_of=as_of, read_as=read_as)
         if scores is None:
             return SearchResponse()
         # Fetch only what can make the cut (ties included), then break ties by recency.
@@ -613,6 +614,7 @@ class MemoryService(ABC):
                 matched_time=s.time_match,
                 time_score=s.time_score,
                 by_named_speaker=s.by_named_speaker,
+                read_as={word: token for word, token in read_as.items() if token in s.matched_tokens},
             )
             for s in ranked
         ]
@@ -971,8 +973,17 @@ class MemoryService(ABC):
         return kept
 
     async def _score(
-        self, owner: Owner, project_id: str | None, query: str, limit: int, *, as_of: datetime | None = None
+        self,
+        owner: Owner,
+        project_id: str | None,
+        query: str,
+        limit: int,
+        *,
+        as_of: datetime | None = None,
+        read_as: dict[str, str] | None = None,
     ) -> QueryScores | None:
+        """Score the query's candidates (``None``: nothing to match). ``read_as`` receives
+        the query words read as other tokens (misspellings, names spelled another way)."""
         # A time named in the query is matched against the entries' times, not as words:
         # its words ("May", "2023") are left out of the tokens.
         when = query_time(query, as_of)
@@ -1005,6 +1016,8 @@ class MemoryService(ABC):
                 # were written that way, so its entity spans link too.
                 variants = await self._name_variants(owner, text, tokens, gathered.corpus)
                 if variants:
+                    if read_as is not None:
+                        read_as.update(variants)
                     text = _respelled(text, variants)
                     parts = await self.decompose_query(text)
                     entity_names = tuple(e.name for e in parts.entities)

@@ -898,6 +898,7 @@ async def test_a_misspelt_query_word_is_read_as_the_word_an_entry_holds(service:
     await service.add_session(APP, USER, "b", [entry("My career in sales is going well.", at=1, author="Ann")])
     first = (await search(service, "Which career does Ann want to persue?")).hits[0]
     assert first.memory.text.startswith("I want to pursue") and "pursue" in first.matched_tokens
+    assert first.read_as == {"persue": "pursue"} and first.to_json_dict()["read_as"] == {"persue": "pursue"}
     # A real word is never changed ("purse" is one edit from "pursue" but a word).
     assert all("pursue" not in h.matched_tokens for h in (await search(service, "Did Ann buy a purse?")).hits)
 

@@ -92,9 +92,12 @@ def matched(hit: SearchHit) -> Text:
     text = Text()
     for name in hit.matched_entities:
         text.append(visible(name), ENTITY_STYLE).append(" ")
+    read_from = {token: word for word, token in hit.read_as.items()}
     for token in hit.matched_tokens:
         if token not in hit.matched_entities:
             text.append(visible(token), TOKEN_STYLE).append(" ")
+            if token in read_from:
+                text.append(f"(for {visible(read_from[token])}) ", "italic dim")
     if hit.context_score > 0:
         share = hit.context_score / hit.score if hit.score else 0.0
         note = "context" if not (hit.matched_tokens or hit.matched_entities) else f"+ context {share:.0%}"
