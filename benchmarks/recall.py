@@ -29,6 +29,7 @@ import asyncio
 import inspect
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -208,6 +209,42 @@ def graphmem_recall(
     return asyncio.run(graphmem_recall_async(service_factory, conversations=conversations, data=data, ks=ks))
 
 
+# ---------------------------------------------------------------------------- robustness
+
+PERTURBATIONS = ("typo", "names")
+
+
+def _swap_middle(word: str) -> str:
+    """The typo a fast typist makes: the two letters around the middle swapped."""
+    i = len(word) // 2
+    return word[: i - 1] + word[i] + word[i - 1] + word[i + 1 :]
+
+
+def perturb_questions(conversations: Sequence[Conversation], how: str) -> int:
+    """Rewrite the questions in place the way real users' questions differ from the text
+    (deterministic, no randomness): ``typo`` misspells each question's longest lowercase
+    word of six letters or more; ``names`` misspells every capitalised word of five letters
+    or more that is no speaker's name and does not open the question. Returns how many
+    questions changed. A measure of robustness, never of tuning: nothing here knows the
+    answers."""
+    changed = 0
+    for conv in conversations:
+        speakers = {w for t in conv.turns for w in t.speaker.split()}
+        for q in conv.questions:
+            text = q.question
+            if how == "typo":
+                words = re.findall(r"\b[a-z]{6,}\b", text)
+                targets = [max(words, key=len)] if words else []
+            else:
+                targets = [w for w in re.findall(r"\b[A-Z][a-z]{4,}\b", text) if w not in speakers and not text.startswith(w)]
+            for word in dict.fromkeys(targets):
+                text = re.sub(rf"\b{word}\b", _swap_middle(word), text)
+            if text != q.question:
+                object.__setattr__(q, "question", text)  # frozen dataclass, a private copy
+                changed += 1
+    return changed
+
+
 # ---------------------------------------------------------------------------- the script
 
 
@@ -327,6 +364,9 @@ async def _run(args: argparse.Namespace) -> int:
     say = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     names = [s.strip() for s in args.systems.split(",") if s.strip()]
     conversations = load_conversations(args.data, args.conversations.split(",") if args.conversations else None)
+    if args.perturb:
+        changed = perturb_questions(conversations, args.perturb)
+        say(f"--perturb {args.perturb}: {changed} questions changed")
     skipped_q = sum(c.skipped_questions for c in conversations)
     say(f"{len(conversations)} conversations, {sum(len(c.questions) for c in conversations)} questions (categories 1-4)")
     factories = _system_factories(names, args.neo4j_uri, say)
@@ -359,7 +399,8 @@ async def _run(args: argparse.Namespace) -> int:
     if skipped_q:
         notes.append(f"{skipped_q} question(s) of categories 1-4 have no evidence turn and are left out")
     ids = ", ".join(c.sample_id for c in conversations)
-    print(f"## Recall on LoCoMo dev ({ids}), QA categories 1-4\n")
+    perturbed = f", questions perturbed: {args.perturb}" if args.perturb else ""
+    print(f"## Recall on LoCoMo dev ({ids}), QA categories 1-4{perturbed}\n")
     print(f"graphmem {checkout()}, {datetime.now(UTC):%Y-%m-%d}\n")
     print(markdown_tables(results, conversations))
     for note in notes:
@@ -389,6 +430,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--neo4j-uri", default=os.environ.get("GRAPHMEM_NEO4J_URI"), help="Bolt URI for graphmem-neo4j (default: $GRAPHMEM_NEO4J_URI)")
     parser.add_argument("--json", default=None, metavar="OUT", help="also write every number and every question's results as JSON")
     parser.add_argument("--quiet", action="store_true", help="print only the tables")
+    parser.add_argument(
+        "--perturb",
+        choices=PERTURBATIONS,
+        default=None,
+        help="robustness: 'typo' swaps two middle letters of each question's longest lowercase word (6+ letters); "
+        "'names' does the same to every capitalised word of 5+ letters that is no speaker's name and does not start the question",
+    )
     return asyncio.run(_run(parser.parse_args(argv)))
 
 
