@@ -21,15 +21,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sys
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 
 from graphmem._decompose import Decomposer, Decomposition, Entity, speaker_tokens
 from graphmem._errors import JournalCompactionError, JournalCorruptError, ReadOnlyStoreError
+from graphmem._models import Content, MemoryEntry, Part, as_utc, ensure_unicode
 from graphmem._scoring import CandidateStats, CorpusStats, ScoringWeights
 from graphmem._service import (
     CandidateSet,
@@ -49,9 +52,8 @@ from graphmem.backends._graph_model import (
     MENTIONS,
     NEXT,
     TOKEN,
-    entry_properties,
     entry_times,
-    stored_entry_from_properties,
+    time_refs,
 )
 from graphmem.backends._journal import Journal, StoreContents
 
@@ -65,9 +67,62 @@ logger = logging.getLogger("graphmem")
 # One shared label set per label: a fresh set on every edge cost ~2.7 KB per entry. A plain
 # set, not a frozenset: grand-cypher's type() only unwraps a `set`. Never mutate these.
 _LABELS = {label: {label} for label in (ENTRY, TOKEN, ENTITY, HAS_TOKEN, MENTIONS, NEXT)}
+# And one attribute dict per relationship type, shared by all its edges (a dict per edge
+# was ~2.4 KB per entry): edges carry nothing but their type. Never mutate these either.
+_EDGE = {rel: {"__labels__": _LABELS[rel]} for rel in (HAS_TOKEN, MENTIONS, NEXT)}
 
 NodeKey = tuple[str, str, str, str]
 SessionKey = tuple[str | None, str]  # (project_id, session_id) inside one owner
+
+
+class _Entry:
+    """An entry as this store keeps it: the fields a search reads, beside its node's
+    properties (``props``, the very dict the graph holds, which has the rest).
+
+    No pydantic models are kept (three per entry cost ~1.3 KB): :meth:`stored` builds the
+    :class:`StoredEntry` when one is asked for.
+    """
+
+    __slots__ = ("key", "entry_id", "project_id", "session_id", "position", "author", "timestamp", "props")
+
+    def __init__(
+        self,
+        key: NodeKey,
+        project_id: str | None,
+        session_id: str | None,
+        position: int,
+        author: str,
+        timestamp: datetime,
+        props: dict[str, Any],
+    ) -> None:
+        self.key = key  # the node's key tuple; ``key[3]`` is the id
+        self.entry_id = key[3]
+        self.project_id = project_id
+        self.session_id = session_id
+        self.position = position
+        self.author = author
+        self.timestamp = timestamp
+        self.props = props
+
+    def stored(self) -> StoredEntry:
+        # Every field was validated when the entry was stored or loaded (ensure_unicode,
+        # as_utc): construct without validating again.
+        props = self.props
+        memory = MemoryEntry.model_construct(
+            content=Content.model_construct(role=props["role"], parts=[Part.model_construct(text=props["text"])]),
+            author=self.author,
+            timestamp=self.timestamp,
+        )
+        return StoredEntry(self.entry_id, memory, self.session_id, self.project_id, self.position)
+
+    def time_refs(self) -> list[str]:
+        """The ``time_refs`` property, computed on first use (parsing every text's time
+        expressions made up most of the time a reload took) and then kept in ``props``."""
+        props = self.props
+        refs: list[str] | None = props.get("time_refs")
+        if refs is None:
+            refs = props["time_refs"] = time_refs(props["text"], self.timestamp)
+        return refs
 
 
 class GraphMemoryService(MemoryService):
@@ -117,7 +172,7 @@ class GraphMemoryService(MemoryService):
         self._journal = Journal(path, read_only=read_only) if path is not None else None
         self._loaded = self._journal is None
         # Indexes kept beside the graph so a search never scans it.
-        self._entries: dict[Owner, dict[str, StoredEntry]] = defaultdict(dict)
+        self._entries: dict[Owner, dict[str, _Entry]] = defaultdict(dict)
         self._sessions: dict[Owner, dict[SessionKey, list[str]]] = defaultdict(dict)
         self._neighbours: dict[str, tuple[str, ...]] = {}
         #: Per owner, the values of its Token nodes with ``speaker`` true (an index of them).
@@ -128,6 +183,8 @@ class GraphMemoryService(MemoryService):
         #: compaction) never waits for another user's. ``_lock`` guards the in-memory
         #: graph only, and is never held while waiting for a user's lock.
         self._owner_locks: dict[Owner, threading.Lock] = {}
+        #: The one key tuple of each Token and Entity node (edges reuse it, not a copy each).
+        self._term_keys: dict[NodeKey, NodeKey] = {}
 
     # ------------------------------------------------------------------ public extras
 
@@ -143,8 +200,13 @@ class GraphMemoryService(MemoryService):
     @property
     def graph(self) -> nx.DiGraph[Any]:
         """The live graph (read it, do not change it): what ``graphmem cypher`` queries."""
-        self._ensure_loaded()
-        return self._graph
+        with self._lock:
+            self._ensure_loaded()
+            # ``time_refs`` is computed on first use: a query may read any entry's.
+            for own in self._entries.values():
+                for entry in own.values():
+                    entry.time_refs()
+            return self._graph
 
     def cypher_view(self) -> CypherView:
         return CypherView(graph=self.graph)
@@ -397,7 +459,7 @@ class GraphMemoryService(MemoryService):
     def _candidates_holding(
         self,
         corpus: CorpusStats,
-        own: Mapping[str, StoredEntry],
+        own: Mapping[str, _Entry],
         project_id: str | None,
         token_postings: Mapping[str, Mapping[tuple[str, ...], Any]],
         entity_postings: Mapping[str, Mapping[tuple[str, ...], Any]],
@@ -435,7 +497,7 @@ class GraphMemoryService(MemoryService):
         project_id: str | None,
         matched_tokens: frozenset[str],
         matched_entities: frozenset[str],
-        own: StoredEntry,
+        own: _Entry,
         times: Callable[[str], tuple[int, tuple[tuple[int, int], ...]]] | None = None,
     ) -> CandidateStats:
         neighbours_of = self._neighbours
@@ -448,22 +510,20 @@ class GraphMemoryService(MemoryService):
         )
         if times is None:
             return CandidateStats(
-                entry_id, matched_tokens, matched_entities, neighbours, second, project_id, None, (), own.memory.author
+                entry_id, matched_tokens, matched_entities, neighbours, second, project_id, None, (), own.author
             )
         day, refs = times(entry_id)
         return CandidateStats(
-            entry_id, matched_tokens, matched_entities, neighbours, second, project_id, day, refs, own.memory.author
+            entry_id, matched_tokens, matched_entities, neighbours, second, project_id, day, refs, own.author
         )
 
     def _times_of(self, owner: Owner) -> Callable[[str], tuple[int, tuple[tuple[int, int], ...]]]:
-        """Reads an entry's day and time references from its node (see ``entry_times``)."""
-        nodes = self._graph.nodes
-        app, user = owner.app_name, owner.user_id
-
+        """Reads an entry's day and time references (see ``entry_times``)."""
         own = self._entries.get(owner, {})
 
         def times(entry_id: str) -> tuple[int, tuple[tuple[int, int], ...]]:
-            return entry_times(own[entry_id].memory.timestamp, nodes[(ENTRY, app, user, entry_id)].get("time_refs"))
+            entry = own[entry_id]
+            return entry_times(entry.timestamp, entry.time_refs())
 
         return times
 
@@ -476,24 +536,24 @@ class GraphMemoryService(MemoryService):
         with self._lock:
             self._ensure_loaded()
             own = self._entries.get(owner, {})
-            return [own[i] for i in entry_ids if i in own]
+            return [own[i].stored() for i in entry_ids if i in own]
 
     async def _list_recent(self, owner: Owner, limit: int) -> list[StoredEntry]:
         with self._lock:
             self._ensure_loaded()
             own = list(self._entries.get(owner, {}).values())
-        own.sort(key=lambda e: (e.memory.timestamp, e.position, e.session_id or "", e.entry_id), reverse=True)
-        return own[:limit]
+        own.sort(key=lambda e: (e.timestamp, e.position, e.session_id or "", e.entry_id), reverse=True)
+        return [e.stored() for e in own[:limit]]
 
     async def _all_entries(self, owner: Owner) -> list[StoredEntry]:
         with self._lock:
             self._ensure_loaded()
-            return list(self._entries.get(owner, {}).values())
+            return [e.stored() for e in self._entries.get(owner, {}).values()]
 
     async def _locate_entries(self, entry_ids: Sequence[str]) -> list[tuple[Owner, StoredEntry]]:
         with self._lock:
             self._ensure_loaded()
-            return [(owner, own[i]) for owner, own in self._entries.items() for i in entry_ids if i in own]
+            return [(owner, own[i].stored()) for owner, own in self._entries.items() for i in entry_ids if i in own]
 
     async def _entry_terms(self, owner: Owner, entry_ids: Sequence[str]) -> dict[str, Decomposition]:
         with self._lock:
@@ -503,7 +563,7 @@ class GraphMemoryService(MemoryService):
             terms: dict[str, Decomposition] = {}
             for entry_id in entry_ids:
                 if entry_id in own:
-                    linked = list(graph._succ[self._entry_key(owner, entry_id)])
+                    linked = list(graph._succ[own[entry_id].key])
                     terms[entry_id] = Decomposition(
                         tokens=tuple(n[3] for n in linked if n[0] == TOKEN),
                         entities=tuple(Entity(n[3], graph.nodes[n]["label"]) for n in linked if n[0] == ENTITY),
@@ -519,7 +579,7 @@ class GraphMemoryService(MemoryService):
                 tokens = sum(1 for n in self._graph if n[0] == TOKEN)
                 entities = sum(1 for n in self._graph if n[0] == ENTITY)
             else:
-                nodes = {n for e in entries for n in self._graph._succ[self._entry_key(owner, e.entry_id)]}
+                nodes = {n for e in entries for n in self._graph._succ[e.key]}
                 tokens = sum(1 for n in nodes if n[0] == TOKEN)
                 entities = sum(1 for n in nodes if n[0] == ENTITY)
             return MemoryStats(
@@ -610,14 +670,18 @@ class GraphMemoryService(MemoryService):
         self._neighbours = {}
         self._speaker_values = defaultdict(set)
         self._needs_compaction = set()
+        self._term_keys = {}
         self._loaded = self._journal is None
 
     def _apply(self, record: dict[str, Any]) -> int:
         """Apply one journal record to the in-memory graph; returns entries removed."""
-        owner = Owner(record["app_name"], record["user_id"])
+        # Interned: every entry, node key and index of the user points at one copy.
+        owner = Owner(sys.intern(record["app_name"]), sys.intern(record["user_id"]))
         op = record["op"]
         if op in ("replace_session", "append_session"):
-            key: SessionKey = (record["project_id"], record["session_id"])
+            project_id = _intern_opt(record["project_id"])
+            session_id = sys.intern(record["session_id"])
+            key: SessionKey = (project_id, session_id)
             entries = record["entries"]
             kept: list[str] = []
             if op == "replace_session":
@@ -629,26 +693,28 @@ class GraphMemoryService(MemoryService):
                 kept = list(self._sessions[owner].get(key, ()))
                 start = self._entries[owner][kept[-1]].position + 1 if kept else 0
                 entries = [{**e, "position": start + e["position"]} for e in entries]
-            ids = [self._add_entry(owner, record["project_id"], record["session_id"], e) for e in entries]
-            for entry_id in ids:
-                self._neighbours[entry_id] = ()
+            added = [self._add_entry(owner, project_id, session_id, e) for e in entries]
+            neighbours = self._neighbours
+            for entry in added:
+                neighbours[entry.entry_id] = ()
             # Link only turns that were adjacent: a compacted or restored session keeps the
             # gaps its deleted turns left, so a reload does not make new neighbours.
-            linked = [(ids[i], ids[j]) for i, j in next_pairs([e["position"] for e in entries])]
-            if kept and ids:
-                linked.insert(0, (kept[-1], ids[0]))
-            ids = kept + ids
+            linked = [(added[i], added[j]) for i, j in next_pairs([e.position for e in added])]
+            if kept and added:
+                linked.insert(0, (self._entries[owner][kept[-1]], added[0]))
+            succ, pred = self._graph._succ, self._graph._pred
             for earlier, later in linked:
-                self._graph.add_edge(
-                    self._entry_key(owner, earlier), self._entry_key(owner, later), __labels__=_LABELS[NEXT]
-                )
-                self._neighbours[earlier] += (later,)
-                self._neighbours[later] = (earlier, *self._neighbours[later])
+                succ[earlier.key][later.key] = pred[later.key][earlier.key] = _EDGE[NEXT]
+                neighbours[earlier.entry_id] += (later.entry_id,)
+                neighbours[later.entry_id] = (earlier.entry_id, *neighbours[later.entry_id])
+            ids = kept + [entry.entry_id for entry in added]
             if ids:
                 self._sessions[owner][key] = ids
+            _clear_cache(self._graph)
             return removed
         if op == "insert_entry":
-            self._add_entry(owner, record["project_id"], None, record["entry"])
+            self._add_entry(owner, _intern_opt(record["project_id"]), None, record["entry"])
+            _clear_cache(self._graph)
             return 0
         if op == "delete_entries":
             return self._remove_entries(owner, record["ids"])
@@ -668,46 +734,83 @@ class GraphMemoryService(MemoryService):
             self._speaker_values.pop(owner, None)
         return removed
 
-    def _entry_key(self, owner: Owner, entry_id: str) -> NodeKey:
-        return (ENTRY, owner.app_name, owner.user_id, entry_id)
-
     def _add_entry(
         self, owner: Owner, project_id: str | None, session_id: str | None, rec: dict[str, Any]
-    ) -> str:
-        props = {
-            "id": rec["id"],
+    ) -> _Entry:
+        entry_id = rec["id"]
+        if entry_id in self._entries[owner]:
+            self._remove_entries(owner, [entry_id])  # stored again: the new one replaces it
+        author = sys.intern(ensure_unicode(rec["author"], "author"))
+        role = sys.intern(ensure_unicode(rec["role"], "role"))
+        text = ensure_unicode(rec["text"])
+        when = as_utc(datetime.fromisoformat(rec["timestamp"]))
+        position = int(rec["position"])
+        app, user = owner.app_name, owner.user_id
+        node: NodeKey = (ENTRY, app, user, entry_id)
+        # The properties of ``entry_properties`` (the Neo4j backend's), but ``time_refs``
+        # only once read (``_Entry.time_refs``).
+        props: dict[str, Any] = {
+            "__labels__": _LABELS[ENTRY],
+            "id": entry_id,
+            "app_name": app,
+            "user_id": user,
             "project_id": project_id,
             "session_id": session_id,
-            "position": rec["position"],
-            "author": rec["author"],
-            "role": rec["role"],
-            "text": rec["text"],
-            "timestamp": rec["timestamp"],
+            "position": position,
+            "author": author,
+            "role": role,
+            "text": text,
+            "timestamp": sys.intern(when.isoformat()),  # shared by a session's turns said at once
         }
-        stored = stored_entry_from_properties(props)
-        app, user = owner.app_name, owner.user_id
-        node = self._entry_key(owner, stored.entry_id)
+        # The graph's own dicts, written directly: networkx's add_node/add_edge would build
+        # an attribute dict per edge (shared ones here, see _EDGE) and cost ~3x the time.
         graph = self._graph
-        graph.add_node(node, __labels__=_LABELS[ENTRY], **entry_properties(app, user, stored))
-        spoken = speaker_tokens(rec["author"])
+        nodes, succ, pred = graph._node, graph._succ, graph._pred
+        nodes[node] = props
+        out: dict[NodeKey, dict[str, Any]] = {}
+        succ[node] = out
+        pred[node] = {}
+        term_keys = self._term_keys
+        spoken = speaker_tokens(author)
         for value in rec["tokens"]:
             token = (TOKEN, app, user, value)
-            if token not in graph:
-                graph.add_node(
-                    token, __labels__=_LABELS[TOKEN], app_name=app, user_id=user, value=value, speaker=value in spoken
-                )
+            canonical = term_keys.get(token)
+            if canonical is None:
+                value = sys.intern(value)
+                canonical = term_keys[token] = (TOKEN, app, user, value)
+                nodes[canonical] = {
+                    "__labels__": _LABELS[TOKEN],
+                    "app_name": app,
+                    "user_id": user,
+                    "value": value,
+                    "speaker": value in spoken,
+                }
+                succ[canonical] = {}
+                pred[canonical] = {}
             elif value in spoken:
-                graph.nodes[token]["speaker"] = True
+                nodes[canonical]["speaker"] = True
             if value in spoken:
-                self._speaker_values[owner].add(value)
-            graph.add_edge(node, token, __labels__=_LABELS[HAS_TOKEN])
+                self._speaker_values[owner].add(canonical[3])
+            out[canonical] = pred[canonical][node] = _EDGE[HAS_TOKEN]
         for name, label in rec["entities"]:
             entity = (ENTITY, app, user, name)
-            if entity not in graph:
-                graph.add_node(entity, __labels__=_LABELS[ENTITY], app_name=app, user_id=user, name=name, label=label)
-            graph.add_edge(node, entity, __labels__=_LABELS[MENTIONS])
-        self._entries[owner][stored.entry_id] = stored
-        return stored.entry_id
+            canonical = term_keys.get(entity)
+            if canonical is None:
+                name = sys.intern(name)
+                canonical = term_keys[entity] = (ENTITY, app, user, name)
+                nodes[canonical] = {
+                    "__labels__": _LABELS[ENTITY],
+                    "app_name": app,
+                    "user_id": user,
+                    "name": name,
+                    "label": sys.intern(label),
+                }
+                succ[canonical] = {}
+                pred[canonical] = {}
+            out[canonical] = pred[canonical][node] = _EDGE[MENTIONS]
+        entry = _Entry(node, project_id, session_id, position, author, when, props)
+        self._entries[owner][entry_id] = entry
+        return entry
 
     def _remove_entries(self, owner: Owner, entry_ids: Sequence[str]) -> int:
         own = self._entries.get(owner)
@@ -716,24 +819,25 @@ class GraphMemoryService(MemoryService):
         graph = self._graph
         removed = 0
         for entry_id in entry_ids:
-            stored = own.pop(entry_id, None)
-            if stored is None:
+            entry = own.pop(entry_id, None)
+            if entry is None:
                 continue
             removed += 1
-            node = self._entry_key(owner, entry_id)
+            node = entry.key
             terms = [n for n in graph._succ[node] if n[0] != ENTRY]
             graph.remove_node(node)
             for term in terms:
                 if not graph._pred[term]:
                     graph.remove_node(term)  # no entry uses it any more
+                    del self._term_keys[term]
                     if term[0] == TOKEN:
                         self._speaker_values[owner].discard(term[3])
             for other in self._neighbours.pop(entry_id, ()):
                 if other in self._neighbours:
                     self._neighbours[other] = tuple(n for n in self._neighbours[other] if n != entry_id)
-            key: SessionKey = (stored.project_id, stored.session_id or "")
+            key: SessionKey = (entry.project_id, entry.session_id or "")
             sessions = self._sessions[owner]
-            if stored.session_id is not None and key in sessions:
+            if entry.session_id is not None and key in sessions:
                 remaining = [i for i in sessions[key] if i != entry_id]
                 if remaining:
                     sessions[key] = remaining
@@ -743,7 +847,7 @@ class GraphMemoryService(MemoryService):
 
     def _snapshot_records(self, owner: Owner) -> Iterator[dict[str, Any]]:
         """A user's live entries as journal records (what a compaction writes)."""
-        graph = self._graph
+        own = self._entries.get(owner, {})
         for (project_id, session_id), ids in self._sessions.get(owner, {}).items():
             yield {
                 "op": "replace_session",
@@ -751,28 +855,47 @@ class GraphMemoryService(MemoryService):
                 "user_id": owner.user_id,
                 "project_id": project_id,
                 "session_id": session_id,
-                "entries": [self._record_of(graph, owner, i) for i in ids],
+                "entries": [self._record_of(own[i]) for i in ids],
             }
-        for entry_id, stored in self._entries.get(owner, {}).items():
-            if stored.session_id is None:
+        for entry in own.values():
+            if entry.session_id is None:
                 yield {
                     "op": "insert_entry",
                     "app_name": owner.app_name,
                     "user_id": owner.user_id,
-                    "project_id": stored.project_id,
-                    "entry": self._record_of(graph, owner, entry_id),
+                    "project_id": entry.project_id,
+                    "entry": self._record_of(entry),
                 }
 
-    def _record_of(self, graph: nx.DiGraph[Any], owner: Owner, entry_id: str) -> dict[str, Any]:
-        node = self._entry_key(owner, entry_id)
-        stored = self._entries[owner][entry_id]
-        tokens = [n[3] for n in graph._succ[node] if n[0] == TOKEN]
-        entities = [[n[3], graph.nodes[n]["label"]] for n in graph._succ[node] if n[0] == ENTITY]
-        return _stored_record(stored, tokens, entities)
+    def _record_of(self, entry: _Entry) -> dict[str, Any]:
+        graph = self._graph
+        props = entry.props
+        linked = graph._succ[entry.key]
+        return {
+            "id": entry.entry_id,
+            "author": entry.author,
+            "role": props["role"],
+            "text": props["text"],
+            "timestamp": props["timestamp"],
+            "position": entry.position,
+            "tokens": [n[3] for n in linked if n[0] == TOKEN],
+            "entities": [[n[3], graph._node[n]["label"]] for n in linked if n[0] == ENTITY],
+        }
 
 
-def _stored_record(stored: StoredEntry, tokens: Sequence[str], entities: Sequence[Sequence[str]]) -> dict[str, Any]:
-    memory = stored.memory
+def _intern_opt(value: str | None) -> str | None:
+    return None if value is None else sys.intern(value)
+
+
+def _clear_cache(graph: nx.DiGraph[Any]) -> None:
+    """What networkx's own mutators do after a change: drop its cached conversions."""
+    cache = getattr(graph, "__networkx_cache__", None)
+    if cache:
+        cache.clear()
+
+
+def _entry_record(entry: PreparedEntry) -> dict[str, Any]:
+    stored, memory = entry.stored, entry.stored.memory
     return {
         "id": stored.entry_id,
         "author": memory.author,
@@ -780,11 +903,6 @@ def _stored_record(stored: StoredEntry, tokens: Sequence[str], entities: Sequenc
         "text": memory.text,
         "timestamp": memory.timestamp.isoformat(),
         "position": stored.position,
-        "tokens": list(tokens),
-        "entities": [list(e) for e in entities],
+        "tokens": list(entry.tokens),
+        "entities": [[e.name, e.label] for e in entry.entities],
     }
-
-
-def _entry_record(entry: PreparedEntry) -> dict[str, Any]:
-    return _stored_record(entry.stored, entry.tokens, [[e.name, e.label] for e in entry.entities])
-
