@@ -19,6 +19,8 @@ user's lock; the lock guarding the in-memory graph is held for in-memory work on
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import logging
 import os
 import sys
@@ -73,6 +75,7 @@ _EDGE = {rel: {"__labels__": _LABELS[rel]} for rel in (HAS_TOKEN, MENTIONS, NEXT
 
 NodeKey = tuple[str, str, str, str]
 SessionKey = tuple[str | None, str]  # (project_id, session_id) inside one owner
+_Term = tuple[NodeKey, dict[NodeKey, Any]]  # a term node's key and its incoming edges
 
 
 class _Entry:
@@ -183,8 +186,9 @@ class GraphMemoryService(MemoryService):
         #: compaction) never waits for another user's. ``_lock`` guards the in-memory
         #: graph only, and is never held while waiting for a user's lock.
         self._owner_locks: dict[Owner, threading.Lock] = {}
-        #: The one key tuple of each Token and Entity node (edges reuse it, not a copy each).
-        self._term_keys: dict[NodeKey, NodeKey] = {}
+        #: Per owner, its Token and Entity nodes by value / name: the node's one key tuple
+        #: (every edge reuses it, not a copy each) and its incoming edges (its postings).
+        self._terms: dict[Owner, tuple[dict[str, _Term], dict[str, _Term]]] = {}
 
     # ------------------------------------------------------------------ public extras
 
@@ -217,6 +221,8 @@ class GraphMemoryService(MemoryService):
         The service can be used again: it then reloads the store (taking the lock again).
         """
         if self._journal is not None:
+            if self._loaded and not self._journal.read_only:
+                await asyncio.to_thread(self._snapshot_stale)
             with self._lock:
                 self._journal.close()
                 self._forget()
@@ -618,8 +624,9 @@ class GraphMemoryService(MemoryService):
                 if not journal.read_only:
                     journal.check()  # never create a lock file beside a foreign file
                     journal.acquire()  # before reading: no other writer can change it after
-                contents = journal.read()
-                removed_by = self._load(contents)
+                with _collector_paused():
+                    contents = journal.read()
+                    removed_by = self._load(contents)
                 if not journal.read_only:
                     journal.open_for_writing(
                         contents,
@@ -631,6 +638,7 @@ class GraphMemoryService(MemoryService):
                     )
                     if contents.version != 1:  # a migration writes live records only
                         self._finish_compactions(removed_by)
+                    self._snapshot_stale(loading=True)
             except BaseException:
                 journal.close()
                 self._forget()
@@ -649,10 +657,44 @@ class GraphMemoryService(MemoryService):
             except JournalCompactionError as exc:
                 logger.warning("graphmem: %s", exc)
 
+    def _snapshot_stale(self, *, loading: bool = False) -> None:
+        """Snapshot the users with a long segment tail in no snapshot (see the journal's
+        ``write_snapshot``); a failure is logged (the journal alone still has everything).
+
+        Takes each user's lock, unless ``loading`` (no write can run then, and the graph's
+        lock, held while loading, must not wait for a user's).
+        """
+        journal = self._journal
+        assert journal is not None
+        for key in journal.stale_snapshots():
+            owner = Owner(*key)
+            with contextlib.nullcontext() if loading else self._owner_lock(owner):
+                if owner in self._needs_compaction:
+                    continue  # its segment still holds removed text: no snapshot of it
+                try:
+                    journal.write_snapshot(key, self._dump(owner))
+                except OSError as exc:
+                    logger.warning(
+                        "graphmem: could not snapshot %s (%s); the store opens from its journal alone",
+                        journal.segment_path(key),
+                        exc.strerror or exc,
+                    )
+
     def _load(self, contents: StoreContents) -> set[Owner]:
         """Apply the store's records; returns the users whose records removed entries."""
+        journal = self._journal
+        assert journal is not None
         removed_by: set[Owner] = set()
         for file in contents.files:
+            if file.snapshot is not None:
+                assert file.owner is not None
+                try:
+                    self._load_dump(Owner(*file.owner), file.snapshot)
+                except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+                    raise JournalCorruptError(
+                        f"{journal.snapshot_path(file.owner)}: a record is not valid ({exc}); delete "
+                        "the file to open the store from its journal alone"
+                    ) from exc
             for line_no, record in file.records:
                 try:
                     removed = self._apply(record)
@@ -670,7 +712,7 @@ class GraphMemoryService(MemoryService):
         self._neighbours = {}
         self._speaker_values = defaultdict(set)
         self._needs_compaction = set()
-        self._term_keys = {}
+        self._terms = {}
         self._loaded = self._journal is None
 
     def _apply(self, record: dict[str, Any]) -> int:
@@ -732,17 +774,22 @@ class GraphMemoryService(MemoryService):
             self._entries.pop(owner, None)
             self._sessions.pop(owner, None)
             self._speaker_values.pop(owner, None)
+            self._terms.pop(owner, None)
         return removed
 
     def _add_entry(
         self, owner: Owner, project_id: str | None, session_id: str | None, rec: dict[str, Any]
     ) -> _Entry:
+        own = self._entries[owner]  # (an Owner's hash is a Python call: looked up once an entry)
         entry_id = rec["id"]
-        if entry_id in self._entries[owner]:
+        if entry_id in own:
             self._remove_entries(owner, [entry_id])  # stored again: the new one replaces it
-        author = sys.intern(ensure_unicode(rec["author"], "author"))
-        role = sys.intern(ensure_unicode(rec["role"], "role"))
-        text = ensure_unicode(rec["text"])
+        author, role, text = rec["author"], rec["role"], rec["text"]
+        if not (author.isascii() and role.isascii() and text.isascii()):  # (ASCII has no surrogate)
+            ensure_unicode(author, "author")
+            ensure_unicode(role, "role")
+            ensure_unicode(text)
+        author, role = sys.intern(author), sys.intern(role)
         when = as_utc(datetime.fromisoformat(rec["timestamp"]))
         position = int(rec["position"])
         app, user = owner.app_name, owner.user_id
@@ -763,53 +810,54 @@ class GraphMemoryService(MemoryService):
             "timestamp": sys.intern(when.isoformat()),  # shared by a session's turns said at once
         }
         # The graph's own dicts, written directly: networkx's add_node/add_edge would build
-        # an attribute dict per edge (shared ones here, see _EDGE) and cost ~3x the time.
+        # an attribute dict per edge (shared ones here, see _EDGE) and take far longer.
         graph = self._graph
         nodes, succ, pred = graph._node, graph._succ, graph._pred
         nodes[node] = props
         out: dict[NodeKey, dict[str, Any]] = {}
         succ[node] = out
         pred[node] = {}
-        term_keys = self._term_keys
+        terms = self._terms.get(owner)
+        if terms is None:
+            terms = self._terms[owner] = ({}, {})
+        tokens, entities = terms
         spoken = speaker_tokens(author)
+        speaker_values = self._speaker_values[owner] if spoken else set()
         for value in rec["tokens"]:
-            token = (TOKEN, app, user, value)
-            canonical = term_keys.get(token)
-            if canonical is None:
+            term = tokens.get(value)
+            if term is None:
                 value = sys.intern(value)
-                canonical = term_keys[token] = (TOKEN, app, user, value)
-                nodes[canonical] = {
+                key: NodeKey = (TOKEN, app, user, value)
+                nodes[key] = {
                     "__labels__": _LABELS[TOKEN],
                     "app_name": app,
                     "user_id": user,
                     "value": value,
-                    "speaker": value in spoken,
+                    "speaker": False,
                 }
-                succ[canonical] = {}
-                pred[canonical] = {}
-            elif value in spoken:
-                nodes[canonical]["speaker"] = True
+                succ[key] = {}
+                term = tokens[value] = (key, pred.setdefault(key, {}))
             if value in spoken:
-                self._speaker_values[owner].add(canonical[3])
-            out[canonical] = pred[canonical][node] = _EDGE[HAS_TOKEN]
+                nodes[term[0]]["speaker"] = True
+                speaker_values.add(term[0][3])
+            out[term[0]] = term[1][node] = _EDGE[HAS_TOKEN]
         for name, label in rec["entities"]:
-            entity = (ENTITY, app, user, name)
-            canonical = term_keys.get(entity)
-            if canonical is None:
+            term = entities.get(name)
+            if term is None:
                 name = sys.intern(name)
-                canonical = term_keys[entity] = (ENTITY, app, user, name)
-                nodes[canonical] = {
+                key = (ENTITY, app, user, name)
+                nodes[key] = {
                     "__labels__": _LABELS[ENTITY],
                     "app_name": app,
                     "user_id": user,
                     "name": name,
                     "label": sys.intern(label),
                 }
-                succ[canonical] = {}
-                pred[canonical] = {}
-            out[canonical] = pred[canonical][node] = _EDGE[MENTIONS]
+                succ[key] = {}
+                term = entities[name] = (key, pred.setdefault(key, {}))
+            out[term[0]] = term[1][node] = _EDGE[MENTIONS]
         entry = _Entry(node, project_id, session_id, position, author, when, props)
-        self._entries[owner][entry_id] = entry
+        own[entry_id] = entry
         return entry
 
     def _remove_entries(self, owner: Owner, entry_ids: Sequence[str]) -> int:
@@ -829,7 +877,7 @@ class GraphMemoryService(MemoryService):
             for term in terms:
                 if not graph._pred[term]:
                     graph.remove_node(term)  # no entry uses it any more
-                    del self._term_keys[term]
+                    del self._terms[owner][0 if term[0] == TOKEN else 1][term[3]]
                     if term[0] == TOKEN:
                         self._speaker_values[owner].discard(term[3])
             for other in self._neighbours.pop(entry_id, ()):
@@ -867,6 +915,131 @@ class GraphMemoryService(MemoryService):
                     "entry": self._record_of(entry),
                 }
 
+    # ------------------------------------------------------------------ snapshots
+
+    def _dump(self, owner: Owner) -> dict[str, Any]:
+        """The user's whole state in the graph and the indexes, as :mod:`marshal` writes it
+        (a snapshot): entries, term nodes and ``NEXT`` links, referring to each other by
+        their index in these lists, every dict and list in its order.
+
+        ``time_refs`` is not in it: it is computed on first use, as after a replay.
+        """
+        own = self._entries.get(owner, {})
+        entries = list(own.values())
+        index = {entry.entry_id: i for i, entry in enumerate(entries)}
+        tokens, entities = self._terms.get(owner, ({}, {}))
+        token_index = {term[0]: i for i, term in enumerate(tokens.values())}
+        entity_index = {term[0]: i for i, term in enumerate(entities.values())}
+        nodes, succ = self._graph._node, self._graph._succ
+        return {
+            "entries": [
+                (
+                    e.entry_id,
+                    e.project_id,
+                    e.session_id,
+                    e.position,
+                    e.author,
+                    e.props["role"],
+                    e.props["text"],
+                    e.props["timestamp"],
+                    [token_index[n] for n in succ[e.key] if n[0] == TOKEN],
+                    [entity_index[n] for n in succ[e.key] if n[0] == ENTITY],
+                )
+                for e in entries
+            ],
+            "tokens": [
+                (value, nodes[key]["speaker"], [index[n[3]] for n in posting])
+                for value, (key, posting) in tokens.items()
+            ],
+            "entities": [
+                (name, nodes[key]["label"], [index[n[3]] for n in posting])
+                for name, (key, posting) in entities.items()
+            ],
+            "next": [(index[e.entry_id], index[n[3]]) for e in entries for n in succ[e.key] if n[0] == ENTRY],
+            "neighbours": [[index[i] for i in self._neighbours[e.entry_id]] for e in entries],
+            "sessions": [(p, s, [index[i] for i in ids]) for (p, s), ids in self._sessions.get(owner, {}).items()],
+        }
+
+    def _load_dump(self, owner: Owner, dump: dict[str, Any]) -> None:
+        """Load a user's :meth:`_dump` (the user holds nothing yet): the state a replay of
+        the records it was taken after builds, with whole dicts built at once (C speed)
+        rather than edge by edge."""
+        owner = Owner(sys.intern(owner.app_name), sys.intern(owner.user_id))
+        app, user = owner.app_name, owner.user_id
+        nodes, succ, pred = self._graph._node, self._graph._succ, self._graph._pred
+        has_token, mentions, next_ = _EDGE[HAS_TOKEN], _EDGE[MENTIONS], _EDGE[NEXT]
+        token_keys: list[NodeKey] = []
+        for value, speaker, _ in dump["tokens"]:
+            value = sys.intern(value)
+            key: NodeKey = (TOKEN, app, user, value)
+            nodes[key] = {
+                "__labels__": _LABELS[TOKEN],
+                "app_name": app,
+                "user_id": user,
+                "value": value,
+                "speaker": speaker,
+            }
+            succ[key] = {}
+            token_keys.append(key)
+        entity_keys: list[NodeKey] = []
+        for name, label, _ in dump["entities"]:
+            name = sys.intern(name)
+            key = (ENTITY, app, user, name)
+            nodes[key] = {
+                "__labels__": _LABELS[ENTITY],
+                "app_name": app,
+                "user_id": user,
+                "name": name,
+                "label": sys.intern(label),
+            }
+            succ[key] = {}
+            entity_keys.append(key)
+        own = self._entries[owner]
+        entry_keys: list[NodeKey] = []
+        for entry_id, project_id, session_id, position, author, role, text, timestamp, held, named in dump["entries"]:
+            node: NodeKey = (ENTRY, app, user, entry_id)
+            project_id, session_id = _intern_opt(project_id), _intern_opt(session_id)
+            author, role, timestamp = sys.intern(author), sys.intern(role), sys.intern(timestamp)
+            props = {
+                "__labels__": _LABELS[ENTRY],
+                "id": entry_id,
+                "app_name": app,
+                "user_id": user,
+                "project_id": project_id,
+                "session_id": session_id,
+                "position": position,
+                "author": author,
+                "role": role,
+                "text": text,
+                "timestamp": timestamp,
+            }
+            nodes[node] = props
+            out = dict.fromkeys([token_keys[i] for i in held], has_token)
+            if named:
+                out.update(dict.fromkeys([entity_keys[i] for i in named], mentions))
+            succ[node] = out
+            pred[node] = {}
+            when = datetime.fromisoformat(timestamp)  # as written by _add_entry: UTC
+            own[entry_id] = _Entry(node, project_id, session_id, position, author, when, props)
+            entry_keys.append(node)
+        tokens, entities = self._terms.setdefault(owner, ({}, {}))
+        speakers = self._speaker_values[owner]
+        for key, (_, speaker, posting) in zip(token_keys, dump["tokens"], strict=True):
+            tokens[key[3]] = (key, pred.setdefault(key, dict.fromkeys([entry_keys[i] for i in posting], has_token)))
+            if speaker:
+                speakers.add(key[3])
+        for key, (_, _, posting) in zip(entity_keys, dump["entities"], strict=True):
+            entities[key[3]] = (key, pred.setdefault(key, dict.fromkeys([entry_keys[i] for i in posting], mentions)))
+        for earlier, later in dump["next"]:
+            succ[entry_keys[earlier]][entry_keys[later]] = pred[entry_keys[later]][entry_keys[earlier]] = next_
+        ids = [key[3] for key in entry_keys]
+        for entry_id, near in zip(ids, dump["neighbours"], strict=True):
+            self._neighbours[entry_id] = tuple(ids[i] for i in near)
+        sessions = self._sessions[owner]
+        for project_id, session_id, held in dump["sessions"]:
+            sessions[(_intern_opt(project_id), sys.intern(session_id))] = [ids[i] for i in held]
+        _clear_cache(self._graph)
+
     def _record_of(self, entry: _Entry) -> dict[str, Any]:
         graph = self._graph
         props = entry.props
@@ -881,6 +1054,20 @@ class GraphMemoryService(MemoryService):
             "tokens": [n[3] for n in linked if n[0] == TOKEN],
             "entities": [[n[3], graph._node[n]["label"]] for n in linked if n[0] == ENTITY],
         }
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector: a load allocates millions of dicts and
+    tuples, none of them garbage, and the collector's passes over them (each pass over
+    more of them) took a third of its time."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _intern_opt(value: str | None) -> str | None:
