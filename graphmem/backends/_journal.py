@@ -443,7 +443,7 @@ class Journal:
                 size = os.stat(self.segment_path(owner)).st_size
             except FileNotFoundError:
                 continue
-            if size - covered >= SNAPSHOT_AFTER_BYTES:
+            if size > covered and size - covered >= SNAPSHOT_AFTER_BYTES:
                 stale.append(owner)
         return stale
 

@@ -922,12 +922,21 @@ class GraphMemoryService(MemoryService):
         (a snapshot): entries, term nodes and ``NEXT`` links, referring to each other by
         their index in these lists, every dict and list in its order.
 
-        ``time_refs`` is not in it: it is computed on first use, as after a replay.
+        It is the state a replay of the user's segment builds, not always this one: a
+        token's ``speaker`` flag, which stays set in memory after the entry that set it is
+        deleted, is true here only if a live entry sets it (as in a replay of the
+        compacted segment). ``time_refs`` is not in it: it is computed on first use.
         """
         own = self._entries.get(owner, {})
         entries = list(own.values())
         index = {entry.entry_id: i for i, entry in enumerate(entries)}
         tokens, entities = self._terms.get(owner, ({}, {}))
+        speaking = set()
+        for e in entries:
+            for value in speaker_tokens(e.author):
+                term = tokens.get(value)
+                if term is not None and e.key in term[1]:
+                    speaking.add(value)
         token_index = {term[0]: i for i, term in enumerate(tokens.values())}
         entity_index = {term[0]: i for i, term in enumerate(entities.values())}
         nodes, succ = self._graph._node, self._graph._succ
@@ -948,7 +957,7 @@ class GraphMemoryService(MemoryService):
                 for e in entries
             ],
             "tokens": [
-                (value, nodes[key]["speaker"], [index[n[3]] for n in posting])
+                (value, value in speaking, [index[n[3]] for n in posting])
                 for value, (key, posting) in tokens.items()
             ],
             "entities": [
@@ -956,7 +965,11 @@ class GraphMemoryService(MemoryService):
                 for name, (key, posting) in entities.items()
             ],
             "next": [(index[e.entry_id], index[n[3]]) for e in entries for n in succ[e.key] if n[0] == ENTRY],
-            "neighbours": [[index[i] for i in self._neighbours[e.entry_id]] for e in entries],
+            # None: not in a session (a replay gives such an entry no neighbours at all).
+            "neighbours": [
+                None if (near := self._neighbours.get(e.entry_id)) is None else [index[i] for i in near]
+                for e in entries
+            ],
             "sessions": [(p, s, [index[i] for i in ids]) for (p, s), ids in self._sessions.get(owner, {}).items()],
         }
 
@@ -1034,7 +1047,8 @@ class GraphMemoryService(MemoryService):
             succ[entry_keys[earlier]][entry_keys[later]] = pred[entry_keys[later]][entry_keys[earlier]] = next_
         ids = [key[3] for key in entry_keys]
         for entry_id, near in zip(ids, dump["neighbours"], strict=True):
-            self._neighbours[entry_id] = tuple(ids[i] for i in near)
+            if near is not None:
+                self._neighbours[entry_id] = tuple(ids[i] for i in near)
         sessions = self._sessions[owner]
         for project_id, session_id, held in dump["sessions"]:
             sessions[(_intern_opt(project_id), sys.intern(session_id))] = [ids[i] for i in held]
