@@ -7,8 +7,10 @@
   (a hash, because ids may hold any character), JSON Lines, UTF-8. Line 1 is the segment's
   header ``{"format": "graphmem-segment", "version": 1, "app_name": ..., "user_id": ...}``;
   every further line is one acknowledged write of that user (below).
+- ``memory.journal.d/<sha256 of [app, user]>.snapshot``: a user's state as of a prefix of
+  its segment (below), beside a large segment.
 - ``memory.journal.lock``: the writer's lock; it holds the writer's pid, host and command.
-- ``*.tmp`` files: only while a segment is being rewritten (or the store created).
+- ``*.tmp`` files: only while a segment or snapshot is being rewritten (or the store created).
 
 A record is a JSON object with an ``"op"`` key, ``app_name`` and ``user_id``:
 
@@ -53,6 +55,20 @@ deleted, and ``delete_user`` just deletes the segment). Until that rename the re
 is still in the segment, so a writer that opens a store whose segment holds such records
 (a crash or a failure interrupted the compaction) compacts it at once; a leftover
 temporary file is never trusted (the segment is complete without it) and is deleted.
+
+**Snapshots.** A writer (on opening the store and on closing it, see the networkx
+backend) snapshots each user with :data:`SNAPSHOT_AFTER_BYTES` or more of its segment in no
+snapshot: one JSON header line ``{"format": "graphmem-snapshot", "version": 1, app_name,
+user_id, python, marshal, segment_bytes, segment_sha256, payload_bytes, payload_sha256}``
+then the payload, the user's state as :mod:`marshal` writes it (the backend decides what it
+holds). ``segment_bytes`` is the segment's length when it was taken and ``segment_sha256``
+the hash of its bytes after the header up to there. A reader uses a snapshot only if the
+payload's hash matches, the Python and marshal versions are its own and the segment still
+starts with those bytes, and then parses only the segment's lines after them; any other
+snapshot is ignored with a warning (the segment alone is complete), and the next writer
+deletes it. A compaction deletes the user's snapshot before renaming the new segment into
+place (the snapshot may hold the removed text), as ``delete_user`` does before deleting
+the segment.
 
 Nothing is ever written to a path that is not a regular file starting with graphmem's
 header: the header is checked by a bounded read before anything else happens.

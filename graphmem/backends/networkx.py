@@ -8,11 +8,16 @@ grand-cypher reads) and properties as the Neo4j backend.
 Search touches only the postings of the query's token and entity nodes (their incoming
 ``HAS_TOKEN`` / ``MENTIONS`` edges), never every entry.
 
+Memory (benchmarks/README.md measures it): the graph's dicts are written directly, every
+edge of a type shares one attribute dict, every node key and name is one interned object,
+and an entry keeps no pydantic models (see ``_Entry``).
+
 With ``path=...`` every write is first appended to the user's segment of the journal
 (see :mod:`graphmem.backends._journal`) and ``fsync``-ed, then applied in memory; the
-store reloads from the journal on first use. A writable service holds the store's writer
-lock from its first call until ``close()``; ``read_only=True`` takes no lock and never
-writes. A write's file I/O (its fsync, the compaction after a removal) holds only that
+store reloads from the journal on first use (from each user's snapshot and the segment's
+lines after it, where a snapshot is valid; a writer snapshots users with a long tail when it
+opens and closes the store). A writable service holds the store's writer lock from its
+first call until ``close()``; ``read_only=True`` takes no lock and never writes. A write's file I/O (its fsync, the compaction after a removal) holds only that
 user's lock; the lock guarding the in-memory graph is held for in-memory work only.
 """
 
@@ -70,7 +75,8 @@ logger = logging.getLogger("graphmem")
 # set, not a frozenset: grand-cypher's type() only unwraps a `set`. Never mutate these.
 _LABELS = {label: {label} for label in (ENTRY, TOKEN, ENTITY, HAS_TOKEN, MENTIONS, NEXT)}
 # And one attribute dict per relationship type, shared by all its edges (a dict per edge
-# was ~2.4 KB per entry): edges carry nothing but their type. Never mutate these either.
+# was the largest part of an entry's memory): edges carry nothing but their type. Never
+# mutate these either.
 _EDGE = {rel: {"__labels__": _LABELS[rel]} for rel in (HAS_TOKEN, MENTIONS, NEXT)}
 
 NodeKey = tuple[str, str, str, str]
@@ -82,8 +88,8 @@ class _Entry:
     """An entry as this store keeps it: the fields a search reads, beside its node's
     properties (``props``, the very dict the graph holds, which has the rest).
 
-    No pydantic models are kept (three per entry cost ~1.3 KB): :meth:`stored` builds the
-    :class:`StoredEntry` when one is asked for.
+    No pydantic models are kept (the three of an entry cost more than its text):
+    :meth:`stored` builds the :class:`StoredEntry` when one is asked for.
     """
 
     __slots__ = ("key", "entry_id", "project_id", "session_id", "position", "author", "timestamp", "props")
