@@ -17,8 +17,9 @@ With ``path=...`` every write is first appended to the user's segment of the jou
 store reloads from the journal on first use (from each user's snapshot and the segment's
 lines after it, where a snapshot is valid; a writer snapshots users with a long tail when it
 opens and closes the store). A writable service holds the store's writer lock from its
-first call until ``close()``; ``read_only=True`` takes no lock and never writes. A write's file I/O (its fsync, the compaction after a removal) holds only that
-user's lock; the lock guarding the in-memory graph is held for in-memory work only.
+first call until ``close()``; ``read_only=True`` takes no lock and never writes. A write's
+file I/O (its fsync, the compaction after a removal, a snapshot) holds only that user's
+lock; the lock guarding the in-memory graph is held for in-memory work only.
 """
 
 from __future__ import annotations
