@@ -1017,9 +1017,9 @@ class GraphMemoryService(MemoryService):
         own = self._entries[owner]
         entry_keys: list[NodeKey] = []
         for entry_id, project_id, session_id, position, author, role, text, timestamp, held, named in dump["entries"]:
+            # Not interned again: marshal keeps the sharing the dump had (one object for a
+            # session id, an author, a timestamp said at once), at a fraction of the time.
             node: NodeKey = (ENTRY, app, user, entry_id)
-            project_id, session_id = _intern_opt(project_id), _intern_opt(session_id)
-            author, role, timestamp = sys.intern(author), sys.intern(role), sys.intern(timestamp)
             props = {
                 "__labels__": _LABELS[ENTRY],
                 "id": entry_id,
