@@ -53,8 +53,14 @@ def entry_properties(app_name: str, user_id: str, entry: StoredEntry) -> dict[st
         "role": memory.content.role,
         "text": memory.text,
         "timestamp": memory.timestamp.isoformat(),
-        "time_refs": [r.iso() for r in mentioned_ranges(memory.text, memory.timestamp)],
+        "time_refs": time_refs(memory.text, memory.timestamp),
     }
+
+
+def time_refs(text: str, timestamp: datetime) -> list[str]:
+    """An entry's ``time_refs`` property: the day ranges its text refers to, as ISO 8601
+    intervals resolved against its (UTC) ``timestamp``."""
+    return [r.iso() for r in mentioned_ranges(text, timestamp)]
 
 
 def entry_times(

@@ -7,8 +7,10 @@
   (a hash, because ids may hold any character), JSON Lines, UTF-8. Line 1 is the segment's
   header ``{"format": "graphmem-segment", "version": 1, "app_name": ..., "user_id": ...}``;
   every further line is one acknowledged write of that user (below).
+- ``memory.journal.d/<sha256 of [app, user]>.snapshot``: a user's state as of a prefix of
+  its segment (below), beside a large segment.
 - ``memory.journal.lock``: the writer's lock; it holds the writer's pid, host and command.
-- ``*.tmp`` files: only while a segment is being rewritten (or the store created).
+- ``*.tmp`` files: only while a segment or snapshot is being rewritten (or the store created).
 
 A record is a JSON object with an ``"op"`` key, ``app_name`` and ``user_id``:
 
@@ -54,6 +56,20 @@ is still in the segment, so a writer that opens a store whose segment holds such
 (a crash or a failure interrupted the compaction) compacts it at once; a leftover
 temporary file is never trusted (the segment is complete without it) and is deleted.
 
+**Snapshots.** A writer (on opening the store and on closing it, see the networkx
+backend) snapshots each user with :data:`SNAPSHOT_AFTER_BYTES` or more of its segment in no
+snapshot: one JSON header line ``{"format": "graphmem-snapshot", "version": 1, app_name,
+user_id, python, marshal, segment_bytes, segment_sha256, payload_bytes, payload_sha256}``
+then the payload, the user's state as :mod:`marshal` writes it (the backend decides what it
+holds). ``segment_bytes`` is the segment's length when it was taken and ``segment_sha256``
+the hash of its bytes after the header up to there. A reader uses a snapshot only if the
+payload's hash matches, the Python and marshal versions are its own and the segment still
+starts with those bytes, and then parses only the segment's lines after them; any other
+snapshot is ignored with a warning (the segment alone is complete), and the next writer
+deletes it. A compaction deletes the user's snapshot before renaming the new segment into
+place (the snapshot may hold the removed text), as ``delete_user`` does before deleting
+the segment.
+
 Nothing is ever written to a path that is not a regular file starting with graphmem's
 header: the header is checked by a bounded read before anything else happens.
 """
@@ -65,6 +81,7 @@ import fcntl
 import hashlib
 import json
 import logging
+import marshal
 import os
 import socket
 import stat
@@ -85,6 +102,11 @@ FORMAT = "graphmem-journal"
 VERSION = 2
 HEADER = {"format": FORMAT, "version": VERSION}
 SEGMENT_FORMAT = "graphmem-segment"
+SNAPSHOT_FORMAT = "graphmem-snapshot"
+
+#: A writer snapshots a user (on opening the store and on closing it) once this many bytes
+#: of the user's segment are in no snapshot: replaying a short tail costs little.
+SNAPSHOT_AFTER_BYTES = 1 << 20
 
 #: A header is one line (a segment's holds two ids of up to 256 characters); a file whose
 #: first line is longer is not a journal, and reading no further keeps a huge foreign file
@@ -105,6 +127,12 @@ class JournalContents:
     size: int = 0
     #: A segment's (app, user); ``None`` for a version 1 journal.
     owner: OwnerKey | None = None
+    #: The user's state from a valid snapshot (what the store's ``write_snapshot`` call
+    #: gave), to load before applying ``records`` (which are then only the lines after the
+    #: part of the segment the snapshot covers); ``None`` without one.
+    snapshot: Any = None
+    #: Where the part of the segment the snapshot covers ends (0: no valid snapshot).
+    covered: int = 0
 
 
 @dataclass(slots=True)
@@ -233,6 +261,8 @@ class Journal:
         #: Segments where a failed append could not be undone: appending after it could
         #: acknowledge a line that follows an unacknowledged one.
         self._broken: dict[OwnerKey, str] = {}
+        #: Per user (of a writer): where the segment part its snapshot covers ends (0: none).
+        self.covered: dict[OwnerKey, int] = {}
 
     def segment_path(self, owner: OwnerKey) -> Path:
         """Where the segment of an (app, user) pair is (whether or not it exists)."""
@@ -336,13 +366,102 @@ class Journal:
                 or segment_name(owner[0], owner[1]) != path.name
             ):
                 raise JournalCorruptError(f"{path}: line 1 is not the header of this user segment")
-            contents = _parse_lines(path, fh.read(), 2, header_length)
-        contents.owner = (owner[0], owner[1])
+            body = fh.read()
+        key = (owner[0], owner[1])
+        snapshot = self._read_snapshot(key, body, header_length)
+        if snapshot is None:
+            contents = _parse_lines(path, body, 2, header_length)
+        else:
+            covered = snapshot[0] - header_length
+            # Only the lines after the covered part are parsed (their line numbers as in the file).
+            contents = _parse_lines(path, body[covered:], 2 + body.count(b"\n", 0, covered), snapshot[0])
+            contents.snapshot, contents.covered = snapshot[1], snapshot[0]
+        contents.owner = key
         for line_no, record in contents.records:
             if (record["app_name"], record["user_id"]) != contents.owner:
                 raise JournalCorruptError(f"{path}: line {line_no} is a record of another user than the segment's")
         self._warn_torn(contents)
         return contents
+
+    # ------------------------------------------------------------------ snapshots
+
+    def snapshot_path(self, owner: OwnerKey) -> Path:
+        """Where the snapshot of an (app, user) pair's segment is (whether or not it exists)."""
+        return self.segments_dir / (segment_name(*owner).removesuffix(".journal") + ".snapshot")
+
+    def _read_snapshot(
+        self, owner: OwnerKey, body: bytes, header_length: int
+    ) -> tuple[int, Any] | None:
+        """The user's snapshot, if it is whole and covers a prefix of this segment (whose
+        bytes after the header are ``body``): where that prefix ends, and the state.
+
+        A snapshot that is torn, made by another Python, or of other segment contents (a
+        crash between a compaction and the snapshot's removal) is ignored with a warning:
+        the segment alone rebuilds the user.
+        """
+        path = self.snapshot_path(owner)
+        try:
+            fh = _open_regular(path, "graphmem snapshot")
+        except FileNotFoundError:
+            return None
+        except JournalCorruptError as exc:
+            logger.warning("graphmem: %s; replaying the segment instead", exc)
+            return None
+        with fh:
+            data = fh.read()
+        problem = _snapshot_problem(owner, data, body, header_length)
+        if isinstance(problem, str):
+            logger.warning(
+                "graphmem: ignoring the snapshot %s (%s); replaying %s instead",
+                path,
+                problem,
+                self.segment_path(owner),
+            )
+            return None
+        return problem
+
+    def write_snapshot(self, owner: OwnerKey, state: Any) -> None:
+        """Snapshot the user: ``state`` (any value :mod:`marshal` writes) stands for its
+        segment as it is now. Call with the segment unchanging (the user's lock held) and
+        whole (torn tails cut off by :meth:`open_for_writing`).
+
+        Written atomically (temporary file, fsync, rename); the header holds the SHA-256
+        of the segment part it covers and of its own payload, which a reader checks.
+        """
+        assert self._lock_fd is not None, "write without the writer lock"
+        segment = self.segment_path(owner)
+        with _open_regular(segment, "graphmem segment") as fh:
+            data = fh.read()
+        header_length = data.index(b"\n") + 1
+        payload = marshal.dumps(state)
+        header = {
+            "format": SNAPSHOT_FORMAT,
+            "version": 1,
+            "app_name": owner[0],
+            "user_id": owner[1],
+            "python": list(sys.version_info[:2]),
+            "marshal": marshal.version,
+            "segment_bytes": len(data),
+            "segment_sha256": hashlib.sha256(memoryview(data)[header_length:]).hexdigest(),
+            "payload_bytes": len(payload),
+            "payload_sha256": hashlib.sha256(payload).hexdigest(),
+        }
+        self._replace_bytes(self.snapshot_path(owner), _encode(header) + payload)
+        _fsync_dir(self.segments_dir)
+        self.covered[owner] = len(data)
+
+    def stale_snapshots(self) -> list[OwnerKey]:
+        """The users with at least :data:`SNAPSHOT_AFTER_BYTES` of their segment in no
+        snapshot (after this writer's reads, snapshots and appends)."""
+        stale = []
+        for owner, covered in list(self.covered.items()):
+            try:
+                size = os.stat(self.segment_path(owner)).st_size
+            except FileNotFoundError:
+                continue
+            if size > covered and size - covered >= SNAPSHOT_AFTER_BYTES:
+                stale.append(owner)
+        return stale
 
     def _warn_torn(self, contents: JournalContents) -> None:
         if contents.good_end < contents.size:
@@ -424,12 +543,21 @@ class Journal:
         if contents.version == 0:
             self._replace_file(self.path, [HEADER])
             _fsync_dir(self.path.parent)
+        used = set()
         for segment in contents.files:
             if segment.good_end < segment.size:
                 with open(segment.path, "r+b") as fh:
                     fh.truncate(segment.good_end)
                     fh.flush()
                     os.fsync(fh.fileno())
+            if segment.owner is not None:
+                self.covered[segment.owner] = segment.covered
+                if segment.covered:
+                    used.add(self.snapshot_path(segment.owner).name)
+        for name in os.listdir(self.segments_dir):
+            if name.endswith(".snapshot") and name not in used:
+                # Ignored (torn, stale) or of a deleted user: it may hold erased text.
+                (self.segments_dir / name).unlink()
         _fsync_dir(self.segments_dir)
 
     def _migrate(self, live: Iterable[tuple[OwnerKey, Iterable[dict[str, Any]]]]) -> None:
@@ -440,10 +568,11 @@ class Journal:
         """
         self.segments_dir.mkdir(exist_ok=True)
         for name in os.listdir(self.segments_dir):
-            if name.endswith((".journal", ".tmp")):
+            if name.endswith((".journal", ".snapshot", ".tmp")):
                 (self.segments_dir / name).unlink()  # from a migration that did not finish
         for owner, records in live:
             self._replace_file(self.segment_path(owner), [_segment_header(owner), *records])
+            self.covered[owner] = 0
         _fsync_dir(self.segments_dir)
         self._replace_file(self.path, [HEADER])
         _fsync_dir(self.path.parent)
@@ -459,6 +588,7 @@ class Journal:
         if owner in self._broken:
             raise OSError(errno.EIO, self._broken[owner])
         path = self.segment_path(owner)
+        self.covered.setdefault(owner, 0)
         try:
             fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
         except FileNotFoundError:
@@ -496,6 +626,9 @@ class Journal:
         if not records:
             self.remove(owner)
             return
+        # The snapshot goes first: it may hold the removed text, and it would not match
+        # the new segment anyway.
+        self._remove_snapshot(owner)
         self._replace_file(self.segment_path(owner), [_segment_header(owner), *records])
         _fsync_dir(self.segments_dir)
         self._broken.pop(owner, None)  # a new file: nothing unacknowledged is left in it
@@ -503,13 +636,22 @@ class Journal:
     def remove(self, owner: OwnerKey) -> None:
         """Delete the user's segment (everything of the user on disk), durably."""
         assert self._lock_fd is not None, "write without the writer lock"
+        self._remove_snapshot(owner)
         self.segment_path(owner).unlink(missing_ok=True)
         _fsync_dir(self.segments_dir)
         self._broken.pop(owner, None)
 
+    def _remove_snapshot(self, owner: OwnerKey) -> None:
+        self.snapshot_path(owner).unlink(missing_ok=True)
+        self.covered[owner] = 0
+
     def _replace_file(self, path: Path, records: Iterable[dict[str, Any]]) -> None:
         """Write ``records`` as the whole of ``path``: temporary file, fsync, atomic rename
         (the caller fsyncs the directory)."""
+        self._replace_bytes(path, (_encode(record) for record in records))
+
+    def _replace_bytes(self, path: Path, chunks: Iterable[bytes] | bytes) -> None:
+        """Write ``chunks`` as the whole of ``path``, as :meth:`_replace_file` does."""
         tmp = path.with_name(path.name + ".tmp")
         try:
             mode = stat.S_IMODE(os.stat(path).st_mode)
@@ -518,8 +660,8 @@ class Journal:
         try:
             with open(tmp, "wb") as fh:
                 os.fchmod(fh.fileno(), mode)
-                for record in records:
-                    fh.write(_encode(record))
+                for chunk in [chunks] if isinstance(chunks, bytes) else chunks:
+                    fh.write(chunk)
                 fh.flush()
                 os.fsync(fh.fileno())
             os.replace(tmp, path)
@@ -623,6 +765,45 @@ def record_problem(record: dict[str, Any]) -> str | None:
     elif op == "insert_entry":
         return _entry_problem(record["entry"])
     return None
+
+
+def _snapshot_problem(
+    owner: OwnerKey, data: bytes, body: bytes, header_length: int
+) -> str | tuple[int, Any]:
+    """What is wrong with a snapshot file's bytes ``data`` for the segment whose bytes
+    after its header (``header_length`` long) are ``body``; or, when nothing is, where the
+    covered part of the segment ends and the snapshot's state."""
+    end = data.find(b"\n", 0, MAX_HEADER_BYTES)
+    try:
+        header = json.loads(data[:end]) if end >= 0 else None
+    except ValueError:
+        header = None
+    if not isinstance(header, dict) or header.get("format") != SNAPSHOT_FORMAT or header.get("version") != 1:
+        return "its first line is not a graphmem snapshot header"
+    if (header.get("app_name"), header.get("user_id")) != owner:
+        return "it is another user's"
+    if header.get("python") != list(sys.version_info[:2]) or header.get("marshal") != marshal.version:
+        return f"written by Python {header.get('python')}, marshal version {header.get('marshal')}"
+    payload = memoryview(data)[end + 1 :]
+    if (
+        header.get("payload_bytes") != len(payload)
+        or header.get("payload_sha256") != hashlib.sha256(payload).hexdigest()
+    ):
+        return "torn or damaged: its checksum does not match"
+    covered = header.get("segment_bytes")
+    if (
+        not isinstance(covered, int)
+        or isinstance(covered, bool)
+        or not header_length <= covered <= header_length + len(body)
+        or header.get("segment_sha256") != hashlib.sha256(memoryview(body)[: covered - header_length]).hexdigest()
+    ):
+        return "the segment is not the one it was taken of"
+    try:
+        # marshal, not pickle: loading it runs no code, whoever wrote the file.
+        state = marshal.loads(payload)
+    except (EOFError, ValueError, TypeError) as exc:
+        return f"unreadable ({exc})"
+    return covered, state
 
 
 def _encode(record: dict[str, Any]) -> bytes:

@@ -8,28 +8,39 @@ grand-cypher reads) and properties as the Neo4j backend.
 Search touches only the postings of the query's token and entity nodes (their incoming
 ``HAS_TOKEN`` / ``MENTIONS`` edges), never every entry.
 
+Memory (benchmarks/README.md measures it): the graph's dicts are written directly, every
+edge of a type shares one attribute dict, every node key and name is one interned object,
+and an entry keeps no pydantic models (see ``_Entry``).
+
 With ``path=...`` every write is first appended to the user's segment of the journal
 (see :mod:`graphmem.backends._journal`) and ``fsync``-ed, then applied in memory; the
-store reloads from the journal on first use. A writable service holds the store's writer
-lock from its first call until ``close()``; ``read_only=True`` takes no lock and never
-writes. A write's file I/O (its fsync, the compaction after a removal) holds only that
-user's lock; the lock guarding the in-memory graph is held for in-memory work only.
+store reloads from the journal on first use (from each user's snapshot and the segment's
+lines after it, where a snapshot is valid; a writer snapshots users with a long tail when it
+opens and closes the store). A writable service holds the store's writer lock from its
+first call until ``close()``; ``read_only=True`` takes no lock and never writes. A write's
+file I/O (its fsync, the compaction after a removal, a snapshot) holds only that user's
+lock; the lock guarding the in-memory graph is held for in-memory work only.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import logging
 import os
+import sys
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 
 from graphmem._decompose import Decomposer, Decomposition, Entity, speaker_tokens
 from graphmem._errors import JournalCompactionError, JournalCorruptError, ReadOnlyStoreError
+from graphmem._models import Content, MemoryEntry, Part, as_utc, ensure_unicode
 from graphmem._scoring import CandidateStats, CorpusStats, ScoringWeights
 from graphmem._service import (
     CandidateSet,
@@ -49,9 +60,8 @@ from graphmem.backends._graph_model import (
     MENTIONS,
     NEXT,
     TOKEN,
-    entry_properties,
     entry_times,
-    stored_entry_from_properties,
+    time_refs,
 )
 from graphmem.backends._journal import Journal, StoreContents
 
@@ -65,9 +75,64 @@ logger = logging.getLogger("graphmem")
 # One shared label set per label: a fresh set on every edge cost ~2.7 KB per entry. A plain
 # set, not a frozenset: grand-cypher's type() only unwraps a `set`. Never mutate these.
 _LABELS = {label: {label} for label in (ENTRY, TOKEN, ENTITY, HAS_TOKEN, MENTIONS, NEXT)}
+# And one attribute dict per relationship type, shared by all its edges (a dict per edge
+# was the largest part of an entry's memory): edges carry nothing but their type. Never
+# mutate these either.
+_EDGE = {rel: {"__labels__": _LABELS[rel]} for rel in (HAS_TOKEN, MENTIONS, NEXT)}
 
 NodeKey = tuple[str, str, str, str]
 SessionKey = tuple[str | None, str]  # (project_id, session_id) inside one owner
+_Term = tuple[NodeKey, dict[NodeKey, Any]]  # a term node's key and its incoming edges
+
+
+class _Entry:
+    """An entry as this store keeps it: the fields a search reads, beside its node's
+    properties (``props``, the very dict the graph holds, which has the rest).
+
+    No pydantic models are kept (the three of an entry cost more than its text):
+    :meth:`stored` builds the :class:`StoredEntry` when one is asked for.
+    """
+
+    __slots__ = ("key", "entry_id", "project_id", "session_id", "position", "author", "timestamp", "props")
+
+    def __init__(
+        self,
+        key: NodeKey,
+        project_id: str | None,
+        session_id: str | None,
+        position: int,
+        author: str,
+        timestamp: datetime,
+        props: dict[str, Any],
+    ) -> None:
+        self.key = key  # the node's key tuple; ``key[3]`` is the id
+        self.entry_id = key[3]
+        self.project_id = project_id
+        self.session_id = session_id
+        self.position = position
+        self.author = author
+        self.timestamp = timestamp
+        self.props = props
+
+    def stored(self) -> StoredEntry:
+        # Every field was validated when the entry was stored or loaded (ensure_unicode,
+        # as_utc): construct without validating again.
+        props = self.props
+        memory = MemoryEntry.model_construct(
+            content=Content.model_construct(role=props["role"], parts=[Part.model_construct(text=props["text"])]),
+            author=self.author,
+            timestamp=self.timestamp,
+        )
+        return StoredEntry(self.entry_id, memory, self.session_id, self.project_id, self.position)
+
+    def time_refs(self) -> list[str]:
+        """The ``time_refs`` property, computed on first use (parsing every text's time
+        expressions made up most of the time a reload took) and then kept in ``props``."""
+        props = self.props
+        refs: list[str] | None = props.get("time_refs")
+        if refs is None:
+            refs = props["time_refs"] = time_refs(props["text"], self.timestamp)
+        return refs
 
 
 class GraphMemoryService(MemoryService):
@@ -117,7 +182,7 @@ class GraphMemoryService(MemoryService):
         self._journal = Journal(path, read_only=read_only) if path is not None else None
         self._loaded = self._journal is None
         # Indexes kept beside the graph so a search never scans it.
-        self._entries: dict[Owner, dict[str, StoredEntry]] = defaultdict(dict)
+        self._entries: dict[Owner, dict[str, _Entry]] = defaultdict(dict)
         self._sessions: dict[Owner, dict[SessionKey, list[str]]] = defaultdict(dict)
         self._neighbours: dict[str, tuple[str, ...]] = {}
         #: Per owner, the values of its Token nodes with ``speaker`` true (an index of them).
@@ -128,6 +193,9 @@ class GraphMemoryService(MemoryService):
         #: compaction) never waits for another user's. ``_lock`` guards the in-memory
         #: graph only, and is never held while waiting for a user's lock.
         self._owner_locks: dict[Owner, threading.Lock] = {}
+        #: Per owner, its Token and Entity nodes by value / name: the node's one key tuple
+        #: (every edge reuses it, not a copy each) and its incoming edges (its postings).
+        self._terms: dict[Owner, tuple[dict[str, _Term], dict[str, _Term]]] = {}
 
     # ------------------------------------------------------------------ public extras
 
@@ -143,8 +211,13 @@ class GraphMemoryService(MemoryService):
     @property
     def graph(self) -> nx.DiGraph[Any]:
         """The live graph (read it, do not change it): what ``graphmem cypher`` queries."""
-        self._ensure_loaded()
-        return self._graph
+        with self._lock:
+            self._ensure_loaded()
+            # ``time_refs`` is computed on first use: a query may read any entry's.
+            for own in self._entries.values():
+                for entry in own.values():
+                    entry.time_refs()
+            return self._graph
 
     def cypher_view(self) -> CypherView:
         return CypherView(graph=self.graph)
@@ -155,6 +228,8 @@ class GraphMemoryService(MemoryService):
         The service can be used again: it then reloads the store (taking the lock again).
         """
         if self._journal is not None:
+            if self._loaded and not self._journal.read_only:
+                await asyncio.to_thread(self._snapshot_stale)
             with self._lock:
                 self._journal.close()
                 self._forget()
@@ -397,7 +472,7 @@ class GraphMemoryService(MemoryService):
     def _candidates_holding(
         self,
         corpus: CorpusStats,
-        own: Mapping[str, StoredEntry],
+        own: Mapping[str, _Entry],
         project_id: str | None,
         token_postings: Mapping[str, Mapping[tuple[str, ...], Any]],
         entity_postings: Mapping[str, Mapping[tuple[str, ...], Any]],
@@ -435,7 +510,7 @@ class GraphMemoryService(MemoryService):
         project_id: str | None,
         matched_tokens: frozenset[str],
         matched_entities: frozenset[str],
-        own: StoredEntry,
+        own: _Entry,
         times: Callable[[str], tuple[int, tuple[tuple[int, int], ...]]] | None = None,
     ) -> CandidateStats:
         neighbours_of = self._neighbours
@@ -448,22 +523,20 @@ class GraphMemoryService(MemoryService):
         )
         if times is None:
             return CandidateStats(
-                entry_id, matched_tokens, matched_entities, neighbours, second, project_id, None, (), own.memory.author
+                entry_id, matched_tokens, matched_entities, neighbours, second, project_id, None, (), own.author
             )
         day, refs = times(entry_id)
         return CandidateStats(
-            entry_id, matched_tokens, matched_entities, neighbours, second, project_id, day, refs, own.memory.author
+            entry_id, matched_tokens, matched_entities, neighbours, second, project_id, day, refs, own.author
         )
 
     def _times_of(self, owner: Owner) -> Callable[[str], tuple[int, tuple[tuple[int, int], ...]]]:
-        """Reads an entry's day and time references from its node (see ``entry_times``)."""
-        nodes = self._graph.nodes
-        app, user = owner.app_name, owner.user_id
-
+        """Reads an entry's day and time references (see ``entry_times``)."""
         own = self._entries.get(owner, {})
 
         def times(entry_id: str) -> tuple[int, tuple[tuple[int, int], ...]]:
-            return entry_times(own[entry_id].memory.timestamp, nodes[(ENTRY, app, user, entry_id)].get("time_refs"))
+            entry = own[entry_id]
+            return entry_times(entry.timestamp, entry.time_refs())
 
         return times
 
@@ -476,24 +549,24 @@ class GraphMemoryService(MemoryService):
         with self._lock:
             self._ensure_loaded()
             own = self._entries.get(owner, {})
-            return [own[i] for i in entry_ids if i in own]
+            return [own[i].stored() for i in entry_ids if i in own]
 
     async def _list_recent(self, owner: Owner, limit: int) -> list[StoredEntry]:
         with self._lock:
             self._ensure_loaded()
             own = list(self._entries.get(owner, {}).values())
-        own.sort(key=lambda e: (e.memory.timestamp, e.position, e.session_id or "", e.entry_id), reverse=True)
-        return own[:limit]
+        own.sort(key=lambda e: (e.timestamp, e.position, e.session_id or "", e.entry_id), reverse=True)
+        return [e.stored() for e in own[:limit]]
 
     async def _all_entries(self, owner: Owner) -> list[StoredEntry]:
         with self._lock:
             self._ensure_loaded()
-            return list(self._entries.get(owner, {}).values())
+            return [e.stored() for e in self._entries.get(owner, {}).values()]
 
     async def _locate_entries(self, entry_ids: Sequence[str]) -> list[tuple[Owner, StoredEntry]]:
         with self._lock:
             self._ensure_loaded()
-            return [(owner, own[i]) for owner, own in self._entries.items() for i in entry_ids if i in own]
+            return [(owner, own[i].stored()) for owner, own in self._entries.items() for i in entry_ids if i in own]
 
     async def _entry_terms(self, owner: Owner, entry_ids: Sequence[str]) -> dict[str, Decomposition]:
         with self._lock:
@@ -503,7 +576,7 @@ class GraphMemoryService(MemoryService):
             terms: dict[str, Decomposition] = {}
             for entry_id in entry_ids:
                 if entry_id in own:
-                    linked = list(graph._succ[self._entry_key(owner, entry_id)])
+                    linked = list(graph._succ[own[entry_id].key])
                     terms[entry_id] = Decomposition(
                         tokens=tuple(n[3] for n in linked if n[0] == TOKEN),
                         entities=tuple(Entity(n[3], graph.nodes[n]["label"]) for n in linked if n[0] == ENTITY),
@@ -519,7 +592,7 @@ class GraphMemoryService(MemoryService):
                 tokens = sum(1 for n in self._graph if n[0] == TOKEN)
                 entities = sum(1 for n in self._graph if n[0] == ENTITY)
             else:
-                nodes = {n for e in entries for n in self._graph._succ[self._entry_key(owner, e.entry_id)]}
+                nodes = {n for e in entries for n in self._graph._succ[e.key]}
                 tokens = sum(1 for n in nodes if n[0] == TOKEN)
                 entities = sum(1 for n in nodes if n[0] == ENTITY)
             return MemoryStats(
@@ -558,8 +631,9 @@ class GraphMemoryService(MemoryService):
                 if not journal.read_only:
                     journal.check()  # never create a lock file beside a foreign file
                     journal.acquire()  # before reading: no other writer can change it after
-                contents = journal.read()
-                removed_by = self._load(contents)
+                with _collector_paused():
+                    contents = journal.read()
+                    removed_by = self._load(contents)
                 if not journal.read_only:
                     journal.open_for_writing(
                         contents,
@@ -571,6 +645,7 @@ class GraphMemoryService(MemoryService):
                     )
                     if contents.version != 1:  # a migration writes live records only
                         self._finish_compactions(removed_by)
+                    self._snapshot_stale(loading=True)
             except BaseException:
                 journal.close()
                 self._forget()
@@ -589,10 +664,44 @@ class GraphMemoryService(MemoryService):
             except JournalCompactionError as exc:
                 logger.warning("graphmem: %s", exc)
 
+    def _snapshot_stale(self, *, loading: bool = False) -> None:
+        """Snapshot the users with a long segment tail in no snapshot (see the journal's
+        ``write_snapshot``); a failure is logged (the journal alone still has everything).
+
+        Takes each user's lock, unless ``loading`` (no write can run then, and the graph's
+        lock, held while loading, must not wait for a user's).
+        """
+        journal = self._journal
+        assert journal is not None
+        for key in journal.stale_snapshots():
+            owner = Owner(*key)
+            with contextlib.nullcontext() if loading else self._owner_lock(owner):
+                if owner in self._needs_compaction:
+                    continue  # its segment still holds removed text: no snapshot of it
+                try:
+                    journal.write_snapshot(key, self._dump(owner))
+                except OSError as exc:
+                    logger.warning(
+                        "graphmem: could not snapshot %s (%s); the store opens from its journal alone",
+                        journal.segment_path(key),
+                        exc.strerror or exc,
+                    )
+
     def _load(self, contents: StoreContents) -> set[Owner]:
         """Apply the store's records; returns the users whose records removed entries."""
+        journal = self._journal
+        assert journal is not None
         removed_by: set[Owner] = set()
         for file in contents.files:
+            if file.snapshot is not None:
+                assert file.owner is not None
+                try:
+                    self._load_dump(Owner(*file.owner), file.snapshot)
+                except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+                    raise JournalCorruptError(
+                        f"{journal.snapshot_path(file.owner)}: a record is not valid ({exc}); delete "
+                        "the file to open the store from its journal alone"
+                    ) from exc
             for line_no, record in file.records:
                 try:
                     removed = self._apply(record)
@@ -610,14 +719,18 @@ class GraphMemoryService(MemoryService):
         self._neighbours = {}
         self._speaker_values = defaultdict(set)
         self._needs_compaction = set()
+        self._terms = {}
         self._loaded = self._journal is None
 
     def _apply(self, record: dict[str, Any]) -> int:
         """Apply one journal record to the in-memory graph; returns entries removed."""
-        owner = Owner(record["app_name"], record["user_id"])
+        # Interned: every entry, node key and index of the user points at one copy.
+        owner = Owner(sys.intern(record["app_name"]), sys.intern(record["user_id"]))
         op = record["op"]
         if op in ("replace_session", "append_session"):
-            key: SessionKey = (record["project_id"], record["session_id"])
+            project_id = _intern_opt(record["project_id"])
+            session_id = sys.intern(record["session_id"])
+            key: SessionKey = (project_id, session_id)
             entries = record["entries"]
             kept: list[str] = []
             if op == "replace_session":
@@ -629,26 +742,28 @@ class GraphMemoryService(MemoryService):
                 kept = list(self._sessions[owner].get(key, ()))
                 start = self._entries[owner][kept[-1]].position + 1 if kept else 0
                 entries = [{**e, "position": start + e["position"]} for e in entries]
-            ids = [self._add_entry(owner, record["project_id"], record["session_id"], e) for e in entries]
-            for entry_id in ids:
-                self._neighbours[entry_id] = ()
+            added = [self._add_entry(owner, project_id, session_id, e) for e in entries]
+            neighbours = self._neighbours
+            for entry in added:
+                neighbours[entry.entry_id] = ()
             # Link only turns that were adjacent: a compacted or restored session keeps the
             # gaps its deleted turns left, so a reload does not make new neighbours.
-            linked = [(ids[i], ids[j]) for i, j in next_pairs([e["position"] for e in entries])]
-            if kept and ids:
-                linked.insert(0, (kept[-1], ids[0]))
-            ids = kept + ids
+            linked = [(added[i], added[j]) for i, j in next_pairs([e.position for e in added])]
+            if kept and added:
+                linked.insert(0, (self._entries[owner][kept[-1]], added[0]))
+            succ, pred = self._graph._succ, self._graph._pred
             for earlier, later in linked:
-                self._graph.add_edge(
-                    self._entry_key(owner, earlier), self._entry_key(owner, later), __labels__=_LABELS[NEXT]
-                )
-                self._neighbours[earlier] += (later,)
-                self._neighbours[later] = (earlier, *self._neighbours[later])
+                succ[earlier.key][later.key] = pred[later.key][earlier.key] = _EDGE[NEXT]
+                neighbours[earlier.entry_id] += (later.entry_id,)
+                neighbours[later.entry_id] = (earlier.entry_id, *neighbours[later.entry_id])
+            ids = kept + [entry.entry_id for entry in added]
             if ids:
                 self._sessions[owner][key] = ids
+            _clear_cache(self._graph)
             return removed
         if op == "insert_entry":
-            self._add_entry(owner, record["project_id"], None, record["entry"])
+            self._add_entry(owner, _intern_opt(record["project_id"]), None, record["entry"])
+            _clear_cache(self._graph)
             return 0
         if op == "delete_entries":
             return self._remove_entries(owner, record["ids"])
@@ -666,48 +781,91 @@ class GraphMemoryService(MemoryService):
             self._entries.pop(owner, None)
             self._sessions.pop(owner, None)
             self._speaker_values.pop(owner, None)
+            self._terms.pop(owner, None)
         return removed
-
-    def _entry_key(self, owner: Owner, entry_id: str) -> NodeKey:
-        return (ENTRY, owner.app_name, owner.user_id, entry_id)
 
     def _add_entry(
         self, owner: Owner, project_id: str | None, session_id: str | None, rec: dict[str, Any]
-    ) -> str:
-        props = {
-            "id": rec["id"],
+    ) -> _Entry:
+        own = self._entries[owner]  # (an Owner's hash is a Python call: looked up once an entry)
+        entry_id = rec["id"]
+        if entry_id in own:
+            self._remove_entries(owner, [entry_id])  # stored again: the new one replaces it
+        author, role, text = rec["author"], rec["role"], rec["text"]
+        if not (author.isascii() and role.isascii() and text.isascii()):  # (ASCII has no surrogate)
+            ensure_unicode(author, "author")
+            ensure_unicode(role, "role")
+            ensure_unicode(text)
+        author, role = sys.intern(author), sys.intern(role)
+        when = as_utc(datetime.fromisoformat(rec["timestamp"]))
+        position = int(rec["position"])
+        app, user = owner.app_name, owner.user_id
+        node: NodeKey = (ENTRY, app, user, entry_id)
+        # The properties of ``entry_properties`` (the Neo4j backend's), but ``time_refs``
+        # only once read (``_Entry.time_refs``).
+        props: dict[str, Any] = {
+            "__labels__": _LABELS[ENTRY],
+            "id": entry_id,
+            "app_name": app,
+            "user_id": user,
             "project_id": project_id,
             "session_id": session_id,
-            "position": rec["position"],
-            "author": rec["author"],
-            "role": rec["role"],
-            "text": rec["text"],
-            "timestamp": rec["timestamp"],
+            "position": position,
+            "author": author,
+            "role": role,
+            "text": text,
+            "timestamp": sys.intern(when.isoformat()),  # shared by a session's turns said at once
         }
-        stored = stored_entry_from_properties(props)
-        app, user = owner.app_name, owner.user_id
-        node = self._entry_key(owner, stored.entry_id)
+        # The graph's own dicts, written directly: networkx's add_node/add_edge would build
+        # an attribute dict per edge (shared ones here, see _EDGE) and take far longer.
         graph = self._graph
-        graph.add_node(node, __labels__=_LABELS[ENTRY], **entry_properties(app, user, stored))
-        spoken = speaker_tokens(rec["author"])
+        nodes, succ, pred = graph._node, graph._succ, graph._pred
+        nodes[node] = props
+        out: dict[NodeKey, dict[str, Any]] = {}
+        succ[node] = out
+        pred[node] = {}
+        terms = self._terms.get(owner)
+        if terms is None:
+            terms = self._terms[owner] = ({}, {})
+        tokens, entities = terms
+        spoken = speaker_tokens(author)
+        speaker_values = self._speaker_values[owner] if spoken else set()
         for value in rec["tokens"]:
-            token = (TOKEN, app, user, value)
-            if token not in graph:
-                graph.add_node(
-                    token, __labels__=_LABELS[TOKEN], app_name=app, user_id=user, value=value, speaker=value in spoken
-                )
-            elif value in spoken:
-                graph.nodes[token]["speaker"] = True
+            term = tokens.get(value)
+            if term is None:
+                value = sys.intern(value)
+                key: NodeKey = (TOKEN, app, user, value)
+                nodes[key] = {
+                    "__labels__": _LABELS[TOKEN],
+                    "app_name": app,
+                    "user_id": user,
+                    "value": value,
+                    "speaker": False,
+                }
+                succ[key] = {}
+                term = tokens[value] = (key, pred.setdefault(key, {}))
             if value in spoken:
-                self._speaker_values[owner].add(value)
-            graph.add_edge(node, token, __labels__=_LABELS[HAS_TOKEN])
+                nodes[term[0]]["speaker"] = True
+                speaker_values.add(term[0][3])
+            out[term[0]] = term[1][node] = _EDGE[HAS_TOKEN]
         for name, label in rec["entities"]:
-            entity = (ENTITY, app, user, name)
-            if entity not in graph:
-                graph.add_node(entity, __labels__=_LABELS[ENTITY], app_name=app, user_id=user, name=name, label=label)
-            graph.add_edge(node, entity, __labels__=_LABELS[MENTIONS])
-        self._entries[owner][stored.entry_id] = stored
-        return stored.entry_id
+            term = entities.get(name)
+            if term is None:
+                name = sys.intern(name)
+                key = (ENTITY, app, user, name)
+                nodes[key] = {
+                    "__labels__": _LABELS[ENTITY],
+                    "app_name": app,
+                    "user_id": user,
+                    "name": name,
+                    "label": sys.intern(label),
+                }
+                succ[key] = {}
+                term = entities[name] = (key, pred.setdefault(key, {}))
+            out[term[0]] = term[1][node] = _EDGE[MENTIONS]
+        entry = _Entry(node, project_id, session_id, position, author, when, props)
+        own[entry_id] = entry
+        return entry
 
     def _remove_entries(self, owner: Owner, entry_ids: Sequence[str]) -> int:
         own = self._entries.get(owner)
@@ -716,24 +874,25 @@ class GraphMemoryService(MemoryService):
         graph = self._graph
         removed = 0
         for entry_id in entry_ids:
-            stored = own.pop(entry_id, None)
-            if stored is None:
+            entry = own.pop(entry_id, None)
+            if entry is None:
                 continue
             removed += 1
-            node = self._entry_key(owner, entry_id)
+            node = entry.key
             terms = [n for n in graph._succ[node] if n[0] != ENTRY]
             graph.remove_node(node)
             for term in terms:
                 if not graph._pred[term]:
                     graph.remove_node(term)  # no entry uses it any more
+                    del self._terms[owner][0 if term[0] == TOKEN else 1][term[3]]
                     if term[0] == TOKEN:
                         self._speaker_values[owner].discard(term[3])
             for other in self._neighbours.pop(entry_id, ()):
                 if other in self._neighbours:
                     self._neighbours[other] = tuple(n for n in self._neighbours[other] if n != entry_id)
-            key: SessionKey = (stored.project_id, stored.session_id or "")
+            key: SessionKey = (entry.project_id, entry.session_id or "")
             sessions = self._sessions[owner]
-            if stored.session_id is not None and key in sessions:
+            if entry.session_id is not None and key in sessions:
                 remaining = [i for i in sessions[key] if i != entry_id]
                 if remaining:
                     sessions[key] = remaining
@@ -743,7 +902,7 @@ class GraphMemoryService(MemoryService):
 
     def _snapshot_records(self, owner: Owner) -> Iterator[dict[str, Any]]:
         """A user's live entries as journal records (what a compaction writes)."""
-        graph = self._graph
+        own = self._entries.get(owner, {})
         for (project_id, session_id), ids in self._sessions.get(owner, {}).items():
             yield {
                 "op": "replace_session",
@@ -751,28 +910,200 @@ class GraphMemoryService(MemoryService):
                 "user_id": owner.user_id,
                 "project_id": project_id,
                 "session_id": session_id,
-                "entries": [self._record_of(graph, owner, i) for i in ids],
+                "entries": [self._record_of(own[i]) for i in ids],
             }
-        for entry_id, stored in self._entries.get(owner, {}).items():
-            if stored.session_id is None:
+        for entry in own.values():
+            if entry.session_id is None:
                 yield {
                     "op": "insert_entry",
                     "app_name": owner.app_name,
                     "user_id": owner.user_id,
-                    "project_id": stored.project_id,
-                    "entry": self._record_of(graph, owner, entry_id),
+                    "project_id": entry.project_id,
+                    "entry": self._record_of(entry),
                 }
 
-    def _record_of(self, graph: nx.DiGraph[Any], owner: Owner, entry_id: str) -> dict[str, Any]:
-        node = self._entry_key(owner, entry_id)
-        stored = self._entries[owner][entry_id]
-        tokens = [n[3] for n in graph._succ[node] if n[0] == TOKEN]
-        entities = [[n[3], graph.nodes[n]["label"]] for n in graph._succ[node] if n[0] == ENTITY]
-        return _stored_record(stored, tokens, entities)
+    # ------------------------------------------------------------------ snapshots
+
+    def _dump(self, owner: Owner) -> dict[str, Any]:
+        """The user's whole state in the graph and the indexes, as :mod:`marshal` writes it
+        (a snapshot): entries, term nodes and ``NEXT`` links, referring to each other by
+        their index in these lists, every dict and list in its order.
+
+        It is the state a replay of the user's segment builds, not always this one: a
+        token's ``speaker`` flag, which stays set in memory after the entry that set it is
+        deleted, is true here only if a live entry sets it (as in a replay of the
+        compacted segment). ``time_refs`` is not in it: it is computed on first use.
+        """
+        own = self._entries.get(owner, {})
+        entries = list(own.values())
+        index = {entry.entry_id: i for i, entry in enumerate(entries)}
+        tokens, entities = self._terms.get(owner, ({}, {}))
+        speaking = set()
+        for e in entries:
+            for value in speaker_tokens(e.author):
+                term = tokens.get(value)
+                if term is not None and e.key in term[1]:
+                    speaking.add(value)
+        token_index = {term[0]: i for i, term in enumerate(tokens.values())}
+        entity_index = {term[0]: i for i, term in enumerate(entities.values())}
+        nodes, succ = self._graph._node, self._graph._succ
+        return {
+            "entries": [
+                (
+                    e.entry_id,
+                    e.project_id,
+                    e.session_id,
+                    e.position,
+                    e.author,
+                    e.props["role"],
+                    e.props["text"],
+                    e.props["timestamp"],
+                    [token_index[n] for n in succ[e.key] if n[0] == TOKEN],
+                    [entity_index[n] for n in succ[e.key] if n[0] == ENTITY],
+                )
+                for e in entries
+            ],
+            "tokens": [
+                (value, value in speaking, [index[n[3]] for n in posting])
+                for value, (key, posting) in tokens.items()
+            ],
+            "entities": [
+                (name, nodes[key]["label"], [index[n[3]] for n in posting])
+                for name, (key, posting) in entities.items()
+            ],
+            "next": [(index[e.entry_id], index[n[3]]) for e in entries for n in succ[e.key] if n[0] == ENTRY],
+            # None: not in a session (a replay gives such an entry no neighbours at all).
+            "neighbours": [
+                None if (near := self._neighbours.get(e.entry_id)) is None else [index[i] for i in near]
+                for e in entries
+            ],
+            "sessions": [(p, s, [index[i] for i in ids]) for (p, s), ids in self._sessions.get(owner, {}).items()],
+        }
+
+    def _load_dump(self, owner: Owner, dump: dict[str, Any]) -> None:
+        """Load a user's :meth:`_dump` (the user holds nothing yet): the state a replay of
+        the records it was taken after builds, with whole dicts built at once (C speed)
+        rather than edge by edge."""
+        owner = Owner(sys.intern(owner.app_name), sys.intern(owner.user_id))
+        app, user = owner.app_name, owner.user_id
+        nodes, succ, pred = self._graph._node, self._graph._succ, self._graph._pred
+        has_token, mentions, next_ = _EDGE[HAS_TOKEN], _EDGE[MENTIONS], _EDGE[NEXT]
+        token_keys: list[NodeKey] = []
+        for value, speaker, _ in dump["tokens"]:
+            value = sys.intern(value)
+            key: NodeKey = (TOKEN, app, user, value)
+            nodes[key] = {
+                "__labels__": _LABELS[TOKEN],
+                "app_name": app,
+                "user_id": user,
+                "value": value,
+                "speaker": speaker,
+            }
+            succ[key] = {}
+            token_keys.append(key)
+        entity_keys: list[NodeKey] = []
+        for name, label, _ in dump["entities"]:
+            name = sys.intern(name)
+            key = (ENTITY, app, user, name)
+            nodes[key] = {
+                "__labels__": _LABELS[ENTITY],
+                "app_name": app,
+                "user_id": user,
+                "name": name,
+                "label": sys.intern(label),
+            }
+            succ[key] = {}
+            entity_keys.append(key)
+        own = self._entries[owner]
+        entry_keys: list[NodeKey] = []
+        for entry_id, project_id, session_id, position, author, role, text, timestamp, held, named in dump["entries"]:
+            # Not interned again: marshal keeps the sharing the dump had (one object for a
+            # session id, an author, a timestamp said at once), at a fraction of the time.
+            node: NodeKey = (ENTRY, app, user, entry_id)
+            props = {
+                "__labels__": _LABELS[ENTRY],
+                "id": entry_id,
+                "app_name": app,
+                "user_id": user,
+                "project_id": project_id,
+                "session_id": session_id,
+                "position": position,
+                "author": author,
+                "role": role,
+                "text": text,
+                "timestamp": timestamp,
+            }
+            nodes[node] = props
+            out = dict.fromkeys([token_keys[i] for i in held], has_token)
+            if named:
+                out.update(dict.fromkeys([entity_keys[i] for i in named], mentions))
+            succ[node] = out
+            pred[node] = {}
+            when = datetime.fromisoformat(timestamp)  # as written by _add_entry: UTC
+            own[entry_id] = _Entry(node, project_id, session_id, position, author, when, props)
+            entry_keys.append(node)
+        tokens, entities = self._terms.setdefault(owner, ({}, {}))
+        speakers = self._speaker_values[owner]
+        for key, (_, speaker, posting) in zip(token_keys, dump["tokens"], strict=True):
+            tokens[key[3]] = (key, pred.setdefault(key, dict.fromkeys([entry_keys[i] for i in posting], has_token)))
+            if speaker:
+                speakers.add(key[3])
+        for key, (_, _, posting) in zip(entity_keys, dump["entities"], strict=True):
+            entities[key[3]] = (key, pred.setdefault(key, dict.fromkeys([entry_keys[i] for i in posting], mentions)))
+        for earlier, later in dump["next"]:
+            succ[entry_keys[earlier]][entry_keys[later]] = pred[entry_keys[later]][entry_keys[earlier]] = next_
+        ids = [key[3] for key in entry_keys]
+        for entry_id, near in zip(ids, dump["neighbours"], strict=True):
+            if near is not None:
+                self._neighbours[entry_id] = tuple(ids[i] for i in near)
+        sessions = self._sessions[owner]
+        for project_id, session_id, held in dump["sessions"]:
+            sessions[(_intern_opt(project_id), sys.intern(session_id))] = [ids[i] for i in held]
+        _clear_cache(self._graph)
+
+    def _record_of(self, entry: _Entry) -> dict[str, Any]:
+        graph = self._graph
+        props = entry.props
+        linked = graph._succ[entry.key]
+        return {
+            "id": entry.entry_id,
+            "author": entry.author,
+            "role": props["role"],
+            "text": props["text"],
+            "timestamp": props["timestamp"],
+            "position": entry.position,
+            "tokens": [n[3] for n in linked if n[0] == TOKEN],
+            "entities": [[n[3], graph._node[n]["label"]] for n in linked if n[0] == ENTITY],
+        }
 
 
-def _stored_record(stored: StoredEntry, tokens: Sequence[str], entities: Sequence[Sequence[str]]) -> dict[str, Any]:
-    memory = stored.memory
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector: a load allocates millions of dicts and
+    tuples, none of them garbage, and the collector's passes over them (each pass over
+    more of them) took a third of its time."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _intern_opt(value: str | None) -> str | None:
+    return None if value is None else sys.intern(value)
+
+
+def _clear_cache(graph: nx.DiGraph[Any]) -> None:
+    """What networkx's own mutators do after a change: drop its cached conversions."""
+    cache = getattr(graph, "__networkx_cache__", None)
+    if cache:
+        cache.clear()
+
+
+def _entry_record(entry: PreparedEntry) -> dict[str, Any]:
+    stored, memory = entry.stored, entry.stored.memory
     return {
         "id": stored.entry_id,
         "author": memory.author,
@@ -780,11 +1111,6 @@ def _stored_record(stored: StoredEntry, tokens: Sequence[str], entities: Sequenc
         "text": memory.text,
         "timestamp": memory.timestamp.isoformat(),
         "position": stored.position,
-        "tokens": list(tokens),
-        "entities": [list(e) for e in entities],
+        "tokens": list(entry.tokens),
+        "entities": [[e.name, e.label] for e in entry.entities],
     }
-
-
-def _entry_record(entry: PreparedEntry) -> dict[str, Any]:
-    return _stored_record(entry.stored, entry.tokens, [[e.name, e.label] for e in entry.entities])
-
