@@ -545,6 +545,17 @@ class GraphMemoryService(MemoryService):
             self._ensure_loaded()
             return frozenset(self._speaker_values.get(owner, ()))
 
+    async def _entity_names(self, owner: Owner) -> frozenset[str]:
+        with self._lock:
+            self._ensure_loaded()
+            return frozenset(self._terms.get(owner, ({}, {}))[1])
+
+    async def _tokens_like(self, owner: Owner, first: str, min_length: int, max_length: int) -> list[str]:
+        with self._lock:
+            self._ensure_loaded()
+            tokens = self._terms.get(owner, ({}, {}))[0]
+            return sorted(t for t in tokens if t.startswith(first) and min_length <= len(t) <= max_length)
+
     async def _fetch_entries(self, owner: Owner, entry_ids: Sequence[str]) -> list[StoredEntry]:
         with self._lock:
             self._ensure_loaded()
