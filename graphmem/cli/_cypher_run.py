@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import os
 import re
 import sys
 import threading
@@ -144,7 +145,16 @@ def _bounded(work: Callable[[], CypherResult], timeout: float) -> tuple[bool, ob
     receive, send = context.Pipe(duplex=False)
 
     def child() -> None:
-        send.send(_attempt(work))
+        # Leave at once when answered: a forked child inherits the parent's exit handlers
+        # and multiprocessing finalizers (a worker pool's, a queue's), which would wait for
+        # threads that exist only in the parent; os._exit runs none of them.
+        code = 0
+        try:
+            send.send(_attempt(work))
+        except BaseException:
+            code = 1
+        finally:
+            os._exit(code)
 
     process = context.Process(target=child, daemon=True)
     process.start()
