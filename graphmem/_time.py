@@ -615,7 +615,7 @@ _OTHER_TRIGGER = re.compile(
     r"[\u0900-\u097f\u3040-\u30ff\u4e00-\u9fff\uff10-\uff19]"
     r"|\b(?:hoy|ayer|anoche|anteayer|antier|mañana|hace|semana|mes|año|enero|febrero|marzo|abril|mayo|junio|"
     r"julio|agosto|sept?iembre|octubre|noviembre|diciembre|primavera|verano|otoño|invierno|lunes|martes|"
-    r"miércoles|jueves|viernes|sábado|domingo|otro\s+día)\b",
+    r"miércoles|jueves|viernes|sábado|domingo|otro\s+día|(?:en|desde|hasta|durante)\s+(?:el\s+año\s+)?\d{4})\b",
     re.IGNORECASE,
 )
 
