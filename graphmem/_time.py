@@ -509,8 +509,15 @@ _CJK_PERIODS = {
 }
 _CJK_UNITS = {"天": "day", "日": "day", "周": "week", "週": "week", "星期": "week", "礼拜": "week",
               "禮拜": "week", "週間": "week", "月": "month", "年": "year"}
+# A weekday of last, this or next calendar week: 上周六, 下个星期一, 先週の土曜日, 今週の金曜.
+_CJK_WEEKDAY = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6,
+                "月": 0, "火": 1, "水": 2, "木": 3, "金": 4, "土": 5}
+_CJK_WEEK_STEP = {"上": -1, "先": -1, "这": 0, "這": 0, "本": 0, "今": 0, "下": 1, "来": 1, "來": 1}
 _CJK_RELATIVE = re.compile(
     r"(?:"
+    r"(?P<wrel>上|这|這|本|下|先|今|来|來)[个個]?\s*(?:周|週|星期|礼拜|禮拜)\s*の?\s*"
+    r"(?:(?P<wdz>[一二三四五六日天])|(?P<wdj>[月火水木金土日])曜日?)"
+    + "|"
     + "|".join(f"(?P<{name}>{alts})" for name, alts in _CJK_DAYS.items())
     + "|"
     + "|".join(f"(?P<p{i}>{alts})" for i, alts in enumerate(_CJK_PERIODS.values()))
@@ -674,6 +681,11 @@ def _cjk_absolute(match: re.Match[str], anchor: date | None, *, yearless: bool) 
 
 def _cjk_relative(match: re.Match[str], anchor: date) -> DayRange | None:
     g = match.groupdict()
+    if g["wrel"]:
+        # The weekday of that calendar week (上周六 is last week's Saturday, whatever today is).
+        week = _week_of(anchor + timedelta(days=7 * _CJK_WEEK_STEP[g["wrel"]]))
+        d = week.first + timedelta(days=_CJK_WEEKDAY[g["wdz"] or g["wdj"]])
+        return DayRange(d, d)
     for name, shift in (("today", 0), ("yesterday", -1), ("before_yesterday", -2), ("tomorrow", 1),
                         ("after_tomorrow", 2)):
         if g[name]:

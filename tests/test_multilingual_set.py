@@ -51,7 +51,7 @@ def test_each_language_has_two_long_dated_conversations_of_two_speakers(language
         assert len({e.author for e in entries}) == 2
         assert all(e.id and e.timestamp for e in entries)
         days = [s.entries[0].timestamp.date() for s in sessions if s.entries[0].timestamp]
-        assert len(set(days)) == len(sessions) >= 3 and days == sorted(days)
+        assert len(set(days)) == len(sessions) >= 5 and days == sorted(days)
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
@@ -104,8 +104,9 @@ FOUND = {
 }
 
 #: Recall@10 per language with the default pipeline at the commit that added the set
-#: (ja 0.964, zh 0.982, hi 1.000, es 0.839), a little below: it must not fall.
-RECALL_AT_10_FLOOR = {"ja": 0.95, "zh": 0.95, "hi": 0.95, "es": 0.80}
+#: (ja 1.000, zh 0.944, hi 0.931, es 0.806; benchmarks/README.md), a little below: it
+#: must not fall.
+RECALL_AT_10_FLOOR = {"ja": 0.95, "zh": 0.90, "hi": 0.90, "es": 0.75}
 
 
 async def ranked(service: MemoryService, question: dict[str, Any]) -> list[tuple[str, float]]:
@@ -118,7 +119,7 @@ async def ranked(service: MemoryService, question: dict[str, Any]) -> list[tuple
 @pytest.mark.parametrize("language", LANGUAGES)
 async def test_graphmem_finds_the_evidence(service: MemoryService, language: str) -> None:
     report = await load_fixtures(service, fixture_files(language))
-    assert report.sessions == 8 and report.entries >= 80
+    assert report.sessions == 12 and report.entries >= 120
     for text in FOUND[language]:
         question = next(q for q in questions() if q["question"] == text)
         found = [entry_id for entry_id, _ in await ranked(service, question)]
