@@ -386,7 +386,7 @@ def _period(anchor: date, what: str, step: int, *, rolling: bool = False) -> Day
     return DayRange(d, d)
 
 
-def _scan(text: str, anchor: date | None, *, yearless: bool = False) -> _Found:
+def _scan(text: str, anchor: date | None, *, yearless: bool = False, others: _Languages | None = None) -> _Found:
     """Every time expression of ``text``; relative ones only with an ``anchor``. With
     ``yearless``, a month or day named without a year is kept as such (a query's reading)
     instead of being placed in the year nearest the anchor (an entry's reading)."""
@@ -426,8 +426,9 @@ def _scan(text: str, anchor: date | None, *, yearless: bool = False) -> _Found:
             value = _relative(match, anchor)
             if value is not None:
                 found.add(match.start(), match.end(), value)
-    if _OTHER_TRIGGER.search(text):
-        _scan_other(found, text, anchor, yearless=yearless)
+    others = _other_languages(text) if others is None else others
+    if others:
+        _scan_other(found, text, anchor, yearless=yearless, languages=others)
     return found
 
 
@@ -435,7 +436,7 @@ def _scan(text: str, anchor: date | None, *, yearless: bool = False) -> _Found:
 #
 # Chinese and Japanese (one grammar: they share the characters for dates), Spanish and
 # Hindi. Each is scanned only when the text holds something that can start one of its
-# expressions (_OTHER_TRIGGER), after the English grammar, whose matches win where they
+# expressions (_other_languages), after the English grammar, whose matches win where they
 # overlap; on English text nothing here matches, so English readings are unchanged.
 #
 # Digits are read in any script: full-width (２０２３年５月８日) and Devanagari (३ मई २०२३)
@@ -617,14 +618,37 @@ _HI_PAST = re.compile(r"(?:था|थी|थे|थीं|गया|गई|ग�
 _HI_FUTURE = re.compile(r"[ंँ]?(?:गा|गी|गे)" + _HI_END + "|(?:वाला|वाली|वाले)\\s+(?:है|हैं|हूँ|हूं)")
 _HI_CLAUSE_END = re.compile(r"[।?!.\n|]")
 
-#: What may start an expression of another language; texts without it skip these scans.
-_OTHER_TRIGGER = re.compile(
-    r"[\u0900-\u097f\u3040-\u30ff\u4e00-\u9fff\uff10-\uff19]"
-    r"|\b(?:hoy|ayer|anoche|anteayer|antier|mañana|hace|semana|mes|año|enero|febrero|marzo|abril|mayo|junio|"
-    r"julio|agosto|sept?iembre|octubre|noviembre|diciembre|primavera|verano|otoño|invierno|lunes|martes|"
-    r"miércoles|jueves|viernes|sábado|domingo|otro\s+día|(?:en|desde|hasta|durante)\s+(?:el\s+año\s+)?\d{4})\b",
-    re.IGNORECASE,
-)
+#: Spanish words without which no Spanish expression here can match (a text is scanned
+#: for Spanish only when it holds one: a set lookup of its words costs far less than a
+#: regular expression of alternatives run at every position).
+_ES_WORDS = frozenset(
+    "hoy ayer anoche anteayer antier mañana hace otro semana mes año primavera verano otoño invierno lunes martes "
+    "miércoles miercoles jueves viernes sábado sabado domingo en desde hasta durante".split()
+) | frozenset(_ES_MONTHS)
+_WORDS = re.compile(r"\w+")
+_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_DEVANAGARI_CHAR = re.compile(r"[\u0900-\u097f]")
+
+
+@dataclass(frozen=True, slots=True)
+class _Languages:
+    """Which other languages' expressions a text may hold (cheap checks, no false negatives)."""
+
+    cjk: bool
+    spanish: bool
+    hindi: bool
+
+    def __bool__(self) -> bool:
+        return self.cjk or self.spanish or self.hindi
+
+
+def _other_languages(text: str) -> _Languages:
+    ascii_only = text.isascii()
+    return _Languages(
+        cjk=not ascii_only and _CJK_CHAR.search(text) is not None,
+        spanish=not _ES_WORDS.isdisjoint(_WORDS.findall(text.lower())),
+        hindi=not ascii_only and _DEVANAGARI_CHAR.search(text) is not None,
+    )
 
 
 #: What an absolute expression reads as: days, or (month, first day, last day) in any year.
@@ -797,30 +821,36 @@ def _hi_relative(match: re.Match[str], text: str, anchor: date) -> DayRange | No
     return _period(anchor, _hi_unit(g["what"]), step)
 
 
-def _scan_other(found: _Found, text: str, anchor: date | None, *, yearless: bool) -> None:
-    """Add the Chinese, Japanese, Spanish and Hindi time expressions of ``text`` to ``found``."""
-    text = text.translate(_DIGITS)
+def _scan_other(found: _Found, text: str, anchor: date | None, *, yearless: bool, languages: _Languages) -> None:
+    """Add the Chinese, Japanese, Spanish and Hindi time expressions of ``text`` to ``found``
+    (only of the ``languages`` the text may hold)."""
+    if not text.isascii():
+        text = text.translate(_DIGITS)
     absolute = (
-        (_CJK_ABSOLUTE, _cjk_absolute),
-        (_ES_ABSOLUTE, _es_absolute),
-        (_HI_ABSOLUTE, _hi_absolute),
+        (languages.cjk, _CJK_ABSOLUTE, _cjk_absolute),
+        (languages.spanish, _ES_ABSOLUTE, _es_absolute),
+        (languages.hindi, _HI_ABSOLUTE, _hi_absolute),
     )
-    for pattern, read in absolute:
-        for match in pattern.finditer(text):
-            value = read(match, anchor, yearless=yearless)
-            if value is not None:
-                found.add(match.start(), match.end(), value)
+    for wanted, pattern, read in absolute:
+        if wanted:
+            for match in pattern.finditer(text):
+                value = read(match, anchor, yearless=yearless)
+                if value is not None:
+                    found.add(match.start(), match.end(), value)
     if anchor is None:
         return
-    for match in _CJK_RELATIVE.finditer(text):
-        if (value := _cjk_relative(match, anchor)) is not None:
-            found.add(match.start(), match.end(), value)
-    for match in _ES_RELATIVE.finditer(text):
-        if (value := _es_relative(match, anchor)) is not None:
-            found.add(match.start(), match.end(), value)
-    for match in _HI_RELATIVE.finditer(text):
-        if (value := _hi_relative(match, text, anchor)) is not None:
-            found.add(match.start(), match.end(), value)
+    if languages.cjk:
+        for match in _CJK_RELATIVE.finditer(text):
+            if (value := _cjk_relative(match, anchor)) is not None:
+                found.add(match.start(), match.end(), value)
+    if languages.spanish:
+        for match in _ES_RELATIVE.finditer(text):
+            if (value := _es_relative(match, anchor)) is not None:
+                found.add(match.start(), match.end(), value)
+    if languages.hindi:
+        for match in _HI_RELATIVE.finditer(text):
+            if (value := _hi_relative(match, text, anchor)) is not None:
+                found.add(match.start(), match.end(), value)
 
 
 #: Words after which a text may hold a time expression; texts without one skip the scan.
@@ -835,10 +865,11 @@ _TRIGGER = re.compile(
 def mentioned_ranges(text: str, said_at: datetime) -> tuple[DayRange, ...]:
     """The day ranges that the time expressions in ``text`` refer to, resolved against the
     day the text was said (``said_at``, UTC), in order of appearance, without repeats."""
-    if not _TRIGGER.search(text) and not _OTHER_TRIGGER.search(text):
+    others = _other_languages(text)
+    if not others and not _TRIGGER.search(text):
         return ()
     anchor = said_at.date()
-    found = _scan(text, anchor)
+    found = _scan(text, anchor, others=others)
     ranges = [v for _, _, v in sorted(found.ranges, key=lambda r: r[0]) if isinstance(v, DayRange)]
     return tuple(dict.fromkeys(ranges))
 
@@ -850,9 +881,10 @@ def query_time(query: str, as_of: datetime | None = None) -> QueryTime | None:
     year matches it in any year; relative expressions ("last summer", "yesterday") need
     ``as_of`` (the moment the question is asked) and are ignored without it.
     """
-    if not _TRIGGER.search(query) and not _OTHER_TRIGGER.search(query):
+    others = _other_languages(query)
+    if not others and not _TRIGGER.search(query):
         return None
-    found = _scan(query, as_of.date() if as_of is not None else None, yearless=True)
+    found = _scan(query, as_of.date() if as_of is not None else None, yearless=True, others=others)
     if not found.ranges:
         return None
     ordered = sorted(found.ranges, key=lambda r: r[0])
