@@ -1,6 +1,6 @@
 """Time expressions: dates in queries, and relative times inside entries, as day ranges.
 
-Two uses, one grammar (English):
+Two uses, one grammar per language (English; Chinese and Japanese; Spanish; Hindi):
 
 - **At ingest** (:func:`mentioned_ranges`): "yesterday", "last week", "two years ago",
   "next month", "in May", "on 3 May 2022" ... inside an entry's text are resolved against
@@ -13,6 +13,14 @@ Two uses, one grammar (English):
   whose own day or one of whose ``time_refs`` falls in it. A month or day named without a
   year ("in June", "on 3 May") matches that month or day of any year: a question rarely
   means "of the current year" and the memory knows which years it holds.
+
+The same in other languages ("2023年5月8日", "去年5月", "上周", "先週", "三年前", "el 3 de
+mayo de 2023", "la semana pasada", "hace dos años", "3 मई 2023", "पिछले हफ्ते", "दो साल
+पहले"; the section "other languages" lists every form). Full-width and Devanagari digits
+read as digits. Hindi "कल" is both yesterday and tomorrow (and "परसों" both the day before
+yesterday and the day after tomorrow): the verb of its clause decides (a past form such as
+था / गया / किया: yesterday; a future one in गा / गी / गे: tomorrow); with neither, it is the
+three days around the anchor. Chinese "上周六" is Saturday of last calendar week.
 
 Everything here is pure and offline (regular expressions over the text, calendar
 arithmetic); nothing is learnt. Seasons are those of the northern hemisphere

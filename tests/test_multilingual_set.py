@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ import pytest
 
 from conftest import REPO, make_neo4j_service
 from graphmem import Decomposer, MemoryService, SearchRequest, load_fixtures, open_memory, read_fixtures
+from graphmem._time import query_time
 
 DATA = REPO / "benchmarks" / "data" / "multilingual"
 LANGUAGES = ("ja", "zh", "hi", "es")
@@ -70,6 +72,13 @@ def test_questions_are_in_every_category_and_name_evidence_of_their_conversation
         assert q["evidence"] and all(owner_of.get(e) == q["conversation"] for e in q["evidence"]), q
         if q["category"] == "multi-hop":  # evidence in different sessions
             assert len({sessions_of[e] for e in q["evidence"]}) >= 2, q
+
+
+def test_no_question_names_a_time_relative_to_when_it_is_asked() -> None:
+    # Benchmarks ask long after the conversations: "去年" would name another year.
+    for q in questions():
+        asked_then = query_time(q["question"], datetime(2023, 6, 1, tzinfo=UTC))
+        assert asked_then == query_time(q["question"], datetime(2026, 6, 1, tzinfo=UTC)), q["question"]
 
 
 def test_the_fixtures_are_built_from_the_sources(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
