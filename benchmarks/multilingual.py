@@ -115,9 +115,10 @@ def segmenter(language: str) -> Callable[[str], list[str]] | str:
     if language == "ja":
         try:
             from sudachipy import dictionary, tokenizer
-        except ImportError as exc:
-            return f"SudachiPy is not installed ({exc})"
-        sudachi = dictionary.Dictionary().create()
+
+            sudachi = dictionary.Dictionary().create()
+        except Exception as exc:  # not installed, or no dictionary (SudachiDict-core)
+            return f"SudachiPy with a dictionary is not installed ({type(exc).__name__}: {exc})"
         mode = tokenizer.Tokenizer.SplitMode.C
 
         def ja(text: str) -> list[str]:
