@@ -356,7 +356,9 @@ async def _main(args: argparse.Namespace) -> int:
         raise SystemExit(f"unknown language(s) {unknown}; choose from {', '.join(LANGUAGES)}")
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
     results, notes = await run(languages, systems, neo4j_uri=args.neo4j_uri, say=say)
-    pipeline = shared_decomposer().pipeline_name
+    # The pipeline's name says which decomposition was measured (per-language pipelines, when
+    # a checkout has them, are named by the decomposer as it sees fit).
+    pipeline = str(getattr(shared_decomposer(), "pipeline_name", "?"))
     print(f"## Recall on the multilingual set ({', '.join(languages)})\n")
     print(f"graphmem {checkout()}, default pipeline {pipeline}, {datetime.now(UTC):%Y-%m-%d}\n")
     print(markdown_tables(results, languages))
