@@ -489,7 +489,7 @@ _CJK_ABSOLUTE = re.compile(
     rf"(?P<y>{_CJK_YEAR})\s*年\s*(?:(?P<ym>{_CJK_MONTH})\s*月\s*(?:(?P<yd>{_CJK_SMALL})\s*[日号號])?)?"
     rf"|(?P<ry>一昨年|去年|昨年|今年|明年|来年|來年|前年)\s*の?\s*(?P<rm>{_CJK_MONTH})\s*月\s*(?:(?P<rd>{_CJK_SMALL})\s*[日号號])?"
     rf"|(?P<m>{_CJK_MONTH})\s*月\s*(?:(?P<d>{_CJK_SMALL})\s*[日号號])?"
-    r")(?![個个か カヶケ间間])"
+    r")(?![個个かカヶケ间間])"
 )
 # Relative days and periods. Chinese and Japanese have no spaces, so a few lookbehinds keep
 # common words that contain one of these out (以前天气 "the weather before", 聪明天才).
@@ -497,7 +497,7 @@ _CJK_DAYS = {
     "today": "今天|今日|今晚|今夜|今早|今朝|今儿",
     "yesterday": "昨天|昨日|昨晚|昨夜|昨儿",
     "before_yesterday": "(?<!以)前天|一昨日|おととい",
-    "tomorrow": "(?<!聪)(?<!聰)明天|明日|あした|あす",
+    "tomorrow": "(?<!聪)(?<!聰)明天|明日(?!香)|あした|あす",
     "after_tomorrow": "(?<!最)后天|明後日|あさって",
 }
 _CJK_PERIODS = {
@@ -573,7 +573,7 @@ _ES_RELATIVE = re.compile(
     r"|(?P<yesterday>ayer|anoche)"
     r"|(?P<after_tomorrow>pasado\s+mañana)"
     # "mañana" is also "the morning": not after la / esta / cada / por / de / una.
-    r"|(?<!\bla\s)(?<!\besta\s)(?<!\bcada\s)(?<!\bpor\s)(?<!\bde\s)(?<!\buna\s)(?P<tomorrow>mañana)(?!\s+por\s+la)"
+    r"|(?<!\bla\s)(?<!\besta\s)(?<!\bcada\s)(?<!\bpor\s)(?<!\bde\s)(?<!\buna\s)(?P<tomorrow>mañana)"
     rf"|hace\s+{_ES_NUM}\s+(?P<unit>días?|dias?|semanas?|mes(?:es)?|años?|anos?)"
     r"|(?P<otherday>el\s+otro\s+día|el\s+otro\s+dia|hace\s+poco)"
     r"|(?:el|la|este|esta|el\s+próximo|el\s+proximo|la\s+próxima|la\s+proxima)\s+"
@@ -794,11 +794,14 @@ def _hi_absolute(match: re.Match[str], anchor: date | None, *, yearless: bool) -
 
 
 def _hi_unit(word: str) -> str:
-    if word.startswith("द"):
+    """The unit a Hindi word names: दिन, हफ्ते / सप्ताह, सप्ताहांत / वीकेंड, महीने / मास, साल / वर्ष / बरस."""
+    if word.startswith("दिन"):
         return "day"
-    if word.startswith(("ह", "स", "व")) and not word.startswith(("साल",)):
-        return "weekend" if word in ("वीकेंड", "सप्ताहांत") else "week"
-    if word.startswith("म"):
+    if word in ("वीकेंड", "सप्ताहांत"):
+        return "weekend"
+    if word.startswith(("ह", "सप्ताह")):
+        return "week"
+    if word.startswith(("महीन", "मास")):
         return "month"
     return "year"
 

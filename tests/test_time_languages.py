@@ -99,6 +99,7 @@ def test_a_chinese_date_span_covers_only_the_date() -> None:
         ("去年5月", ["2022-05-01/2022-05-31"]),
         ("今年の3月", ["2023-03-01/2023-03-31"]),
         ("5月8日に会った", ["2023-05-08/2023-05-08"]),  # the nearest 8 May to the day said
+        ("5月 8日 に", ["2023-05-08/2023-05-08"]),
         ("十二月に", ["2022-12-01/2022-12-31"]),
     ],
 )
@@ -120,6 +121,7 @@ def test_chinese_and_japanese_times_in_an_entry(text: str, expected: list[str]) 
         "3年間住んだ",
         "我们学了三年",
         "東京タワー",
+        "明日香と会った",  # Asuka, a name
         "",
     ],
 )
@@ -167,6 +169,7 @@ def test_spanish_times_in_a_query(query: str, ranges: list[str], yearless: list[
         ("Hoy empecé a entrenar.", ["2023-06-03/2023-06-03"]),
         ("Esta mañana corrí.", ["2023-06-03/2023-06-03"]),
         ("Mañana te llamo.", ["2023-06-04/2023-06-04"]),
+        ("Nos vemos mañana por la mañana.", ["2023-06-04/2023-06-04"]),
         ("Pasado mañana salimos.", ["2023-06-05/2023-06-05"]),
         ("La semana pasada corrí quince kilómetros.", ["2023-05-22/2023-05-28"]),
         ("El fin de semana pasado fuimos al pueblo.", ["2023-05-27/2023-05-28"]),
@@ -247,6 +250,8 @@ def test_hindi_times_in_a_query(query: str, ranges: list[str], yearless: list[tu
         ("पिछले महीने", ["2023-05-01/2023-05-31"]),
         ("अगले महीने जयपुर जा रहा हूँ", ["2023-07-01/2023-07-31"]),
         ("पिछले साल", ["2022-01-01/2022-12-31"]),
+        ("पिछले वर्ष", ["2022-01-01/2022-12-31"]),
+        ("इस सप्ताहांत", ["2023-06-03/2023-06-04"]),
         ("इस साल", ["2023-01-01/2023-12-31"]),
         ("अगले साल परीक्षा है", ["2024-01-01/2024-12-31"]),
         ("दो साल पहले", ["2021-01-01/2021-12-31"]),
