@@ -1,6 +1,6 @@
 """Time expressions: dates in queries, and relative times inside entries, as day ranges.
 
-Two uses, one grammar (English):
+Two uses, one grammar per language (English; Chinese and Japanese; Spanish; Hindi):
 
 - **At ingest** (:func:`mentioned_ranges`): "yesterday", "last week", "two years ago",
   "next month", "in May", "on 3 May 2022" ... inside an entry's text are resolved against
@@ -13,6 +13,14 @@ Two uses, one grammar (English):
   whose own day or one of whose ``time_refs`` falls in it. A month or day named without a
   year ("in June", "on 3 May") matches that month or day of any year: a question rarely
   means "of the current year" and the memory knows which years it holds.
+
+The same in other languages ("2023年5月8日", "去年5月", "上周", "先週", "三年前", "el 3 de
+mayo de 2023", "la semana pasada", "hace dos años", "3 मई 2023", "पिछले हफ्ते", "दो साल
+पहले"; the section "other languages" lists every form). Full-width and Devanagari digits
+read as digits. Hindi "कल" is both yesterday and tomorrow (and "परसों" both the day before
+yesterday and the day after tomorrow): the verb of its clause decides (a past form such as
+था / गया / किया: yesterday; a future one in गा / गी / गे: tomorrow); with neither, it is the
+three days around the anchor. Chinese "上周六" is Saturday of last calendar week.
 
 Everything here is pure and offline (regular expressions over the text, calendar
 arithmetic); nothing is learnt. Seasons are those of the northern hemisphere
@@ -342,9 +350,15 @@ def _relative(match: re.Match[str], anchor: date) -> DayRange | None:
             return DayRange(anchor.replace(day=1), anchor)
         return DayRange(date(anchor.year, 1, 1), anchor)
     rel, what = g["rel"].lower(), g["what"].lower()
-    step = {"last": -1, "past": -1, "this": 0, "next": 1}[rel]
+    return _period(anchor, what, {"last": -1, "past": -1, "this": 0, "next": 1}[rel], rolling=rel == "past")
+
+
+def _period(anchor: date, what: str, step: int, *, rolling: bool = False) -> DayRange:
+    """The week, weekend, month, year, season (``_SEASONS``' keys) or weekday
+    (``_WEEKDAYS``' keys) ``step`` periods from the anchor's (-1 last, 0 this, 1 next).
+    ``rolling`` ("the past week"): the days up to the anchor instead of a calendar period."""
     if what == "week":
-        if rel == "past":
+        if rolling:
             return DayRange(anchor - timedelta(days=7), anchor)
         week = _week_of(anchor + timedelta(days=7 * step))
         return week
@@ -352,12 +366,12 @@ def _relative(match: re.Match[str], anchor: date) -> DayRange | None:
         week = _week_of(anchor + timedelta(days=7 * step))
         return DayRange(week.first + timedelta(days=5), week.last)
     if what == "month":
-        if rel == "past":
+        if rolling:
             return DayRange(anchor - timedelta(days=30), anchor)
         y, m = _add_months(anchor.year, anchor.month, step)
         return _month_range(y, m)
     if what == "year":
-        if rel == "past":
+        if rolling:
             return DayRange(anchor - timedelta(days=365), anchor)
         y = anchor.year + step
         return DayRange(date(y, 1, 1), date(y, 12, 31))
@@ -380,7 +394,7 @@ def _relative(match: re.Match[str], anchor: date) -> DayRange | None:
     return DayRange(d, d)
 
 
-def _scan(text: str, anchor: date | None, *, yearless: bool = False) -> _Found:
+def _scan(text: str, anchor: date | None, *, yearless: bool = False, others: _Languages | None = None) -> _Found:
     """Every time expression of ``text``; relative ones only with an ``anchor``. With
     ``yearless``, a month or day named without a year is kept as such (a query's reading)
     instead of being placed in the year nearest the anchor (an entry's reading)."""
@@ -420,7 +434,434 @@ def _scan(text: str, anchor: date | None, *, yearless: bool = False) -> _Found:
             value = _relative(match, anchor)
             if value is not None:
                 found.add(match.start(), match.end(), value)
+    others = _other_languages(text) if others is None else others
+    if others:
+        _scan_other(found, text, anchor, yearless=yearless, languages=others)
     return found
+
+
+# ---------------------------------------------------------------------------- other languages
+#
+# Chinese and Japanese (one grammar: they share the characters for dates), Spanish and
+# Hindi. Each is scanned only when the text holds something that can start one of its
+# expressions (_other_languages), after the English grammar, whose matches win where they
+# overlap; on English text nothing here matches, so English readings are unchanged.
+#
+# Digits are read in any script: full-width (２０２３年５月８日) and Devanagari (३ मई २०२३)
+# digits are mapped to ASCII first, one character for one, so match offsets stay offsets
+# into the original text.
+
+_DIGITS = str.maketrans(
+    {**{0xFF10 + i: str(i) for i in range(10)}, **{0x0966 + i: str(i) for i in range(10)}}
+)
+
+_CJK_DIGIT = {"〇": 0, "零": 0, "一": 1, "二": 2, "两": 2, "兩": 2, "三": 3, "四": 4, "五": 5,
+              "六": 6, "七": 7, "八": 8, "九": 9}
+
+
+def _cjk_number(text: str) -> int | None:
+    """``"3"``, ``"三"``, ``"十二"``, ``"二十一"``, ``"两"``; a few (几, 幾, 数, 數) is 3;
+    ``"二〇二三"`` (digit by digit) is 2023."""
+    if text.isdigit():
+        return int(text)
+    if text in ("几", "幾", "数", "數"):
+        return 3
+    if "十" not in text:
+        value = 0
+        for ch in text:
+            if ch not in _CJK_DIGIT:
+                return None
+            value = value * 10 + _CJK_DIGIT[ch]
+        return value
+    tens, _, ones = text.partition("十")
+    t = _CJK_DIGIT.get(tens, -1) if tens else 1
+    o = _CJK_DIGIT.get(ones, -1) if ones else 0
+    return None if t < 0 or o < 0 else t * 10 + o
+
+
+_CJK_SMALL = r"(?:\d{1,2}|[一二三四五六七八九十]{1,3})"  # 1..31 in digits or numerals
+_CJK_YEAR = r"(?:\d{4}|[〇零一二三四五六七八九]{4})"
+_CJK_MONTH = r"(?:1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])"
+# A relative year before a month: 去年5月, 今年の3月.
+_CJK_REL_YEAR = {"去年": -1, "昨年": -1, "今年": 0, "明年": 1, "来年": 1, "來年": 1, "前年": -2, "一昨年": -2}
+_CJK_ABSOLUTE = re.compile(
+    rf"(?<![\d〇零一二三四五六七八九十])(?:"
+    rf"(?P<y>{_CJK_YEAR})\s*年\s*(?:(?P<ym>{_CJK_MONTH})\s*月\s*(?:(?P<yd>{_CJK_SMALL})\s*[日号號])?)?"
+    rf"|(?P<ry>一昨年|去年|昨年|今年|明年|来年|來年|前年)\s*の?\s*(?P<rm>{_CJK_MONTH})\s*月\s*(?:(?P<rd>{_CJK_SMALL})\s*[日号號])?"
+    rf"|(?P<m>{_CJK_MONTH})\s*月\s*(?:(?P<d>{_CJK_SMALL})\s*[日号號])?"
+    r")(?![個个かカヶケ间間])"
+)
+# Relative days and periods. Chinese and Japanese have no spaces, so a few lookbehinds keep
+# common words that contain one of these out (以前天气 "the weather before", 聪明天才).
+_CJK_DAYS = {
+    "today": "今天|今日|今晚|今夜|今早|今朝|今儿",
+    "yesterday": "昨天|昨日|昨晚|昨夜|昨儿",
+    "before_yesterday": "(?<!以)前天|一昨日|おととい",
+    "tomorrow": "(?<!聪)(?<!聰)明天|明日(?!香)|あした|あす",
+    "after_tomorrow": "(?<!最)后天|明後日|あさって",
+}
+_CJK_PERIODS = {
+    # (step, period): expressions
+    (-1, "weekend"): "上个?周末|上個?週末|上个?星期的?周末|先週末",
+    (0, "weekend"): "这个?周末|這個?週末|本周末|今週末",
+    (1, "weekend"): "下个?周末|下個?週末|来週末|來週末",
+    (-1, "week"): "上个?(?:周|星期|礼拜|禮拜)|上個?(?:週|星期|禮拜)|先週",
+    (0, "week"): "这个?(?:周|星期|礼拜)|這個?(?:週|星期|禮拜)|本周|本週|今週",
+    (1, "week"): "下个?(?:周|星期|礼拜)|下個?(?:週|星期|禮拜)|来週|來週",
+    (-1, "month"): "上个月|上個月|先月",
+    (0, "month"): "这个月|這個月|本月|今月",
+    (1, "month"): "下个月|下個月|来月|來月",
+    (-2, "year"): "(?<!以)(?<!之)前年|一昨年|おととし",
+    (-1, "year"): "去年|昨年",
+    (0, "year"): "今年",
+    (1, "year"): "明年|来年|來年",
+}
+_CJK_UNITS = {"天": "day", "日": "day", "周": "week", "週": "week", "星期": "week", "礼拜": "week",
+              "禮拜": "week", "週間": "week", "月": "month", "年": "year"}
+# A weekday of last, this or next calendar week: 上周六, 下个星期一, 先週の土曜日, 今週の金曜.
+_CJK_WEEKDAY = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6,
+                "月": 0, "火": 1, "水": 2, "木": 3, "金": 4, "土": 5}
+_CJK_WEEK_STEP = {"上": -1, "先": -1, "这": 0, "這": 0, "本": 0, "今": 0, "下": 1, "来": 1, "來": 1}
+_CJK_RELATIVE = re.compile(
+    r"(?:"
+    r"(?P<wrel>上|这|這|本|下|先|今|来|來)[个個]?\s*(?:周|週|星期|礼拜|禮拜)\s*の?\s*"
+    r"(?:(?P<wdz>[一二三四五六日天])|(?P<wdj>[月火水木金土日])曜日?)"
+    + "|"
+    + "|".join(f"(?P<{name}>{alts})" for name, alts in _CJK_DAYS.items())
+    + "|"
+    + "|".join(f"(?P<p{i}>{alts})" for i, alts in enumerate(_CJK_PERIODS.values()))
+    # 三年前, 3年前, 两周前, 2週間前, 3ヶ月前, 几天前 (not 2023年前: no digit before).
+    + r"|(?<![\d〇零一二三四五六七八九十])(?P<n>\d{1,2}|[一二两兩三四五六七八九十]{1,3}|几|幾|数|數)\s*"
+    r"(?:个|個|か|ヶ|ケ|カ)?\s*(?P<unit>天|日|週間|周|週|星期|礼拜|禮拜|月|年)\s*(?:以前|之前|前)"
+    r"|(?P<otherday>前几天|前些天|前幾天|前些日子|先日|この前)"
+    r")"
+)
+_CJK_PERIOD_KEYS = list(_CJK_PERIODS)
+
+_ES_MONTHS = {
+    "enero": 1, "febrero": 2, "marzo": 3, "abril": 4, "mayo": 5, "junio": 6, "julio": 7, "agosto": 8,
+    "septiembre": 9, "setiembre": 9, "octubre": 10, "noviembre": 11, "diciembre": 12,
+}
+_ES_WEEKDAYS = {"lunes": "monday", "martes": "tuesday", "miércoles": "wednesday", "miercoles": "wednesday",
+                "jueves": "thursday", "viernes": "friday", "sábado": "saturday", "sabado": "saturday",
+                "domingo": "sunday"}
+_ES_SEASONS = {"primavera": "spring", "verano": "summer", "otoño": "autumn", "otono": "autumn", "invierno": "winter"}
+_ES_PERIODS = {"semana": "week", "fin de semana": "weekend", "mes": "month", "año": "year", "ano": "year"}
+_ES_NUMBERS = {"un": 1, "una": 1, "uno": 1, "dos": 2, "tres": 3, "cuatro": 4, "cinco": 5, "seis": 6,
+               "siete": 7, "ocho": 8, "nueve": 9, "diez": 10, "once": 11, "doce": 12, "un par de": 2,
+               "unos": 3, "unas": 3, "algunos": 3, "algunas": 3, "varios": 3, "varias": 3}
+_ES_MONTH = r"(?P<{name}>enero|febrero|marzo|abril|mayo|junio|julio|agosto|sept?iembre|octubre|noviembre|diciembre)"
+_ES_ABSOLUTE = re.compile(
+    r"\b(?:"
+    rf"(?P<d1>[12]\d|3[01]|0?[1-9])\s+de\s+{_ES_MONTH.format(name='m1')}(?:\s+del?|,)\s+{_y('y1')}"  # 3 de mayo de 2023
+    rf"|{_ES_MONTH.format(name='m2')}\s+del?\s+{_y('y2')}"  # mayo de 2023
+    rf"|(?P<d3>[12]\d|3[01]|0?[1-9])\s+de\s+{_ES_MONTH.format(name='m3')}"  # 3 de mayo
+    rf"|(?:en|durante|desde|hasta|para|(?:a\s+)?(?:principios|finales|mediados)\s+de)\s+(?:el\s+mes\s+de\s+)?"
+    rf"{_ES_MONTH.format(name='m4')}(?!\s+del?\s+\d)"  # en mayo
+    rf"|(?:en|durante|desde|hasta|(?:a\s+)?(?:principios|finales|mediados)\s+de)\s+(?:el\s+año\s+)?{_y('y5')}"
+    r")\b",
+    re.IGNORECASE,
+)
+_ES_NUM = (
+    r"(?P<n>\d{1,2}|un par de|una?|uno|dos|tres|cuatro|cinco|seis|siete|ocho|nueve|diez|once|doce|unos|unas"
+    r"|algun[oa]s|vari[oa]s)"
+)
+_ES_RELATIVE = re.compile(
+    r"\b(?:"
+    r"(?P<today>hoy|esta\s+(?:mañana|tarde|noche))"
+    r"|(?P<before_yesterday>anteayer|antier|antes\s+de\s+ayer)"
+    r"|(?P<yesterday>ayer|anoche)"
+    r"|(?P<after_tomorrow>pasado\s+mañana)"
+    # "mañana" is also "the morning": not after la / esta / cada / por / de / una.
+    r"|(?<!\bla\s)(?<!\besta\s)(?<!\bcada\s)(?<!\bpor\s)(?<!\bde\s)(?<!\buna\s)(?P<tomorrow>mañana)"
+    rf"|hace\s+{_ES_NUM}\s+(?P<unit>días?|dias?|semanas?|mes(?:es)?|años?|anos?)"
+    r"|(?P<otherday>el\s+otro\s+día|el\s+otro\s+dia|hace\s+poco)"
+    r"|(?:el|la|este|esta|el\s+próximo|el\s+proximo|la\s+próxima|la\s+proxima)\s+"
+    r"(?P<what>fin\s+de\s+semana|semana|mes|año|primavera|verano|otoño|invierno|"
+    r"lunes|martes|miércoles|miercoles|jueves|viernes|sábado|sabado|domingo)"
+    r"(?:\s+(?P<dir>pasad[oa]|que\s+viene|próxim[oa]|proxim[oa]|siguiente))?"
+    r")\b",
+    re.IGNORECASE,
+)
+
+# Hindi. Vowel signs are not word characters for ``re``, so word edges are written out.
+_HI_START = r"(?<![\w\u0900-\u0963\u0971-\u097f])"
+_HI_END = r"(?![\w\u0900-\u0963\u0971-\u097f])"
+_HI_MONTHS = {
+    "जनवरी": 1, "फरवरी": 2, "\u095eरवरी": 2, "\u092b\u093cरवरी": 2, "मार्च": 3, "अप्रैल": 4, "अप्रेल": 4, "मई": 5, "जून": 6,
+    "जुलाई": 7, "अगस्त": 8, "सितंबर": 9, "सितम्बर": 9, "अक्टूबर": 10, "अक्तूबर": 10, "नवंबर": 11,
+    "नवम्बर": 11, "दिसंबर": 12, "दिसम्बर": 12,
+}
+_HI_MONTH = "(?P<{name}>" + "|".join(sorted(_HI_MONTHS, key=len, reverse=True)) + ")"
+_HI_NUMBERS = {"एक": 1, "दो": 2, "तीन": 3, "चार": 4, "पाँच": 5, "पांच": 5, "छह": 6, "छः": 6, "सात": 7,
+               "आठ": 8, "नौ": 9, "दस": 10, "कुछ": 3}
+_HI_WEEK = "ह(?:\u095e|फ\u093c?)\u094dत[ेाों]+|सप्ताह"  # हफ्ते, हफ़्ते, हफ्ता, सप्ताह
+_HI_MONTH_WORD = "महीन[ेाों]+|मास"
+_HI_YEAR_WORD = "साल|वर्ष|बरस"
+_HI_ABSOLUTE = re.compile(
+    _HI_START + r"(?:"
+    rf"(?P<d1>[12]\d|3[01]|0?[1-9])\s+{_HI_MONTH.format(name='m1')},?\s+{_y('y1')}"  # 3 मई 2023
+    rf"|{_HI_MONTH.format(name='m2')},?\s+{_y('y2')}"  # मई 2023
+    rf"|(?P<d3>[12]\d|3[01]|0?[1-9])\s+{_HI_MONTH.format(name='m3')}"  # 3 मई
+    rf"|{_HI_MONTH.format(name='m4')}(?=\s*(?:में|से|तक|के|की|को|महीने)" + _HI_END + ")"  # मई में
+    rf"|(?:साल\s+)?{_y('y5')}(?=\s*(?:में|से|तक)" + _HI_END + ")"  # 2023 में
+    r")" + _HI_END
+)
+_HI_NUM = "(?P<n>\\d{1,2}|" + "|".join(_HI_NUMBERS) + ")"
+_HI_RELATIVE = re.compile(
+    _HI_START + r"(?:"
+    r"(?P<today>आज)"
+    r"|(?P<kal>कल)"
+    r"|(?P<parson>परसों)"
+    rf"|{_HI_NUM}\s+(?P<unit>दिन|{_HI_WEEK}|{_HI_MONTH_WORD}|{_HI_YEAR_WORD})\s+(?:पहले|पूर्व)"
+    rf"|(?P<rel>पिछले|पिछला|पिछली|गत|इस|अगले|अगला|अगली|आने\s+वाले)\s+"
+    rf"(?P<what>{_HI_WEEK}|{_HI_MONTH_WORD}|{_HI_YEAR_WORD}|वीकेंड|सप्ताहांत)"
+    r"|(?P<otherday>उस\s+दिन|कुछ\s+दिन\s+पहले)"
+    r")" + _HI_END
+)
+# "कल" is yesterday and tomorrow, "परसों" the day before yesterday and after tomorrow: the
+# verb's tense decides (था / थी / गया / किया ... past; गा / गी / गे future); without either,
+# the days on both sides (and today between them).
+_HI_PAST = re.compile(r"(?:था|थी|थे|थीं|गया|गई|गयी|गए|गये|लिया|किया|दिया|हुआ|हुई|हुए|आया|आई|आए|देखा|देखी)" + _HI_END)
+_HI_FUTURE = re.compile(r"[ंँ]?(?:गा|गी|गे)" + _HI_END + "|(?:वाला|वाली|वाले)\\s+(?:है|हैं|हूँ|हूं)")
+_HI_CLAUSE_END = re.compile(r"[।?!.\n|]")
+
+#: Spanish words without which no Spanish expression here can match (a text is scanned
+#: for Spanish only when it holds one: a set lookup of its words costs far less than a
+#: regular expression of alternatives run at every position).
+_ES_WORDS = frozenset(
+    "hoy ayer anoche anteayer antier mañana hace otro semana mes año primavera verano otoño invierno lunes martes "
+    "miércoles miercoles jueves viernes sábado sabado domingo en desde hasta durante".split()
+) | frozenset(_ES_MONTHS)
+_WORDS = re.compile(r"\w+")
+_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_DEVANAGARI_CHAR = re.compile(r"[\u0900-\u097f]")
+
+
+@dataclass(frozen=True, slots=True)
+class _Languages:
+    """Which other languages' expressions a text may hold (cheap checks, no false negatives)."""
+
+    cjk: bool
+    spanish: bool
+    hindi: bool
+
+    def __bool__(self) -> bool:
+        return self.cjk or self.spanish or self.hindi
+
+
+def _other_languages(text: str) -> _Languages:
+    ascii_only = text.isascii()
+    return _Languages(
+        cjk=not ascii_only and _CJK_CHAR.search(text) is not None,
+        spanish=not _ES_WORDS.isdisjoint(_WORDS.findall(text.lower())),
+        hindi=not ascii_only and _DEVANAGARI_CHAR.search(text) is not None,
+    )
+
+
+#: What an absolute expression reads as: days, or (month, first day, last day) in any year.
+_Reading = DayRange | tuple[int, int, int] | None
+
+
+def _ago(anchor: date, unit: str, count: int) -> DayRange:
+    """``count`` days (that day), weeks (those seven days), months or years (that calendar
+    month or year) before the anchor."""
+    if unit == "day":
+        d = anchor - timedelta(days=count)
+        return DayRange(d, d)
+    return _shifted(DayRange(anchor, anchor), unit, count, "before")
+
+
+def _day_or_month(
+    year: int | None, month: int, dom: int | None, anchor: date | None, *, yearless: bool
+) -> DayRange | tuple[int, int, int] | None:
+    """A day or month given by its numbers; without a year, the one nearest the anchor
+    (an entry) or any year's (a query, ``yearless``)."""
+    if not 1 <= month <= 12:
+        return None
+    if dom is not None and _safe_date(2000, month, dom) is None:  # 2000: 29 Feb is a day
+        return None
+    if year is None:
+        if yearless or anchor is None:
+            return (month, dom, dom) if dom is not None else (month, 1, 31)
+        year = _nearest_year(anchor, month, dom)
+    if dom is None:
+        return _month_range(year, month)
+    day = _safe_date(year, month, dom)
+    return DayRange(day, day) if day else None
+
+
+def _cjk_absolute(match: re.Match[str], anchor: date | None, *, yearless: bool) -> _Reading:
+    g = match.groupdict()
+    if g["y"]:
+        year = _cjk_number(g["y"])
+        if year is None or not 1800 <= year <= 2199:
+            return None
+        if not g["ym"]:
+            return DayRange(date(year, 1, 1), date(year, 12, 31))
+        return _day_or_month(year, _cjk_number(g["ym"]) or 0, _cjk_number(g["yd"]) if g["yd"] else None, anchor,
+                             yearless=yearless)
+    if g["ry"]:
+        if anchor is None:
+            return None
+        year = anchor.year + _CJK_REL_YEAR[g["ry"]]
+        return _day_or_month(year, _cjk_number(g["rm"]) or 0, _cjk_number(g["rd"]) if g["rd"] else None, anchor,
+                             yearless=yearless)
+    return _day_or_month(None, _cjk_number(g["m"]) or 0, _cjk_number(g["d"]) if g["d"] else None, anchor,
+                         yearless=yearless)
+
+
+def _cjk_relative(match: re.Match[str], anchor: date) -> DayRange | None:
+    g = match.groupdict()
+    if g["wrel"]:
+        # The weekday of that calendar week (上周六 is last week's Saturday, whatever today is).
+        week = _week_of(anchor + timedelta(days=7 * _CJK_WEEK_STEP[g["wrel"]]))
+        d = week.first + timedelta(days=_CJK_WEEKDAY[g["wdz"] or g["wdj"]])
+        return DayRange(d, d)
+    for name, shift in (("today", 0), ("yesterday", -1), ("before_yesterday", -2), ("tomorrow", 1),
+                        ("after_tomorrow", 2)):
+        if g[name]:
+            d = anchor + timedelta(days=shift)
+            return DayRange(d, d)
+    for i, (step, what) in enumerate(_CJK_PERIOD_KEYS):
+        if g[f"p{i}"]:
+            if what == "year":
+                return DayRange(date(anchor.year + step, 1, 1), date(anchor.year + step, 12, 31))
+            return _period(anchor, what, step)
+    if g["unit"]:
+        count = _cjk_number(g["n"])
+        return _ago(anchor, _CJK_UNITS[g["unit"]], count) if count else None
+    if g["otherday"]:
+        return DayRange(anchor - timedelta(days=7), anchor - timedelta(days=1))
+    return None
+
+
+def _es_absolute(match: re.Match[str], anchor: date | None, *, yearless: bool) -> _Reading:
+    g = match.groupdict()
+    month_name = g["m1"] or g["m2"] or g["m3"] or g["m4"]
+    if month_name:
+        year = g["y1"] or g["y2"]
+        dom = g["d1"] or g["d3"]
+        return _day_or_month(int(year) if year else None, _ES_MONTHS[month_name.lower()],
+                             int(dom) if dom else None, anchor, yearless=yearless)
+    y = int(g["y5"])
+    return DayRange(date(y, 1, 1), date(y, 12, 31))
+
+
+def _es_relative(match: re.Match[str], anchor: date) -> DayRange | None:
+    g = match.groupdict()
+    for name, shift in (("today", 0), ("yesterday", -1), ("before_yesterday", -2), ("tomorrow", 1),
+                        ("after_tomorrow", 2)):
+        if g[name]:
+            d = anchor + timedelta(days=shift)
+            return DayRange(d, d)
+    if g["unit"]:
+        count = _ES_NUMBERS.get(g["n"].lower(), 0) if not g["n"].isdigit() else int(g["n"])
+        unit = g["unit"].lower()
+        unit = "day" if unit.startswith("d") else "week" if unit.startswith("s") else (
+            "month" if unit.startswith("m") else "year")
+        return _ago(anchor, unit, count) if count else None
+    if g["otherday"]:
+        return DayRange(anchor - timedelta(days=7), anchor - timedelta(days=1))
+    what = " ".join(g["what"].lower().split())
+    lead = match.group(0).lower()
+    direction = (g["dir"] or "").lower()
+    if direction.startswith("pasad"):
+        step = -1
+    elif direction or "próxim" in lead or "proxim" in lead:
+        step = 1
+    elif lead.startswith(("este", "esta")):
+        step = 0
+    else:
+        return None  # "el mes", "la semana" alone name no time
+    if what in _ES_WEEKDAYS:
+        return _period(anchor, _ES_WEEKDAYS[what], step)
+    if what in _ES_SEASONS:
+        return _period(anchor, _ES_SEASONS[what], step)
+    return _period(anchor, _ES_PERIODS["fin de semana" if what.startswith("fin") else what], step)
+
+
+def _hi_absolute(match: re.Match[str], anchor: date | None, *, yearless: bool) -> _Reading:
+    g = match.groupdict()
+    month_name = g["m1"] or g["m2"] or g["m3"] or g["m4"]
+    if month_name:
+        year = g["y1"] or g["y2"]
+        dom = g["d1"] or g["d3"]
+        return _day_or_month(int(year) if year else None, _HI_MONTHS[month_name], int(dom) if dom else None, anchor,
+                             yearless=yearless)
+    y = int(g["y5"])
+    return DayRange(date(y, 1, 1), date(y, 12, 31))
+
+
+def _hi_unit(word: str) -> str:
+    """The unit a Hindi word names: दिन, हफ्ते / सप्ताह, सप्ताहांत / वीकेंड, महीने / मास, साल / वर्ष / बरस."""
+    if word.startswith("दिन"):
+        return "day"
+    if word in ("वीकेंड", "सप्ताहांत"):
+        return "weekend"
+    if word.startswith(("ह", "सप्ताह")):
+        return "week"
+    if word.startswith(("महीन", "मास")):
+        return "month"
+    return "year"
+
+
+def _hi_relative(match: re.Match[str], text: str, anchor: date) -> DayRange | None:
+    g = match.groupdict()
+    if g["today"]:
+        return DayRange(anchor, anchor)
+    if g["kal"] or g["parson"]:
+        days = 1 if g["kal"] else 2
+        clause_end = _HI_CLAUSE_END.search(text, match.end())
+        rest = text[match.end() : clause_end.start() if clause_end else len(text)]
+        future, past = _HI_FUTURE.search(rest), _HI_PAST.search(rest)
+        if past and not future:
+            d = anchor - timedelta(days=days)
+            return DayRange(d, d)
+        if future and not past:
+            d = anchor + timedelta(days=days)
+            return DayRange(d, d)
+        return DayRange(anchor - timedelta(days=days), anchor + timedelta(days=days))
+    if g["unit"]:
+        count = int(g["n"]) if g["n"].isdigit() else _HI_NUMBERS.get(g["n"], 0)
+        return _ago(anchor, _hi_unit(g["unit"]), count) if count else None
+    if g["otherday"]:
+        return DayRange(anchor - timedelta(days=7), anchor - timedelta(days=1))
+    rel = g["rel"]
+    step = -1 if rel.startswith(("पिछल", "गत")) else 0 if rel == "इस" else 1
+    return _period(anchor, _hi_unit(g["what"]), step)
+
+
+def _scan_other(found: _Found, text: str, anchor: date | None, *, yearless: bool, languages: _Languages) -> None:
+    """Add the Chinese, Japanese, Spanish and Hindi time expressions of ``text`` to ``found``
+    (only of the ``languages`` the text may hold)."""
+    if not text.isascii():
+        text = text.translate(_DIGITS)
+    absolute = (
+        (languages.cjk, _CJK_ABSOLUTE, _cjk_absolute),
+        (languages.spanish, _ES_ABSOLUTE, _es_absolute),
+        (languages.hindi, _HI_ABSOLUTE, _hi_absolute),
+    )
+    for wanted, pattern, read in absolute:
+        if wanted:
+            for match in pattern.finditer(text):
+                value = read(match, anchor, yearless=yearless)
+                if value is not None:
+                    found.add(match.start(), match.end(), value)
+    if anchor is None:
+        return
+    if languages.cjk:
+        for match in _CJK_RELATIVE.finditer(text):
+            if (value := _cjk_relative(match, anchor)) is not None:
+                found.add(match.start(), match.end(), value)
+    if languages.spanish:
+        for match in _ES_RELATIVE.finditer(text):
+            if (value := _es_relative(match, anchor)) is not None:
+                found.add(match.start(), match.end(), value)
+    if languages.hindi:
+        for match in _HI_RELATIVE.finditer(text):
+            if (value := _hi_relative(match, text, anchor)) is not None:
+                found.add(match.start(), match.end(), value)
 
 
 #: Words after which a text may hold a time expression; texts without one skip the scan.
@@ -435,10 +876,11 @@ _TRIGGER = re.compile(
 def mentioned_ranges(text: str, said_at: datetime) -> tuple[DayRange, ...]:
     """The day ranges that the time expressions in ``text`` refer to, resolved against the
     day the text was said (``said_at``, UTC), in order of appearance, without repeats."""
-    if not _TRIGGER.search(text):
+    others = _other_languages(text)
+    if not others and not _TRIGGER.search(text):
         return ()
     anchor = said_at.date()
-    found = _scan(text, anchor)
+    found = _scan(text, anchor, others=others)
     ranges = [v for _, _, v in sorted(found.ranges, key=lambda r: r[0]) if isinstance(v, DayRange)]
     return tuple(dict.fromkeys(ranges))
 
@@ -450,9 +892,10 @@ def query_time(query: str, as_of: datetime | None = None) -> QueryTime | None:
     year matches it in any year; relative expressions ("last summer", "yesterday") need
     ``as_of`` (the moment the question is asked) and are ignored without it.
     """
-    if not _TRIGGER.search(query):
+    others = _other_languages(query)
+    if not others and not _TRIGGER.search(query):
         return None
-    found = _scan(query, as_of.date() if as_of is not None else None, yearless=True)
+    found = _scan(query, as_of.date() if as_of is not None else None, yearless=True, others=others)
     if not found.ranges:
         return None
     ordered = sorted(found.ranges, key=lambda r: r[0])

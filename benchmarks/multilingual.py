@@ -1,0 +1,396 @@
+"""Recall@5 and recall@10 on the multilingual set (Japanese, Chinese, Hindi, Spanish).
+
+Run from anywhere::
+
+    python benchmarks/multilingual.py                       # every system, markdown tables
+    python benchmarks/multilingual.py --languages zh,ja --systems graphmem,bm25 --json out.json
+
+The set (``benchmarks/data/multilingual/``, written for graphmem) has two conversations per
+language, four dated sessions each, and 14 questions per conversation in its language:
+single-hop, multi-hop (evidence in different sessions), temporal (anchored to a date written
+the language's way: 2023年5月8日, el 3 de mayo de 2023, 3 मई 2023) and variant (a name
+written differently than the speakers wrote it, or a typo). The protocol is that of
+``benchmarks/recall.py``: per conversation a fresh store, one ``add_session`` per session,
+author = speaker, one search with ``limit=10`` per question, recall@k = the share of the
+question's evidence turns among the first k results.
+
+Systems:
+
+- ``graphmem``: networkx, with whatever ``Decomposer()`` does on this checkout (the
+  default pipeline, or per-language pipelines where the checkout has them);
+- ``graphmem-neo4j``: the same on Neo4j (``--neo4j-uri`` / ``GRAPHMEM_NEO4J_URI``); it must
+  retrieve exactly what ``graphmem`` retrieves (the run fails otherwise);
+- ``graphmem-blank``: graphmem with ``spacy.blank("en")``, the fallback used when no
+  statistical pipeline is installed (no entities; CJK text as character unigrams and bigrams);
+- ``bm25``: ``rank_bm25.BM25Okapi`` with a tokenizer for the language: character bigrams
+  for Chinese and Japanese runs (other words lowercased), whitespace-separated lowercase
+  words without punctuation for Hindi and Spanish;
+- ``bm25-seg``: the same with a word segmenter for Chinese (jieba) and Japanese (SudachiPy,
+  mode C); not run on Hindi and Spanish (their words are already separated).
+
+Like the other peers, BM25 indexes "speaker: text".
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import re
+import sys
+import time
+import unicodedata
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks._env import checkout, machine, versions
+from benchmarks._locomo import Conversation, Turn
+from benchmarks._multilingual import APP, CATEGORIES, LANGUAGES, load_set
+from benchmarks._systems import CachingDecomposer, GraphmemSystem, System, _top_k, neo4j_service, peer_text
+from benchmarks.recall import KS, _compare, evaluate, shared_decomposer
+from graphmem import open_memory
+
+__all__ = ["ALL_SYSTEMS", "LangBm25System", "bigram_tokens", "run", "segmenter", "whitespace_tokens"]
+
+ALL_SYSTEMS = ("graphmem", "graphmem-neo4j", "graphmem-blank", "bm25", "bm25-seg")
+_CJK_RUN = re.compile(r"[\u3040-\u309f\u30a0-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+
+
+def _is_punctuation(token: str) -> bool:
+    return all(unicodedata.category(ch)[0] in "PSZC" for ch in token)
+
+
+def _strip_punctuation(token: str) -> str:
+    start, end = 0, len(token)
+    while start < end and unicodedata.category(token[start])[0] in "PS":
+        start += 1
+    while end > start and unicodedata.category(token[end - 1])[0] in "PS":
+        end -= 1
+    return token[start:end]
+
+
+def whitespace_tokens(text: str) -> list[str]:
+    """Hindi and Spanish: lowercase, NFC, split on whitespace, punctuation stripped from
+    each word's ends (``re``'s ``\\w`` would split Devanagari words at their vowel signs)."""
+    words = (_strip_punctuation(w) for w in unicodedata.normalize("NFC", text).lower().split())
+    return [w for w in words if w]
+
+
+def bigram_tokens(text: str) -> list[str]:
+    """Chinese and Japanese: the character bigrams of each CJK run (a one-character run is
+    its unigram), other words as :func:`whitespace_tokens`."""
+    text = unicodedata.normalize("NFKC", text).lower()
+    out: list[str] = []
+    last = 0
+    for run in _CJK_RUN.finditer(text):
+        out.extend(whitespace_tokens(text[last : run.start()]))
+        chars = run.group()
+        out.extend([chars] if len(chars) == 1 else [chars[i : i + 2] for i in range(len(chars) - 1)])
+        last = run.end()
+    out.extend(whitespace_tokens(text[last:]))
+    return out
+
+
+def segmenter(language: str) -> Callable[[str], list[str]] | str:
+    """A word segmenter for Chinese (jieba) or Japanese (SudachiPy), or why there is none."""
+    if language == "zh":
+        try:
+            import jieba
+        except ImportError as exc:
+            return f"jieba is not installed ({exc})"
+        jieba.setLogLevel(logging.WARNING)
+
+        def zh(text: str) -> list[str]:
+            words = jieba.lcut(unicodedata.normalize("NFKC", text).lower())
+            return [w for w in (w.strip() for w in words) if w and not _is_punctuation(w)]
+
+        return zh
+    if language == "ja":
+        try:
+            from sudachipy import dictionary, tokenizer
+
+            sudachi = dictionary.Dictionary().create()
+        except Exception as exc:  # not installed, or no dictionary (SudachiDict-core)
+            return f"SudachiPy with a dictionary is not installed ({type(exc).__name__}: {exc})"
+        mode = tokenizer.Tokenizer.SplitMode.C
+
+        def ja(text: str) -> list[str]:
+            words = (m.surface() for m in sudachi.tokenize(unicodedata.normalize("NFKC", text).lower(), mode))
+            return [w for w in (w.strip() for w in words) if w and not _is_punctuation(w)]
+
+        return ja
+    return f"no segmenter for {language!r}: its words are separated already"
+
+
+def tokenizer_for(language: str) -> Callable[[str], list[str]]:
+    """The ``bm25`` peer's tokenizer for a language."""
+    return bigram_tokens if language in ("zh", "ja") else whitespace_tokens
+
+
+class LangBm25System(System):
+    """``rank_bm25.BM25Okapi`` (k1=1.5, b=0.75) over a language's tokens, one index per
+    user built after ingest; only turns with a positive score are returned."""
+
+    def __init__(self, name: str, tokenize: Callable[[str], list[str]]) -> None:
+        from rank_bm25 import BM25Okapi  # imported here: import time is not ingest time
+
+        self.name = name
+        self._bm25 = BM25Okapi
+        self._tokenize = tokenize
+        self._keys: dict[str, list[str]] = {}
+        self._docs: dict[str, list[list[str]]] = {}
+        self._index: dict[str, Any] = {}
+
+    async def add_session(self, user: str, session_id: str, turns: Sequence[Turn]) -> None:
+        self._keys.setdefault(user, []).extend(t.key for t in turns)
+        self._docs.setdefault(user, []).extend(self._tokenize(peer_text(t)) for t in turns)
+
+    async def build(self) -> None:
+        self._index = {user: self._bm25(docs) for user, docs in self._docs.items()}
+
+    async def search(self, user: str, query: str, k: int) -> list[str]:
+        index, tokens = self._index.get(user), self._tokenize(query)
+        if index is None or not tokens:
+            return []
+        return [self._keys[user][i] for i in _top_k(index.get_scores(tokens), k, positive_only=True)]
+
+
+def _language(conv: Conversation) -> str:
+    return conv.sample_id.split("-")[0]
+
+
+SystemFactory = Callable[[Conversation], Any]
+
+
+def _factories(names: Sequence[str], neo4j_uri: str | None) -> dict[str, SystemFactory | str]:
+    out: dict[str, SystemFactory | str] = {}
+    nlp = shared_decomposer()
+    for name in names:
+        if name == "graphmem":
+
+            async def make_nx(conv: Conversation) -> System:
+                return GraphmemSystem(await open_memory("memory:", nlp=nlp), APP)
+
+            out[name] = make_nx
+        elif name == "graphmem-neo4j":
+            if not neo4j_uri:
+                out[name] = "no Neo4j URI (give --neo4j-uri or set GRAPHMEM_NEO4J_URI; start one with scripts/neo4j start)"
+                continue
+            uri = neo4j_uri
+
+            async def make_neo(conv: Conversation) -> System:
+                return GraphmemSystem(await neo4j_service(uri, nlp), APP, name="graphmem-neo4j")  # noqa: B023
+
+            out[name] = make_neo
+        elif name == "graphmem-blank":
+            import spacy
+
+            blank = CachingDecomposer(spacy.blank("en"))
+
+            async def make_blank(conv: Conversation, blank: CachingDecomposer = blank) -> System:
+                return GraphmemSystem(await open_memory("memory:", nlp=blank), APP, name="graphmem-blank")
+
+            out[name] = make_blank
+        elif name == "bm25":
+
+            async def make_bm25(conv: Conversation) -> System:
+                return LangBm25System("bm25", tokenizer_for(_language(conv)))
+
+            out[name] = make_bm25
+        elif name == "bm25-seg":
+            segmenters: dict[str, Callable[[str], list[str]] | str] = {}
+
+            async def make_seg(conv: Conversation, segmenters: dict[str, Any] = segmenters) -> System:
+                lang = _language(conv)
+                if lang not in segmenters:
+                    segmenters[lang] = segmenter(lang)
+                tokenize = segmenters[lang]
+                if isinstance(tokenize, str):
+                    raise LookupError(tokenize)
+                return LangBm25System("bm25-seg", tokenize)
+
+            out[name] = make_seg
+        else:
+            raise SystemExit(f"unknown system {name!r}; choose from {', '.join(ALL_SYSTEMS)}")
+    return out
+
+
+def _summary(rows: list[dict[str, Any]], ks: Sequence[int]) -> dict[str, Any]:
+    out: dict[str, Any] = {"questions": len(rows)}
+    for k in ks:
+        out[f"recall@{k}"] = sum(r[f"recall@{k}"] for r in rows) / len(rows) if rows else None
+    return out
+
+
+async def run(
+    languages: Sequence[str] = LANGUAGES,
+    systems: Sequence[str] = ALL_SYSTEMS,
+    *,
+    neo4j_uri: str | None = None,
+    say: Callable[[str], None] = lambda msg: None,
+) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """Every system on every language; returns ``{system: {"by_language": {lang: summary},
+    "by_category": {...}, "by_language_category": {...}, "overall": ..., "questions": [...]}}``
+    and notes (skipped systems, the Neo4j comparison)."""
+    data = load_set(list(languages))
+    factories = _factories(systems, neo4j_uri)
+    graphmems = [n for n in systems if n in ("graphmem", "graphmem-neo4j") and not isinstance(factories[n], str)]
+    if graphmems:  # spaCy once per text, shared by both backends
+        texts = [t.text for convs in data.values() for c in convs for t in c.turns]
+        texts += [q.question for convs in data.values() for c in convs for q in c.questions]
+        started = time.perf_counter()
+        await asyncio.to_thread(shared_decomposer().decompose_many, texts)
+        say(f"decomposition of {len(texts)} texts: {time.perf_counter() - started:.1f} s")
+    results: dict[str, dict[str, Any]] = {}
+    notes: list[str] = []
+    for name in systems:
+        factory = factories[name]
+        if isinstance(factory, str):
+            notes.append(f"{name}: skipped: {factory}")
+            say(notes[-1])
+            continue
+        rows: list[dict[str, Any]] = []
+        seconds = {"ingest": 0.0, "search": 0.0}
+        skipped: list[str] = []
+        for lang, convs in data.items():
+            if name == "bm25-seg" and isinstance(segmenter_reason := _segmenter_reason(lang), str):
+                skipped.append(f"{lang} ({segmenter_reason})")
+                continue
+            result = await evaluate(factory, convs, KS, categories=CATEGORIES)
+            for row in result["questions"]:
+                row["language"] = lang
+            rows.extend(result["questions"])
+            for key in seconds:
+                seconds[key] += result["seconds"][key]
+        if skipped:
+            notes.append(f"{name}: not run on {', '.join(skipped)}")
+        langs = [lang for lang in languages if any(r["language"] == lang for r in rows)]
+        results[name] = {
+            "overall": _summary(rows, KS),
+            "by_language": {lang: _summary([r for r in rows if r["language"] == lang], KS) for lang in langs},
+            "by_category": {c: _summary([r for r in rows if r["category"] == n], KS) for n, c in CATEGORIES.items()},
+            "by_language_category": {
+                f"{lang}/{c}": _summary([r for r in rows if r["language"] == lang and r["category"] == n], KS)
+                for lang in langs
+                for n, c in CATEGORIES.items()
+            },
+            "seconds": {k: round(v, 3) for k, v in seconds.items()},
+            "questions": rows,
+        }
+        say(f"{name}: recall@10 {results[name]['overall']['recall@10']:.3f}")
+    if "graphmem" in results and "graphmem-neo4j" in results:
+        differing = _compare(results["graphmem"], results["graphmem-neo4j"])
+        total = len(results["graphmem"]["questions"])
+        notes.append(
+            f"graphmem-neo4j retrieves exactly what graphmem (networkx) retrieves on all {total} questions"
+            if differing == 0
+            else f"WARNING: graphmem-neo4j differs from graphmem (networkx) on {differing} of {total} questions"
+        )
+    return results, notes
+
+
+_SEGMENTER_REASONS: dict[str, str | None] = {}
+
+
+def _segmenter_reason(language: str) -> str | None:
+    """Why ``bm25-seg`` cannot run on a language (``None``: it can)."""
+    if language not in _SEGMENTER_REASONS:
+        found = segmenter(language)
+        _SEGMENTER_REASONS[language] = found if isinstance(found, str) else None
+    return _SEGMENTER_REASONS[language]
+
+
+def _fmt(x: float | None) -> str:
+    return "–" if x is None else f"{x:.3f}"
+
+
+def markdown_tables(results: dict[str, dict[str, Any]], languages: Sequence[str]) -> str:
+    """Per k: systems as rows; overall, each language and each category as columns."""
+    if not results:
+        return "(no system ran)\n"
+    counts = max(results.values(), key=lambda r: r["overall"]["questions"])
+    lines: list[str] = []
+    for k in sorted(KS, reverse=True):
+        key = f"recall@{k}"
+        lines.append(f"recall@{k}\n")
+        lines.append("| system | overall | " + " | ".join(languages) + " | " + " | ".join(CATEGORIES.values()) + " |")
+        lines.append("|---|" + "---:|" * (1 + len(languages) + len(CATEGORIES)))
+        lines.append(
+            "| *questions* | "
+            + " | ".join(
+                [str(counts["overall"]["questions"])]
+                + [str(counts["by_language"].get(lang, {}).get("questions", 0)) for lang in languages]
+                + [str(counts["by_category"][c]["questions"]) for c in CATEGORIES.values()]
+            )
+            + " |"
+        )
+        for name, r in results.items():
+            cells = [_fmt(r["overall"][key])]
+            cells += [_fmt(r["by_language"].get(lang, {}).get(key)) for lang in languages]
+            cells += [_fmt(r["by_category"][c][key]) for c in CATEGORIES.values()]
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        lines.append("")
+    lines.append("recall@10 per language and category\n")
+    lines.append("| system | " + " | ".join(f"{lang} {c}" for lang in languages for c in CATEGORIES.values()) + " |")
+    lines.append("|---|" + "---:|" * (len(languages) * len(CATEGORIES)))
+    for name, r in results.items():
+        cells = [_fmt(r["by_language_category"].get(f"{lang}/{c}", {}).get("recall@10")) for lang in languages
+                 for c in CATEGORIES.values()]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines.append("")
+    return "\n".join(lines)
+
+
+async def _main(args: argparse.Namespace) -> int:
+    say = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
+    languages = [s.strip() for s in args.languages.split(",") if s.strip()]
+    unknown = [lang for lang in languages if lang not in LANGUAGES]
+    if unknown:
+        raise SystemExit(f"unknown language(s) {unknown}; choose from {', '.join(LANGUAGES)}")
+    systems = [s.strip() for s in args.systems.split(",") if s.strip()]
+    results, notes = await run(languages, systems, neo4j_uri=args.neo4j_uri, say=say)
+    # The pipeline's name says which decomposition was measured (per-language pipelines, when
+    # a checkout has them, are named by the decomposer as it sees fit).
+    pipeline = str(getattr(shared_decomposer(), "pipeline_name", "?"))
+    print(f"## Recall on the multilingual set ({', '.join(languages)})\n")
+    print(f"graphmem {checkout()}, default pipeline {pipeline}, {datetime.now(UTC):%Y-%m-%d}\n")
+    print(markdown_tables(results, languages))
+    for note in notes:
+        print(f"- {note}")
+    if args.json:
+        payload = {
+            "meta": {
+                "date": datetime.now(UTC).isoformat(timespec="seconds"),
+                "checkout": checkout(),
+                "pipeline": pipeline,
+                "machine": machine(),
+                "versions": versions(),
+                "languages": languages,
+                "notes": notes,
+            },
+            "systems": results,
+        }
+        Path(args.json).write_text(json.dumps(payload, indent=1, ensure_ascii=False), encoding="utf-8")
+        say(f"wrote {args.json}")
+    return 1 if any(n.startswith("WARNING") for n in notes) else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--systems", default=",".join(ALL_SYSTEMS), help=f"comma-separated, from: {', '.join(ALL_SYSTEMS)} (default: all)")
+    parser.add_argument("--languages", default=",".join(LANGUAGES), help=f"comma-separated, from: {', '.join(LANGUAGES)} (default: all)")
+    parser.add_argument("--neo4j-uri", default=os.environ.get("GRAPHMEM_NEO4J_URI"), help="Bolt URI for graphmem-neo4j (default: $GRAPHMEM_NEO4J_URI)")
+    parser.add_argument("--json", default=None, metavar="OUT", help="also write every number and every question's results as JSON")
+    parser.add_argument("--quiet", action="store_true", help="print only the tables")
+    return asyncio.run(_main(parser.parse_args(argv)))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,307 @@
+"""Time expressions in Chinese, Japanese, Spanish and Hindi (``graphmem._time``).
+
+English readings are tested in ``test_time.py`` (unchanged by these languages); here every
+other form the parser reads, what it must not read as a time, and one search per language
+through the public API on every backend.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from graphmem import Content, MemoryEntry, MemoryService, SearchRequest
+from graphmem._time import mentioned_ranges, query_time
+
+SAID = datetime(2023, 6, 3, 13, 56, tzinfo=UTC)  # a Saturday
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)  # a Monday
+
+
+def refs(text: str, said: datetime = SAID) -> list[str]:
+    return [r.iso() for r in mentioned_ranges(text, said)]
+
+
+def asked(query: str, as_of: datetime | None = NOW) -> tuple[list[str], list[tuple[int, int, int]], list[str]]:
+    """The query's absolute ranges, its yearless (month, first, last) days and the text of its spans."""
+    when = query_time(query, as_of)
+    if when is None:
+        return [], [], []
+    return [r.iso() for r in when.ranges], list(when.yearless), [query[a:b] for a, b in when.spans]
+
+
+# ---------------------------------------------------------------------------- Chinese and Japanese
+
+
+@pytest.mark.parametrize(
+    ("query", "ranges", "yearless"),
+    [
+        ("2023年5月8日李娜报名了什么课？", ["2023-05-08/2023-05-08"], []),
+        ("2023年5月8日に美咲は何を買いましたか？", ["2023-05-08/2023-05-08"], []),
+        ("2023年5月8号", ["2023-05-08/2023-05-08"], []),
+        ("2023 年 5 月 8 日", ["2023-05-08/2023-05-08"], []),
+        ("２０２３年５月８日", ["2023-05-08/2023-05-08"], []),  # full-width digits
+        ("二〇二三年五月八日", ["2023-05-08/2023-05-08"], []),
+        ("二〇二三年十二月三十一日", ["2023-12-31/2023-12-31"], []),
+        ("2023年6月に美咲はどこへ旅行しましたか？", ["2023-06-01/2023-06-30"], []),
+        ("2023年你去了哪里", ["2023-01-01/2023-12-31"], []),
+        ("5月8日に何をした", [], [(5, 8, 8)]),
+        ("五月八号", [], [(5, 8, 8)]),
+        ("5月に何をした", [], [(5, 1, 31)]),
+        ("十二月", [], [(12, 1, 31)]),
+    ],
+)
+def test_chinese_and_japanese_dates_in_a_query(query: str, ranges: list[str], yearless: list[tuple[int, int, int]]) -> None:
+    got_ranges, got_yearless, _ = asked(query)
+    assert (got_ranges, got_yearless) == (ranges, yearless)
+
+
+def test_a_chinese_date_span_covers_only_the_date() -> None:
+    assert asked("2023年5月8日李娜报名了什么课？")[2] == ["2023年5月8日"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("昨天我去了医院", ["2023-06-02/2023-06-02"]),
+        ("昨日、初めて弾いた", ["2023-06-02/2023-06-02"]),
+        ("前天买的", ["2023-06-01/2023-06-01"]),
+        ("一昨日は雨だった", ["2023-06-01/2023-06-01"]),
+        ("今天很热", ["2023-06-03/2023-06-03"]),
+        ("今日は休み", ["2023-06-03/2023-06-03"]),
+        ("明天见", ["2023-06-04/2023-06-04"]),
+        ("明日行く", ["2023-06-04/2023-06-04"]),
+        ("上周我们去爬山", ["2023-05-22/2023-05-28"]),
+        ("上个星期", ["2023-05-22/2023-05-28"]),
+        ("先週から習い始めた", ["2023-05-22/2023-05-28"]),
+        ("上周末去了海边", ["2023-05-27/2023-05-28"]),
+        ("先週末、福岡に行った", ["2023-05-27/2023-05-28"]),
+        ("上个月换了工作", ["2023-05-01/2023-05-31"]),
+        ("先月引っ越した", ["2023-05-01/2023-05-31"]),
+        ("下个月结婚", ["2023-07-01/2023-07-31"]),
+        ("来月行く", ["2023-07-01/2023-07-31"]),
+        ("去年去过", ["2022-01-01/2022-12-31"]),
+        ("昨年の話", ["2022-01-01/2022-12-31"]),
+        ("今年は豊作", ["2023-01-01/2023-12-31"]),
+        ("明年再去", ["2024-01-01/2024-12-31"]),
+        ("来年入学する", ["2024-01-01/2024-12-31"]),
+        ("三年前に来た", ["2020-01-01/2020-12-31"]),
+        ("3年前", ["2020-01-01/2020-12-31"]),
+        ("两周前", ["2023-05-20/2023-05-26"]),
+        ("2週間前", ["2023-05-20/2023-05-26"]),
+        ("3ヶ月前", ["2023-03-01/2023-03-31"]),
+        ("五天前", ["2023-05-29/2023-05-29"]),
+        # A weekday of a calendar week: 上周六 is last week's Saturday.
+        ("我上周六去了海边", ["2023-05-27/2023-05-27"]),
+        ("下个星期一开始", ["2023-06-05/2023-06-05"]),
+        ("先週の土曜日に会った", ["2023-05-27/2023-05-27"]),
+        ("今週の金曜日", ["2023-06-02/2023-06-02"]),
+        ("去年5月", ["2022-05-01/2022-05-31"]),
+        ("今年の3月", ["2023-03-01/2023-03-31"]),
+        ("5月8日に会った", ["2023-05-08/2023-05-08"]),  # the nearest 8 May to the day said
+        ("5月 8日 に", ["2023-05-08/2023-05-08"]),
+        ("十二月に", ["2022-12-01/2022-12-31"]),
+    ],
+)
+def test_chinese_and_japanese_times_in_an_entry(text: str, expected: list[str]) -> None:
+    assert refs(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "以前天气很好",  # 以前 + 天气, not 前天
+        "他很聪明天才",  # 聪明 + 天才, not 明天
+        "三个月的课程",  # a duration: three months
+        "5か月かかった",
+        "一个月",
+        "月曜日に会おう",  # Monday
+        "正月",
+        "每月",
+        "3年間住んだ",
+        "我们学了三年",
+        "東京タワー",
+        "明日香と会った",  # Asuka, a name
+        "",
+    ],
+)
+def test_chinese_and_japanese_non_times(text: str) -> None:
+    assert refs(text) == []
+    assert query_time(text, NOW) is None
+
+
+def test_chinese_relative_times_in_a_query_read_against_as_of() -> None:
+    assert asked("上周我做了什么")[0] == ["2026-11-23/2026-11-29"]
+    assert asked("去年你去了哪里")[0] == ["2025-01-01/2025-12-31"]
+    assert asked("昨日何を食べた", None) == ([], [], [])  # relative: needs as_of
+
+
+# ---------------------------------------------------------------------------- Spanish
+
+
+@pytest.mark.parametrize(
+    ("query", "ranges", "yearless", "span"),
+    [
+        ("¿Qué hizo Joaquín el 3 de mayo de 2023?", ["2023-05-03/2023-05-03"], [], "3 de mayo de 2023"),
+        ("¿Qué hizo el 3 de mayo del 2023?", ["2023-05-03/2023-05-03"], [], "3 de mayo del 2023"),
+        ("¿Qué plantó Marta en marzo de 2023?", ["2023-03-01/2023-03-31"], [], "marzo de 2023"),
+        ("¿Dónde estuvo en 2022?", ["2022-01-01/2022-12-31"], [], "en 2022"),
+        ("¿Qué hizo el 3 de mayo?", [], [(5, 3, 3)], "3 de mayo"),
+        ("¿Qué hizo en mayo?", [], [(5, 1, 31)], "en mayo"),
+        ("¿Qué hizo a finales de Septiembre?", [], [(9, 1, 31)], "a finales de Septiembre"),
+        ("¿Qué comió ayer?", ["2026-11-29/2026-11-29"], [], "ayer"),
+        ("¿Qué hizo la semana pasada?", ["2026-11-23/2026-11-29"], [], "la semana pasada"),
+        ("¿Qué leyó el mes pasado?", ["2026-10-01/2026-10-31"], [], "el mes pasado"),
+        ("¿Adónde fue el año pasado?", ["2025-01-01/2025-12-31"], [], "el año pasado"),
+        ("¿Adónde fue hace dos años?", ["2024-01-01/2024-12-31"], [], "hace dos años"),
+    ],
+)
+def test_spanish_times_in_a_query(query: str, ranges: list[str], yearless: list[tuple[int, int, int]], span: str) -> None:
+    assert asked(query) == (ranges, yearless, [span])
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Ayer fui a Sevilla.", ["2023-06-02/2023-06-02"]),
+        ("Anoche llovió.", ["2023-06-02/2023-06-02"]),
+        ("Yo anteayer me apunté.", ["2023-06-01/2023-06-01"]),
+        ("Hoy empecé a entrenar.", ["2023-06-03/2023-06-03"]),
+        ("Esta mañana corrí.", ["2023-06-03/2023-06-03"]),
+        ("Mañana te llamo.", ["2023-06-04/2023-06-04"]),
+        ("Nos vemos mañana por la mañana.", ["2023-06-04/2023-06-04"]),
+        ("Pasado mañana salimos.", ["2023-06-05/2023-06-05"]),
+        ("La semana pasada corrí quince kilómetros.", ["2023-05-22/2023-05-28"]),
+        ("El fin de semana pasado fuimos al pueblo.", ["2023-05-27/2023-05-28"]),
+        ("El mes pasado planté tomates.", ["2023-05-01/2023-05-31"]),
+        ("El mes que viene me mudo.", ["2023-07-01/2023-07-31"]),
+        ("La próxima semana empiezo.", ["2023-06-05/2023-06-11"]),
+        ("El año pasado estuve en Lisboa.", ["2022-01-01/2022-12-31"]),
+        ("Este año quiero correr.", ["2023-01-01/2023-12-31"]),
+        ("Lo leí hace tres años.", ["2020-01-01/2020-12-31"]),
+        ("Hace 3 días.", ["2023-05-31/2023-05-31"]),
+        ("Hace un par de semanas.", ["2023-05-20/2023-05-26"]),
+        ("El verano pasado fuimos a la playa.", ["2022-06-01/2022-08-31"]),
+        ("El viernes pasado cenamos fuera.", ["2023-06-02/2023-06-02"]),
+        ("Salimos el 7 de julio.", ["2023-07-07/2023-07-07"]),
+        ("Nos casamos el 8 de mayo de 2020.", ["2020-05-08/2020-05-08"]),
+    ],
+)
+def test_spanish_times_in_an_entry(text: str, expected: list[str]) -> None:
+    assert refs(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Por la mañana corro.",  # the morning, not tomorrow
+        "Cada mañana compro fruta.",
+        "Me levanto temprano de mañana.",
+        "La semana tiene siete días.",  # a week, no particular one
+        "Un mes es mucho tiempo.",
+        "Mayo es mi mes favorito.",  # a month named, not a time of the text
+        "Hace frío.",  # "hace" without a duration
+        "Tengo 3 gatos y 2 perros.",
+        "The Mayo 2023 report",  # English text: no Spanish reading
+    ],
+)
+def test_spanish_non_times(text: str) -> None:
+    assert refs(text) == []
+
+
+# ---------------------------------------------------------------------------- Hindi
+
+
+@pytest.mark.parametrize(
+    ("query", "ranges", "yearless"),
+    [
+        ("3 मई 2023 को राहुल ने क्या सीखना शुरू किया?", ["2023-05-03/2023-05-03"], []),
+        ("३ मई २०२३ को क्या हुआ?", ["2023-05-03/2023-05-03"], []),  # Devanagari digits
+        ("16 सितंबर 2023 को अनीता कहाँ से लौटी?", ["2023-09-16/2023-09-16"], []),
+        ("16 सितम्बर, 2023", ["2023-09-16/2023-09-16"], []),
+        ("जून 2023 में प्रिया की मैनेजर कौन थी?", ["2023-06-01/2023-06-30"], []),
+        ("2022 में क्या हुआ?", ["2022-01-01/2022-12-31"], []),
+        ("3 मई को क्या हुआ?", [], [(5, 3, 3)]),
+        ("मई में क्या हुआ?", [], [(5, 1, 31)]),
+        ("पिछले हफ्ते क्या किया?", ["2026-11-23/2026-11-29"], []),
+        ("पिछले साल कहाँ गए?", ["2025-01-01/2025-12-31"], []),
+    ],
+)
+def test_hindi_times_in_a_query(query: str, ranges: list[str], yearless: list[tuple[int, int, int]]) -> None:
+    assert asked(query)[:2] == (ranges, yearless)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("आज ही मैंने तबला सीखना शुरू किया है।", ["2023-06-03/2023-06-03"]),
+        # कल is yesterday with a past verb, tomorrow with a future one, else both sides.
+        ("कल मैंने उसके साथ तीन फ्लैट देखे थे।", ["2023-06-02/2023-06-02"]),
+        ("कल मैं बाज़ार गया।", ["2023-06-02/2023-06-02"]),
+        ("कल मैं बाज़ार जाऊँगा।", ["2023-06-04/2023-06-04"]),
+        ("कल हम मिलेंगे।", ["2023-06-04/2023-06-04"]),
+        ("कल पार्टी है।", ["2023-06-02/2023-06-04"]),
+        ("कल मैं आया था। कल फिर आऊँगा।", ["2023-06-02/2023-06-02", "2023-06-04/2023-06-04"]),
+        ("परसों तक तैयार हो जाएगी।", ["2023-06-05/2023-06-05"]),
+        ("पिछले हफ्ते चप्पल चबा डाली।", ["2023-05-22/2023-05-28"]),
+        ("पिछले हफ़्ते", ["2023-05-22/2023-05-28"]),  # हफ़्ते with a nukta
+        ("पिछले सप्ताह", ["2023-05-22/2023-05-28"]),
+        ("अगले हफ्ते", ["2023-06-05/2023-06-11"]),
+        ("पिछले महीने", ["2023-05-01/2023-05-31"]),
+        ("अगले महीने जयपुर जा रहा हूँ", ["2023-07-01/2023-07-31"]),
+        ("पिछले साल", ["2022-01-01/2022-12-31"]),
+        ("पिछले वर्ष", ["2022-01-01/2022-12-31"]),
+        ("इस सप्ताहांत", ["2023-06-03/2023-06-04"]),
+        ("इस साल", ["2023-01-01/2023-12-31"]),
+        ("अगले साल परीक्षा है", ["2024-01-01/2024-12-31"]),
+        ("दो साल पहले", ["2021-01-01/2021-12-31"]),
+        ("3 दिन पहले", ["2023-05-31/2023-05-31"]),
+        ("3 मई 2023 को", ["2023-05-03/2023-05-03"]),
+        ("मई में गए थे", ["2023-05-01/2023-05-31"]),
+    ],
+)
+def test_hindi_times_in_an_entry(text: str, expected: list[str]) -> None:
+    assert refs(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "कलम से लिखो",  # कलम (pen) begins with कल
+        "सकल घरेलू उत्पाद",  # कल inside a word
+        "आजकल सब ठीक है",  # "these days", not today
+        "मार्च निकाला गया",  # a march (protest), no postposition of time
+        "मेरे पास 3 किताबें हैं",
+        "साल भर की बात",
+    ],
+)
+def test_hindi_non_times(text: str) -> None:
+    assert refs(text) == []
+
+
+# ---------------------------------------------------------------------------- through the service
+
+
+def turn(text: str, at: datetime, author: str) -> MemoryEntry:
+    return MemoryEntry(content=Content(role="user").with_text(text), author=author, timestamp=at)
+
+
+@pytest.mark.parametrize(
+    ("said", "question"),
+    [
+        ("昨天我去了成都看奶奶。", "2023年6月2日我去了哪里看奶奶？"),
+        ("昨日、京都で抹茶を飲んだ。", "2023年6月2日に京都で何を飲んだ？"),
+        ("Ayer fui a Sevilla a ver a mi abuela.", "¿A quién vi en Sevilla el 2 de junio de 2023?"),
+        ("कल मैं जयपुर गया था।", "2 जून 2023 को मैं कहाँ गया?"),
+    ],
+)
+async def test_a_dated_question_finds_the_day_said_another_way(service: MemoryService, said: str, question: str) -> None:
+    # The entry says "yesterday" on 3 June; months later the same words said again. Only
+    # the first is about 2 June (said the day after): the question's date decides.
+    await service.add_session("app", "u", "s1", [turn(said, SAID, "Ana")])
+    await service.add_session("app", "u", "s2", [turn(said, datetime(2023, 9, 20, 10, 0, tzinfo=UTC), "Ana")])
+    response = await service.search(SearchRequest(query=question, app_name="app", user_id="u", as_of=NOW))
+    assert response.hits[0].memory.timestamp == SAID
+    assert response.hits[0].matched_time == "said 2023-06-03" and response.hits[0].time_score > 0
+    assert response.hits[1].matched_time is None
+    assert refs(said) == ["2023-06-02/2023-06-02"]
