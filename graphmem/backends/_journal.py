@@ -564,6 +564,8 @@ def _entry_problem(entry: Any) -> str | None:
             return f"an entry has no {name!r}"
         if not check(entry[name]):
             return f"an entry's {name!r} has the wrong type ({type(entry[name]).__name__})"
+    if not _is_opt_str(entry.get("language")):
+        return f"an entry's 'language' has the wrong type ({type(entry['language']).__name__})"
     timestamp = entry.get("timestamp")
     if not isinstance(timestamp, str):
         return "an entry's 'timestamp' is not a string"

@@ -683,6 +683,7 @@ class GraphMemoryService(MemoryService):
             "role": rec["role"],
             "text": rec["text"],
             "timestamp": rec["timestamp"],
+            "language": rec.get("language"),
         }
         stored = stored_entry_from_properties(props)
         app, user = owner.app_name, owner.user_id
@@ -780,6 +781,7 @@ def _stored_record(stored: StoredEntry, tokens: Sequence[str], entities: Sequenc
         "text": memory.text,
         "timestamp": memory.timestamp.isoformat(),
         "position": stored.position,
+        "language": stored.language,
         "tokens": list(tokens),
         "entities": [list(e) for e in entities],
     }
