@@ -34,6 +34,11 @@ installed, a blank English pipeline with the lookup lemmatizer is used instead (
 then no entities) and a warning is logged; without ``spacy-lookups-data`` too, tokens are
 lowercase words instead of lemmas.
 
+Each text is decomposed by the pipeline of its language (``Decomposer(language="auto")``,
+the default, detects it per text; see :mod:`graphmem._language` and
+:mod:`graphmem._pipelines`). Everything above is the default (English) pipeline's rules;
+ASCII text goes to it without any detection.
+
 Named-entity recognition is most of the work of storing (about 390 short texts/s on one
 core). ``Decomposer(n_process=2)`` splits a large batch among worker processes (see
 :class:`Decomposer`); the result is the same as decomposing in this process.

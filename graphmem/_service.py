@@ -265,7 +265,8 @@ class MemoryService(ABC):
     Args:
         nlp: the spaCy pipeline (a loaded ``Language`` or a pipeline name), ``None`` for
             the default English pipeline (see :mod:`graphmem._decompose`), or a
-            ``Decomposer`` (e.g. ``Decomposer(n_process=2)`` for bulk loads). A decomposer
+            ``Decomposer`` (e.g. ``Decomposer(n_process=2)`` for bulk loads,
+            ``Decomposer(language="ja")`` for an app in one language). A decomposer
             passed in belongs to the caller: ``close()`` leaves it running, so several
             services can share one; the one a service creates is closed with it.
         weights: the scorer's constants.
