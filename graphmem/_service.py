@@ -88,6 +88,8 @@ class StoredEntry:
     session_id: str | None
     project_id: str | None
     position: int
+    #: The language its text was decomposed as (``None``: stored before languages were).
+    language: str | None = None
 
     @property
     def recency(self) -> RecencyKey:
@@ -132,12 +134,15 @@ class EntryRecord:
             them 0, 1, 2, ... in order (as ``add_session`` does).
         terms: the tokens and entities (with the label of each entity's node) to store as
             they are; ``None`` to decompose the text as ``add_session`` does.
+        language: the language to store with ``terms``; ``None`` detects it from the text
+            (as decomposing would). Without ``terms`` the decomposition decides.
     """
 
     memory: MemoryEntry
     entry_id: str | None = None
     position: int | None = None
     terms: Decomposition | None = None
+    language: str | None = None
 
 
 def next_pairs(positions: Sequence[int]) -> list[tuple[int, int]]:
@@ -280,7 +285,8 @@ class MemoryService(ABC):
     Args:
         nlp: the spaCy pipeline (a loaded ``Language`` or a pipeline name), ``None`` for
             the default English pipeline (see :mod:`graphmem._decompose`), or a
-            ``Decomposer`` (e.g. ``Decomposer(n_process=2)`` for bulk loads). A decomposer
+            ``Decomposer`` (e.g. ``Decomposer(n_process=2)`` for bulk loads,
+            ``Decomposer(language="ja")`` for an app in one language). A decomposer
             passed in belongs to the caller: ``close()`` leaves it running, so several
             services can share one; the one a service creates is closed with it.
         weights: the scorer's constants.
@@ -874,6 +880,7 @@ class MemoryService(ABC):
                     session_id=session_id,
                     project_id=project_id,
                     position=position,
+                    language=parts.language,
                 ),
                 _own_terms(entry, parts, participants),
             )
@@ -898,16 +905,21 @@ class MemoryService(ABC):
         for record, position in zip(records, positions, strict=True):
             if record.terms is not None:
                 terms = record.terms
+                language = record.language or record.terms.language
+                if language is None:
+                    language = await asyncio.to_thread(self._decomposer.language_of, record.memory.text)
             else:
                 parts = next(decomposed)
                 own = _participants([record.memory]) if participants is None else participants
                 terms = _own_terms(record.memory, parts, own)
+                language = parts.language
             stored = StoredEntry(
                 entry_id=record.entry_id or new_entry_id(),
                 memory=record.memory,
                 session_id=session_id,
                 project_id=project_id,
                 position=position,
+                language=language,
             )
             prepared.append(_prepared_entry(stored, terms))
         return prepared
@@ -1237,7 +1249,7 @@ def _own_terms(entry: MemoryEntry, parts: Decomposition, participants: set[str])
     tokens.update(dict.fromkeys(own))
     entities = tuple(e for e in parts.entities if e.name not in addressed)
     tokens.update(dict.fromkeys(type_tokens(entities)))
-    return Decomposition(tokens=tuple(tokens), entities=entities)
+    return Decomposition(tokens=tuple(tokens), entities=entities, language=parts.language)
 
 
 def _prepared_entry(stored: StoredEntry, terms: Decomposition) -> PreparedEntry:

@@ -187,7 +187,8 @@ async def test_graph_shape_matches_the_shared_model(neo: Any) -> None:
     assert len(props) == 3
     # Null properties are simply absent in Neo4j; the rest are exactly entry_properties().
     assert set(props[0]) == {
-        "id", "app_name", "user_id", "session_id", "position", "author", "role", "text", "timestamp", "time_refs"
+        "id", "app_name", "user_id", "session_id", "position", "author", "role", "text", "timestamp", "time_refs",
+        "language",
     }
     tokens = await neo.driver.execute_query("MATCH (t:Token) RETURN t.value AS v, properties(t) AS p")
     assert all(set(r["p"]) == {"app_name", "user_id", "value", "speaker"} for r in tokens.records)

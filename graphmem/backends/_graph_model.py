@@ -4,11 +4,13 @@ Both backends store the same nodes and relationships with the same properties, s
 Cypher debugging query reads either:
 
 - ``(:Entry {id, app_name, user_id, project_id, session_id, position, author, role, text,
-  timestamp, time_refs})`` — ``timestamp`` is an ISO-8601 UTC string, ``project_id`` and
+  timestamp, time_refs, language})`` — ``timestamp`` is an ISO-8601 UTC string, ``project_id`` and
   ``session_id`` are null outside a project / session; ``time_refs`` lists the day ranges
   that time expressions in the text refer to, resolved against ``timestamp``, as ISO 8601
   intervals (``"2023-05-22/2023-05-28"`` for "last week" said on 3 June 2023; see
-  :mod:`graphmem._time`), empty when the text names no time.
+  :mod:`graphmem._time`), empty when the text names no time; ``language`` is the code of
+  the language the text was decomposed as (``"en"``, ``"ja"``, ...; see
+  :mod:`graphmem._language`), null for entries stored before languages were.
 - ``(:Token {app_name, user_id, value, speaker})`` — ``speaker`` is true once the token
   has been a word of an entry's author (the query that holds it names a speaker); it is
   never reset while the token exists.
@@ -54,6 +56,7 @@ def entry_properties(app_name: str, user_id: str, entry: StoredEntry) -> dict[st
         "text": memory.text,
         "timestamp": memory.timestamp.isoformat(),
         "time_refs": time_refs(memory.text, memory.timestamp),
+        "language": entry.language,
     }
 
 
@@ -91,4 +94,5 @@ def stored_entry_from_properties(props: dict[str, Any]) -> StoredEntry:
         session_id=props["session_id"],
         project_id=props["project_id"],
         position=int(props["position"]),
+        language=props.get("language"),
     )

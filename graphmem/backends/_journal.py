@@ -58,7 +58,7 @@ temporary file is never trusted (the segment is complete without it) and is dele
 
 **Snapshots.** A writer (on opening the store and on closing it, see the networkx
 backend) snapshots each user with :data:`SNAPSHOT_AFTER_BYTES` or more of its segment in no
-snapshot: one JSON header line ``{"format": "graphmem-snapshot", "version": 1, app_name,
+snapshot: one JSON header line ``{"format": "graphmem-snapshot", "version": 2, app_name,
 user_id, python, marshal, segment_bytes, segment_sha256, payload_bytes, payload_sha256}``
 then the payload, the user's state as :mod:`marshal` writes it (the backend decides what it
 holds). ``segment_bytes`` is the segment's length when it was taken and ``segment_sha256``
@@ -103,6 +103,8 @@ VERSION = 2
 HEADER = {"format": FORMAT, "version": VERSION}
 SEGMENT_FORMAT = "graphmem-segment"
 SNAPSHOT_FORMAT = "graphmem-snapshot"
+#: Version 2: entries carry their language. Another version is ignored (the journal rebuilds).
+SNAPSHOT_VERSION = 2
 
 #: A writer snapshots a user (on opening the store and on closing it) once this many bytes
 #: of the user's segment are in no snapshot: replaying a short tail costs little.
@@ -436,7 +438,7 @@ class Journal:
         payload = marshal.dumps(state)
         header = {
             "format": SNAPSHOT_FORMAT,
-            "version": 1,
+            "version": SNAPSHOT_VERSION,
             "app_name": owner[0],
             "user_id": owner[1],
             "python": list(sys.version_info[:2]),
@@ -706,6 +708,8 @@ def _entry_problem(entry: Any) -> str | None:
             return f"an entry has no {name!r}"
         if not check(entry[name]):
             return f"an entry's {name!r} has the wrong type ({type(entry[name]).__name__})"
+    if not _is_opt_str(entry.get("language")):
+        return f"an entry's 'language' has the wrong type ({type(entry['language']).__name__})"
     timestamp = entry.get("timestamp")
     if not isinstance(timestamp, str):
         return "an entry's 'timestamp' is not a string"
@@ -778,7 +782,8 @@ def _snapshot_problem(
         header = json.loads(data[:end]) if end >= 0 else None
     except ValueError:
         header = None
-    if not isinstance(header, dict) or header.get("format") != SNAPSHOT_FORMAT or header.get("version") != 1:
+    expected = (SNAPSHOT_FORMAT, SNAPSHOT_VERSION)
+    if not isinstance(header, dict) or (header.get("format"), header.get("version")) != expected:
         return "its first line is not a graphmem snapshot header"
     if (header.get("app_name"), header.get("user_id")) != owner:
         return "it is another user's"

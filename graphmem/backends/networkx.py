@@ -123,7 +123,9 @@ class _Entry:
             author=self.author,
             timestamp=self.timestamp,
         )
-        return StoredEntry(self.entry_id, memory, self.session_id, self.project_id, self.position)
+        return StoredEntry(
+            self.entry_id, memory, self.session_id, self.project_id, self.position, language=props.get("language")
+        )
 
     def time_refs(self) -> list[str]:
         """The ``time_refs`` property, computed on first use (parsing every text's time
@@ -826,6 +828,7 @@ class GraphMemoryService(MemoryService):
             "role": role,
             "text": text,
             "timestamp": sys.intern(when.isoformat()),  # shared by a session's turns said at once
+            "language": _intern_opt(rec.get("language")),
         }
         # The graph's own dicts, written directly: networkx's add_node/add_edge would build
         # an attribute dict per edge (shared ones here, see _EDGE) and take far longer.
@@ -969,6 +972,7 @@ class GraphMemoryService(MemoryService):
                     e.props["role"],
                     e.props["text"],
                     e.props["timestamp"],
+                    e.props.get("language"),
                     [token_index[n] for n in succ[e.key] if n[0] == TOKEN],
                     [entity_index[n] for n in succ[e.key] if n[0] == ENTITY],
                 )
@@ -1027,7 +1031,9 @@ class GraphMemoryService(MemoryService):
             entity_keys.append(key)
         own = self._entries[owner]
         entry_keys: list[NodeKey] = []
-        for entry_id, project_id, session_id, position, author, role, text, timestamp, held, named in dump["entries"]:
+        for entry_id, project_id, session_id, position, author, role, text, timestamp, language, held, named in dump[
+            "entries"
+        ]:
             # Not interned again: marshal keeps the sharing the dump had (one object for a
             # session id, an author, a timestamp said at once), at a fraction of the time.
             node: NodeKey = (ENTRY, app, user, entry_id)
@@ -1043,6 +1049,7 @@ class GraphMemoryService(MemoryService):
                 "role": role,
                 "text": text,
                 "timestamp": timestamp,
+                "language": language,
             }
             nodes[node] = props
             out = dict.fromkeys([token_keys[i] for i in held], has_token)
@@ -1083,6 +1090,7 @@ class GraphMemoryService(MemoryService):
             "text": props["text"],
             "timestamp": props["timestamp"],
             "position": entry.position,
+            "language": props.get("language"),
             "tokens": [n[3] for n in linked if n[0] == TOKEN],
             "entities": [[n[3], graph._node[n]["label"]] for n in linked if n[0] == ENTITY],
         }
@@ -1122,6 +1130,7 @@ def _entry_record(entry: PreparedEntry) -> dict[str, Any]:
         "text": memory.text,
         "timestamp": memory.timestamp.isoformat(),
         "position": stored.position,
+        "language": stored.language,
         "tokens": list(entry.tokens),
         "entities": [[e.name, e.label] for e in entry.entities],
     }

@@ -1,0 +1,144 @@
+"""Which language a text is in: by its script first, then by a detector among Latin languages.
+
+Detection has to be cheap for English, which is most of what graphmem stores, and right for
+the short texts a memory sees (a turn, a question). So it decides from what costs least:
+
+1. **ASCII only** -> English, at once (``str.isascii``). A Spanish text without accents or
+   inverted marks is therefore read as English: an app whose users write Spanish sets
+   ``Decomposer(language="es")``.
+2. **Script**: the letters are counted per script (a Han, kana or Hangul character counts as
+   three letters: it is about a word's worth of Latin letters). The script with most wins:
+   any kana among CJK characters -> Japanese; Han without kana -> Chinese; Hangul -> Korean;
+   Devanagari -> Hindi; another non-Latin script -> ``"xx"`` (unknown). So "I had ラーメン
+   in Tokyo" stays English and "LGBTQのサポートグループ" is Japanese.
+3. **Latin letters**: all of them ASCII (curly quotes, dashes and emoji are no letters) ->
+   English; "¿" or "¡" -> Spanish; otherwise `lingua <https://github.com/pemistahl/lingua-py>`_
+   (``lingua-language-detector``, extra ``langdetect``), built for English and the Latin
+   languages graphmem has pipelines for only, decides; when it is unsure (the two best
+   languages less than 0.1 apart), or is not installed, English.
+
+The detector is built on the first text that needs it, never at import, in lingua's low
+accuracy mode (trigram models only): about 10 MB and 0.3 s to load, where the high
+accuracy mode takes over 200 MB and seconds, a cost an English user would pay for the first
+"café". It is less sure of very short texts; an app that knows its language sets it.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from typing import Any
+
+__all__ = ["LATIN_LANGUAGES", "SUPPORTED_LANGUAGES", "LanguageDetector", "script_language"]
+
+logger = logging.getLogger("graphmem")
+
+#: Latin-script languages with a spaCy tokenizer, stop words and lookup lemmas.
+LATIN_LANGUAGES = ("es", "fr", "de", "it", "pt")
+#: Every language code a text can be decomposed as (``"xx"``: unknown script, and ``"ko"``
+#: Korean, are decomposed by the default pipeline).
+SUPPORTED_LANGUAGES = ("en", *LATIN_LANGUAGES, "hi", "ja", "zh")
+#: Codes ``detect`` may return besides the supported ones.
+DETECTED_ONLY = ("ko", "xx")
+
+_KANA = re.compile("[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")
+_HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_HANGUL = re.compile("[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]")
+_DEVANAGARI = re.compile("[\u0900-\u097f\ua8e0-\ua8ff]")
+_LATIN = re.compile("[A-Za-z\u00aa\u00ba\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u1e00-\u1eff]")
+_NON_ASCII_LATIN = re.compile("[\u00aa\u00ba\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u1e00-\u1eff]")
+_LETTER = re.compile(r"[^\W\d_]")
+#: Characters weigh like this many Latin letters (a CJK character is about a word).
+_CJK_WEIGHT = 3
+#: Long texts are judged on their beginning: the script of a turn does not change midway.
+_SAMPLE_CHARS = 2_000
+#: lingua's answer counts only when the best language leads the next by this much.
+_MIN_RELATIVE_DISTANCE = 0.1
+
+
+def script_language(text: str) -> str | None:
+    """The language a text's script decides (``"ja"``, ``"zh"``, ``"ko"``, ``"hi"``, ``"xx"``
+    or ``"en"`` for Latin text whose letters are all ASCII), or ``None`` when its Latin
+    letters need the detector. Text without letters is ``"en"``."""
+    if text.isascii():
+        return "en"
+    sample = text[:_SAMPLE_CHARS]
+    kana = len(_KANA.findall(sample))
+    han = len(_HAN.findall(sample))
+    hangul = len(_HANGUL.findall(sample))
+    devanagari = len(_DEVANAGARI.findall(sample))
+    latin = len(_LATIN.findall(sample))
+    letters = len(_LETTER.findall(sample))
+    other = max(0, letters - kana - han - hangul - devanagari - latin)
+    cjk = _CJK_WEIGHT * (kana + han + hangul)
+    best = max(cjk, devanagari, latin, other)
+    if best == 0:
+        return "en"
+    if cjk == best:
+        if kana:
+            return "ja"
+        return "ko" if hangul > han else "zh"
+    if devanagari == best:
+        return "hi"
+    if latin == best:
+        if "¿" in sample or "¡" in sample:
+            return "es"
+        return None if _NON_ASCII_LATIN.search(sample) else "en"
+    return "xx"
+
+
+class LanguageDetector:
+    """Detects the language of a text (see the module docstring). Thread-safe; lingua is
+    built on the first text that needs it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._lingua: Any = None
+        self._lingua_missing = False
+        self._codes: dict[Any, str] = {}
+
+    @property
+    def ready(self) -> bool:
+        """Whether detecting needs no loading (lingua built, or not installed)."""
+        return self._lingua is not None or self._lingua_missing
+
+    def detect(self, text: str) -> str:
+        """The language code of ``text``: one of :data:`SUPPORTED_LANGUAGES`, ``"ko"`` or ``"xx"``."""
+        by_script = script_language(text)
+        if by_script is not None:
+            return by_script
+        lingua = self._detector()
+        if lingua is None:
+            return "en"
+        found = lingua.detect_language_of(text[:_SAMPLE_CHARS])
+        return "en" if found is None else self._codes.get(found, "en")
+
+    def _detector(self) -> Any:
+        if self._lingua is not None or self._lingua_missing:
+            return self._lingua
+        with self._lock:
+            if self._lingua is None and not self._lingua_missing:
+                try:
+                    from lingua import IsoCode639_1, Language, LanguageDetectorBuilder
+                except ImportError:
+                    self._lingua_missing = True
+                    logger.warning(
+                        "graphmem: the language detector is not installed; text in Latin "
+                        "letters is taken as English. Install it with: "
+                        "pip install 'graphmem[langdetect]' (or set Decomposer(language=...))"
+                    )
+                    return None
+                languages = [
+                    Language.from_iso_code_639_1(getattr(IsoCode639_1, code.upper()))
+                    for code in ("en", *LATIN_LANGUAGES)
+                ]
+                self._codes = {language: language.iso_code_639_1.name.lower() for language in languages}
+                self._lingua = (
+                    LanguageDetectorBuilder.from_languages(*languages)
+                    .with_minimum_relative_distance(_MIN_RELATIVE_DISTANCE)
+                    .with_low_accuracy_mode()
+                    .with_preloaded_language_models()
+                    .build()
+                )
+        return self._lingua

@@ -1,0 +1,174 @@
+"""The spaCy pipeline of each language other than the default one, loaded lazily.
+
+Each is built from a PyPI package and decomposes entries and queries of its language by the
+same rules, so their tokens agree:
+
+- **es, fr, de, it, pt** ("lookup" style, the English rules): spaCy's tokenizer and stop
+  words for the language and the lemma lookup table of ``spacy-lookups-data``; a word written
+  as a name keeps its form. No entities (no PyPI pipeline with NER fits spaCy 3.8).
+- **ja** (extra ``ja``): the GiNZA pipeline ``ja_ginza`` (SudachiPy with SudachiDict-core,
+  split mode C), reduced to its tokenizer and named-entity recogniser. Tokens are
+  dictionary forms (``住んで`` -> ``住む``); particles, auxiliaries, conjunctions, pronouns,
+  determiners, punctuation and Japanese stop words are not tokens. The part of speech comes
+  from the tokenizer (Sudachi's dictionary), not from the morphologizer, so a query (run
+  through the tokenizer alone) and an entry agree. GiNZA's entity labels (Extended Named
+  Entities) are mapped to the OntoNotes labels graphmem keeps (``Person`` -> ``PERSON``).
+- **zh** (extra ``zh``): spaCy's Chinese tokenizer with the ``jieba`` segmenter (its
+  dictionary ships in the package; ``spacy-pkuseg`` would download its model at run time),
+  Chinese stop words dropped. Words of three or more characters (names, transliterations,
+  compounds) also give their character n-grams (``char_grams``, unigrams and bigrams by
+  default): a name transliterated one character differently ("玛丽亚" / "玛利亚") still
+  shares characters. No entities (no Chinese NER pipeline on PyPI).
+- **hi**: spaCy's Hindi tokenizer, stop words and its ``norm`` (a light suffix stemmer:
+  ``रहती`` -> ``रह``), after Indic normalisation (:func:`normalise_indic`). No entities.
+
+A language whose package is missing is decomposed by the default pipeline, as before this
+module existed (Chinese and Japanese in character unigrams and bigrams), with a warning
+naming the extra to install.
+"""
+
+from __future__ import annotations
+
+import logging
+import unicodedata
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+    from spacy.tokens import Token
+
+__all__ = ["DEFAULT_CHAR_GRAMS", "LanguagePipeline", "load_language_pipeline", "normalise_indic"]
+
+logger = logging.getLogger("graphmem")
+
+#: Character n-gram sizes a Chinese word of three or more characters adds besides itself.
+DEFAULT_CHAR_GRAMS: tuple[int, ...] = (1, 2)
+#: Words at least this long give character n-grams.
+CHAR_GRAM_MIN_LENGTH = 3
+
+#: Parts of speech (from Sudachi's dictionary) that are grammar, not content, in Japanese.
+_JA_GRAMMAR_POS = frozenset({"ADP", "AUX", "SCONJ", "CCONJ", "PART", "PRON", "DET", "PUNCT", "SYM", "X", "SPACE"})
+#: The ja_ginza components decomposition does not use (kept: tokenizer, tok2vec, ner).
+_JA_UNUSED = ("parser", "morphologizer", "compound_splitter", "bunsetu_recognizer", "attribute_ruler")
+
+#: Which extra installs each language's pipeline.
+EXTRAS = {"ja": "ja", "zh": "zh"}
+_NAMES = {"ja": "Japanese", "zh": "Chinese", "hi": "Hindi"}
+
+
+@dataclass(frozen=True, slots=True)
+class LanguagePipeline:
+    """One language's pipeline and the rules that turn its tokens into graph nodes.
+
+    ``style="lookup"``: the default pipeline's rules (stop words, lookup ``lemmas``, names
+    kept as written). ``style="words"``: every word that is not grammar (``grammar_pos``),
+    a stop word or punctuation is a token, as ``value`` gives it (a lemma or a norm).
+    """
+
+    language: str
+    nlp: Language
+    style: str
+    lemmas: Mapping[str, str] | None = None
+    grammar_pos: frozenset[str] = frozenset()
+    value: Callable[[Token], str] | None = None
+    entity_labels: Mapping[str, str] | None = None
+    normalise: Callable[[str], str] | None = None
+    char_grams: tuple[int, ...] = ()
+    #: Whether a word whose lemma is a stop word is one too (Japanese inflects them).
+    stop_lemmas: bool = False
+
+    @property
+    def has_ner(self) -> bool:
+        return "ner" in self.nlp.pipe_names
+
+
+def normalise_indic(text: str) -> str:
+    """Devanagari spelled one way: NFC; no zero-width joiners (they only shape the glyphs);
+    no nukta (``क़`` is written ``क`` as often as not); chandrabindu as anusvara (``हैँ`` /
+    ``हैं``). The same normalisation as Lucene's Hindi normaliser applies for search."""
+    if "\u093c" in text or any("\u0958" <= ch <= "\u095f" or ch in "\u0929\u0931\u0934" for ch in text):
+        text = unicodedata.normalize("NFD", text).replace("\u093c", "")
+    text = unicodedata.normalize("NFC", text)
+    return text.replace("\u200c", "").replace("\u200d", "").replace("\u0901", "\u0902")
+
+
+def load_language_pipeline(
+    language: str,
+    *,
+    char_grams: tuple[int, ...] = DEFAULT_CHAR_GRAMS,
+    lemma_table: Callable[[str], Mapping[str, str] | None],
+) -> LanguagePipeline | None:
+    """The pipeline of ``language``, or ``None`` (with a warning) when its package is not
+    installed: the caller then uses the default pipeline."""
+    import spacy
+
+    if language == "ja":
+        try:
+            nlp = spacy.load("ja_ginza", exclude=list(_JA_UNUSED))
+        except (OSError, ImportError) as exc:
+            _warn_missing(language, exc)
+            return None
+        return LanguagePipeline(
+            language="ja",
+            nlp=nlp,
+            style="words",
+            grammar_pos=_JA_GRAMMAR_POS,
+            value=_lemma,
+            entity_labels=_ene_to_ontonotes(),
+            stop_lemmas=True,
+        )
+    if language == "zh":
+        try:
+            _quiet_jieba()  # before spaCy's tokenizer warms jieba up
+            nlp = spacy.blank("zh", config={"nlp": {"tokenizer": {"segmenter": "jieba"}}})
+        except ImportError as exc:
+            _warn_missing(language, exc)
+            return None
+        return LanguagePipeline(language="zh", nlp=nlp, style="words", value=_lower, char_grams=char_grams)
+    if language == "hi":
+        return LanguagePipeline(
+            language="hi", nlp=spacy.blank("hi"), style="words", value=_norm, normalise=normalise_indic
+        )
+    return LanguagePipeline(language=language, nlp=spacy.blank(language), style="lookup", lemmas=lemma_table(language))
+
+
+def _warn_missing(language: str, exc: Exception) -> None:
+    logger.warning(
+        "graphmem: the %s pipeline is not installed (%s); %s text is decomposed by the default "
+        "pipeline instead (character unigrams and bigrams, no entities). Install it with: "
+        "pip install 'graphmem[%s]'",
+        _NAMES.get(language, language),
+        str(exc).splitlines()[0] if str(exc) else type(exc).__name__,
+        _NAMES.get(language, language),
+        EXTRAS.get(language, "multilingual"),
+    )
+
+
+def _quiet_jieba() -> None:
+    import jieba
+
+    # jieba logs "Building prefix dict..." on stderr at DEBUG level on its first cut.
+    jieba.setLogLevel(logging.WARNING)
+    jieba.initialize()
+
+
+def _ene_to_ontonotes() -> Mapping[str, str]:
+    try:
+        from ginza.ene_ontonotes_mapper import ENE_ONTONOTES_MAPPING
+    except ImportError:
+        return {}
+    return dict(ENE_ONTONOTES_MAPPING)
+
+
+def _lemma(token: Token) -> str:
+    return str(token.lemma_ or token.text).lower()
+
+
+def _lower(token: Token) -> str:
+    return str(token.lower_)
+
+
+def _norm(token: Token) -> str:
+    return str(token.norm_ or token.lower_)

@@ -1,0 +1,307 @@
+"""Recall in the user's own language: detection, each language's pipeline, storage, search.
+
+Real pipelines throughout (GiNZA for Japanese, jieba for Chinese, spaCy's Hindi and Spanish
+with the lookup tables); a missing extra is simulated by making its import fail.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from graphmem import Content, Decomposer, GraphMemoryService, MemoryEntry, MemoryService, SearchRequest, open_memory
+from graphmem._fixtures import FixtureError, dump_fixtures, export_fixtures, load_fixtures
+from graphmem._language import LanguageDetector, script_language
+from graphmem._pipelines import normalise_indic
+from graphmem.cli._cypher_run import run_read_only
+from tests.conftest import make_neo4j_service
+
+APP = "polyglot"
+USER = "mika"
+T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+
+#: One conversation per language: (author, text). The questions below each have one answer.
+CONVERSATIONS = {
+    "ja": [
+        ("ミカ", "妹のマリアは去年リスボンに引っ越しました。"),
+        ("ミカ", "週末は友達と京都でお寺を見に行きました。"),
+        ("ミカ", "最近、毎朝ジョギングを始めました。"),
+    ],
+    "zh": [
+        ("小林", "我妹妹玛丽亚去年搬到了里斯本。"),
+        ("小林", "周末我和朋友去北京看了长城。"),
+        ("小林", "最近我每天早上都去跑步。"),
+    ],
+    "hi": [
+        ("मीका", "मेरी बहन मारिया पिछले साल लिस्बन चली गई।"),
+        ("मीका", "सप्ताहांत में हम दोस्तों के साथ ताजमहल देखने गए।"),
+        ("मीका", "आजकल मैं हर सुबह दौड़ने जाती हूँ।"),
+    ],
+    "es": [
+        ("Mika", "Mi hermana María se mudó a Lisboa el año pasado."),
+        ("Mika", "El fin de semana visité la catedral de Sevilla con mis amigos."),
+        ("Mika", "Últimamente salgo a correr todas las mañanas."),
+    ],
+}
+#: (language, question, the text of the entry that answers it)
+QUESTIONS = [
+    ("ja", "マリアはどこに住んでいますか？", CONVERSATIONS["ja"][0][1]),
+    ("ja", "京都で何を見ましたか", CONVERSATIONS["ja"][1][1]),
+    ("zh", "玛丽亚住在哪里？", CONVERSATIONS["zh"][0][1]),
+    ("zh", "周末去长城了吗？", CONVERSATIONS["zh"][1][1]),
+    ("hi", "मारिया कहाँ चली गई?", CONVERSATIONS["hi"][0][1]),
+    ("hi", "ताजमहल कब देखा?", CONVERSATIONS["hi"][1][1]),
+    ("es", "¿Dónde vive María ahora?", CONVERSATIONS["es"][0][1]),
+    ("es", "¿Qué visitó en Sevilla?", CONVERSATIONS["es"][1][1]),
+]
+
+
+def turn(author: str, text: str, at: int = 0) -> MemoryEntry:
+    return MemoryEntry(content=Content(role="user").with_text(text), author=author, timestamp=T0 + timedelta(minutes=at))
+
+
+async def store_all(service: MemoryService) -> None:
+    await service.add_sessions(
+        APP,
+        USER,
+        {
+            f"s-{language}": [turn(author, text, i) for i, (author, text) in enumerate(turns)]
+            for language, turns in CONVERSATIONS.items()
+        },
+    )
+
+
+async def ranked(service: MemoryService, query: str) -> list[tuple[str, float]]:
+    response = await service.search(SearchRequest(query=query, app_name=APP, user_id=USER))
+    return [(h.memory.text, round(h.score, 9)) for h in response.hits]
+
+
+# ---------------------------------------------------------------------------- detection
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("Where does Maria live?", "en"),
+        ("I’m so happy 😊 — really", "en"),  # curly quote, dash, emoji: no letters outside ASCII
+        ("I had ラーメン in Tokyo yesterday", "en"),  # a few CJK characters in an English sentence
+        ("妹はどこに住んでいますか", "ja"),
+        ("LGBTQのサポートグループに行った", "ja"),
+        ("東京に行きたい", "ja"),  # kana among Han: Japanese
+        ("我妹妹住在北京", "zh"),  # Han without kana: Chinese
+        ("वह कहाँ रहती है?", "hi"),
+        ("¿Dónde vive?", "es"),  # inverted marks: Spanish, no detector needed
+        ("서울에 살아요", "ko"),
+        ("Где живёт Мария?", "xx"),
+        ("12:30 👍", "en"),
+    ],
+)
+def test_script_decides_without_the_detector(text: str, language: str) -> None:
+    detector = LanguageDetector()
+    assert script_language(text) == language
+    assert detector.detect(text) == language
+    assert not detector.ready, "the detector was built for a text its script decides"
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("Mi hermana María se mudó a Lisboa el año pasado.", "es"),
+        ("Ma sœur habite à Lisbonne depuis l'année dernière.", "fr"),
+        ("Meine Schwester wohnt seit letztem Jahr in München.", "de"),
+        ("I loved the café and the crème brûlée near our hotel", "en"),
+    ],
+)
+def test_latin_text_with_accents_goes_to_the_detector(text: str, language: str) -> None:
+    assert script_language(text) is None
+    assert LanguageDetector().detect(text) == language
+
+
+def test_language_setting_is_validated() -> None:
+    with pytest.raises(ValueError, match="language must be"):
+        Decomposer(language="klingon")
+    with pytest.raises(ValueError, match="char_grams"):
+        Decomposer(char_grams=(0,))
+
+
+def test_fixed_language_skips_detection(decomposer: Decomposer) -> None:
+    fixed = Decomposer(language="es")
+    assert fixed.language_of("Where does she live") == "es"
+    assert fixed.decompose("Vivía en Lisboa").language == "es"
+    # A pipeline of the caller's, without a language: everything is that pipeline's, as before.
+    assert Decomposer(decomposer.nlp).language is None
+
+
+# ---------------------------------------------------------------------------- pipelines
+
+
+def test_japanese_words_lemmas_and_no_particles(decomposer: Decomposer) -> None:
+    parts = decomposer.decompose("妹はどこに住んでいますか")
+    assert parts.language == "ja"
+    # は, に, で, い(る), ます, か are grammar; どこ a pronoun; 住んで is the verb 住む.
+    assert parts.tokens == ("妹", "住む")
+    moved = decomposer.decompose("妹のマリアは去年リスボンに引っ越しました。")
+    assert "引っ越す" in moved.tokens and "まし" not in moved.tokens and "の" not in moved.tokens
+    assert {(e.name, e.label) for e in moved.entities} >= {("マリア", "PERSON"), ("リスボン", "GPE")}
+
+
+def test_chinese_words_stop_words_and_char_grams(decomposer: Decomposer) -> None:
+    parts = decomposer.decompose("我妹妹玛丽亚去年搬到了里斯本。")
+    assert parts.language == "zh"
+    assert {"妹妹", "玛丽亚", "去年", "里斯本"} <= set(parts.tokens)
+    assert "我" not in parts.tokens and "了" not in parts.tokens  # stop words
+    # A transliterated name spelled one character differently still shares characters.
+    assert "玛" in parts.tokens and "亚" in parts.tokens and "玛丽" in parts.tokens
+    words_only = Decomposer(language="zh", char_grams=()).decompose("我妹妹玛丽亚去年搬到了里斯本。")
+    assert words_only.tokens == ("妹妹", "玛丽亚", "去年", "搬到", "里斯本")
+
+
+def test_hindi_stop_words_stems_and_normalisation(decomposer: Decomposer) -> None:
+    parts = decomposer.decompose("वह कहाँ रहती है?")
+    assert parts.language == "hi"
+    assert "है" not in parts.tokens and "वह" not in parts.tokens  # stop words
+    assert "रह" in parts.tokens  # रहती, रहता, रहते: one stem
+    # Nukta, zero-width joiners and chandrabindu are spelling, not words.
+    assert normalise_indic("क़िला") == normalise_indic("किला")
+    assert normalise_indic("क\u200dष") == "कष"
+    assert decomposer.decompose("क़िला देखा").tokens == decomposer.decompose("किला देखा").tokens
+
+
+def test_spanish_lemmas_and_stop_words(decomposer: Decomposer) -> None:
+    parts = decomposer.decompose("Mi hermana vivía en Lisboa y ahora vive en Oporto.")
+    assert parts.language == "es"
+    assert "vivir" in parts.tokens and "vivía" not in parts.tokens and "vive" not in parts.tokens
+    assert "en" not in parts.tokens and "mi" not in parts.tokens
+    assert "lisboa" in parts.tokens
+
+
+@pytest.mark.parametrize("text", [text for turns in CONVERSATIONS.values() for _, text in turns])
+def test_query_and_entry_are_decomposed_alike(decomposer: Decomposer, text: str) -> None:
+    entry, query = decomposer.decompose(text), decomposer.decompose_query(text)
+    assert query.language == entry.language
+    assert query.tokens == entry.tokens
+
+
+def test_english_is_decomposed_as_before(decomposer: Decomposer) -> None:
+    texts = ["My sister Maria moved to Lisbon.", "I’m painting again — the café is lovely!", "Thanks, Will, see you in May"]
+    english = Decomposer(decomposer.nlp)  # one pipeline for everything: the old behaviour
+    for text in texts:
+        auto = decomposer.decompose(text)
+        assert auto.language == "en"
+        assert (auto.tokens, auto.entities) == (english.decompose(text).tokens, english.decompose(text).entities)
+        assert decomposer.decompose_query(text).tokens == english.decompose_query(text).tokens
+
+
+def test_workers_decompose_every_language_as_this_process_does(decomposer: Decomposer) -> None:
+    texts = [text for turns in CONVERSATIONS.values() for _, text in turns] + ["My sister Maria moved to Lisbon."]
+    with Decomposer(n_process=2, batch_size=2) as pooled:
+        assert pooled.decompose_many(texts) == decomposer.decompose_many(texts)
+
+
+# ---------------------------------------------------------------------------- a missing extra
+
+
+@pytest.mark.parametrize(("language", "module", "text"), [("zh", "jieba", "我妹妹住在北京"), ("ja", "sudachipy", "妹は京都に住んでいます")])
+def test_missing_extra_falls_back_to_character_grams_with_a_warning(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, decomposer: Decomposer, language: str, module: str, text: str
+) -> None:
+    monkeypatch.setitem(sys.modules, module, None)  # `import jieba` now raises ImportError
+    fresh = Decomposer(decomposer.nlp, language="auto")
+    with caplog.at_level(logging.WARNING, logger="graphmem"):
+        parts = fresh.decompose(text)
+        query = fresh.decompose_query(text)
+    warnings = [r.getMessage() for r in caplog.records if r.name == "graphmem" and r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and f"graphmem[{language}]" in warnings[0]
+    assert parts.language == language
+    # What the default pipeline made of such text before languages existed: character
+    # unigrams and bigrams.
+    old = Decomposer(decomposer.nlp).decompose(text)
+    assert parts.tokens == old.tokens and query.tokens == old.tokens
+    assert text[0] in parts.tokens and text[:2] in parts.tokens
+
+
+# ---------------------------------------------------------------------------- storage and search, both backends
+
+
+@pytest.mark.parametrize(("language", "question", "answer"), QUESTIONS)
+async def test_search_finds_the_answer_in_its_language(
+    service: MemoryService, language: str, question: str, answer: str
+) -> None:
+    await store_all(service)
+    hits = await ranked(service, question)
+    assert hits and hits[0][0] == answer, f"{language}: {question} -> {hits}"
+
+
+async def test_japanese_query_links_entities_by_its_own_segmentation(service: MemoryService) -> None:
+    await store_all(service)
+    response = await service.search(SearchRequest(query="マリアについて教えて", app_name=APP, user_id=USER))
+    assert response.hits[0].memory.text == CONVERSATIONS["ja"][0][1]
+    assert "マリア" in response.hits[0].matched_entities
+
+
+async def test_language_is_stored_and_visible_to_cypher(service: MemoryService) -> None:
+    await store_all(service)
+    await service.add_entry(APP, USER, turn("Mika", "My sister Maria moved to Lisbon.", at=60))
+    rows = (
+        await run_read_only(
+            service,
+            "MATCH (e:Entry) WHERE e.app_name = $app AND e.user_id = $user RETURN e.text AS text, e.language AS language",
+            {"app": APP, "user": USER},
+        )
+    ).records()
+    by_text = {r["text"]: r["language"] for r in rows}
+    for language, turns in CONVERSATIONS.items():
+        for _, text in turns:
+            assert by_text[text] == language
+    assert by_text["My sister Maria moved to Lisbon."] == "en"
+    entries = await service.list_entries(APP, USER, all_projects=True)
+    assert {e.memory.text: e.language for e in entries} == by_text
+    recent = await service.recent_entries(APP, USER, 1)
+    assert recent[0].language == "en"
+
+
+async def test_backends_rank_every_language_identically(decomposer: Decomposer) -> None:
+    networkx = await open_memory("memory:", nlp=decomposer)
+    neo4j = await make_neo4j_service(decomposer)
+    try:
+        for svc in (networkx, neo4j):
+            await store_all(svc)
+        for _, question, _ in QUESTIONS:
+            assert await ranked(networkx, question) == await ranked(neo4j, question), question
+    finally:
+        await networkx.close()
+        await neo4j.close()
+
+
+async def test_language_round_trips_through_export_and_journal(service: MemoryService, tmp_path: Path) -> None:
+    await store_all(service)
+    sessions = await export_fixtures(service, APP, USER)
+    exported = {e.text: e.language for s in sessions for e in s.entries}
+    assert exported[CONVERSATIONS["hi"][0][1]] == "hi"
+    journal = GraphMemoryService(service.decomposer, path=tmp_path / "memory.journal")
+    await load_fixtures(journal, [io.BytesIO("".join(dump_fixtures(sessions)).encode("utf-8"))])
+    await journal.close()
+    reopened = GraphMemoryService(service.decomposer, path=tmp_path / "memory.journal")
+    try:
+        entries = await reopened.list_entries(APP, USER)
+        assert {e.memory.text: e.language for e in entries} == exported
+    finally:
+        await reopened.close()
+
+
+async def test_fixture_without_language_gets_it_detected_and_a_bad_one_is_refused(service: MemoryService) -> None:
+    line = (
+        '{"app_name": "polyglot", "user_id": "mika", "session_id": "s", "entries": [{"author": "ミカ", '
+        '"role": "user", "text": "京都に行きました", "tokens": ["京都", "行く"], "entities": []}]}\n'
+    )
+    await load_fixtures(service, [io.BytesIO(line.encode("utf-8"))])
+    [stored] = await service.list_entries(APP, USER)
+    assert stored.language == "ja"
+    bad = line.replace('"entities": []', '"entities": [], "language": "klingon"')
+    with pytest.raises(FixtureError, match="language must be one of"):
+        await load_fixtures(service, [io.BytesIO(bad.encode("utf-8"))])
