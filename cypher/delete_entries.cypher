@@ -1,5 +1,5 @@
 // Delete the owner's entries with these ids, then the Token and Entity nodes that no
-// entry uses any more. Returns how many entries were deleted. Runs after lock_user.cypher:
+// entry uses any more. Returns how many entries were deleted, and their authors. Runs after lock_user.cypher:
 // no other write of this user can link to a term between the "still used?" check and
 // the commit.
 UNWIND $ids AS id
@@ -10,12 +10,14 @@ USING INDEX e:Entry(id)
 WHERE e.app_name = $app_name AND e.user_id = $user_id
 OPTIONAL MATCH (e)-[:HAS_TOKEN|MENTIONS]->(term)
 WITH collect(DISTINCT e) AS doomed, collect(DISTINCT term) AS terms
+// Their authors, read before the delete: their names' tokens may stop being a speaker's.
+WITH doomed, terms, [x IN doomed | x.author] AS authors
 FOREACH (e IN doomed | DETACH DELETE e)
-WITH doomed, terms
+WITH doomed, terms, authors
 CALL (terms) {
   UNWIND terms AS term
   WITH term
   WHERE NOT EXISTS { (term)<--() }
   DELETE term
 }
-RETURN size(doomed) AS removed
+RETURN size(doomed) AS removed, authors

@@ -903,6 +903,18 @@ async def test_a_misspelt_query_word_is_read_as_the_word_an_entry_holds(service:
     assert all("pursue" not in h.matched_tokens for h in (await search(service, "Did Ann buy a purse?")).hits)
 
 
+async def test_a_speaker_whose_turns_are_all_deleted_is_no_speaker_any_more(service: MemoryService) -> None:
+    await service.add_session(APP, USER, "a", [entry("I love sailing on weekends.", author="Bob")])
+    await service.add_session(APP, USER, "b", [entry("Sailing with Bob was fun.", at=1, author="Ann")])
+    named = await search(service, "Does Bob like sailing?")
+    assert {h.memory.author: h.by_named_speaker for h in named.hits} == {"Bob": True, "Ann": False}
+    await service.delete_session(APP, USER, "a")
+    # "bob" is still a token (Ann's turn holds it), but no entry of Bob's is left: the
+    # query names no speaker, as after reloading the store or restoring an export.
+    (left,) = (await search(service, "Does Bob like sailing?")).hits
+    assert left.by_named_speaker is None
+
+
 # ---------------------------------------------------------------------------- appending to a session
 
 

@@ -11,9 +11,9 @@ Cypher debugging query reads either:
   :mod:`graphmem._time`), empty when the text names no time; ``language`` is the code of
   the language the text was decomposed as (``"en"``, ``"ja"``, ...; see
   :mod:`graphmem._language`), null for entries stored before languages were.
-- ``(:Token {app_name, user_id, value, speaker})`` — ``speaker`` is true once the token
-  has been a word of an entry's author (the query that holds it names a speaker); it is
-  never reset while the token exists.
+- ``(:Token {app_name, user_id, value, speaker})`` — ``speaker`` is true while an entry
+  that holds the token was said by an author with that word in their name (the query that
+  holds it names a speaker); deleting the last such entry resets it.
 - ``(:Entity {app_name, user_id, name, label})`` — ``label`` is spaCy's entity label.
 - ``(:Entry)-[:HAS_TOKEN]->(:Token)``, ``(:Entry)-[:MENTIONS]->(:Entity)``,
   ``(:Entry)-[:NEXT]->(:Entry)`` (the following entry of the same session: positions ``p``

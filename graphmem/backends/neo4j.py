@@ -275,11 +275,11 @@ class Neo4jMemoryService(MemoryService):
             new_ids = {e.entry_id for _, entries in sessions for e in entries}
             kept_ids = [i for i in old_ids if i in new_ids]
             if kept_ids:
-                await _run(tx, "delete_entries", {**params, "ids": kept_ids})
+                await _delete_ids(tx, owner, kept_ids)
             await _create_entries(tx, owner, [entries for _, entries in sessions])
             old_ids = [i for i in old_ids if i not in new_ids]
             if old_ids:
-                await _run(tx, "delete_entries", {**params, "ids": old_ids})
+                await _delete_ids(tx, owner, old_ids)
 
         await self._write(owner, work)
 
@@ -673,10 +673,23 @@ def _first_mention_of_each(entities: Sequence[Entity]) -> list[Entity]:
 
 
 async def _delete_ids(tx: AsyncManagedTransaction, owner: Owner, entry_ids: list[str]) -> int:
+    """Delete entries (and the terms they orphan); a token stays a speaker's word only
+    while an entry of such an author holds it, as a replay of a networkx store finds."""
     if not entry_ids:
         return 0
-    records = await _run(tx, "delete_entries", {**_owner_params(owner), "ids": entry_ids})
-    return int(records[0]["removed"]) if records else 0
+    params = _owner_params(owner)
+    records = await _run(tx, "delete_entries", {**params, "ids": entry_ids})
+    if not records:
+        return 0
+    words = sorted({w for author in records[0]["authors"] for w in speaker_tokens(author)})
+    if words:
+        holders = await _run(tx, "speaker_holders", {**params, "values": words})
+        gone = [
+            r["value"] for r in holders if not any(r["value"] in speaker_tokens(a) for a in r["authors"])
+        ]
+        if gone:
+            await _run(tx, "unflag_speakers", {**params, "values": gone})
+    return int(records[0]["removed"])
 
 
 def _schema_objects(version: int) -> set[str]:

@@ -887,11 +887,13 @@ class GraphMemoryService(MemoryService):
             return 0
         graph = self._graph
         removed = 0
+        spoken: set[str] = set()
         for entry_id in entry_ids:
             entry = own.pop(entry_id, None)
             if entry is None:
                 continue
             removed += 1
+            spoken.update(speaker_tokens(entry.author))
             node = entry.key
             terms = [n for n in graph._succ[node] if n[0] != ENTRY]
             graph.remove_node(node)
@@ -912,7 +914,21 @@ class GraphMemoryService(MemoryService):
                     sessions[key] = remaining
                 else:
                     del sessions[key]
+        self._unflag_speakers(owner, spoken)
         return removed
+
+    def _unflag_speakers(self, owner: Owner, words: set[str]) -> None:
+        """A token is a speaker's word while an entry of its author holds it: once the last
+        such entry is gone, it is not (as a replay of the compacted segment finds)."""
+        own = self._entries.get(owner, {})
+        tokens = self._terms.get(owner, ({}, {}))[0]
+        for word in words:
+            term = tokens.get(word)
+            if term is None:
+                continue
+            if not any(word in speaker_tokens(own[key[3]].author) for key in term[1] if key[3] in own):
+                self._graph._node[term[0]]["speaker"] = False
+                self._speaker_values[owner].discard(word)
 
     def _snapshot_records(self, owner: Owner) -> Iterator[dict[str, Any]]:
         """A user's live entries as journal records (what a compaction writes)."""
