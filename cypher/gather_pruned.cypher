@@ -3,6 +3,8 @@
 // graphmem._service.seed_terms), then every entry within two NEXT steps of a seed holder,
 // each matched against every query term by reading its own few HAS_TOKEN and MENTIONS
 // links. A term on half the user's entries (the speaker's name) is then never expanded.
+// $seed_tokens and $seed_entities, when not null, are the seeds instead (the service's
+// later steps choose them; see graphmem._scoring, "Choosing the seeds").
 //   entry_count, token_df, entity_df   as in gather.cypher
 //   seed_tokens, seed_entities         the terms gathered from
 //   candidates  [id, matched tokens, matched entities, project_id, ids one NEXT step
@@ -26,8 +28,10 @@ WITH entry_count, token_df, entity_df,
      reduce(least = null, pair IN token_df + entity_df |
        CASE WHEN pair[1] > 0 AND (least IS NULL OR pair[1] < least) THEN pair[1] ELSE least END) AS rarest
 WITH entry_count, token_df, entity_df,
-     [pair IN token_df WHERE pair[1] > 0 AND (pair[1] = rarest OR pair[1] <= $max_df_share * entry_count) | pair[0]] AS seed_tokens,
-     [pair IN entity_df WHERE pair[1] > 0 AND (pair[1] = rarest OR pair[1] <= $max_df_share * entry_count) | pair[0]] AS seed_entities
+     coalesce($seed_tokens,
+       [pair IN token_df WHERE pair[1] > 0 AND (pair[1] = rarest OR pair[1] <= $max_df_share * entry_count) | pair[0]]) AS seed_tokens,
+     coalesce($seed_entities,
+       [pair IN entity_df WHERE pair[1] > 0 AND (pair[1] = rarest OR pair[1] <= $max_df_share * entry_count) | pair[0]]) AS seed_entities
 CALL (seed_tokens, seed_entities) {
   CALL (seed_tokens, seed_entities) {
     UNWIND seed_tokens AS value

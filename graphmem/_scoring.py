@@ -51,6 +51,18 @@ within two steps of it was gathered). So every score above ``b`` is exact, and w
 and 5 only scale scores down, and only for entries whose author and times every gathering
 knows (those holding a query term), so the bound holds for them as it is.
 
+Choosing the seeds (MaxScore). Any set of seeds gives a correct bound; fewer and rarer
+seeds read fewer entries but leave a larger ``w``. A first gathering from the rarer terms
+gives the ``limit``-th best score ``t`` it knows; every score it knows is at most the true
+one (a gathering from more seeds can only add candidates and neighbours, and the scores it
+proves exact do not change), so ``t`` is a lower bound of the true ``limit``-th best.
+No gathering that leaves weak terms of share ``w`` can decide unless ``b(w) < t'`` for
+the ``t' >= t`` it will find; so :func:`seeds_to_decide` moves weak terms into the seeds,
+rarest first (the cheapest to gather and the heaviest), only until ``b(w) < t``: the
+smallest such set that may decide. Every step adds a term, and with no weak term left the
+gathering is the full one, so a search gathers at most once per query term and its answer
+is always the full one.
+
 Sums use :func:`math.fsum`, so the order in which a backend returns statistics cannot
 change a score in its last bit.
 """
@@ -75,6 +87,7 @@ __all__ = [
     "score_candidates",
     "QueryScores",
     "score_query",
+    "seeds_to_decide",
     "term_weight",
 ]
 
@@ -480,12 +493,54 @@ def score_query(
         token_w,
         entity_w,
         weak_share=weak_share,
-        exact_above=min(1.0, weak_share + weights.context_share * (1.0 - weak_share) * weak_share),
+        exact_above=_prune_bound(weak_share, weights),
         weights=weights,
         time_named=when is not None,
         time_matches=matches,
         named_speakers=named,
     )
+
+
+def _prune_bound(weak_share: float, weights: ScoringWeights) -> float:
+    """``b(w)``: no score above it can be missed or wrong when weak terms weigh ``w``."""
+    return min(1.0, weak_share + weights.context_share * (1.0 - weak_share) * weak_share)
+
+
+def seeds_to_decide(
+    scores: QueryScores,
+    corpus: CorpusStats,
+    weak_tokens: Iterable[str],
+    weak_entities: Iterable[str],
+    limit: int,
+) -> tuple[frozenset[str], frozenset[str]] | None:
+    """The seeds of the next pruned gathering after ``scores`` could not decide the first
+    ``limit``: the seeds it had (the held terms that were not weak) and the fewest weak
+    terms, rarest first, whose removal brings the bound below the ``limit``-th best score
+    known now (see "Choosing the seeds" above). ``None``: only a full gathering can decide.
+
+    Returns:
+        ``(seed_tokens, seed_entities)``, strictly more than before, or ``None``.
+    """
+    weak_t, weak_e = set(weak_tokens), set(weak_entities)
+    if len(scores.final) < limit or not (weak_t or weak_e):
+        return None
+    best = heapq.nlargest(limit, scores.final.values())[-1] - _TIE_MARGIN
+    # Cheapest first: the fewest entries to read; the heaviest too, for a token.
+    order = sorted(
+        [(corpus.token_df.get(t, 0), 0, t) for t in weak_t] + [(corpus.entity_df.get(e, 0), 1, e) for e in weak_e]
+    )
+    total = math.fsum([*scores.token_weights.values(), *scores.entity_weights.values()])
+    left = [(scores.entity_weights if kind else scores.token_weights).get(t, 0.0) for _, kind, t in order]
+    for taken in range(1, len(order)):
+        if _prune_bound(min(1.0, math.fsum(left[taken:]) / total), scores.weights) < best:
+            moved = order[:taken]
+            held_t = {t for t, df in corpus.token_df.items() if df} - weak_t
+            held_e = {e for e, df in corpus.entity_df.items() if df} - weak_e
+            return (
+                frozenset(held_t | {t for _, kind, t in moved if kind == 0}),
+                frozenset(held_e | {t for _, kind, t in moved if kind == 1}),
+            )
+    return None
 
 
 @dataclass(frozen=True, slots=True)

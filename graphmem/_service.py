@@ -48,6 +48,7 @@ from graphmem._scoring import (
     ScoringWeights,
     rank,
     score_query,
+    seeds_to_decide,
 )
 from graphmem._time import query_time
 
@@ -179,8 +180,6 @@ TermT = TypeVar("TermT", bound=Hashable)
 #: A query term held by more than this share of the user's entries is *weak*: a pruned
 #: search does not gather from its postings (see ``graphmem._scoring``, "Pruning").
 SEED_DF_SHARE = 0.05
-#: When the seeds cannot decide, the next try takes terms held by this many times more.
-SEED_DF_WIDENING = 5
 
 
 def seed_terms(dfs: Mapping[TermT, int], entry_count: int, max_df_share: float) -> set[TermT]:
@@ -966,17 +965,19 @@ class MemoryService(ABC):
             return None
         entity_names = tuple(e.name for e in parts.entities)
         # First from the rarer terms only; when that cannot decide the first `limit`
-        # exactly, from more of them, then from every term (see graphmem._scoring,
-        # "Pruning"). The middle step saves the full gathering for most of the queries the
-        # first cannot decide: in one user of 10k LoCoMo turns it cut p99 from 260 to 54 ms.
-        first = self.seed_df_share
-        shares = (None,) if first is None else tuple(dict.fromkeys((first, first * SEED_DF_WIDENING, None)))
+        # exactly, from the fewest more terms that can (rarest first), until every term
+        # (see graphmem._scoring, "Pruning" and "Choosing the seeds").
+        max_df_share = self.seed_df_share
+        seeds: tuple[frozenset[str], frozenset[str]] | None = None
         tokens = parts.tokens
-        for step, max_df_share in enumerate(shares):
+        first = True
+        while True:
             gathered = await self._gather(
-                owner, project_id, tokens, entity_names, max_df_share=max_df_share, with_times=when is not None
+                owner, project_id, tokens, entity_names, max_df_share=max_df_share, seeds=seeds,
+                with_times=when is not None,
             )
-            if step == 0:
+            if first:
+                first = False
                 # A speaker's name spelled another way in the query ("Katharine" for
                 # "Katherine") is read as that name: only words no entry holds are tried.
                 variants = await self._speaker_variants(owner, text, tokens, gathered.corpus)
@@ -997,6 +998,9 @@ class MemoryService(ABC):
             )
             if scores.decides(limit):
                 break
+            seeds = seeds_to_decide(scores, gathered.corpus, gathered.weak_tokens, gathered.weak_entities, limit)
+            if seeds is None:
+                max_df_share = None  # every term: always decides
         return scores if scores.final else None
 
     async def _speaker_variants(
@@ -1060,6 +1064,7 @@ class MemoryService(ABC):
         entities: Sequence[str],
         *,
         max_df_share: float | None = None,
+        seeds: tuple[frozenset[str], frozenset[str]] | None = None,
         with_times: bool = False,
     ) -> CandidateSet:
         """Gather statistics for a query in scope (global, or global plus ``project_id``).
@@ -1071,7 +1076,9 @@ class MemoryService(ABC):
         terms it holds. A share: gather only from the :func:`seed_terms`; the candidates
         are then every in-scope entry holding a seed term *and every entry within two
         ``NEXT`` steps of one*, each with every query term it holds (possibly none), and
-        the other held terms are reported as ``weak_tokens`` / ``weak_entities``."""
+        the other held terms are reported as ``weak_tokens`` / ``weak_entities``.
+        ``seeds``: ``(tokens, entities)`` to gather from instead (pruned the same way; the
+        held terms not in them are weak)."""
 
     async def _speaker_names(self, owner: Owner) -> frozenset[str]:
         """The owner's tokens that are words of a speaker's name (``Token.speaker``)."""

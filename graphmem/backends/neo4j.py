@@ -355,6 +355,7 @@ class Neo4jMemoryService(MemoryService):
         entities: Sequence[str],
         *,
         max_df_share: float | None = None,
+        seeds: tuple[frozenset[str], frozenset[str]] | None = None,
         with_times: bool = False,
     ) -> CandidateSet:
         params = {
@@ -364,17 +365,24 @@ class Neo4jMemoryService(MemoryService):
             "tokens": list(dict.fromkeys(tokens)),
             "entities": list(dict.fromkeys(entities)),
         }
-        if max_df_share is None:
+        if seeds is not None:
+            record = await self._read_one(
+                "gather_pruned",
+                {**params, "max_df_share": 0.0, "seed_tokens": sorted(seeds[0]), "seed_entities": sorted(seeds[1])},
+            )
+        elif max_df_share is None:
             record = await self._read_one("gather", params)
         else:
-            record = await self._read_one("gather_pruned", {**params, "max_df_share": max_df_share})
+            record = await self._read_one(
+                "gather_pruned", {**params, "max_df_share": max_df_share, "seed_tokens": None, "seed_entities": None}
+            )
         corpus = CorpusStats(
             entry_count=int(record["entry_count"]),
             token_df={term: int(df) for term, df, _ in record["token_df"]},
             entity_df={name: int(df) for name, df in record["entity_df"]},
             speaker_tokens=frozenset(term for term, df, speaker in record["token_df"] if df and speaker),
         )
-        if max_df_share is None:
+        if seeds is None and max_df_share is None:
             result = CandidateSet(corpus)
         else:
             result = CandidateSet.pruned(corpus, set(record["seed_tokens"]), set(record["seed_entities"]))

@@ -332,6 +332,7 @@ class GraphMemoryService(MemoryService):
         entities: Sequence[str],
         *,
         max_df_share: float | None = None,
+        seeds: tuple[frozenset[str], frozenset[str]] | None = None,
         with_times: bool = False,
     ) -> CandidateSet:
         with self._lock:
@@ -351,23 +352,26 @@ class GraphMemoryService(MemoryService):
                 ),
             )
             times = self._times_of(owner) if with_times else None
-            if max_df_share is None:
+            if seeds is not None:
+                seed_keys = {(TOKEN, t) for t in seeds[0]} | {(ENTITY, e) for e in seeds[1]}
+            elif max_df_share is None:
                 return self._candidates_holding(corpus, own, project_id, token_postings, entity_postings, times)
-            seeds = seed_terms(
-                {**{(TOKEN, t): df for t, df in corpus.token_df.items()},
-                 **{(ENTITY, e): df for e, df in corpus.entity_df.items()}},
-                corpus.entry_count,
-                max_df_share,
-            )
+            else:
+                seed_keys = seed_terms(
+                    {**{(TOKEN, t): df for t, df in corpus.token_df.items()},
+                     **{(ENTITY, e): df for e, df in corpus.entity_df.items()}},
+                    corpus.entry_count,
+                    max_df_share,
+                )
             result = CandidateSet.pruned(
-                corpus, {t for kind, t in seeds if kind == TOKEN}, {e for kind, e in seeds if kind == ENTITY}
+                corpus, {t for kind, t in seed_keys if kind == TOKEN}, {e for kind, e in seed_keys if kind == ENTITY}
             )
             if not result.weak_tokens and not result.weak_entities:
                 return self._candidates_holding(corpus, own, project_id, token_postings, entity_postings, times)
             neighbours_of = self._neighbours
             reached: dict[str, None] = {}
-            for kind, term in seeds:
-                postings = token_postings[term] if kind == TOKEN else entity_postings[term]
+            for kind, term in seed_keys:
+                postings = token_postings.get(term, {}) if kind == TOKEN else entity_postings.get(term, {})
                 for node in postings:
                     entry_id = node[3]
                     reached[entry_id] = None
