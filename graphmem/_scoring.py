@@ -51,17 +51,30 @@ within two steps of it was gathered). So every score above ``b`` is exact, and w
 and 5 only scale scores down, and only for entries whose author and times every gathering
 knows (those holding a query term), so the bound holds for them as it is.
 
-Choosing the seeds (MaxScore). Any set of seeds gives a correct bound; fewer and rarer
-seeds read fewer entries but leave a larger ``w``. A first gathering from the rarer terms
-gives the ``limit``-th best score ``t`` it knows; every score it knows is at most the true
-one (a gathering from more seeds can only add candidates and neighbours, and the scores it
-proves exact do not change), so ``t`` is a lower bound of the true ``limit``-th best.
-No gathering that leaves weak terms of share ``w`` can decide unless ``b(w) < t'`` for
-the ``t' >= t`` it will find; so :func:`seeds_to_decide` moves weak terms into the seeds,
-rarest first (the cheapest to gather and the heaviest), only until ``b(w) < t``: the
-smallest such set that may decide. Every step adds a term, and with no weak term left the
-gathering is the full one, so a search gathers at most once per query term and its answer
-is always the full one.
+Expanding the best holders first. Reading a seed's postings is cheap; what costs is each
+holder's neighbourhood. So a search may expand only some seed holders: a holder's *seed
+share* ``s`` (the weight of the seed terms it holds, over the query's) is known from the
+postings alone, and its direct score is at most ``s + w``. Let ``u`` be the largest
+``s + w`` of a holder that was not expanded, and ``m = max(w, u)``. Take an entry whose
+computed score may be wrong (too low, or missing). If it was gathered, its direct score is
+exact and at most ``m`` (it holds no seed, or it is a holder not expanded), and what its
+context misses comes from entries that were not gathered, whose direct scores are at most
+``m`` too. If it was not gathered, it holds no seed or was not expanded (direct at most
+``m``), and nothing within two steps of it was expanded (context at most ``m``). Either way
+its true score is at most ``b(m)``, and a score computed for it is at most the true one. So
+when the ``limit``-th best computed score is above ``b(m)``, every entry at or above it is
+exact and no other entry reaches it: the answer is the full one (``exact_above = b(m)``;
+with every holder expanded, ``m = w`` as above).
+
+Choosing what to gather next (MaxScore). A gathering that cannot decide still knows a
+``limit``-th best score ``t``, a lower bound of the true one (its computed scores are at most
+the true ones, and gathering more only adds candidates and neighbours). Any gathering with
+``b(m) >= t`` would leave the answer as uncertain, so :func:`plan_gathering` asks for the
+least that can decide: with the same seeds, every holder whose ``s + w`` reaches
+``b⁻¹(t)``; when even all holders cannot (``b(w) >= t``), the weak terms moved into the
+seeds rarest first (the cheapest to read and the heaviest), only until ``b(w) < t``; else
+every term (the full gathering, which always decides). Each step expands at least one more
+holder or adds a seed, so a search ends, and its answer is always the full one.
 
 Sums use :func:`math.fsum`, so the order in which a backend returns statistics cannot
 change a score in its last bit.
@@ -87,7 +100,9 @@ __all__ = [
     "score_candidates",
     "QueryScores",
     "score_query",
-    "seeds_to_decide",
+    "GatherPlan",
+    "plan_gathering",
+    "query_shares",
     "term_weight",
 ]
 
@@ -404,7 +419,8 @@ class QueryScores:
     entity_weights: Mapping[str, float]
     #: Share of the query's weight held by weak terms (0 when every term was a seed).
     weak_share: float = 0.0
-    #: Every score above this is exact (pruned gathering; see "Pruning" above).
+    #: Every score above this is exact (pruned gathering; see "Pruning" above); 0 after
+    #: a full gathering.
     exact_above: float = 0.0
     #: The constants the scores were computed with (for the hits' explanations).
     weights: ScoringWeights = field(default_factory=ScoringWeights)
@@ -419,7 +435,7 @@ class QueryScores:
         """Whether the first ``limit`` entries (ties included) are certain: always after a
         full gathering; after a pruned one, when the ``limit``-th best score is above
         :attr:`exact_above`."""
-        if self.weak_share <= 0.0:
+        if self.exact_above <= 0.0:
             return True
         if len(self.final) < limit:
             return False
@@ -463,6 +479,7 @@ def score_query(
     weak_tokens: Iterable[str] = (),
     weak_entities: Iterable[str] = (),
     when: QueryTime | None = None,
+    unexpanded_share: float | None = None,
 ) -> QueryScores:
     """Score a query's candidates and their neighbours without building a hit for each.
 
@@ -470,6 +487,9 @@ def score_query(
     (see "Pruning" above); ``candidates`` must then hold every in-scope entry within two
     ``NEXT`` steps of an entry holding a gathered term, each matched against every term.
     ``when`` is the time the query names, if any (candidates then carry their times).
+    ``unexpanded_share``: the largest seed share of a seed holder whose neighbourhood was
+    not gathered, or ``None`` when every holder's was (see "Expanding the best holders
+    first" above).
     """
     token_w, entity_w, total = _weights(query_tokens, query_entities, corpus, weights)
     if total <= 0.0:
@@ -486,6 +506,7 @@ def score_query(
         ]
     )
     weak_share = min(1.0, weak / total)
+    most = weak_share if unexpanded_share is None else max(weak_share, min(1.0, unexpanded_share + weak_share))
     return QueryScores(
         final,
         direct,
@@ -493,7 +514,7 @@ def score_query(
         token_w,
         entity_w,
         weak_share=weak_share,
-        exact_above=_prune_bound(weak_share, weights),
+        exact_above=_prune_bound(most, weights),
         weights=weights,
         time_named=when is not None,
         time_matches=matches,
@@ -506,39 +527,85 @@ def _prune_bound(weak_share: float, weights: ScoringWeights) -> float:
     return min(1.0, weak_share + weights.context_share * (1.0 - weak_share) * weak_share)
 
 
-def seeds_to_decide(
+def _prune_bound_inverse(score: float, weights: ScoringWeights) -> float:
+    """The ``m`` with ``b(m) = score`` (``b`` increases on [0, 1]); below it ``b(m) < score``."""
+    c = weights.context_share
+    if score >= 1.0:
+        return 1.0
+    if c <= 0.0:
+        return max(0.0, score)
+    return max(0.0, ((1.0 + c) - math.sqrt((1.0 + c) ** 2 - 4.0 * c * score)) / (2.0 * c))
+
+
+def query_shares(
+    query_tokens: Iterable[str],
+    query_entities: Iterable[str],
+    corpus: CorpusStats,
+    weights: ScoringWeights = ScoringWeights(),
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Each held query term's share of the query's weight: a seed holder's *seed share* is
+    the sum of the shares of the seeds it holds (see "Expanding the best holders first")."""
+    token_w, entity_w, total = _weights(query_tokens, query_entities, corpus, weights)
+    if total <= 0.0:
+        return {}, {}
+    return (
+        {t: w / total for t, w in token_w.items() if corpus.token_df.get(t, 0) > 0},
+        {e: w / total for e, w in entity_w.items()},
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class GatherPlan:
+    """What the next pruned gathering reads: its seeds, and the seed holders it expands
+    (those with a seed share of at least ``min_share``)."""
+
+    seed_tokens: frozenset[str]
+    seed_entities: frozenset[str]
+    min_share: float
+
+
+def plan_gathering(
     scores: QueryScores,
     corpus: CorpusStats,
     weak_tokens: Iterable[str],
     weak_entities: Iterable[str],
+    unexpanded_share: float | None,
     limit: int,
-) -> tuple[frozenset[str], frozenset[str]] | None:
-    """The seeds of the next pruned gathering after ``scores`` could not decide the first
-    ``limit``: the seeds it had (the held terms that were not weak) and the fewest weak
-    terms, rarest first, whose removal brings the bound below the ``limit``-th best score
-    known now (see "Choosing the seeds" above). ``None``: only a full gathering can decide.
+) -> GatherPlan | None:
+    """The least the next gathering must read to be able to decide the first ``limit``,
+    after ``scores`` (from a pruned gathering with these weak terms, whose best holder not
+    expanded had ``unexpanded_share``) could not (see "Choosing what to gather next").
 
     Returns:
-        ``(seed_tokens, seed_entities)``, strictly more than before, or ``None``.
+        The plan, which expands at least one more holder or has more seeds; ``None``: only
+        a full gathering can decide.
     """
     weak_t, weak_e = set(weak_tokens), set(weak_entities)
-    if len(scores.final) < limit or not (weak_t or weak_e):
+    if len(scores.final) < limit:
         return None
     best = heapq.nlargest(limit, scores.final.values())[-1] - _TIE_MARGIN
+    reach = _prune_bound_inverse(best, scores.weights)
+    total = math.fsum([*scores.token_weights.values(), *scores.entity_weights.values()])
+    held_t = {t for t, df in corpus.token_df.items() if df and t in scores.token_weights} - weak_t
+    held_e = {e for e, df in corpus.entity_df.items() if df and e in scores.entity_weights} - weak_e
+    weak_share = min(1.0, scores.weak_share)
+    if unexpanded_share is not None and _prune_bound(weak_share, scores.weights) < best:
+        # The same seeds can decide: expand every holder that could reach the bound (at
+        # least the best one left, so that every step makes progress).
+        return GatherPlan(frozenset(held_t), frozenset(held_e), max(0.0, min(reach - weak_share, unexpanded_share)))
     # Cheapest first: the fewest entries to read; the heaviest too, for a token.
     order = sorted(
         [(corpus.token_df.get(t, 0), 0, t) for t in weak_t] + [(corpus.entity_df.get(e, 0), 1, e) for e in weak_e]
     )
-    total = math.fsum([*scores.token_weights.values(), *scores.entity_weights.values()])
     left = [(scores.entity_weights if kind else scores.token_weights).get(t, 0.0) for _, kind, t in order]
     for taken in range(1, len(order)):
-        if _prune_bound(min(1.0, math.fsum(left[taken:]) / total), scores.weights) < best:
+        rest = min(1.0, math.fsum(left[taken:]) / total)
+        if _prune_bound(rest, scores.weights) < best:
             moved = order[:taken]
-            held_t = {t for t, df in corpus.token_df.items() if df} - weak_t
-            held_e = {e for e, df in corpus.entity_df.items() if df} - weak_e
-            return (
+            return GatherPlan(
                 frozenset(held_t | {t for _, kind, t in moved if kind == 0}),
                 frozenset(held_e | {t for _, kind, t in moved if kind == 1}),
+                max(0.0, reach - rest),
             )
     return None
 

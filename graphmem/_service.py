@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import heapq
+import operator
 import re
 import uuid
 from abc import ABC, abstractmethod
@@ -43,12 +45,14 @@ from graphmem._models import (
 from graphmem._scoring import (
     CandidateStats,
     CorpusStats,
+    GatherPlan,
     QueryScores,
     RecencyKey,
     ScoringWeights,
+    plan_gathering,
+    query_shares,
     rank,
     score_query,
-    seeds_to_decide,
 )
 from graphmem._time import query_time
 
@@ -63,8 +67,10 @@ __all__ = [
     "MemoryService",
     "Owner",
     "PreparedEntry",
+    "SeedRequest",
     "StoredEntry",
     "continued",
+    "expand_holders",
     "next_pairs",
     "restored_positions",
 ]
@@ -162,6 +168,9 @@ class CandidateSet:
     #: Terms that were not gathered from (pruned gathering, see :func:`seed_terms`).
     weak_tokens: frozenset[str] = frozenset()
     weak_entities: frozenset[str] = frozenset()
+    #: The largest seed share of a seed holder in scope whose neighbourhood was not
+    #: gathered; ``None`` when every holder's was (see :class:`SeedRequest`).
+    unexpanded_share: float | None = None
 
     @classmethod
     def pruned(
@@ -175,11 +184,45 @@ class CandidateSet:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class SeedRequest:
+    """A pruned gathering: the seed terms with each one's share of the query's weight.
+
+    A *seed holder* is an in-scope entry holding a seed term; its *seed share* is the sum
+    of the shares of the seeds it holds. The backend expands (gathers the neighbourhood
+    of) the holders with the highest seed shares, each at least ``min_share``, and at most
+    ``max_holders`` of them (``None``: no cap), and reports the highest seed share among
+    the holders it did not expand (see ``graphmem._scoring``, "Expanding the best holders
+    first")."""
+
+    tokens: Mapping[str, float]
+    entities: Mapping[str, float]
+    min_share: float = 0.0
+    max_holders: int | None = None
+
+
+def expand_holders(
+    shares: Mapping[KeyT, float], min_share: float, max_holders: int | None
+) -> tuple[list[KeyT], float | None]:
+    """The seed holders a :class:`SeedRequest` expands, given each one's seed share, and the
+    highest share among the others (``None`` when there are none)."""
+    if max_holders is None or len(shares) <= max_holders:
+        expand = [k for k, s in shares.items() if s >= min_share]
+        rest = max((s for s in shares.values() if s < min_share), default=None)
+        return expand, rest
+    ranked = heapq.nlargest(max_holders + 1, shares.items(), key=operator.itemgetter(1))
+    expand = [k for k, s in ranked[:max_holders] if s >= min_share]
+    return expand, ranked[len(expand)][1]
+
+
+KeyT = TypeVar("KeyT", bound=Hashable)
 TermT = TypeVar("TermT", bound=Hashable)
 
 #: A query term held by more than this share of the user's entries is *weak*: a pruned
 #: search does not gather from its postings (see ``graphmem._scoring``, "Pruning").
-SEED_DF_SHARE = 0.05
+SEED_DF_SHARE = 0.2
+#: A pruned search first expands at most this many seed holders per result asked for.
+FIRST_EXPANSION = 4
 
 
 def seed_terms(dfs: Mapping[TermT, int], entry_count: int, max_df_share: float) -> set[TermT]:
@@ -269,6 +312,9 @@ class MemoryService(ABC):
     #: not gathered from (the answer stays exact, see ``graphmem._scoring``); ``None``
     #: gathers from every term.
     seed_df_share: float | None = SEED_DF_SHARE
+    #: A pruned search first expands at most this many seed holders per result asked for
+    #: (those holding the most; ``None``: all of them); the exact answer never depends on it.
+    first_expansion: int | None = FIRST_EXPANSION
 
     def __init__(
         self,
@@ -964,28 +1010,45 @@ class MemoryService(ABC):
         if parts.is_empty:
             return None
         entity_names = tuple(e.name for e in parts.entities)
-        # First from the rarer terms only; when that cannot decide the first `limit`
-        # exactly, from the fewest more terms that can (rarest first), until every term
-        # (see graphmem._scoring, "Pruning" and "Choosing the seeds").
-        max_df_share = self.seed_df_share
-        seeds: tuple[frozenset[str], frozenset[str]] | None = None
         tokens = parts.tokens
-        first = True
-        while True:
-            gathered = await self._gather(
-                owner, project_id, tokens, entity_names, max_df_share=max_df_share, seeds=seeds,
-                with_times=when is not None,
+        corpus = await self._term_stats(owner, tokens, entity_names)
+        # A speaker's name spelled another way in the query ("Katharine" for "Katherine")
+        # is read as that name: only words no entry holds are tried.
+        variants = await self._speaker_variants(owner, text, tokens, corpus)
+        if variants:
+            tokens = tuple(dict.fromkeys(variants.get(t, t) for t in tokens))
+            corpus = await self._term_stats(owner, tokens, entity_names)
+        # First from the rarer terms only, expanding the seed holders that hold the most;
+        # when that cannot decide the first `limit` exactly, the least more that can, until
+        # every term (see graphmem._scoring, "Pruning" and what follows it).
+        plan: GatherPlan | None = None
+        max_holders: int | None = None
+        if self.seed_df_share is not None:
+            seeds = seed_terms(
+                {
+                    **{(0, t): df for t, df in corpus.token_df.items()},
+                    **{(1, e): df for e, df in corpus.entity_df.items()},
+                },
+                corpus.entry_count,
+                self.seed_df_share,
             )
-            if first:
-                first = False
-                # A speaker's name spelled another way in the query ("Katharine" for
-                # "Katherine") is read as that name: only words no entry holds are tried.
-                variants = await self._speaker_variants(owner, text, tokens, gathered.corpus)
-                if variants:
-                    tokens = tuple(dict.fromkeys(variants.get(t, t) for t in tokens))
-                    gathered = await self._gather(
-                        owner, project_id, tokens, entity_names, max_df_share=max_df_share, with_times=when is not None
-                    )
+            plan = GatherPlan(
+                frozenset(t for kind, t in seeds if kind == 0), frozenset(e for kind, e in seeds if kind == 1), 0.0
+            )
+            max_holders = None if self.first_expansion is None else self.first_expansion * limit
+        token_shares, entity_shares = query_shares(tokens, entity_names, corpus, self.weights)
+        while True:
+            request = None
+            if plan is not None:
+                request = SeedRequest(
+                    {t: token_shares[t] for t in plan.seed_tokens if t in token_shares},
+                    {e: entity_shares[e] for e in plan.seed_entities if e in entity_shares},
+                    plan.min_share,
+                    max_holders,
+                )
+            gathered = await self._gather(
+                owner, project_id, tokens, entity_names, seeds=request, with_times=when is not None
+            )
             scores = score_query(
                 tokens,
                 entity_names,
@@ -995,12 +1058,14 @@ class MemoryService(ABC):
                 weak_tokens=gathered.weak_tokens,
                 weak_entities=gathered.weak_entities,
                 when=when,
+                unexpanded_share=gathered.unexpanded_share,
             )
-            if scores.decides(limit):
+            if plan is None or scores.decides(limit):
                 break
-            seeds = seeds_to_decide(scores, gathered.corpus, gathered.weak_tokens, gathered.weak_entities, limit)
-            if seeds is None:
-                max_df_share = None  # every term: always decides
+            plan = plan_gathering(
+                scores, gathered.corpus, gathered.weak_tokens, gathered.weak_entities, gathered.unexpanded_share, limit
+            )
+            max_holders = None
         return scores if scores.final else None
 
     async def _speaker_variants(
@@ -1063,8 +1128,7 @@ class MemoryService(ABC):
         tokens: Sequence[str],
         entities: Sequence[str],
         *,
-        max_df_share: float | None = None,
-        seeds: tuple[frozenset[str], frozenset[str]] | None = None,
+        seeds: SeedRequest | None = None,
         with_times: bool = False,
     ) -> CandidateSet:
         """Gather statistics for a query in scope (global, or global plus ``project_id``).
@@ -1072,13 +1136,17 @@ class MemoryService(ABC):
         ``with_times``: each candidate also carries the day it was said and the day ranges
         its text refers to (``CandidateStats.day`` and ``time_refs``).
 
-        ``max_df_share=None``: every in-scope entry holding a query term, each with the
-        terms it holds. A share: gather only from the :func:`seed_terms`; the candidates
-        are then every in-scope entry holding a seed term *and every entry within two
-        ``NEXT`` steps of one*, each with every query term it holds (possibly none), and
-        the other held terms are reported as ``weak_tokens`` / ``weak_entities``.
-        ``seeds``: ``(tokens, entities)`` to gather from instead (pruned the same way; the
-        held terms not in them are weak)."""
+        ``seeds=None``: every in-scope entry holding a query term, each with the terms it
+        holds. A :class:`SeedRequest`: the candidates are the seed holders it expands and
+        every entry within two ``NEXT`` steps of one, each with every query term it holds
+        (possibly none); the held query terms that are no seeds are reported as
+        ``weak_tokens`` / ``weak_entities``, and the best seed share not expanded as
+        ``unexpanded_share``."""
+
+    @abstractmethod
+    async def _term_stats(self, owner: Owner, tokens: Sequence[str], entities: Sequence[str]) -> CorpusStats:
+        """The owner's entry count and the degrees of the query's term nodes (every
+        project), as :meth:`_gather` reports them in ``CandidateSet.corpus``."""
 
     async def _speaker_names(self, owner: Owner) -> frozenset[str]:
         """The owner's tokens that are words of a speaker's name (``Token.speaker``)."""
