@@ -47,7 +47,7 @@ direct score in full, and the lender too; any entry it was not gathered with len
 ``w``, less than the lender: its score is exact. A seed holder is exact as well (everything
 within two steps of it was gathered). So every score above ``b`` is exact, and when the
 ``limit``-th best score is above ``b`` the pruned answer is the full one
-(:meth:`QueryScores.decides`); otherwise the search gathers again from every term. Rules 4
+(:meth:`QueryScores.decides`); otherwise the search gathers more (see below). Rules 4
 and 5 only scale scores down, and only for entries whose author and times every gathering
 knows (those holding a query term), so the bound holds for them as it is.
 
