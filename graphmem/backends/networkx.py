@@ -401,12 +401,8 @@ class GraphMemoryService(MemoryService):
                 get = shares.get
                 for node in postings:
                     shares[node] = get(node, 0.0) + share
-            if project_id is None:
-                # Without projects, an entry is in scope when it has none (all, here).
-                in_scope = {n: s for n, s in shares.items() if own[n[3]].project_id is None}
-            else:
-                in_scope = {n: s for n, s in shares.items() if own[n[3]].project_id in (None, project_id)}
-            expand, result.unexpanded_share = expand_holders(in_scope, seeds.min_share, seeds.max_holders)
+            # No scope filter: this backend stores no project entries (every holder is global).
+            expand, result.unexpanded_share = expand_holders(shares, seeds.min_share, seeds.max_holders)
             neighbours_of = self._neighbours
             reached: dict[str, None] = {}
             for node in expand:
