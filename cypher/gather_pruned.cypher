@@ -1,13 +1,16 @@
-// gather.cypher, pruned: read the postings of the query's *seed* terms only (those held by
-// at most $max_df_share of the owner's entries, and always the rarest held term; see
-// graphmem._service.seed_terms), then every entry within two NEXT steps of a seed holder,
+// gather.cypher, pruned (see graphmem._service.SeedRequest): read the postings of the
+// query's *seed* terms only, $seed_tokens and $seed_entities, each given as [term, share].
+// A seed holder's share is the sum of the shares of the seeds it holds; the holders with
+// the highest shares, each at least $min_share and at most $max_holders of them (null: no
+// cap), are expanded: they and every entry within two NEXT steps of one are candidates,
 // each matched against every query term by reading its own few HAS_TOKEN and MENTIONS
 // links. A term on half the user's entries (the speaker's name) is then never expanded.
 //   entry_count, token_df, entity_df   as in gather.cypher
-//   seed_tokens, seed_entities         the terms gathered from
+//   unexpanded  the highest share of a holder in scope that was not expanded, or null
 //   candidates  [id, matched tokens, matched entities, project_id, ids one NEXT step
-//               away, ids two NEXT steps away, author, null or (with $with_times) [timestamp, time_refs]], for every seed holder in scope and every
-//               entry within two NEXT steps of one (same session, so in scope too)
+//               away, ids two NEXT steps away, author, null or (with $with_times)
+//               [timestamp, time_refs]], for every expanded holder and every entry within
+//               two NEXT steps of one (same session, so in scope too)
 CALL () {
   MATCH (e:Entry {app_name: $app_name, user_id: $user_id})
   RETURN count(e) AS entry_count
@@ -22,24 +25,27 @@ CALL () {
   MATCH (n:Entity {app_name: $app_name, user_id: $user_id, name: name})
   RETURN collect([name, COUNT { (n)<-[:MENTIONS]-() }]) AS entity_df
 }
-WITH entry_count, token_df, entity_df,
-     reduce(least = null, pair IN token_df + entity_df |
-       CASE WHEN pair[1] > 0 AND (least IS NULL OR pair[1] < least) THEN pair[1] ELSE least END) AS rarest
-WITH entry_count, token_df, entity_df,
-     [pair IN token_df WHERE pair[1] > 0 AND (pair[1] = rarest OR pair[1] <= $max_df_share * entry_count) | pair[0]] AS seed_tokens,
-     [pair IN entity_df WHERE pair[1] > 0 AND (pair[1] = rarest OR pair[1] <= $max_df_share * entry_count) | pair[0]] AS seed_entities
-CALL (seed_tokens, seed_entities) {
-  CALL (seed_tokens, seed_entities) {
-    UNWIND seed_tokens AS value
-    MATCH (:Token {app_name: $app_name, user_id: $user_id, value: value})<-[:HAS_TOKEN]-(s:Entry)
+CALL () {
+  CALL () {
+    UNWIND $seed_tokens AS seed
+    MATCH (:Token {app_name: $app_name, user_id: $user_id, value: seed[0]})<-[:HAS_TOKEN]-(s:Entry)
     WHERE s.project_id IS NULL OR s.project_id = $project_id
-    RETURN s
-    UNION
-    UNWIND seed_entities AS name
-    MATCH (:Entity {app_name: $app_name, user_id: $user_id, name: name})<-[:MENTIONS]-(s:Entry)
+    RETURN s, seed[1] AS share
+    UNION ALL
+    UNWIND $seed_entities AS seed
+    MATCH (:Entity {app_name: $app_name, user_id: $user_id, name: seed[0]})<-[:MENTIONS]-(s:Entry)
     WHERE s.project_id IS NULL OR s.project_id = $project_id
-    RETURN s
+    RETURN s, seed[1] AS share
   }
+  WITH s, sum(share) AS share
+  ORDER BY share DESC
+  WITH collect([s, share]) AS ranked
+  WITH ranked, [h IN ranked WHERE h[1] >= $min_share][..coalesce($max_holders, size(ranked))] AS expanded
+  RETURN [h IN expanded | h[0]] AS holders,
+         CASE WHEN size(expanded) < size(ranked) THEN ranked[size(expanded)][1] END AS unexpanded
+}
+CALL (holders) {
+  UNWIND holders AS s
   MATCH (s)-[:NEXT*0..2]-(e:Entry)
   WITH DISTINCT e
   RETURN collect([
@@ -53,4 +59,4 @@ CALL (seed_tokens, seed_entities) {
     CASE WHEN $with_times THEN [e.timestamp, coalesce(e.time_refs, [])] END
   ]) AS candidates
 }
-RETURN entry_count, token_df, entity_df, seed_tokens, seed_entities, candidates
+RETURN entry_count, token_df, entity_df, unexpanded, candidates

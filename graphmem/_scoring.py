@@ -51,9 +51,34 @@ direct score in full, and the lender too; any entry it was not gathered with len
 ``w``, less than the lender: its score is exact. A seed holder is exact as well (everything
 within two steps of it was gathered). So every score above ``b`` is exact, and when the
 ``limit``-th best score is above ``b`` the pruned answer is the full one
-(:meth:`QueryScores.decides`); otherwise the search gathers again from every term. Rules 4
+(:meth:`QueryScores.decides`); otherwise the search gathers more (see below). Rules 4
 and 5 only scale scores down, and only for entries whose author and times every gathering
 knows (those holding a query term), so the bound holds for them as it is.
+
+Expanding the best holders first. Reading a seed's postings is cheap; what costs is each
+holder's neighbourhood. So a search may expand only some seed holders: a holder's *seed
+share* ``s`` (the weight of the seed terms it holds, over the query's) is known from the
+postings alone, and its direct score is at most ``s + w``. Let ``u`` be the largest
+``s + w`` of a holder that was not expanded, and ``m = max(w, u)``. Take an entry whose
+computed score may be wrong (too low, or missing). If it was gathered, its direct score is
+exact and at most ``m`` (it holds no seed, or it is a holder not expanded), and what its
+context misses comes from entries that were not gathered, whose direct scores are at most
+``m`` too. If it was not gathered, it holds no seed or was not expanded (direct at most
+``m``), and nothing within two steps of it was expanded (context at most ``m``). Either way
+its true score is at most ``b(m)``, and a score computed for it is at most the true one. So
+when the ``limit``-th best computed score is above ``b(m)``, every entry at or above it is
+exact and no other entry reaches it: the answer is the full one (``exact_above = b(m)``;
+with every holder expanded, ``m = w`` as above).
+
+Choosing what to gather next (MaxScore). A gathering that cannot decide still knows a
+``limit``-th best score ``t``, a lower bound of the true one (its computed scores are at most
+the true ones, and gathering more only adds candidates and neighbours). Any gathering with
+``b(m) >= t`` would leave the answer as uncertain, so :func:`plan_gathering` asks for the
+least that can decide: with the same seeds, every holder whose ``s + w`` reaches
+``b⁻¹(t)``; when even all holders cannot (``b(w) >= t``), the weak terms moved into the
+seeds rarest first (the cheapest to read and the heaviest), only until ``b(w) < t``; else
+every term (the full gathering, which always decides). Each step expands at least one more
+holder or adds a seed, so a search ends, and its answer is always the full one.
 
 Sums use :func:`math.fsum`, so the order in which a backend returns statistics cannot
 change a score in its last bit.
@@ -80,6 +105,9 @@ __all__ = [
     "score_candidates",
     "QueryScores",
     "score_query",
+    "GatherPlan",
+    "plan_gathering",
+    "query_shares",
     "term_weight",
 ]
 
@@ -399,7 +427,8 @@ class QueryScores:
     entity_weights: Mapping[str, float]
     #: Share of the query's weight held by weak terms (0 when every term was a seed).
     weak_share: float = 0.0
-    #: Every score above this is exact (pruned gathering; see "Pruning" above).
+    #: Every score above this is exact (pruned gathering; see "Pruning" above); 0 after
+    #: a full gathering.
     exact_above: float = 0.0
     #: The constants the scores were computed with (for the hits' explanations).
     weights: ScoringWeights = field(default_factory=ScoringWeights)
@@ -414,7 +443,7 @@ class QueryScores:
         """Whether the first ``limit`` entries (ties included) are certain: always after a
         full gathering; after a pruned one, when the ``limit``-th best score is above
         :attr:`exact_above`."""
-        if self.weak_share <= 0.0:
+        if self.exact_above <= 0.0:
             return True
         if len(self.final) < limit:
             return False
@@ -458,6 +487,7 @@ def score_query(
     weak_tokens: Iterable[str] = (),
     weak_entities: Iterable[str] = (),
     when: QueryTime | None = None,
+    unexpanded_share: float | None = None,
 ) -> QueryScores:
     """Score a query's candidates and their neighbours without building a hit for each.
 
@@ -465,6 +495,9 @@ def score_query(
     (see "Pruning" above); ``candidates`` must then hold every in-scope entry within two
     ``NEXT`` steps of an entry holding a gathered term, each matched against every term.
     ``when`` is the time the query names, if any (candidates then carry their times).
+    ``unexpanded_share``: the largest seed share of a seed holder whose neighbourhood was
+    not gathered, or ``None`` when every holder's was (see "Expanding the best holders
+    first" above).
     """
     token_w, entity_w, total = _weights(query_tokens, query_entities, corpus, weights)
     if total <= 0.0:
@@ -481,6 +514,7 @@ def score_query(
         ]
     )
     weak_share = min(1.0, weak / total)
+    most = weak_share if unexpanded_share is None else max(weak_share, min(1.0, unexpanded_share + weak_share))
     return QueryScores(
         final,
         direct,
@@ -488,12 +522,100 @@ def score_query(
         token_w,
         entity_w,
         weak_share=weak_share,
-        exact_above=min(1.0, weak_share + weights.context_share * (1.0 - weak_share) * weak_share),
+        exact_above=_prune_bound(most, weights),
         weights=weights,
         time_named=when is not None,
         time_matches=matches,
         named_speakers=named,
     )
+
+
+def _prune_bound(weak_share: float, weights: ScoringWeights) -> float:
+    """``b(w)``: no score above it can be missed or wrong when weak terms weigh ``w``."""
+    return min(1.0, weak_share + weights.context_share * (1.0 - weak_share) * weak_share)
+
+
+def _prune_bound_inverse(score: float, weights: ScoringWeights) -> float:
+    """The ``m`` with ``b(m) = score`` (``b`` increases on [0, 1]); below it ``b(m) < score``."""
+    c = weights.context_share
+    if score >= 1.0:
+        return 1.0
+    if c <= 0.0:
+        return max(0.0, score)
+    return max(0.0, ((1.0 + c) - math.sqrt((1.0 + c) ** 2 - 4.0 * c * score)) / (2.0 * c))
+
+
+def query_shares(
+    query_tokens: Iterable[str],
+    query_entities: Iterable[str],
+    corpus: CorpusStats,
+    weights: ScoringWeights = ScoringWeights(),
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Each held query term's share of the query's weight: a seed holder's *seed share* is
+    the sum of the shares of the seeds it holds (see "Expanding the best holders first")."""
+    token_w, entity_w, total = _weights(query_tokens, query_entities, corpus, weights)
+    if total <= 0.0:
+        return {}, {}
+    return (
+        {t: w / total for t, w in token_w.items() if corpus.token_df.get(t, 0) > 0},
+        {e: w / total for e, w in entity_w.items()},
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class GatherPlan:
+    """What the next pruned gathering reads: its seeds, and the seed holders it expands
+    (those with a seed share of at least ``min_share``)."""
+
+    seed_tokens: frozenset[str]
+    seed_entities: frozenset[str]
+    min_share: float
+
+
+def plan_gathering(
+    scores: QueryScores,
+    corpus: CorpusStats,
+    weak_tokens: Iterable[str],
+    weak_entities: Iterable[str],
+    unexpanded_share: float | None,
+    limit: int,
+) -> GatherPlan | None:
+    """The least the next gathering must read to be able to decide the first ``limit``,
+    after ``scores`` (from a pruned gathering with these weak terms, whose best holder not
+    expanded had ``unexpanded_share``) could not (see "Choosing what to gather next").
+
+    Returns:
+        The plan, which expands at least one more holder or has more seeds; ``None``: only
+        a full gathering can decide.
+    """
+    weak_t, weak_e = set(weak_tokens), set(weak_entities)
+    if len(scores.final) < limit:
+        return None
+    best = heapq.nlargest(limit, scores.final.values())[-1] - _TIE_MARGIN
+    reach = _prune_bound_inverse(best, scores.weights)
+    total = math.fsum([*scores.token_weights.values(), *scores.entity_weights.values()])
+    held_t = {t for t, df in corpus.token_df.items() if df and t in scores.token_weights} - weak_t
+    held_e = {e for e, df in corpus.entity_df.items() if df and e in scores.entity_weights} - weak_e
+    weak_share = min(1.0, scores.weak_share)
+    if unexpanded_share is not None and _prune_bound(weak_share, scores.weights) < best:
+        # The same seeds can decide: expand every holder that could reach the bound (at
+        # least the best one left, so that every step makes progress).
+        return GatherPlan(frozenset(held_t), frozenset(held_e), max(0.0, min(reach - weak_share, unexpanded_share)))
+    # Cheapest first: the fewest entries to read; the heaviest too, for a token.
+    order = sorted(
+        [(corpus.token_df.get(t, 0), 0, t) for t in weak_t] + [(corpus.entity_df.get(e, 0), 1, e) for e in weak_e]
+    )
+    left = [(scores.entity_weights if kind else scores.token_weights).get(t, 0.0) for _, kind, t in order]
+    for taken in range(1, len(order)):
+        rest = min(1.0, math.fsum(left[taken:]) / total)
+        if _prune_bound(rest, scores.weights) < best:
+            moved = order[:taken]
+            return GatherPlan(
+                frozenset(held_t | {t for _, kind, t in moved if kind == 0}),
+                frozenset(held_e | {t for _, kind, t in moved if kind == 1}),
+                max(0.0, reach - rest),
+            )
+    return None
 
 
 @dataclass(frozen=True, slots=True)

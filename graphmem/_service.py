@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import heapq
+import operator
 import re
 import uuid
 from abc import ABC, abstractmethod
@@ -44,9 +46,12 @@ from graphmem._models import (
 from graphmem._scoring import (
     CandidateStats,
     CorpusStats,
+    GatherPlan,
     QueryScores,
     RecencyKey,
     ScoringWeights,
+    plan_gathering,
+    query_shares,
     rank,
     score_query,
 )
@@ -64,8 +69,10 @@ __all__ = [
     "MemoryService",
     "Owner",
     "PreparedEntry",
+    "SeedRequest",
     "StoredEntry",
     "continued",
+    "expand_holders",
     "next_pairs",
     "restored_positions",
 ]
@@ -168,6 +175,9 @@ class CandidateSet:
     #: Terms that were not gathered from (pruned gathering, see :func:`seed_terms`).
     weak_tokens: frozenset[str] = frozenset()
     weak_entities: frozenset[str] = frozenset()
+    #: The largest seed share of a seed holder in scope whose neighbourhood was not
+    #: gathered; ``None`` when every holder's was (see :class:`SeedRequest`).
+    unexpanded_share: float | None = None
 
     @classmethod
     def pruned(
@@ -181,13 +191,45 @@ class CandidateSet:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class SeedRequest:
+    """A pruned gathering: the seed terms with each one's share of the query's weight.
+
+    A *seed holder* is an in-scope entry holding a seed term; its *seed share* is the sum
+    of the shares of the seeds it holds. The backend expands (gathers the neighbourhood
+    of) the holders with the highest seed shares, each at least ``min_share``, and at most
+    ``max_holders`` of them (``None``: no cap), and reports the highest seed share among
+    the holders it did not expand (see ``graphmem._scoring``, "Expanding the best holders
+    first")."""
+
+    tokens: Mapping[str, float]
+    entities: Mapping[str, float]
+    min_share: float = 0.0
+    max_holders: int | None = None
+
+
+def expand_holders(
+    shares: Mapping[KeyT, float], min_share: float, max_holders: int | None
+) -> tuple[list[KeyT], float | None]:
+    """The seed holders a :class:`SeedRequest` expands, given each one's seed share, and the
+    highest share among the others (``None`` when there are none)."""
+    if max_holders is None or len(shares) <= max_holders:
+        expand = [k for k, s in shares.items() if s >= min_share]
+        rest = max((s for s in shares.values() if s < min_share), default=None)
+        return expand, rest
+    ranked = heapq.nlargest(max_holders + 1, shares.items(), key=operator.itemgetter(1))
+    expand = [k for k, s in ranked[:max_holders] if s >= min_share]
+    return expand, ranked[len(expand)][1]
+
+
+KeyT = TypeVar("KeyT", bound=Hashable)
 TermT = TypeVar("TermT", bound=Hashable)
 
 #: A query term held by more than this share of the user's entries is *weak*: a pruned
 #: search does not gather from its postings (see ``graphmem._scoring``, "Pruning").
-SEED_DF_SHARE = 0.05
-#: When the seeds cannot decide, the next try takes terms held by this many times more.
-SEED_DF_WIDENING = 5
+SEED_DF_SHARE = 0.2
+#: A pruned search first expands at most this many seed holders per result asked for.
+FIRST_EXPANSION = 4
 
 
 def seed_terms(dfs: Mapping[TermT, int], entry_count: int, max_df_share: float) -> set[TermT]:
@@ -296,6 +338,9 @@ class MemoryService(ABC):
     #: not gathered from (the answer stays exact, see ``graphmem._scoring``); ``None``
     #: gathers from every term.
     seed_df_share: float | None = SEED_DF_SHARE
+    #: A pruned search first expands at most this many seed holders per result asked for
+    #: (those holding the most; ``None``: all of them); the exact answer never depends on it.
+    first_expansion: int | None = FIRST_EXPANSION
 
     def __init__(
         self,
@@ -1011,32 +1056,51 @@ class MemoryService(ABC):
         # The kind of thing the question asks for ("where" -> a place) is one more term:
         # entries naming such a thing hold its type token (graphmem._answer_types).
         tokens = tuple(dict.fromkeys((*parts.tokens, *asked_types(text))))
-        # First from the rarer terms only; when that cannot decide the first `limit`
-        # exactly, from more of them, then from every term (see graphmem._scoring,
-        # "Pruning"). The middle step saves the full gathering for most of the queries the
-        # first cannot decide: in one user of 10k LoCoMo turns it cut p99 from 260 to 54 ms.
-        first = self.seed_df_share
-        shares = (None,) if first is None else tuple(dict.fromkeys((first, first * SEED_DF_WIDENING, None)))
-        for step, max_df_share in enumerate(shares):
-            gathered = await self._gather(
-                owner, project_id, tokens, entity_names, max_df_share=max_df_share, with_times=when is not None
+        corpus = await self._term_stats(owner, tokens, entity_names)
+        # A name spelled another way in the query ("Katharine" for "Katherine", a speaker's
+        # or one an entry names) is read as that name, and a misspelt word as the word:
+        # only words no entry holds are tried. The query is then decomposed as if it were
+        # written that way, so its entity spans link too.
+        variants = await self._name_variants(owner, text, tokens, corpus)
+        if variants:
+            if read_as is not None:
+                read_as.update(variants)
+            text = _respelled(text, variants)
+            parts = await self.decompose_query(text)
+            entity_names = tuple(e.name for e in parts.entities)
+            tokens = tuple(dict.fromkeys((*parts.tokens, *asked_types(text))))
+            corpus = await self._term_stats(owner, tokens, entity_names)
+        # First from the rarer terms only, expanding the seed holders that hold the most;
+        # when that cannot decide the first `limit` exactly, the least more that can, until
+        # every term (see graphmem._scoring, "Pruning" and what follows it).
+        plan: GatherPlan | None = None
+        max_holders: int | None = None
+        if self.seed_df_share is not None:
+            seeds = seed_terms(
+                {
+                    **{(0, t): df for t, df in corpus.token_df.items()},
+                    **{(1, e): df for e, df in corpus.entity_df.items()},
+                },
+                corpus.entry_count,
+                self.seed_df_share,
             )
-            if step == 0:
-                # A name spelled another way in the query ("Katharine" for "Katherine", a
-                # speaker's or one an entry names) is read as that name: only capitalised
-                # words no entry holds are tried. The query is then decomposed as if it
-                # were written that way, so its entity spans link too.
-                variants = await self._name_variants(owner, text, tokens, gathered.corpus)
-                if variants:
-                    if read_as is not None:
-                        read_as.update(variants)
-                    text = _respelled(text, variants)
-                    parts = await self.decompose_query(text)
-                    entity_names = tuple(e.name for e in parts.entities)
-                    tokens = tuple(dict.fromkeys((*parts.tokens, *asked_types(text))))
-                    gathered = await self._gather(
-                        owner, project_id, tokens, entity_names, max_df_share=max_df_share, with_times=when is not None
-                    )
+            plan = GatherPlan(
+                frozenset(t for kind, t in seeds if kind == 0), frozenset(e for kind, e in seeds if kind == 1), 0.0
+            )
+            max_holders = None if self.first_expansion is None else self.first_expansion * limit
+        token_shares, entity_shares = query_shares(tokens, entity_names, corpus, self.weights)
+        while True:
+            request = None
+            if plan is not None:
+                request = SeedRequest(
+                    {t: token_shares[t] for t in plan.seed_tokens if t in token_shares},
+                    {e: entity_shares[e] for e in plan.seed_entities if e in entity_shares},
+                    plan.min_share,
+                    max_holders,
+                )
+            gathered = await self._gather(
+                owner, project_id, tokens, entity_names, seeds=request, with_times=when is not None
+            )
             scores = score_query(
                 tokens,
                 entity_names,
@@ -1046,9 +1110,14 @@ class MemoryService(ABC):
                 weak_tokens=gathered.weak_tokens,
                 weak_entities=gathered.weak_entities,
                 when=when,
+                unexpanded_share=gathered.unexpanded_share,
             )
-            if scores.decides(limit):
+            if plan is None or scores.decides(limit):
                 break
+            plan = plan_gathering(
+                scores, gathered.corpus, gathered.weak_tokens, gathered.weak_entities, gathered.unexpanded_share, limit
+            )
+            max_holders = None
         return scores if scores.final else None
 
     async def _name_variants(
@@ -1124,7 +1193,7 @@ class MemoryService(ABC):
         tokens: Sequence[str],
         entities: Sequence[str],
         *,
-        max_df_share: float | None = None,
+        seeds: SeedRequest | None = None,
         with_times: bool = False,
     ) -> CandidateSet:
         """Gather statistics for a query in scope (global, or global plus ``project_id``).
@@ -1132,11 +1201,17 @@ class MemoryService(ABC):
         ``with_times``: each candidate also carries the day it was said and the day ranges
         its text refers to (``CandidateStats.day`` and ``time_refs``).
 
-        ``max_df_share=None``: every in-scope entry holding a query term, each with the
-        terms it holds. A share: gather only from the :func:`seed_terms`; the candidates
-        are then every in-scope entry holding a seed term *and every entry within two
-        ``NEXT`` steps of one*, each with every query term it holds (possibly none), and
-        the other held terms are reported as ``weak_tokens`` / ``weak_entities``."""
+        ``seeds=None``: every in-scope entry holding a query term, each with the terms it
+        holds. A :class:`SeedRequest`: the candidates are the seed holders it expands and
+        every entry within two ``NEXT`` steps of one, each with every query term it holds
+        (possibly none); the held query terms that are no seeds are reported as
+        ``weak_tokens`` / ``weak_entities``, and the best seed share not expanded as
+        ``unexpanded_share``."""
+
+    @abstractmethod
+    async def _term_stats(self, owner: Owner, tokens: Sequence[str], entities: Sequence[str]) -> CorpusStats:
+        """The owner's entry count and the degrees of the query's term nodes (every
+        project), as :meth:`_gather` reports them in ``CandidateSet.corpus``."""
 
     async def _typo_variants(self, owner: Owner, words: Sequence[str]) -> dict[str, str]:
         """The query words (lowercase, held by no entry) that misspell one of the owner's

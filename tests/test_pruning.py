@@ -1,9 +1,10 @@
 """Pruned search: gathering from the rarer query terms first must never change an answer.
 
 The scorer proves the first ``limit`` entries exact from what a pruned gathering saw, or
-says it cannot (and the service gathers again from every term). These tests compare the
-pruned answer with the full one: first on random graphs against the scorer alone (with a
-reference model of what a backend gathers), then end to end on both backends.
+says it cannot (and the service gathers more: more holders, more seeds, then every term).
+These tests compare the pruned answer with the full one: first on random graphs against
+the scorer alone (with a reference model of what a backend gathers and of the service's
+steps), then end to end on both backends.
 """
 
 from __future__ import annotations
@@ -19,8 +20,16 @@ from hypothesis import strategies as st
 
 from graphmem import MemoryService, SearchRequest
 from graphmem._fixtures import demo_fixtures_path, load_fixtures
-from graphmem._scoring import CandidateStats, CorpusStats, QueryScores, score_query
-from graphmem._service import seed_terms
+from graphmem._scoring import (
+    CandidateStats,
+    CorpusStats,
+    GatherPlan,
+    QueryScores,
+    plan_gathering,
+    query_shares,
+    score_query,
+)
+from graphmem._service import SeedRequest, expand_holders, seed_terms
 from graphmem._time import DayRange, QueryTime
 
 # ---------------------------------------------------------------------------- reference model
@@ -54,23 +63,29 @@ def candidate(index: int, held: Sequence[frozenset[str]], query: set[str], sessi
 
 
 def gather(
-    held: Sequence[frozenset[str]], query: Sequence[str], session_of: Sequence[int], max_df_share: float | None
-) -> tuple[CorpusStats, list[CandidateStats], frozenset[str]]:
+    held: Sequence[frozenset[str]], query: Sequence[str], session_of: Sequence[int], seeds: SeedRequest | None
+) -> tuple[CorpusStats, list[CandidateStats], frozenset[str], float | None]:
     """What a backend's ``_gather`` returns (see ``MemoryService._gather``)."""
     wanted = set(query)
-    df = {t: sum(1 for h in held if t in h) for t in wanted}
-    corpus = CorpusStats(len(held), df, {}, speaker_tokens=frozenset({"w0"} & wanted))
-    if max_df_share is None:
+    corpus = stats(held, query)
+    if seeds is None:
         reached = [i for i, h in enumerate(held) if h & wanted]
-        return corpus, [candidate(i, held, wanted, session_of) for i in reached], frozenset()
-    seeds = seed_terms(df, len(held), max_df_share)
+        return corpus, [candidate(i, held, wanted, session_of) for i in reached], frozenset(), None
+    shares = {i: sum(seeds.tokens[t] for t in h & seeds.tokens.keys()) for i, h in enumerate(held)}
+    expanded, unexpanded = expand_holders(
+        {i: share for i, share in shares.items() if share > 0}, seeds.min_share, seeds.max_holders
+    )
     reached_set: set[int] = set()
-    for i, h in enumerate(held):
-        if h & seeds:
-            near, far = neighbours(i, session_of)
-            reached_set.update([i, *near, *far])
-    weak = frozenset(t for t, n in df.items() if n and t not in seeds)
-    return corpus, [candidate(i, held, wanted, session_of) for i in sorted(reached_set)], weak
+    for i in expanded:
+        near, far = neighbours(i, session_of)
+        reached_set.update([i, *near, *far])
+    weak = frozenset(t for t, n in corpus.token_df.items() if n and t not in seeds.tokens)
+    return corpus, [candidate(i, held, wanted, session_of) for i in sorted(reached_set)], weak, unexpanded
+
+
+def stats(held: Sequence[frozenset[str]], query: Sequence[str]) -> CorpusStats:
+    df = {t: sum(1 for h in held if t in h) for t in set(query)}
+    return CorpusStats(len(held), df, {}, speaker_tokens=frozenset({"w0"} & set(query)))
 
 
 def top(scores: QueryScores, limit: int) -> list[tuple[float, str]]:
@@ -84,9 +99,48 @@ def score(
     session_of: Sequence[int],
     share: float | None,
     when: QueryTime | None = None,
+    *,
+    min_share: float = 0.0,
+    max_holders: int | None = None,
 ) -> QueryScores:
-    corpus, candidates, weak = gather(held, query, session_of, share)
-    return score_query(query, (), corpus, candidates, weak_tokens=weak, when=when)
+    """One gathering, as the service's first: seeds by ``seed_terms`` (``None``: full)."""
+    request = None
+    if share is not None:
+        corpus = stats(held, query)
+        shares, _ = query_shares(query, (), corpus)
+        chosen = seed_terms(corpus.token_df, corpus.entry_count, share)
+        request = SeedRequest({t: shares[t] for t in chosen}, {}, min_share, max_holders)
+    corpus, candidates, weak, unexpanded = gather(held, query, session_of, request)
+    return score_query(query, (), corpus, candidates, weak_tokens=weak, when=when, unexpanded_share=unexpanded)
+
+
+def search(
+    held: Sequence[frozenset[str]],
+    query: Sequence[str],
+    session_of: Sequence[int],
+    share: float,
+    limit: int,
+    max_holders: int | None,
+    when: QueryTime | None = None,
+) -> tuple[QueryScores, int]:
+    """The service's steps (``MemoryService._score``): a first pruned gathering, then what
+    :func:`plan_gathering` asks for until the scores decide. Returns them and the steps."""
+    corpus = stats(held, query)
+    shares, _ = query_shares(query, (), corpus)
+    chosen = seed_terms(corpus.token_df, corpus.entry_count, share)
+    plan: GatherPlan | None = GatherPlan(frozenset(chosen), frozenset(), 0.0)
+    steps = 0
+    while True:
+        steps += 1
+        request = None if plan is None else SeedRequest(
+            {t: shares[t] for t in plan.seed_tokens}, {}, plan.min_share, max_holders
+        )
+        corpus, candidates, weak, unexpanded = gather(held, query, session_of, request)
+        scores = score_query(query, (), corpus, candidates, weak_tokens=weak, when=when, unexpanded_share=unexpanded)
+        if plan is None or scores.decides(limit):
+            return scores, steps
+        plan = plan_gathering(scores, corpus, weak, (), unexpanded, limit)
+        max_holders = None
 
 
 # ---------------------------------------------------------------------------- the scorer alone
@@ -114,6 +168,40 @@ def graphs(draw: Any) -> tuple[list[frozenset[str]], list[int], list[str], int, 
         first = date.fromordinal(DAY0 + draw(st.integers(min_value=-5, max_value=25)))
         when = QueryTime((DayRange(first, first + timedelta(days=draw(st.integers(0, 6)))),), (), ())
     return held, session_of, query, limit, share, when
+
+
+@settings(max_examples=300, deadline=None)
+@given(graphs(), st.sampled_from([None, 1, 2, 5]), st.sampled_from([0.0, 0.2, 0.5]))
+def test_a_decided_answer_expanding_only_the_best_holders_is_the_full_answer(
+    graph: tuple[list[frozenset[str]], list[int], list[str], int, float, QueryTime | None],
+    max_holders: int | None,
+    min_share: float,
+) -> None:
+    """Holders not expanded (by count or by share) are bounded like weak terms: with a
+    speaker ("w0") or a time in the query too."""
+    held, session_of, query, limit, share, when = graph
+    full = score(held, query, session_of, None, when)
+    pruned = score(held, query, session_of, share, when, min_share=min_share, max_holders=max_holders)
+    if pruned.decides(limit):
+        assert top(pruned, limit) == top(full, limit)
+        for _, entry_id in top(pruned, limit):
+            assert pruned.final[entry_id] == pytest.approx(full.final[entry_id], abs=1e-12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(graphs(), st.sampled_from([None, 1, 3]))
+def test_the_services_steps_always_end_with_the_full_answer(
+    graph: tuple[list[frozenset[str]], list[int], list[str], int, float, QueryTime | None],
+    max_holders: int | None,
+) -> None:
+    held, session_of, query, limit, share, when = graph
+    full = score(held, query, session_of, None, when)
+    found, steps = search(held, query, session_of, share, limit, max_holders, when)
+    assert top(found, limit) == top(full, limit)
+    for _, entry_id in top(found, limit):
+        assert found.final[entry_id] == pytest.approx(full.final[entry_id], abs=1e-12)
+    # Each step reads more (one more holder at least, or a seed more), so few are needed.
+    assert steps <= 2 + len(set(query)) + len(held)
 
 
 @settings(max_examples=400, deadline=None)
@@ -156,7 +244,7 @@ def test_pruning_gives_up_when_weak_only_entries_could_make_the_cut() -> None:
 
 def demo_queries(texts: Mapping[str, list[str]], count: int) -> list[str]:
     """Queries mixing an author's name (a weak term: on every entry of that author) with
-    words of that author's entries, seeded."""
+    words of that author's entries, some naming a time, seeded."""
     rng = random.Random(7)
     queries = []
     authors = sorted(texts)
@@ -164,7 +252,9 @@ def demo_queries(texts: Mapping[str, list[str]], count: int) -> list[str]:
         author = rng.choice(authors)
         words = [w.strip(".,!?;:'\"()") for w in rng.choice(texts[author]).split()]
         words = [w for w in words if len(w) > 3]
-        queries.append(" ".join([author, *rng.sample(words, min(len(words), rng.randint(1, 3)))]))
+        query = " ".join([author, *rng.sample(words, min(len(words), rng.randint(1, 3)))])
+        # Some name a time too (matched against the entries' times, not as words).
+        queries.append(query + rng.choice(["", "", "", " last week", " in 2024", " yesterday"]))
     return queries
 
 
@@ -175,26 +265,29 @@ async def test_pruned_search_equals_full_search_on_the_demo_fixtures(service: Me
     texts: dict[str, list[str]] = {}
     for stored in entries:
         texts.setdefault(stored.memory.author, []).append(stored.memory.text)
-    gathered: list[float | None] = []
+    gathered: list[SeedRequest | None] = []
     original = service._gather
 
     async def counting(*args: Any, **kwargs: Any) -> Any:
-        gathered.append(kwargs.get("max_df_share"))
+        gathered.append(kwargs.get("seeds"))
         return await original(*args, **kwargs)
 
     service._gather = counting  # type: ignore[method-assign]
-    decided_by_pruning = 0
+    decided_by_pruning = decided_expanding_some = 0
     for query in demo_queries(texts, 60):
         for limit in (3, 10):
             answers = []
-            for share in (None, 0.05, 0.0):
+            for share, first_expansion in ((None, None), (0.05, None), (0.0, None), (0.2, 1), (1.0, 4)):
                 service.seed_df_share = share
+                service.first_expansion = first_expansion
                 gathered.clear()
                 response = await service.search(SearchRequest(query=query, app_name=owner[0], user_id=owner[1], limit=limit))
                 answers.append([(h.entry_id, round(h.score, 12), h.matched_tokens, h.context_score) for h in response.hits])
-                if share is not None and gathered == [share]:
+                if share is not None and None not in gathered:
                     decided_by_pruning += 1
-            assert answers[1] == answers[0], query
-            assert answers[2] == answers[0], query
+                    decided_expanding_some += first_expansion is not None and len(gathered) == 1
+            for answer in answers[1:]:
+                assert answer == answers[0], query
     # The comparison means something only if pruning did answer on its own.
     assert decided_by_pruning > 20
+    assert decided_expanding_some > 10

@@ -21,9 +21,10 @@ How the driver is used:
   commit while a read looks at it is skipped, not returned with properties missing (the
   check is in ``cypher/all_entries.cypher``, ``fetch_entries`` and ``list_recent``).
 - Reads go through ``execute_query`` with read routing, so a ``neo4j://`` cluster URI
-  spreads them over readers. A search gathers with one query (``cypher/gather_pruned.cypher``,
-  or ``cypher/gather.cypher`` when pruning cannot decide) that starts from the query's Token
-  and Entity nodes and returns the statistics the pure scorer needs.
+  spreads them over readers. A search reads its terms' degrees (``cypher/term_stats.cypher``),
+  then gathers with one query (``cypher/gather_pruned.cypher``, again with more when the
+  scorer cannot decide, or ``cypher/gather.cypher``) that starts from the query's Token and
+  Entity nodes and returns the statistics the pure scorer needs.
 - Timeouts are bounded: with the server down a call fails in a few seconds with
   :class:`~graphmem.BackendUnavailableError`, and the same object works again once the
   server is back (the driver reconnects by itself).
@@ -48,6 +49,7 @@ from graphmem._service import (
     MemoryStats,
     Owner,
     PreparedEntry,
+    SeedRequest,
     StoredEntry,
     continued,
     next_pairs,
@@ -347,6 +349,13 @@ class Neo4jMemoryService(MemoryService):
 
     # ------------------------------------------------------------------ reads
 
+    async def _term_stats(self, owner: Owner, tokens: Sequence[str], entities: Sequence[str]) -> CorpusStats:
+        record = await self._read_one(
+            "term_stats",
+            {**_owner_params(owner), "tokens": list(dict.fromkeys(tokens)), "entities": list(dict.fromkeys(entities))},
+        )
+        return _corpus(record)
+
     async def _gather(
         self,
         owner: Owner,
@@ -354,7 +363,7 @@ class Neo4jMemoryService(MemoryService):
         tokens: Sequence[str],
         entities: Sequence[str],
         *,
-        max_df_share: float | None = None,
+        seeds: SeedRequest | None = None,
         with_times: bool = False,
     ) -> CandidateSet:
         params = {
@@ -364,20 +373,28 @@ class Neo4jMemoryService(MemoryService):
             "tokens": list(dict.fromkeys(tokens)),
             "entities": list(dict.fromkeys(entities)),
         }
-        if max_df_share is None:
+        if seeds is None:
             record = await self._read_one("gather", params)
+            result = CandidateSet(_corpus(record))
         else:
-            record = await self._read_one("gather_pruned", {**params, "max_df_share": max_df_share})
-        corpus = CorpusStats(
-            entry_count=int(record["entry_count"]),
-            token_df={term: int(df) for term, df, _ in record["token_df"]},
-            entity_df={name: int(df) for name, df in record["entity_df"]},
-            speaker_tokens=frozenset(term for term, df, speaker in record["token_df"] if df and speaker),
-        )
-        if max_df_share is None:
-            result = CandidateSet(corpus)
-        else:
-            result = CandidateSet.pruned(corpus, set(record["seed_tokens"]), set(record["seed_entities"]))
+            record = await self._read_one(
+                "gather_pruned",
+                {
+                    **params,
+                    "seed_tokens": [[t, share] for t, share in sorted(seeds.tokens.items())],
+                    "seed_entities": [[e, share] for e, share in sorted(seeds.entities.items())],
+                    "min_share": seeds.min_share,
+                    "max_holders": seeds.max_holders,
+                },
+            )
+            corpus = _corpus(record)
+            result = CandidateSet.pruned(
+                corpus,
+                {t for t in seeds.tokens if corpus.token_df.get(t)},
+                {e for e in seeds.entities if corpus.entity_df.get(e)},
+            )
+            unexpanded = record["unexpanded"]
+            result.unexpanded_share = None if unexpanded is None else float(unexpanded)
         for row in record["candidates"]:
             entry_id, matched_tokens, matched_entities, entry_project, near_ids, far_ids, author, times = row
             # A node deleted by a concurrent commit while this read looked at it reads as
@@ -579,6 +596,16 @@ def _is_already_exists(exc: Neo4jError) -> bool:
     ``Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists`` and its siblings."""
     code = exc.code or ""
     return code.startswith("Neo.ClientError.Schema.") and code.endswith("AlreadyExists")
+
+
+def _corpus(record: Any) -> CorpusStats:
+    """The term statistics of a ``term_stats`` or ``gather`` answer."""
+    return CorpusStats(
+        entry_count=int(record["entry_count"]),
+        token_df={term: int(df) for term, df, _ in record["token_df"]},
+        entity_df={name: int(df) for name, df in record["entity_df"]},
+        speaker_tokens=frozenset(term for term, df, speaker in record["token_df"] if df and speaker),
+    )
 
 
 def _owner_params(owner: Owner) -> dict[str, Any]:

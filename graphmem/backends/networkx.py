@@ -49,9 +49,10 @@ from graphmem._service import (
     MemoryStats,
     Owner,
     PreparedEntry,
+    SeedRequest,
     StoredEntry,
+    expand_holders,
     next_pairs,
-    seed_terms,
 )
 from graphmem.backends._graph_model import (
     ENTITY,
@@ -401,6 +402,36 @@ class GraphMemoryService(MemoryService):
 
     # ------------------------------------------------------------------ reads
 
+    async def _term_stats(self, owner: Owner, tokens: Sequence[str], entities: Sequence[str]) -> CorpusStats:
+        with self._lock:
+            self._ensure_loaded()
+            return self._corpus(owner, *self._postings(owner, tokens, entities))
+
+    def _postings(
+        self, owner: Owner, tokens: Sequence[str], entities: Sequence[str]
+    ) -> tuple[dict[str, Mapping[NodeKey, Any]], dict[str, Mapping[NodeKey, Any]]]:
+        pred = self._graph._pred  # adjacency dicts: postings without copying
+        app, user = owner.app_name, owner.user_id
+        return (
+            {t: pred.get((TOKEN, app, user, t)) or {} for t in dict.fromkeys(tokens)},
+            {e: pred.get((ENTITY, app, user, e)) or {} for e in dict.fromkeys(entities)},
+        )
+
+    def _corpus(
+        self,
+        owner: Owner,
+        token_postings: Mapping[str, Mapping[NodeKey, Any]],
+        entity_postings: Mapping[str, Mapping[NodeKey, Any]],
+    ) -> CorpusStats:
+        nodes = self._graph.nodes
+        app, user = owner.app_name, owner.user_id
+        return CorpusStats(
+            len(self._entries.get(owner, {})),
+            {t: len(p) for t, p in token_postings.items()},
+            {e: len(p) for e, p in entity_postings.items()},
+            frozenset(t for t, p in token_postings.items() if p and nodes[(TOKEN, app, user, t)].get("speaker")),
+        )
+
     async def _gather(
         self,
         owner: Owner,
@@ -408,49 +439,55 @@ class GraphMemoryService(MemoryService):
         tokens: Sequence[str],
         entities: Sequence[str],
         *,
-        max_df_share: float | None = None,
+        seeds: SeedRequest | None = None,
         with_times: bool = False,
     ) -> CandidateSet:
         with self._lock:
             self._ensure_loaded()
-            pred = self._graph._pred  # adjacency dicts: postings without copying
             app, user = owner.app_name, owner.user_id
-            token_postings = {t: pred.get((TOKEN, app, user, t)) or {} for t in dict.fromkeys(tokens)}
-            entity_postings = {e: pred.get((ENTITY, app, user, e)) or {} for e in dict.fromkeys(entities)}
+            token_postings, entity_postings = self._postings(owner, tokens, entities)
             own = self._entries.get(owner, {})
-            nodes = self._graph.nodes
-            corpus = CorpusStats(
-                len(own),
-                {t: len(p) for t, p in token_postings.items()},
-                {e: len(p) for e, p in entity_postings.items()},
-                frozenset(
-                    t for t, p in token_postings.items() if p and nodes[(TOKEN, app, user, t)].get("speaker")
-                ),
-            )
+            corpus = self._corpus(owner, token_postings, entity_postings)
             times = self._times_of(owner) if with_times else None
-            if max_df_share is None:
+            if seeds is None:
                 return self._candidates_holding(corpus, own, project_id, token_postings, entity_postings, times)
-            seeds = seed_terms(
-                {**{(TOKEN, t): df for t, df in corpus.token_df.items()},
-                 **{(ENTITY, e): df for e, df in corpus.entity_df.items()}},
-                corpus.entry_count,
-                max_df_share,
-            )
+            seed_postings = [
+                (share, postings)
+                for share, postings in (
+                    *((share, token_postings.get(t) or {}) for t, share in seeds.tokens.items()),
+                    *((share, entity_postings.get(e) or {}) for e, share in seeds.entities.items()),
+                )
+                if postings
+            ]
             result = CandidateSet.pruned(
-                corpus, {t for kind, t in seeds if kind == TOKEN}, {e for kind, e in seeds if kind == ENTITY}
+                corpus,
+                {t for t in seeds.tokens if token_postings.get(t)},
+                {e for e in seeds.entities if entity_postings.get(e)},
             )
-            if not result.weak_tokens and not result.weak_entities:
+            if not result.weak_tokens and not result.weak_entities and seeds.min_share <= 0.0 and (
+                seeds.max_holders is None
+            ):
                 return self._candidates_holding(corpus, own, project_id, token_postings, entity_postings, times)
+            # Each holder's seed share: the longest postings copied at C speed, then added to.
+            seed_postings.sort(key=lambda p: -len(p[1]))
+            shares: dict[NodeKey, float] = {}
+            for share, postings in seed_postings:
+                if not shares:
+                    shares = dict.fromkeys(postings, share)
+                    continue
+                get = shares.get
+                for node in postings:
+                    shares[node] = get(node, 0.0) + share
+            # No scope filter: this backend stores no project entries (every holder is global).
+            expand, result.unexpanded_share = expand_holders(shares, seeds.min_share, seeds.max_holders)
             neighbours_of = self._neighbours
             reached: dict[str, None] = {}
-            for kind, term in seeds:
-                postings = token_postings[term] if kind == TOKEN else entity_postings[term]
-                for node in postings:
-                    entry_id = node[3]
-                    reached[entry_id] = None
-                    for near in neighbours_of.get(entry_id, ()):
-                        reached[near] = None
-                        reached.update(dict.fromkeys(neighbours_of.get(near, ())))
+            for node in expand:
+                entry_id = node[3]
+                reached[entry_id] = None
+                for near in neighbours_of.get(entry_id, ()):
+                    reached[near] = None
+                    reached.update(dict.fromkeys(neighbours_of.get(near, ())))
             succ = self._graph._succ
             token_of = {(TOKEN, app, user, t): t for t in token_postings}
             entity_of = {(ENTITY, app, user, e): e for e in entity_postings}
@@ -476,8 +513,8 @@ class GraphMemoryService(MemoryService):
         corpus: CorpusStats,
         own: Mapping[str, _Entry],
         project_id: str | None,
-        token_postings: Mapping[str, Mapping[tuple[str, ...], Any]],
-        entity_postings: Mapping[str, Mapping[tuple[str, ...], Any]],
+        token_postings: Mapping[str, Mapping[NodeKey, Any]],
+        entity_postings: Mapping[str, Mapping[NodeKey, Any]],
         times: Callable[[str], tuple[int, tuple[tuple[int, int], ...]]] | None,
     ) -> CandidateSet:
         """Every in-scope entry holding a query term, with the terms it holds."""

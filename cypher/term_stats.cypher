@@ -1,0 +1,20 @@
+// The statistics a search plans its gathering with (see graphmem._service.SeedRequest):
+//   entry_count  all the owner's entries (every project): the N of the idf
+//   token_df     [token, degree of its node, whether it is a word of a speaker's name]
+//   entity_df    [name, degree] for the query's entities
+// As gather.cypher reports them.
+CALL () {
+  MATCH (e:Entry {app_name: $app_name, user_id: $user_id})
+  RETURN count(e) AS entry_count
+}
+CALL () {
+  UNWIND $tokens AS value
+  MATCH (t:Token {app_name: $app_name, user_id: $user_id, value: value})
+  RETURN collect([value, COUNT { (t)<-[:HAS_TOKEN]-() }, t.speaker]) AS token_df
+}
+CALL () {
+  UNWIND $entities AS name
+  MATCH (n:Entity {app_name: $app_name, user_id: $user_id, name: name})
+  RETURN collect([name, COUNT { (n)<-[:MENTIONS]-() }]) AS entity_df
+}
+RETURN entry_count, token_df, entity_df
