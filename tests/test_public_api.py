@@ -220,6 +220,9 @@ class MinimalService(MemoryService):
     async def _gather(self, owner: Any, project_id: Any, tokens: Any, entities: Any, **options: Any) -> Any:
         raise AssertionError("not needed here")
 
+    async def _term_stats(self, owner: Any, tokens: Any, entities: Any) -> Any:
+        raise AssertionError("not needed here")
+
     async def _fetch_entries(self, owner: Any, entry_ids: Any) -> list[Any]:
         return []
 

@@ -292,7 +292,8 @@ def turn(text: str, at: datetime, author: str) -> MemoryEntry:
         ("昨天我去了成都看奶奶。", "2023年6月2日我去了哪里看奶奶？"),
         ("昨日、京都で抹茶を飲んだ。", "2023年6月2日に京都で何を飲んだ？"),
         ("Ayer fui a Sevilla a ver a mi abuela.", "¿A quién vi en Sevilla el 2 de junio de 2023?"),
-        ("कल मैं जयपुर गया था।", "2 जून 2023 को मैं कहाँ गया?"),
+        # (With the Hindi pipeline "मैं कहाँ गया" is all stop words: the question names the city.)
+        ("कल मैं जयपुर गया था।", "2 जून 2023 को मैं जयपुर किसके साथ गया?"),
     ],
 )
 async def test_a_dated_question_finds_the_day_said_another_way(service: MemoryService, said: str, question: str) -> None:
