@@ -267,8 +267,9 @@ class SearchHit(BaseModel):
     ``matched_time`` says how the entry matched a time named in the query (``"said
     2023-05-08"``, ``"refers to 2023-05-01/2023-05-07"``) and ``time_score`` what that
     added to ``score``; ``by_named_speaker`` is ``True`` / ``False`` when the query names
-    one of the user's speakers and this entry (matching it itself) was / was not said by
-    them (then its score was weighed down), ``None`` otherwise; ``read_as`` maps a query
+    one of the user's speakers and this entry was / was not said by them (then its score
+    was weighed down; an entry recalled only as context holds no query term, so not the
+    speaker's name, and is ``False``), ``None`` otherwise (or when its author is unknown); ``read_as`` maps a query
     word the search read as another (a misspelling, a name spelled another way) to the
     matched token it was read as.
     """

@@ -29,8 +29,10 @@ The rules:
    steps, because in dialogue the answer often comes after an acknowledgement or a
    follow-up question.
 4. When the query names one of the user's speakers ("What are Kate's hobbies?"), an
-   entry that matches it but was said by someone else counts ``other_speaker_factor``
-   (0.75) of its score.
+   entry said by someone else counts ``other_speaker_factor`` (0.75) of its score. An
+   entry that matches the query is judged by its author; one recalled only as context
+   holds no query term, so it was not said by the named speaker (the words of a speaker's
+   name are tokens of every entry they said).
 5. When the query names a time (see :mod:`graphmem._time`), an entry that does not match
    it counts ``1 / (1 + time_share)`` (2/3) of its score. An entry matches when it holds a
    query term and was said in that time (its own day, from the day before the query's
@@ -53,7 +55,7 @@ within two steps of it was gathered). So every score above ``b`` is exact, and w
 ``limit``-th best score is above ``b`` the pruned answer is the full one
 (:meth:`QueryScores.decides`); otherwise the search gathers more (see below). Rules 4
 and 5 only scale scores down, and only for entries whose author and times every gathering
-knows (those holding a query term), so the bound holds for them as it is.
+knows (those holding a query term) or that hold no query term, so the bound holds as it is.
 
 Expanding the best holders first. Reading a seed's postings is cheap; what costs is each
 holder's neighbourhood. So a search may expand only some seed holders: a holder's *seed
@@ -278,23 +280,29 @@ def _scores(
 def _focus_on_speakers(
     final: dict[str, float],
     direct: Mapping[str, float],
-    candidates: Sequence[CandidateStats],
+    by_id: Mapping[str, CandidateStats],
     named: frozenset[str],
     weights: ScoringWeights,
 ) -> None:
-    """A query that names a speaker asks about what they said: an entry that matches it
-    but was said by someone else counts ``other_speaker_factor`` of its score (in place).
+    """A query that names a speaker asks about what they said: an entry said by someone
+    else counts ``other_speaker_factor`` of its score (in place).
 
-    Only entries with a direct match are weighed (every gathering knows their authors),
-    and scores only go down, so the pruning bound stays as it is."""
+    An entry that matches the query itself is weighed by its author (every gathering knows
+    the authors of those). An entry recalled only as context (it holds no query term) is
+    weighed too, without knowing its author: the words of an author's name are tokens of
+    every entry they said, so an entry holding none of the query's terms was not said by a
+    speaker the query names. Scores only go down, and an entry's computed direct score is
+    0 only when its true one is (or when it was not gathered, and then its score is below
+    the pruning bound), so the bound stays as it is."""
     if not named:
         return
     factor = weights.other_speaker_factor
-    for cand in candidates:
-        entry_id = cand.entry_id
-        if cand.author is None or direct.get(entry_id, 0.0) <= 0.0 or entry_id not in final:
+    for entry_id in final:
+        if direct.get(entry_id, 0.0) <= 0.0:
+            final[entry_id] *= factor
             continue
-        if named.isdisjoint(speaker_tokens(cand.author)):
+        cand = by_id.get(entry_id)
+        if cand is not None and cand.author is not None and named.isdisjoint(speaker_tokens(cand.author)):
             final[entry_id] *= factor
 
 
@@ -346,11 +354,15 @@ def _scored_entry(
     cand = by_id.get(entry_id)
     own = direct.get(entry_id, 0.0)
     how = time_matches.get(entry_id) if time_matches else None
-    by_speaker = (
-        None
-        if not named_speakers or cand is None or cand.author is None or own <= 0.0
-        else not named_speakers.isdisjoint(speaker_tokens(cand.author))
-    )
+    by_speaker: bool | None
+    if not named_speakers:
+        by_speaker = None
+    elif own <= 0.0:
+        by_speaker = False  # it holds no query term, so not the named speaker's name
+    elif cand is None or cand.author is None:
+        by_speaker = None
+    else:
+        by_speaker = not named_speakers.isdisjoint(speaker_tokens(cand.author))
     scale = weights.other_speaker_factor if by_speaker is False else 1.0
     if time_named and how is None:
         scale /= 1.0 + weights.time_share
@@ -397,8 +409,8 @@ def score_candidates(
         return {}
     direct, final = _scores(token_w, entity_w, total, candidates, weights)
     named = corpus.speaker_tokens & token_w.keys()
-    _focus_on_speakers(final, direct, candidates, named, weights)
     by_id = {c.entry_id: c for c in candidates}
+    _focus_on_speakers(final, direct, by_id, named, weights)
     matches = _weigh_by_time(final, direct, by_id, when, weights)
     return {
         entry_id: _scored_entry(
@@ -504,8 +516,8 @@ def score_query(
         return QueryScores({}, {}, {}, token_w, entity_w)
     direct, final = _scores(token_w, entity_w, total, candidates, weights)
     named = corpus.speaker_tokens & token_w.keys()
-    _focus_on_speakers(final, direct, candidates, named, weights)
     by_id = {c.entry_id: c for c in candidates}
+    _focus_on_speakers(final, direct, by_id, named, weights)
     matches = _weigh_by_time(final, direct, by_id, when, weights)
     weak = math.fsum(
         [

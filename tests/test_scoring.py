@@ -354,14 +354,29 @@ def test_two_named_speakers_keep_both_speakers_entries() -> None:
     assert scored["x"].score < scored["a"].score * 0.76
 
 
-def test_context_only_entries_are_not_weighed_by_speaker() -> None:
+def test_context_only_entries_are_weighed_as_another_speakers() -> None:
+    # The answer holds no query term, so not "melanie", a token of every entry Melanie
+    # said: it is someone else's turn and counts 0.75, like the question it follows.
     corpus = CorpusStats(100, {"melanie": 50, "hobby": 4}, {}, speaker_tokens=frozenset({"melanie"}))
     question = said_by("q", {"hobby"}, "Caroline", neighbours=("answer",))
     scored = score_candidates(["melanie", "hobby"], (), corpus, [question])
     question_share = scored["q"].score
     assert scored["q"].by_named_speaker is False and scored["q"].direct == pytest.approx(question_share)
-    # The answer took the question's unweighed direct score as context, and is not weighed.
-    assert scored["answer"].by_named_speaker is None
-    assert scored["answer"].score == pytest.approx(
-        ScoringWeights().context_share * question_share / ScoringWeights().other_speaker_factor
-    )
+    assert scored["answer"].by_named_speaker is False
+    # context: the question's direct score before weighing (0.75 of it is question_share).
+    assert scored["answer"].score == pytest.approx(ScoringWeights().context_share * question_share)
+    # Without a named speaker, the same answer is not weighed.
+    plain = score_candidates(["hobby"], (), CorpusStats(100, {"hobby": 4}, {}), [question])
+    assert plain["answer"].by_named_speaker is None
+    assert plain["answer"].score == pytest.approx(ScoringWeights().context_share * plain["q"].score)
+
+
+def test_a_named_speakers_answer_after_anothers_question_outranks_the_others_answer() -> None:
+    # Kate's own turn that shares only her name beats a context-only turn of Ben's with the
+    # same neighbour: the question is about what Kate said.
+    corpus = CorpusStats(100, {"kate": 50, "hobby": 4}, {}, speaker_tokens=frozenset({"kate"}))
+    ask = said_by("ask", {"hobby"}, "Ann", neighbours=("kates", "bens"))
+    kates = said_by("kates", {"kate"}, "Kate", neighbours=("ask",))
+    scored = score_candidates(["kate", "hobby"], (), corpus, [ask, kates])
+    assert scored["kates"].score > scored["bens"].score
+    assert scored["kates"].by_named_speaker is True and scored["bens"].by_named_speaker is False
