@@ -101,6 +101,7 @@ class Hit(_Compact):
     matched: list[str] = Field(default_factory=list, description="query words (lemmas) the memory contains")
     entities: list[str] = Field(default_factory=list, description="names the memory shares with the query")
     context: float | None = Field(None, description="part of the score from neighbouring turns of its conversation")
+    context_from: str | None = Field(None, description="id of the neighbouring turn whose match lent that part")
     time_match: str | None = Field(None, description="how it matched a date or time named in the query")
     other_speaker: bool | None = Field(
         None, description="true when the query names a speaker and someone else said this (its score was lowered)"
@@ -368,6 +369,7 @@ def create_server(
                     matched=hit.matched_tokens,
                     entities=hit.matched_entities,
                     context=round(hit.context_score, 3) if hit.context_score else None,
+                    context_from=hit.context_from,
                     time_match=hit.matched_time,
                     other_speaker=True if hit.by_named_speaker is False else None,
                 )

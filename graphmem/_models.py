@@ -263,15 +263,16 @@ class SearchHit(BaseModel):
     ``matched_tokens`` and ``matched_entities`` are what the entry itself shares with the
     query; ``session_id`` is ``None`` for an entry added on its own (``add_entry``);
     ``context_score`` is the part of ``score`` that came from neighbouring entries of the
-    same conversation (a hit with no matches of its own was recalled as context);
+    same conversation (a hit with no matches of its own was recalled as context) and
+    ``context_from`` the id of the entry, one or two turns away, whose match lent it;
     ``matched_time`` says how the entry matched a time named in the query (``"said
     2023-05-08"``, ``"refers to 2023-05-01/2023-05-07"``) and ``time_score`` what that
     added to ``score``; ``by_named_speaker`` is ``True`` / ``False`` when the query names
     one of the user's speakers and this entry was / was not said by them (then its score
     was weighed down; an entry recalled only as context holds no query term, so not the
-    speaker's name, and is ``False``), ``None`` otherwise (or when its author is unknown); ``read_as`` maps a query
-    word the search read as another (a misspelling, a name spelled another way) to the
-    matched token it was read as.
+    speaker's name, and is ``False``), ``None`` otherwise (or when its author is unknown);
+    ``read_as`` maps a query word the search read as another (a misspelling, a name
+    spelled another way) to the matched token it was read as.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -288,6 +289,7 @@ class SearchHit(BaseModel):
     time_score: float = 0.0
     by_named_speaker: bool | None = None
     read_as: dict[str, str] = Field(default_factory=dict)
+    context_from: str | None = None
 
     def to_json_dict(self) -> dict[str, Any]:
         return {
@@ -300,6 +302,7 @@ class SearchHit(BaseModel):
             "matched_tokens": self.matched_tokens,
             "matched_entities": self.matched_entities,
             "context_score": self.context_score,
+            "context_from": self.context_from,
             "matched_time": self.matched_time,
             "time_score": self.time_score,
             "by_named_speaker": self.by_named_speaker,

@@ -474,6 +474,30 @@ class QueryScores:
         near = cut - 1e-12
         return [i for i, s in kept.items() if s >= near and round(s, 12) >= cut]
 
+    def context_lenders(self, entry_ids: Iterable[str]) -> dict[str, str]:
+        """For each of ``entry_ids`` that took context, the neighbour whose direct score lent
+        it: the best one, one ``NEXT`` step away before two, then the smallest id, so every
+        backend names the same one. Only the hits shown need it, so it is found here, once
+        per search, rather than while scoring.
+
+        A lender matches the query itself, so it is a candidate, and ``NEXT`` links are
+        symmetric: it lists the entry among its own neighbours."""
+        wanted = set(entry_ids)
+        decay = self.weights.second_neighbour_decay
+        best: dict[str, tuple[float, int, str]] = {}
+        for lender_id, cand in self.candidates.items():
+            own = self.direct.get(lender_id, 0.0)
+            if own <= 0.0:
+                continue
+            for steps, around, lent in ((1, cand.neighbour_ids, own), (2, cand.second_neighbour_ids, own * decay)):
+                for entry_id in wanted.intersection(around):
+                    if entry_id == lender_id:
+                        continue
+                    key = (-lent, steps, lender_id)
+                    if entry_id not in best or key < best[entry_id]:
+                        best[entry_id] = key
+        return {entry_id: key[2] for entry_id, key in best.items()}
+
     def scored(self, entry_id: str) -> ScoredEntry:
         return _scored_entry(
             entry_id,

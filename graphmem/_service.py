@@ -652,6 +652,7 @@ class MemoryService(ABC):
             limit=limit,
             min_score=request.min_score,
         )
+        lenders = scores.context_lenders(s.entry_id for s in ranked if s.context > 0.0)
         hits = [
             SearchHit(
                 entry_id=s.entry_id,
@@ -662,6 +663,7 @@ class MemoryService(ABC):
                 session_id=stored[s.entry_id].session_id,
                 project_id=stored[s.entry_id].project_id,
                 context_score=s.context,
+                context_from=lenders.get(s.entry_id) if s.context > 0.0 else None,
                 matched_time=s.time_match,
                 time_score=s.time_score,
                 by_named_speaker=s.by_named_speaker,

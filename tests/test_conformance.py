@@ -572,8 +572,36 @@ async def test_neighbour_share_recalls_an_answer_with_no_shared_word(service: Me
     answer = hits["Lisbon."]
     assert answer.matched_tokens == [] and answer.matched_entities == []
     assert answer.score > 0 and answer.context_score == pytest.approx(answer.score)
-    assert answer.score < hits["Where does your sister live these days?"].score
+    question = hits["Where does your sister live these days?"]
+    assert answer.score < question.score
+    # The hit says which turn lent it the context; a hit matching alone took none.
+    assert answer.context_from == question.entry_id and answer.to_json_dict()["context_from"] == question.entry_id
+    assert question.context_score == 0 and question.context_from is None
     assert "Oporto." not in hits  # not a neighbour of anything that matched
+
+
+async def test_the_context_lender_is_the_best_neighbour_one_step_before_two(service: MemoryService) -> None:
+    await service.add_session(
+        APP,
+        USER,
+        "s",
+        [
+            entry("Rex loves the beach."),
+            entry("Sounds fun.", at=1, author="Ann"),
+            entry("Oh nice.", at=2, author="Ann"),
+            entry("I adopted a puppy named Rex.", at=3),
+        ],
+    )
+    hits = {h.memory.text: h for h in (await search(service, "puppy Rex")).hits}
+    ids = {text: h.entry_id for text, h in hits.items()}
+    full, weak = hits["I adopted a puppy named Rex."], hits["Rex loves the beach."]
+    # Three steps apart: neither lends to the other.
+    assert full.context_from is None and weak.context_from is None and weak.context_score == 0
+    assert hits["Oh nice."].context_from == full.entry_id
+    # "Sounds fun." is one step from the weaker match (it holds only "rex", the commoner
+    # word: well under 0.7 of the query) and two from the full one, which lends 0.7 of 1.
+    assert weak.score - weak.context_score < 0.7
+    assert hits["Sounds fun."].context_from == ids["I adopted a puppy named Rex."]
 
 
 async def test_deleting_a_turn_does_not_join_its_neighbours(service: MemoryService) -> None:

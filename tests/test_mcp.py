@@ -141,6 +141,7 @@ async def test_tools_over_stdio(backend_uri: tuple[str, str]) -> None:
         # "Where" asks for a place, which the stored turn names (graphmem._answer_types).
         assert hits[0]["matched"] == ["@place", "maria"] and hits[0]["entities"] == ["maria"] and 0 < hits[0]["score"] <= 1
         assert "matched" not in hits[1] and hits[1]["context"] > 0  # recalled as the next turn
+        assert hits[1]["context_from"] == hits[0]["id"] and "context_from" not in hits[0]
         assert hits[0]["time"] == "2026-01-05T10:00:00Z"
 
         recent = (await call(client, "recent", limit=2))["memories"]

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from graphmem._scoring import (
     CandidateStats,
     CorpusStats,
+    QueryScores,
     RecencyKey,
     ScoringWeights,
     rank,
@@ -380,3 +381,19 @@ def test_a_named_speakers_answer_after_anothers_question_outranks_the_others_ans
     scored = score_candidates(["kate", "hobby"], (), corpus, [ask, kates])
     assert scored["kates"].score > scored["bens"].score
     assert scored["kates"].by_named_speaker is True and scored["bens"].by_named_speaker is False
+
+
+def test_the_context_lender_is_the_best_then_the_nearer_then_the_smaller_id() -> None:
+    weights = ScoringWeights(second_neighbour_decay=0.5)
+    far = CandidateStats("far", frozenset({"x"}), frozenset(), ("m",), ("hit",))
+    near = CandidateStats("near", frozenset({"x"}), frozenset(), ("hit",), ())
+    twin = CandidateStats("a-twin", frozenset({"x"}), frozenset(), ("hit2",), ())
+    other = CandidateStats("b-twin", frozenset({"x"}), frozenset(), ("hit2",), ())
+    for order in ([far, near, twin, other], [other, twin, near, far]):
+        scores = QueryScores(
+            {}, {"far": 1.0, "near": 0.5, "a-twin": 0.4, "b-twin": 0.4}, {c.entry_id: c for c in order}, {}, {},
+            weights=weights,
+        )
+        # far lends 1.0 * 0.5 two steps away, near 0.5 one step away: a tie, the nearer wins;
+        # equal lenders one step away: the smaller id, whatever order the backend gave.
+        assert scores.context_lenders(["hit", "hit2", "m", "nobody"]) == {"hit": "near", "hit2": "a-twin", "m": "far"}

@@ -101,6 +101,8 @@ def matched(hit: SearchHit) -> Text:
     if hit.context_score > 0:
         share = hit.context_score / hit.score if hit.score else 0.0
         note = "context" if not (hit.matched_tokens or hit.matched_entities) else f"+ context {share:.0%}"
+        if hit.context_from is not None:
+            note += f" of {visible(hit.context_from)}"
         text.append(f"({note})", "italic dim")
     if hit.matched_time is not None:
         text.append(f" ({hit.matched_time})", "italic dim")
