@@ -214,7 +214,38 @@ def graphmem_recall(
 
 # ---------------------------------------------------------------------------- robustness
 
-PERTURBATIONS = ("typo", "names")
+PERTURBATIONS = ("typo", "names", "british")
+
+
+def _british_spellings() -> dict[str, str]:
+    """American spelling -> a British one, from spaCy's English spelling norms
+    (``spacy-lookups-data``'s ``en_lexeme_norm``, which maps British forms and a few chat
+    forms to one spelling), keeping only pairs one or two letters apart that start alike
+    ("color" -> "colour", "organize" -> "organise"; not "because" -> "cuz")."""
+    import gzip
+    import json as json_
+
+    import spacy_lookups_data
+
+    path = Path(spacy_lookups_data.__file__).parent / "data" / "en_lexeme_norm.json.gz"
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        norms: dict[str, str] = json_.load(handle)
+    out: dict[str, str] = {}
+    for british, american in sorted(norms.items()):
+        if british != american and british[:2] == american[:2] and british.isalpha() and american.isalpha():
+            if abs(len(british) - len(american)) <= 2 and _edits(british, american) <= 2:
+                out.setdefault(american, british)
+    return out
+
+
+def _edits(a: str, b: str) -> int:
+    """Levenshtein distance."""
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, cb in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
+    return row[-1]
 
 
 def _swap_middle(word: str) -> str:
@@ -227,15 +258,21 @@ def perturb_questions(conversations: Sequence[Conversation], how: str) -> int:
     """Rewrite the questions in place the way real users' questions differ from the text
     (deterministic, no randomness): ``typo`` misspells each question's longest lowercase
     word of six letters or more; ``names`` misspells every capitalised word of five letters
-    or more that is no speaker's name and does not open the question. Returns how many
-    questions changed. A measure of robustness, never of tuning: nothing here knows the
+    or more that is no speaker's name and does not open the question; ``british`` writes
+    every word that has a British spelling that way ("favorite" -> "favourite"). Returns
+    how many questions changed. A measure of robustness, never of tuning: nothing here knows the
     answers."""
     changed = 0
+    british: dict[str, str] = {}
     for conv in conversations:
         speakers = {w for t in conv.turns for w in t.speaker.split()}
         for q in conv.questions:
             text = q.question
-            if how == "typo":
+            if how == "british":
+                british = british or _british_spellings()
+                text = re.sub(r"\b[a-z]+\b", lambda m: british.get(m.group(0), m.group(0)), text)
+                targets = []
+            elif how == "typo":
                 words = re.findall(r"\b[a-z]{6,}\b", text)
                 targets = [max(words, key=len)] if words else []
             else:
@@ -438,7 +475,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         choices=PERTURBATIONS,
         default=None,
         help="robustness: 'typo' swaps two middle letters of each question's longest lowercase word (6+ letters); "
-        "'names' does the same to every capitalised word of 5+ letters that is no speaker's name and does not start the question",
+        "'names' does the same to every capitalised word of 5+ letters that is no speaker's name and does not start the question; "
+        "'british' writes every word with a British spelling that way (spaCy's en_lexeme_norm)",
     )
     return asyncio.run(_run(parser.parse_args(argv)))
 

@@ -992,7 +992,8 @@ def _word_value(pipeline: LanguagePipeline, token: Token) -> str | None:
 
 
 def _token_value(token: Token, lemmas: Mapping[str, str] | None) -> str:
-    """A token's node value: the lemma of its lowercase form; a name stays as written."""
+    """A token's node value: the lemma of its lowercase form, spelled the language's usual
+    way; a name stays as written."""
     lower = token.lower_
     if lemmas is None:
         value = (token.lemma_ or token.text).lower()  # the pipeline's own lemmas, if any
@@ -1001,5 +1002,16 @@ def _token_value(token: Token, lemmas: Mapping[str, str] | None) -> str:
         # Entries know names from NER, queries (no NER) from how they are written.
         value = lower
     else:
-        value = lemmas.get(lower, lower)
+        form = _usual_spelling(token)
+        value = lemmas.get(form, form)
     return value if any(ch.isalnum() for ch in value) else lower
+
+
+def _usual_spelling(token: Token) -> str:
+    """The lowercase form with spaCy's spelling norms (its ``lexeme_norm`` table: British
+    and American spellings, a few chat forms: "colour" -> "color", "organised" ->
+    "organized", "cuz" -> "because"), so that an entry and a question spelled either way
+    share the token. Only a norm that is one word of letters replaces the form ("pm" stays,
+    not "p.m.")."""
+    norm = token.norm_
+    return norm if norm != token.lower_ and norm.isalpha() else token.lower_

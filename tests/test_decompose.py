@@ -28,6 +28,17 @@ def test_tokens_are_lowercase_lemmas(decomposer: Decomposer) -> None:
     assert "cats" not in tokens and "running" not in tokens
 
 
+def test_british_and_american_spellings_give_one_token(decomposer: Decomposer) -> None:
+    # spaCy's spelling norms: an entry and a question spelled either way share the token.
+    british = decomposer.decompose("My favourite colours; we organised it at the theatre.").tokens
+    american = decomposer.decompose_query("my favorite colors, we organized it at the theater").tokens
+    assert set(british) == set(american) >= {"favorite", "color", "organize", "theater"}
+    # A norm that is not one word of letters leaves the form alone: "pm" is not "p.m.".
+    assert "pm" in decomposer.decompose("see you at 5 pm").tokens
+    # Names keep their spelling ("Colour" as a band's name is a name).
+    assert "colour" in decomposer.decompose_query("did they see Colour live").tokens
+
+
 def test_stop_words_punctuation_and_whitespace_are_dropped(decomposer: Decomposer) -> None:
     text = "Well... the thing is, they were not at home!!!   (Really?)\n\t— we had been there; it's fine."
     tokens = decomposer.decompose(text).tokens
