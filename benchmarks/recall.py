@@ -263,14 +263,13 @@ def perturb_questions(conversations: Sequence[Conversation], how: str) -> int:
     how many questions changed. A measure of robustness, never of tuning: nothing here knows the
     answers."""
     changed = 0
-    british: dict[str, str] = {}
+    british = _british_spellings() if how == "british" else {}
     for conv in conversations:
         speakers = {w for t in conv.turns for w in t.speaker.split()}
         for q in conv.questions:
             text = q.question
             if how == "british":
-                british = british or _british_spellings()
-                text = re.sub(r"\b[a-z]+\b", lambda m: british.get(m.group(0), m.group(0)), text)
+                text = re.sub(r"\b[a-z]+\b", lambda m: british.get(m.group(0), m.group(0)), text)  # noqa: B023
                 targets = []
             elif how == "typo":
                 words = re.findall(r"\b[a-z]{6,}\b", text)
