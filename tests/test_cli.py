@@ -452,7 +452,8 @@ def test_demo_shows_recall_with_scores_and_reasons(runner: CliRunner, tmp_path: 
     assert "Loaded 25 conversations (149 entries)" in out and "14 sessions of work projects were left out" in out
     for question in ("Where does Maria work?", "Who is Biscuit's vet?", "Who is my manager?"):
         assert question in out
-    assert "Pastelaria" in out and "Okafor" in out and "Henrik Larsen" in out and "(context)" in out
+    assert "Pastelaria" in out and "Okafor" in out and "Henrik Larsen" in out and "(context" in out
+    assert "of #1)" in out  # which row lent the context
     assert not (tmp_path / "unused.journal").exists()  # the demo stores nothing
 
 

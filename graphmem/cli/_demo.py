@@ -76,7 +76,8 @@ async def run_demo(console: Console, *, limit: int = 3) -> None:
     console.print(
         "[bold]Reading the tables:[/] score is in [0, 1], best first; "
         f"[{ENTITY_STYLE}]orange[/] names are matched entities, [{TOKEN_STYLE}]green[/] words matched tokens, "
-        "and “context” is the share of the score that came from the neighbouring turns of the same conversation.\n"
+        "and “context” is the share of the score that came from the neighbouring turns of the same conversation "
+        "(“of #2”: from the turn in row 2).\n"
     )
     console.print("[bold]Try it yourself[/] (into your own store; add --backend neo4j for Neo4j):")
     for command in (

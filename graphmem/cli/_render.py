@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sys
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -86,9 +86,11 @@ def day(timestamp: datetime) -> str:
     return timestamp.date().isoformat()
 
 
-def matched(hit: SearchHit) -> Text:
-    """Matched entities and tokens, how much of the score came from context, how the entry
-    matched a time in the query, and whether a speaker the query names said it."""
+def matched(hit: SearchHit, rows: Mapping[str, int] | None = None, *, show_ids: bool = True) -> Text:
+    """Matched entities and tokens, how much of the score came from context (and from which
+    turn: ``#n`` when it is the hit in row ``n`` of ``rows``, else its short id when ids are
+    shown), how the entry matched a time in the query, and whether a speaker the query
+    names said it."""
     text = Text()
     for name in hit.matched_entities:
         text.append(visible(name), ENTITY_STYLE).append(" ")
@@ -101,8 +103,10 @@ def matched(hit: SearchHit) -> Text:
     if hit.context_score > 0:
         share = hit.context_score / hit.score if hit.score else 0.0
         note = "context" if not (hit.matched_tokens or hit.matched_entities) else f"+ context {share:.0%}"
-        if hit.context_from is not None:
-            note += f" of {visible(hit.context_from)}"
+        if hit.context_from is not None and rows and hit.context_from in rows:
+            note += f" of #{rows[hit.context_from]}"
+        elif hit.context_from is not None and show_ids:
+            note += f" of {visible(hit.context_from[:8])}"  # as the id column shows ids
         text.append(f"({note})", "italic dim")
     if hit.matched_time is not None:
         text.append(f" ({hit.matched_time})", "italic dim")
@@ -126,6 +130,7 @@ def hits_table(
     """
     compact = width < 110
     table = Table(pad_edge=False, expand=expand)
+    table.add_column("#", justify="right", style="dim", no_wrap=True)  # "context of #2" names a row
     table.add_column("score", justify="right", style="bold", no_wrap=True)
     if show_ids and not compact:
         table.add_column("id", style="dim", no_wrap=True)
@@ -134,8 +139,9 @@ def hits_table(
         table.add_column("date" if compact else "time", style="dim", no_wrap=True)
     table.add_column("text", ratio=3, overflow="fold")
     table.add_column("matched", ratio=1, min_width=12, max_width=28)
+    rows = {hit.entry_id: number for number, hit in enumerate(hits, start=1)}
     for hit in hits:
-        cells: list[Any] = [f"{hit.score:.3f}"]
+        cells: list[Any] = [str(rows[hit.entry_id]), f"{hit.score:.3f}"]
         if show_ids and not compact:
             cells.append(plain(hit.entry_id[:8]))
         cells.append(plain(hit.memory.author))
@@ -144,7 +150,7 @@ def hits_table(
             if hit.project_id:
                 stamp.append("\n").append(visible(hit.project_id), "dim")
             cells.append(stamp)
-        cells += [plain(hit.memory.text), matched(hit)]
+        cells += [plain(hit.memory.text), matched(hit, rows, show_ids=show_ids and not compact)]
         table.add_row(*cells)
     return table
 
