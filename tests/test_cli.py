@@ -169,7 +169,7 @@ def test_load_prints_a_one_line_summary(runner: CliRunner, store: str) -> None:
     assert result.exit_code == 0, result.output
     lines = result.stdout.strip().splitlines()
     assert len(lines) == 1
-    assert lines[0].startswith("loaded 25 sessions, 149 entries, 4 users into networkx store")
+    assert lines[0].startswith("loaded 27 sessions, 158 entries, 5 users into networkx store")
     assert lines[0].endswith("left out 14 project sessions (--skip-projects)")
     assert " s;" in lines[0]  # seconds
 
@@ -322,7 +322,7 @@ def test_recent_newest_first(runner: CliRunner, demo_store: str) -> None:
 
 def test_stats_of_store_and_user(runner: CliRunner, demo_store: str) -> None:
     whole = stats_json(runner, demo_store)
-    assert (whole["users"], whole["entries"], whole["sessions"], whole["projects"]) == (4, 149, 25, 0)
+    assert (whole["users"], whole["entries"], whole["sessions"], whole["projects"]) == (5, 158, 27, 0)
     bob = stats_json(runner, demo_store, "--app", "companion", "--user", "bob")
     assert (bob["users"], bob["entries"]) == (1, 52)
     assert "entities" in gm(runner, demo_store, "stats").stdout
@@ -378,7 +378,7 @@ def test_cypher_table_json_and_params(runner: CliRunner, demo_store: str) -> Non
     assert table.exit_code == 0 and "Bob" in table.stdout and "2 rows" in table.stderr
     typed = gm(runner, demo_store, "cypher", "MATCH (x:Entry) WHERE x.position = $p RETURN count(x) AS n",
                "--param", "p:=0", "--json")
-    assert json.loads(typed.stdout) == [{"n": 25}]
+    assert json.loads(typed.stdout) == [{"n": 27}]  # one per session
 
 
 @pytest.mark.parametrize(
@@ -449,7 +449,7 @@ def test_demo_shows_recall_with_scores_and_reasons(runner: CliRunner, tmp_path: 
     result = run(runner, "--store", str(tmp_path / "unused.journal"), "demo")
     assert result.exit_code == 0, result.output
     out = result.stdout
-    assert "Loaded 25 conversations (149 entries)" in out and "14 sessions of work projects were left out" in out
+    assert "Loaded 27 conversations (158 entries)" in out and "14 sessions of work projects were left out" in out
     for question in ("Where does Maria work?", "Who is Biscuit's vet?", "Who is my manager?"):
         assert question in out
     assert "Pastelaria" in out and "Okafor" in out and "Henrik Larsen" in out and "(context" in out
@@ -512,7 +512,7 @@ def neo4j_args(decomposer: Decomposer) -> Iterator[list[str]]:
 def test_neo4j_load_search_export_round_trip(runner: CliRunner, neo4j_args: list[str], tmp_path: Path) -> None:
     loaded = run(runner, *neo4j_args, "load", "--demo")
     assert loaded.exit_code == 0, loaded.output
-    assert loaded.stdout.startswith("loaded 39 sessions, 233 entries, 4 users into Neo4j at")
+    assert loaded.stdout.startswith("loaded 41 sessions, 242 entries, 5 users into Neo4j at")
     workdesk = ["--app", "workdesk", "--user", "alice"]
 
     def project_search() -> list[tuple[Any, ...]]:
@@ -538,7 +538,7 @@ def test_neo4j_projects_skip_and_delete(runner: CliRunner, neo4j_args: list[str]
     assert loaded.exit_code == 0 and "left out 14 project sessions" in loaded.stdout
     assert run(runner, *neo4j_args, "load", "--demo").exit_code == 0
     stats = json.loads(run(runner, *neo4j_args, "stats", "--json").stdout)
-    assert (stats["entries"], stats["projects"]) == (233, 4)
+    assert (stats["entries"], stats["projects"]) == (242, 4)
     deleted = run(runner, *neo4j_args, "delete-project", "q3-launch", "--app", "workdesk", "--user", "alice", "--yes")
     assert deleted.exit_code == 0 and deleted.stdout.startswith("removed 30 entries")
 
@@ -554,7 +554,7 @@ def test_neo4j_cypher_reads_and_refuses_writes(runner: CliRunner, neo4j_args: li
     # A writing procedure is not one of the read-only procedures the check lets through.
     procedure = run(runner, *neo4j_args, "cypher", "CALL db.createLabel('Sneaky')")
     assert procedure.exit_code == 1 and "procedure db.createLabel is not one" in one_line_error(procedure)
-    assert json.loads(run(runner, *neo4j_args, "stats", "--json").stdout)["entries"] == 233
+    assert json.loads(run(runner, *neo4j_args, "stats", "--json").stdout)["entries"] == 242
 
 
 @pytest.mark.neo4j
