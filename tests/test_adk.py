@@ -127,6 +127,8 @@ async def test_add_events_to_memory_appends_a_delta_to_the_session(service: Memo
     found = {m.content.parts[0].text: m for m in (await memory.search_memory(app_name=APP, user_id=USER, query="does my sister live there")).memories}  # type: ignore[index]
     assert found["Lisbon."].custom_metadata["matched_tokens"] == []
     assert found["Lisbon."].custom_metadata["context_score"] > 0
+    question = found["Where does your sister live these days?"]
+    assert found["Lisbon."].custom_metadata["context_from"] == question.id  # the turn that lent it
 
 
 async def test_add_memory_stores_entries_outside_sessions(service: MemoryService) -> None:
@@ -165,7 +167,9 @@ async def test_search_memory_explains_every_memory(service: MemoryService) -> No
     assert datetime.fromisoformat(best.timestamp or "") == T0
     assert best.content.role == "user" and best.content.parts and best.content.parts[0].text == entry.memory.text
     meta = best.custom_metadata
-    assert set(meta) == {"score", "matched_tokens", "matched_entities", "context_score", "session_id", "project_id"}
+    assert set(meta) == {
+        "score", "matched_tokens", "matched_entities", "context_score", "context_from", "session_id", "project_id"
+    }
     assert 0 < meta["score"] <= 1 and "maria" in meta["matched_tokens"] and "maria" in [e.lower() for e in meta["matched_entities"]]
     assert meta["session_id"] == "s1" and meta["project_id"] is None
     json.dumps(response.model_dump(mode="json"))  # what load_memory hands the model is plain JSON
