@@ -886,13 +886,7 @@ class GraphMemoryService(MemoryService):
             if term is None:
                 value = sys.intern(value)
                 key: NodeKey = (TOKEN, app, user, value)
-                nodes[key] = {
-                    "__labels__": _LABELS[TOKEN],
-                    "app_name": app,
-                    "user_id": user,
-                    "value": value,
-                    "speaker": False,
-                }
+                nodes[key] = _token_node(app, user, value, False)
                 succ[key] = {}
                 term = tokens[value] = (key, pred.setdefault(key, {}))
             if value in spoken:
@@ -904,13 +898,7 @@ class GraphMemoryService(MemoryService):
             if term is None:
                 name = sys.intern(name)
                 key = (ENTITY, app, user, name)
-                nodes[key] = {
-                    "__labels__": _LABELS[ENTITY],
-                    "app_name": app,
-                    "user_id": user,
-                    "name": name,
-                    "label": sys.intern(label),
-                }
+                nodes[key] = _entity_node(app, user, name, label)
                 succ[key] = {}
                 term = entities[name] = (key, pred.setdefault(key, {}))
             out[term[0]] = term[1][node] = _EDGE[MENTIONS]
@@ -996,21 +984,13 @@ class GraphMemoryService(MemoryService):
         (a snapshot): entries, term nodes and ``NEXT`` links, referring to each other by
         their index in these lists, every dict and list in its order.
 
-        It is the state a replay of the user's segment builds, not always this one: a
-        token's ``speaker`` flag, which stays set in memory after the entry that set it is
-        deleted, is true here only if a live entry sets it (as in a replay of the
-        compacted segment). ``time_refs`` is not in it: it is computed on first use.
+        It is the state a replay of the user's segment builds. ``time_refs`` is not in it:
+        it is computed on first use.
         """
         own = self._entries.get(owner, {})
         entries = list(own.values())
         index = {entry.entry_id: i for i, entry in enumerate(entries)}
         tokens, entities = self._terms.get(owner, ({}, {}))
-        speaking = set()
-        for e in entries:
-            for value in speaker_tokens(e.author):
-                term = tokens.get(value)
-                if term is not None and e.key in term[1]:
-                    speaking.add(value)
         token_index = {term[0]: i for i, term in enumerate(tokens.values())}
         entity_index = {term[0]: i for i, term in enumerate(entities.values())}
         nodes, succ = self._graph._node, self._graph._succ
@@ -1032,7 +1012,7 @@ class GraphMemoryService(MemoryService):
                 for e in entries
             ],
             "tokens": [
-                (value, value in speaking, [index[n[3]] for n in posting])
+                (value, nodes[key]["speaker"], [index[n[3]] for n in posting])
                 for value, (key, posting) in tokens.items()
             ],
             "entities": [
@@ -1060,26 +1040,14 @@ class GraphMemoryService(MemoryService):
         for value, speaker, _ in dump["tokens"]:
             value = sys.intern(value)
             key: NodeKey = (TOKEN, app, user, value)
-            nodes[key] = {
-                "__labels__": _LABELS[TOKEN],
-                "app_name": app,
-                "user_id": user,
-                "value": value,
-                "speaker": speaker,
-            }
+            nodes[key] = _token_node(app, user, value, speaker)
             succ[key] = {}
             token_keys.append(key)
         entity_keys: list[NodeKey] = []
         for name, label, _ in dump["entities"]:
             name = sys.intern(name)
             key = (ENTITY, app, user, name)
-            nodes[key] = {
-                "__labels__": _LABELS[ENTITY],
-                "app_name": app,
-                "user_id": user,
-                "name": name,
-                "label": sys.intern(label),
-            }
+            nodes[key] = _entity_node(app, user, name, label)
             succ[key] = {}
             entity_keys.append(key)
         own = self._entries[owner]
@@ -1165,6 +1133,16 @@ def _collector_paused() -> Iterator[None]:
 
 def _intern_opt(value: str | None) -> str | None:
     return None if value is None else sys.intern(value)
+
+
+def _token_node(app: str, user: str, value: str, speaker: bool) -> dict[str, Any]:
+    """A ``Token`` node's attributes (see :mod:`graphmem.backends._graph_model`)."""
+    return {"__labels__": _LABELS[TOKEN], "app_name": app, "user_id": user, "value": value, "speaker": speaker}
+
+
+def _entity_node(app: str, user: str, name: str, label: str) -> dict[str, Any]:
+    """An ``Entity`` node's attributes (see :mod:`graphmem.backends._graph_model`)."""
+    return {"__labels__": _LABELS[ENTITY], "app_name": app, "user_id": user, "name": name, "label": sys.intern(label)}
 
 
 def _clear_cache(graph: nx.DiGraph[Any]) -> None:
