@@ -851,22 +851,11 @@ class GraphMemoryService(MemoryService):
         position = int(rec["position"])
         app, user = owner.app_name, owner.user_id
         node: NodeKey = (ENTRY, app, user, entry_id)
-        # The properties of ``entry_properties`` (the Neo4j backend's), but ``time_refs``
-        # only once read (``_Entry.time_refs``).
-        props: dict[str, Any] = {
-            "__labels__": _LABELS[ENTRY],
-            "id": entry_id,
-            "app_name": app,
-            "user_id": user,
-            "project_id": project_id,
-            "session_id": session_id,
-            "position": position,
-            "author": author,
-            "role": role,
-            "text": text,
-            "timestamp": sys.intern(when.isoformat()),  # shared by a session's turns said at once
-            "language": _intern_opt(rec.get("language")),
-        }
+        timestamp = sys.intern(when.isoformat())  # one string for a session's turns said at once
+        language = _intern_opt(rec.get("language"))
+        props = _entry_node(
+            app, user, entry_id, project_id, session_id, position, author, role, text, timestamp, language
+        )
         # The graph's own dicts, written directly: networkx's add_node/add_edge would build
         # an attribute dict per edge (shared ones here, see _EDGE) and take far longer.
         graph = self._graph
@@ -1058,20 +1047,9 @@ class GraphMemoryService(MemoryService):
             # Not interned again: marshal keeps the sharing the dump had (one object for a
             # session id, an author, a timestamp said at once), at a fraction of the time.
             node: NodeKey = (ENTRY, app, user, entry_id)
-            props = {
-                "__labels__": _LABELS[ENTRY],
-                "id": entry_id,
-                "app_name": app,
-                "user_id": user,
-                "project_id": project_id,
-                "session_id": session_id,
-                "position": position,
-                "author": author,
-                "role": role,
-                "text": text,
-                "timestamp": timestamp,
-                "language": language,
-            }
+            props = _entry_node(
+                app, user, entry_id, project_id, session_id, position, author, role, text, timestamp, language
+            )
             nodes[node] = props
             out = dict.fromkeys([token_keys[i] for i in held], has_token)
             if named:
@@ -1133,6 +1111,37 @@ def _collector_paused() -> Iterator[None]:
 
 def _intern_opt(value: str | None) -> str | None:
     return None if value is None else sys.intern(value)
+
+
+def _entry_node(
+    app: str,
+    user: str,
+    entry_id: str,
+    project_id: str | None,
+    session_id: str | None,
+    position: int,
+    author: str,
+    role: str,
+    text: str,
+    timestamp: str,
+    language: str | None,
+) -> dict[str, Any]:
+    """An ``Entry`` node's attributes: the properties of ``entry_properties`` (the Neo4j
+    backend's), but ``time_refs`` only once read (``_Entry.time_refs``)."""
+    return {
+        "__labels__": _LABELS[ENTRY],
+        "id": entry_id,
+        "app_name": app,
+        "user_id": user,
+        "project_id": project_id,
+        "session_id": session_id,
+        "position": position,
+        "author": author,
+        "role": role,
+        "text": text,
+        "timestamp": timestamp,
+        "language": language,
+    }
 
 
 def _token_node(app: str, user: str, value: str, speaker: bool) -> dict[str, Any]:
