@@ -153,6 +153,7 @@ class Decomposition:
 
     @property
     def is_empty(self) -> bool:
+        """Whether the text contributes no token and no entity."""
         return not self.tokens and not self.entities
 
 
@@ -464,6 +465,7 @@ class Decomposer:
 
     @property
     def nlp(self) -> Language:
+        """The spaCy pipeline, loaded on first use (with its language's lemma table)."""
         if self._nlp is None or not self._loaded:
             with self._lock:
                 if self._nlp is None:
@@ -478,6 +480,7 @@ class Decomposer:
 
     @property
     def pipeline_name(self) -> str:
+        """The pipeline as ``lang_name-version`` (``en_core_web_sm-3.8.0``); loads it."""
         meta = self.nlp.meta
         return f"{meta.get('lang', '?')}_{meta.get('name', '?')}-{meta.get('version', '?')}"
 

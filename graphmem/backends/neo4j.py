@@ -170,6 +170,7 @@ class Neo4jMemoryService(MemoryService):
 
     @property
     def database(self) -> str | None:
+        """The Neo4j database used (``None``: the server's default)."""
         return self._database
 
     def cypher_view(self) -> CypherView:

@@ -204,6 +204,7 @@ class GraphMemoryService(MemoryService):
 
     @property
     def path(self) -> str | None:
+        """The journal's path (``None``: in memory only)."""
         return None if self._journal is None else str(self._journal.path)
 
     @property
