@@ -53,6 +53,7 @@ if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
 from benchmarks._env import checkout, machine, versions
 from benchmarks._locomo import Conversation, Turn
 from benchmarks._multilingual import APP, CATEGORIES, LANGUAGES, load_set
+from benchmarks._report import fmt, markdown_table, summary
 from benchmarks._systems import CachingDecomposer, GraphmemSystem, System, _top_k, neo4j_service, peer_text
 from benchmarks.recall import KS, _compare, evaluate, shared_decomposer
 from graphmem import open_memory
@@ -222,13 +223,6 @@ def _factories(names: Sequence[str], neo4j_uri: str | None) -> dict[str, SystemF
     return out
 
 
-def _summary(rows: list[dict[str, Any]], ks: Sequence[int]) -> dict[str, Any]:
-    out: dict[str, Any] = {"questions": len(rows)}
-    for k in ks:
-        out[f"recall@{k}"] = sum(r[f"recall@{k}"] for r in rows) / len(rows) if rows else None
-    return out
-
-
 async def run(
     languages: Sequence[str] = LANGUAGES,
     systems: Sequence[str] = ALL_SYSTEMS,
@@ -273,11 +267,11 @@ async def run(
             notes.append(f"{name}: not run on {', '.join(skipped)}")
         langs = [lang for lang in languages if any(r["language"] == lang for r in rows)]
         results[name] = {
-            "overall": _summary(rows, KS),
-            "by_language": {lang: _summary([r for r in rows if r["language"] == lang], KS) for lang in langs},
-            "by_category": {c: _summary([r for r in rows if r["category"] == n], KS) for n, c in CATEGORIES.items()},
+            "overall": summary(rows, KS),
+            "by_language": {lang: summary([r for r in rows if r["language"] == lang], KS) for lang in langs},
+            "by_category": {c: summary([r for r in rows if r["category"] == n], KS) for n, c in CATEGORIES.items()},
             "by_language_category": {
-                f"{lang}/{c}": _summary([r for r in rows if r["language"] == lang and r["category"] == n], KS)
+                f"{lang}/{c}": summary([r for r in rows if r["language"] == lang and r["category"] == n], KS)
                 for lang in langs
                 for n, c in CATEGORIES.items()
             },
@@ -307,10 +301,6 @@ def _segmenter_reason(language: str) -> str | None:
     return _SEGMENTER_REASONS[language]
 
 
-def _fmt(x: float | None) -> str:
-    return "–" if x is None else f"{x:.3f}"
-
-
 def markdown_tables(results: dict[str, dict[str, Any]], languages: Sequence[str]) -> str:
     """Per k: systems as rows; overall, each language and each category as columns."""
     if not results:
@@ -320,30 +310,27 @@ def markdown_tables(results: dict[str, dict[str, Any]], languages: Sequence[str]
     for k in sorted(KS, reverse=True):
         key = f"recall@{k}"
         lines.append(f"recall@{k}\n")
-        lines.append("| system | overall | " + " | ".join(languages) + " | " + " | ".join(CATEGORIES.values()) + " |")
-        lines.append("|---|" + "---:|" * (1 + len(languages) + len(CATEGORIES)))
-        lines.append(
-            "| *questions* | "
-            + " | ".join(
-                [str(counts["overall"]["questions"])]
-                + [str(counts["by_language"].get(lang, {}).get("questions", 0)) for lang in languages]
-                + [str(counts["by_category"][c]["questions"]) for c in CATEGORIES.values()]
-            )
-            + " |"
-        )
+        rows = [
+            ["*questions*", str(counts["overall"]["questions"])]
+            + [str(counts["by_language"].get(lang, {}).get("questions", 0)) for lang in languages]
+            + [str(counts["by_category"][c]["questions"]) for c in CATEGORIES.values()]
+        ]
         for name, r in results.items():
-            cells = [_fmt(r["overall"][key])]
-            cells += [_fmt(r["by_language"].get(lang, {}).get(key)) for lang in languages]
-            cells += [_fmt(r["by_category"][c][key]) for c in CATEGORIES.values()]
-            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+            cells = [name, fmt(r["overall"][key])]
+            cells += [fmt(r["by_language"].get(lang, {}).get(key)) for lang in languages]
+            cells += [fmt(r["by_category"][c][key]) for c in CATEGORIES.values()]
+            rows.append(cells)
+        lines += markdown_table(["system", "overall", *languages, *CATEGORIES.values()], rows)
         lines.append("")
     lines.append("recall@10 per language and category\n")
-    lines.append("| system | " + " | ".join(f"{lang} {c}" for lang in languages for c in CATEGORIES.values()) + " |")
-    lines.append("|---|" + "---:|" * (len(languages) * len(CATEGORIES)))
-    for name, r in results.items():
-        cells = [_fmt(r["by_language_category"].get(f"{lang}/{c}", {}).get("recall@10")) for lang in languages
-                 for c in CATEGORIES.values()]
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines += markdown_table(
+        ["system", *(f"{lang} {c}" for lang in languages for c in CATEGORIES.values())],
+        [
+            [name]
+            + [fmt(r["by_language_category"].get(f"{lang}/{c}", {}).get("recall@10")) for lang in languages for c in CATEGORIES.values()]
+            for name, r in results.items()
+        ],
+    )
     lines.append("")
     return "\n".join(lines)
 

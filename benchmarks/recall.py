@@ -42,6 +42,7 @@ if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
 
 from benchmarks._env import checkout, machine, versions
 from benchmarks._locomo import CATEGORY_NAMES, Conversation, load_conversations
+from benchmarks._report import fmt, markdown_table, summary
 from benchmarks._systems import (
     AdkSystem,
     AnyWordSystem,
@@ -133,19 +134,12 @@ async def evaluate(
         if progress:
             progress(f"{conv.sample_id}: {len(conv.questions)} questions")
     return {
-        "overall": _summary(rows, ks),
-        "by_conversation": {c.sample_id: _summary([r for r in rows if r["conversation"] == c.sample_id], ks) for c in conversations},
-        "by_category": {str(cat): _summary([r for r in rows if r["category"] == cat], ks) for cat in categories},
+        "overall": summary(rows, ks),
+        "by_conversation": {c.sample_id: summary([r for r in rows if r["conversation"] == c.sample_id], ks) for c in conversations},
+        "by_category": {str(cat): summary([r for r in rows if r["category"] == cat], ks) for cat in categories},
         "seconds": {"ingest": round(ingest_s, 3), "search": round(search_s, 3)},
         "questions": rows,
     }
-
-
-def _summary(rows: list[dict[str, Any]], ks: Sequence[int]) -> dict[str, Any]:
-    out: dict[str, Any] = {"questions": len(rows)}
-    for k in ks:
-        out[f"recall@{k}"] = sum(r[f"recall@{k}"] for r in rows) / len(rows) if rows else None
-    return out
 
 
 # ---------------------------------------------------------------------------- graphmem API
@@ -364,10 +358,6 @@ def _system_factories(names: Sequence[str], neo4j_uri: str | None, say: Callable
     return out
 
 
-def _fmt(x: float | None) -> str:
-    return "–" if x is None else f"{x:.3f}"
-
-
 def markdown_tables(results: dict[str, dict[str, Any]], conversations: Sequence[Conversation], ks: Sequence[int] = KS) -> str:
     """One table per k: systems as rows; overall, per conversation and per category as columns."""
     if not results:
@@ -379,17 +369,14 @@ def markdown_tables(results: dict[str, dict[str, Any]], conversations: Sequence[
     lines: list[str] = []
     for k in sorted(ks, reverse=True):
         lines.append(f"recall@{k}\n")
-        lines.append("| system | " + " | ".join(name for name, _ in cols) + " | ingest s | search s |")
-        lines.append("|---|" + "---:|" * (len(cols) + 2))
-        lines.append("| *questions* | " + " | ".join(str(s["questions"]) for _, s in cols) + " | | |")
+        rows = [["*questions*", *(str(s["questions"]) for _, s in cols), "", ""]]
         for system, r in results.items():
             vals = [r["overall"]] + [r["by_conversation"][c.sample_id] for c in conversations]
             vals += [r["by_category"][str(c)] for c in CATEGORY_NAMES]
-            lines.append(
-                f"| {system} | "
-                + " | ".join(_fmt(v[f"recall@{k}"]) for v in vals)
-                + f" | {r['seconds']['ingest']:.1f} | {r['seconds']['search']:.1f} |"
+            rows.append(
+                [system, *(fmt(v[f"recall@{k}"]) for v in vals), f"{r['seconds']['ingest']:.1f}", f"{r['seconds']['search']:.1f}"]
             )
+        lines += markdown_table(["system", *(name for name, _ in cols), "ingest s", "search s"], rows)
         lines.append("")
     return "\n".join(lines)
 

@@ -41,9 +41,12 @@ class MemoryServiceAdapter:
         return MemoryServiceAdapter(self.service, self.app_name, self.user_id, validate_project_id(project_id))
 
     def supports_project_scoping(self) -> bool:
+        """Whether the wrapped service supports project-scoped calls."""
         return self.service.supports_project_scoping()
 
     async def health_check(self) -> None:
+        """Check that the wrapped service's backend can be reached (see
+        :meth:`MemoryService.health_check`)."""
         await self.service.health_check()
 
     async def search(self, query: str, limit: int | None = None) -> list[MemoryEntry]:

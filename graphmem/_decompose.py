@@ -57,7 +57,7 @@ import sys
 import threading
 import unicodedata
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -153,6 +153,7 @@ class Decomposition:
 
     @property
     def is_empty(self) -> bool:
+        """Whether the text contributes no token and no entity."""
         return not self.tokens and not self.entities
 
 
@@ -176,15 +177,23 @@ def speaker_variant(word: str, speakers: Iterable[str]) -> str | None:
     speakers = set(speakers)
     if len(word) < 3 or word in speakers:
         return None
-    found = set()
-    for name in speakers:
-        if not name or name[0] != word[0]:
-            continue
+
+    def is_variant(name: str) -> bool:
         short, long = sorted((word, name), key=len)
         if len(short) >= 3 and long.startswith(short):
-            found.add(name)
-        elif _edit_distance(word, name, limit=2) <= (1 if min(len(word), len(name)) <= 5 else 2):
-            found.add(name)
+            return True
+        limit = 1 if min(len(word), len(name)) <= 5 else 2
+        return _edit_distance(word, name, limit=limit) <= limit
+
+    return unique_variant(word, speakers, is_variant)
+
+
+def unique_variant(word: str, candidates: Iterable[str], is_variant: Callable[[str], bool]) -> str | None:
+    """The one candidate, other than ``word``, that starts with ``word``'s first letter and
+    that ``is_variant`` accepts; ``None`` when there is none or more than one (a word that
+    could be two names or two tokens is linked to neither). The core of
+    :func:`speaker_variant` and :func:`graphmem._spelling.typo_variant`."""
+    found = {c for c in candidates if c != word and c[:1] == word[:1] and is_variant(c)}
     return found.pop() if len(found) == 1 else None
 
 
@@ -456,6 +465,7 @@ class Decomposer:
 
     @property
     def nlp(self) -> Language:
+        """The spaCy pipeline, loaded on first use (with its language's lemma table)."""
         if self._nlp is None or not self._loaded:
             with self._lock:
                 if self._nlp is None:
@@ -470,6 +480,7 @@ class Decomposer:
 
     @property
     def pipeline_name(self) -> str:
+        """The pipeline as ``lang_name-version`` (``en_core_web_sm-3.8.0``); loads it."""
         meta = self.nlp.meta
         return f"{meta.get('lang', '?')}_{meta.get('name', '?')}-{meta.get('version', '?')}"
 

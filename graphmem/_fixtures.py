@@ -237,9 +237,13 @@ class FixtureSession(BaseModel):
         return self
 
     def memory_entries(self, default_timestamp: datetime | None = None) -> list[MemoryEntry]:
+        """The session's entries as :class:`MemoryEntry` objects (``default_timestamp`` for
+        an entry that gives none)."""
         return [e.to_memory_entry(default_timestamp) for e in self.entries]
 
     def records(self, default_timestamp: datetime, *, with_terms: bool = True) -> list[EntryRecord]:
+        """The session's entries as :meth:`MemoryService.restore_session` stores them
+        (``with_terms``: with the tokens and entities the line gives, when it gives both)."""
         return [e.to_record(default_timestamp, with_terms=with_terms) for e in self.entries]
 
 

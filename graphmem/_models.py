@@ -207,6 +207,7 @@ class MemoryEntry(BaseModel):
 
     @property
     def text(self) -> str:
+        """The content's text (its text parts joined by a space)."""
         return self.content.text
 
 
@@ -254,6 +255,7 @@ class SearchRequest(BaseModel):
 
     @property
     def effective_limit(self) -> int:
+        """``limit``, or the default when it is not given."""
         return DEFAULT_SEARCH_LIMIT if self.limit is None else self.limit
 
 
@@ -292,6 +294,7 @@ class SearchHit(BaseModel):
     context_from: str | None = None
 
     def to_json_dict(self) -> dict[str, Any]:
+        """The hit as plain JSON values, flat (what ``graphmem search --json`` prints)."""
         return {
             "entry_id": self.entry_id,
             "score": self.score,

@@ -100,6 +100,7 @@ class StoredEntry:
 
     @property
     def recency(self) -> RecencyKey:
+        """What orders this entry among equal scores (newer first)."""
         return RecencyKey(
             timestamp=self.memory.timestamp,
             position=self.position,
@@ -364,6 +365,7 @@ class MemoryService(ABC):
 
     @property
     def decomposer(self) -> Decomposer:
+        """The decomposer that turns this service's texts into tokens and entities."""
         return self._decomposer
 
     # ------------------------------------------------------------------ writes

@@ -7,9 +7,10 @@ entry holds matches nothing, so such a question loses its rarest, most telling t
 So only a word that is in no English word list is tried (spaCy's lemma lookup table, its
 word forms and lemmas, ~50k words): a real word is never changed, however rare it is in
 the user's entries. The rule, shared with names (:func:`graphmem._decompose.speaker_variant`
-is the same idea): same first letter, alphabetic, five letters or more, one edit away (two
-for words of eight letters or more; an edit is an insertion, deletion, substitution or swap
-of two neighbours), and exactly one such word among the user's tokens.
+is the same idea; both pick with :func:`graphmem._decompose.unique_variant`): same first
+letter, alphabetic, five letters or more, one edit away (two for words of eight letters or
+more; an edit is an insertion, deletion, substitution or swap of two neighbours), and
+exactly one such word among the user's tokens.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Mapping
 
-from graphmem._decompose import _edit_distance, load_lemma_table
+from graphmem._decompose import _edit_distance, load_lemma_table, unique_variant
 
 __all__ = ["MIN_TYPO_LETTERS", "english_words", "is_typo_candidate", "typo_variant"]
 
@@ -55,6 +56,7 @@ def is_typo_candidate(word: str) -> bool:
 
 
 def max_edits(word: str) -> int:
+    """How many edits a typo of ``word`` may be away from the token it misspells."""
     return 1 if len(word) < 8 else 2
 
 
@@ -62,12 +64,4 @@ def typo_variant(word: str, vocabulary: Iterable[str]) -> str | None:
     """The one token of ``vocabulary`` that ``word`` misspells, or ``None`` (none, or
     more than one)."""
     limit = max_edits(word)
-    found = {
-        token
-        for token in vocabulary
-        if token != word
-        and token[:1] == word[:1]
-        and abs(len(token) - len(word)) <= limit
-        and _edit_distance(word, token, limit=limit) <= limit
-    }
-    return found.pop() if len(found) == 1 else None
+    return unique_variant(word, vocabulary, lambda token: _edit_distance(word, token, limit=limit) <= limit)

@@ -737,12 +737,21 @@ def _cjk_relative(match: re.Match[str], anchor: date) -> DayRange | None:
 
 
 def _es_absolute(match: re.Match[str], anchor: date | None, *, yearless: bool) -> _Reading:
+    return _month_word_absolute(match, anchor, _ES_MONTHS, yearless=yearless)
+
+
+def _month_word_absolute(
+    match: re.Match[str], anchor: date | None, months: dict[str, int], *, yearless: bool
+) -> _Reading:
+    """A day or a month named by a word of ``months`` (looked up lowercase), or a year
+    alone: the Spanish and Hindi patterns' groups ``m1``-``m4``, ``y1``/``y2``, ``d1``/``d3``
+    and ``y5``."""
     g = match.groupdict()
     month_name = g["m1"] or g["m2"] or g["m3"] or g["m4"]
     if month_name:
         year = g["y1"] or g["y2"]
         dom = g["d1"] or g["d3"]
-        return _day_or_month(int(year) if year else None, _ES_MONTHS[month_name.lower()],
+        return _day_or_month(int(year) if year else None, months[month_name.lower()],
                              int(dom) if dom else None, anchor, yearless=yearless)
     y = int(g["y5"])
     return DayRange(date(y, 1, 1), date(y, 12, 31))
@@ -782,15 +791,8 @@ def _es_relative(match: re.Match[str], anchor: date) -> DayRange | None:
 
 
 def _hi_absolute(match: re.Match[str], anchor: date | None, *, yearless: bool) -> _Reading:
-    g = match.groupdict()
-    month_name = g["m1"] or g["m2"] or g["m3"] or g["m4"]
-    if month_name:
-        year = g["y1"] or g["y2"]
-        dom = g["d1"] or g["d3"]
-        return _day_or_month(int(year) if year else None, _HI_MONTHS[month_name], int(dom) if dom else None, anchor,
-                             yearless=yearless)
-    y = int(g["y5"])
-    return DayRange(date(y, 1, 1), date(y, 12, 31))
+    # (Devanagari has no case: lowercasing a Hindi month name leaves it as it is.)
+    return _month_word_absolute(match, anchor, _HI_MONTHS, yearless=yearless)
 
 
 def _hi_unit(word: str) -> str:

@@ -170,6 +170,7 @@ class Neo4jMemoryService(MemoryService):
 
     @property
     def database(self) -> str | None:
+        """The Neo4j database used (``None``: the server's default)."""
         return self._database
 
     def cypher_view(self) -> CypherView:
@@ -316,17 +317,16 @@ class Neo4jMemoryService(MemoryService):
         return await self._write(owner, lambda tx: _delete_ids(tx, owner, list(entry_ids)))
 
     async def _delete_session(self, owner: Owner, session_id: str) -> int:
-        async def work(tx: AsyncManagedTransaction) -> int:
-            params = {**_owner_params(owner), "session_id": session_id}
-            result = await tx.run(load_cypher("session_entry_ids_all_scopes"), params)
-            return await _delete_ids(tx, owner, (await result.single(strict=True))["ids"])
-
-        return await self._write(owner, work)
+        return await self._delete_listed(owner, "session_entry_ids_all_scopes", {"session_id": session_id})
 
     async def _delete_project(self, owner: Owner, project_id: str) -> int:
+        return await self._delete_listed(owner, "project_entry_ids", {"project_id": project_id})
+
+    async def _delete_listed(self, owner: Owner, query: str, params: dict[str, Any]) -> int:
+        """Delete, in one write transaction, the entries whose ``ids`` the named query lists."""
+
         async def work(tx: AsyncManagedTransaction) -> int:
-            params = {**_owner_params(owner), "project_id": project_id}
-            result = await tx.run(load_cypher("project_entry_ids"), params)
+            result = await tx.run(load_cypher(query), {**_owner_params(owner), **params})
             return await _delete_ids(tx, owner, (await result.single(strict=True))["ids"])
 
         return await self._write(owner, work)

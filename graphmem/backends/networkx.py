@@ -204,6 +204,7 @@ class GraphMemoryService(MemoryService):
 
     @property
     def path(self) -> str | None:
+        """The journal's path (``None``: in memory only)."""
         return None if self._journal is None else str(self._journal.path)
 
     @property
@@ -851,22 +852,11 @@ class GraphMemoryService(MemoryService):
         position = int(rec["position"])
         app, user = owner.app_name, owner.user_id
         node: NodeKey = (ENTRY, app, user, entry_id)
-        # The properties of ``entry_properties`` (the Neo4j backend's), but ``time_refs``
-        # only once read (``_Entry.time_refs``).
-        props: dict[str, Any] = {
-            "__labels__": _LABELS[ENTRY],
-            "id": entry_id,
-            "app_name": app,
-            "user_id": user,
-            "project_id": project_id,
-            "session_id": session_id,
-            "position": position,
-            "author": author,
-            "role": role,
-            "text": text,
-            "timestamp": sys.intern(when.isoformat()),  # shared by a session's turns said at once
-            "language": _intern_opt(rec.get("language")),
-        }
+        timestamp = sys.intern(when.isoformat())  # one string for a session's turns said at once
+        language = _intern_opt(rec.get("language"))
+        props = _entry_node(
+            app, user, entry_id, project_id, session_id, position, author, role, text, timestamp, language
+        )
         # The graph's own dicts, written directly: networkx's add_node/add_edge would build
         # an attribute dict per edge (shared ones here, see _EDGE) and take far longer.
         graph = self._graph
@@ -886,13 +876,7 @@ class GraphMemoryService(MemoryService):
             if term is None:
                 value = sys.intern(value)
                 key: NodeKey = (TOKEN, app, user, value)
-                nodes[key] = {
-                    "__labels__": _LABELS[TOKEN],
-                    "app_name": app,
-                    "user_id": user,
-                    "value": value,
-                    "speaker": False,
-                }
+                nodes[key] = _token_node(app, user, value, False)
                 succ[key] = {}
                 term = tokens[value] = (key, pred.setdefault(key, {}))
             if value in spoken:
@@ -904,13 +888,7 @@ class GraphMemoryService(MemoryService):
             if term is None:
                 name = sys.intern(name)
                 key = (ENTITY, app, user, name)
-                nodes[key] = {
-                    "__labels__": _LABELS[ENTITY],
-                    "app_name": app,
-                    "user_id": user,
-                    "name": name,
-                    "label": sys.intern(label),
-                }
+                nodes[key] = _entity_node(app, user, name, label)
                 succ[key] = {}
                 term = entities[name] = (key, pred.setdefault(key, {}))
             out[term[0]] = term[1][node] = _EDGE[MENTIONS]
@@ -996,21 +974,13 @@ class GraphMemoryService(MemoryService):
         (a snapshot): entries, term nodes and ``NEXT`` links, referring to each other by
         their index in these lists, every dict and list in its order.
 
-        It is the state a replay of the user's segment builds, not always this one: a
-        token's ``speaker`` flag, which stays set in memory after the entry that set it is
-        deleted, is true here only if a live entry sets it (as in a replay of the
-        compacted segment). ``time_refs`` is not in it: it is computed on first use.
+        It is the state a replay of the user's segment builds. ``time_refs`` is not in it:
+        it is computed on first use.
         """
         own = self._entries.get(owner, {})
         entries = list(own.values())
         index = {entry.entry_id: i for i, entry in enumerate(entries)}
         tokens, entities = self._terms.get(owner, ({}, {}))
-        speaking = set()
-        for e in entries:
-            for value in speaker_tokens(e.author):
-                term = tokens.get(value)
-                if term is not None and e.key in term[1]:
-                    speaking.add(value)
         token_index = {term[0]: i for i, term in enumerate(tokens.values())}
         entity_index = {term[0]: i for i, term in enumerate(entities.values())}
         nodes, succ = self._graph._node, self._graph._succ
@@ -1032,7 +1002,7 @@ class GraphMemoryService(MemoryService):
                 for e in entries
             ],
             "tokens": [
-                (value, value in speaking, [index[n[3]] for n in posting])
+                (value, nodes[key]["speaker"], [index[n[3]] for n in posting])
                 for value, (key, posting) in tokens.items()
             ],
             "entities": [
@@ -1060,26 +1030,14 @@ class GraphMemoryService(MemoryService):
         for value, speaker, _ in dump["tokens"]:
             value = sys.intern(value)
             key: NodeKey = (TOKEN, app, user, value)
-            nodes[key] = {
-                "__labels__": _LABELS[TOKEN],
-                "app_name": app,
-                "user_id": user,
-                "value": value,
-                "speaker": speaker,
-            }
+            nodes[key] = _token_node(app, user, value, speaker)
             succ[key] = {}
             token_keys.append(key)
         entity_keys: list[NodeKey] = []
         for name, label, _ in dump["entities"]:
             name = sys.intern(name)
             key = (ENTITY, app, user, name)
-            nodes[key] = {
-                "__labels__": _LABELS[ENTITY],
-                "app_name": app,
-                "user_id": user,
-                "name": name,
-                "label": sys.intern(label),
-            }
+            nodes[key] = _entity_node(app, user, name, label)
             succ[key] = {}
             entity_keys.append(key)
         own = self._entries[owner]
@@ -1090,20 +1048,9 @@ class GraphMemoryService(MemoryService):
             # Not interned again: marshal keeps the sharing the dump had (one object for a
             # session id, an author, a timestamp said at once), at a fraction of the time.
             node: NodeKey = (ENTRY, app, user, entry_id)
-            props = {
-                "__labels__": _LABELS[ENTRY],
-                "id": entry_id,
-                "app_name": app,
-                "user_id": user,
-                "project_id": project_id,
-                "session_id": session_id,
-                "position": position,
-                "author": author,
-                "role": role,
-                "text": text,
-                "timestamp": timestamp,
-                "language": language,
-            }
+            props = _entry_node(
+                app, user, entry_id, project_id, session_id, position, author, role, text, timestamp, language
+            )
             nodes[node] = props
             out = dict.fromkeys([token_keys[i] for i in held], has_token)
             if named:
@@ -1165,6 +1112,47 @@ def _collector_paused() -> Iterator[None]:
 
 def _intern_opt(value: str | None) -> str | None:
     return None if value is None else sys.intern(value)
+
+
+def _entry_node(
+    app: str,
+    user: str,
+    entry_id: str,
+    project_id: str | None,
+    session_id: str | None,
+    position: int,
+    author: str,
+    role: str,
+    text: str,
+    timestamp: str,
+    language: str | None,
+) -> dict[str, Any]:
+    """An ``Entry`` node's attributes: the properties of ``entry_properties`` (the Neo4j
+    backend's), but ``time_refs`` only once read (``_Entry.time_refs``)."""
+    return {
+        "__labels__": _LABELS[ENTRY],
+        "id": entry_id,
+        "app_name": app,
+        "user_id": user,
+        "project_id": project_id,
+        "session_id": session_id,
+        "position": position,
+        "author": author,
+        "role": role,
+        "text": text,
+        "timestamp": timestamp,
+        "language": language,
+    }
+
+
+def _token_node(app: str, user: str, value: str, speaker: bool) -> dict[str, Any]:
+    """A ``Token`` node's attributes (see :mod:`graphmem.backends._graph_model`)."""
+    return {"__labels__": _LABELS[TOKEN], "app_name": app, "user_id": user, "value": value, "speaker": speaker}
+
+
+def _entity_node(app: str, user: str, name: str, label: str) -> dict[str, Any]:
+    """An ``Entity`` node's attributes (see :mod:`graphmem.backends._graph_model`)."""
+    return {"__labels__": _LABELS[ENTITY], "app_name": app, "user_id": user, "name": name, "label": sys.intern(label)}
 
 
 def _clear_cache(graph: nx.DiGraph[Any]) -> None:
