@@ -230,6 +230,11 @@ TermT = TypeVar("TermT", bound=Hashable)
 SEED_DF_SHARE = 0.2
 #: A pruned search first expands at most this many seed holders per result asked for.
 FIRST_EXPANSION = 4
+#: A user holding at most this many entries is searched in one full gathering: reading every
+#: holder of every query term took 0.84x the pruned steps' CPU (median per search) in one
+#: user of 1,000 LoCoMo turns, about as much at 1,500, 1.2x at 2,000 (``benchmarks/
+#: search_cpu.py``; benchmarks/README.md, "Users of 1,000 back under 2 ms").
+FULL_GATHERING_ENTRIES = 1200
 
 
 def seed_terms(dfs: Mapping[TermT, int], entry_count: int, max_df_share: float) -> set[TermT]:
@@ -341,6 +346,9 @@ class MemoryService(ABC):
     #: A pruned search first expands at most this many seed holders per result asked for
     #: (those holding the most; ``None``: all of them); the exact answer never depends on it.
     first_expansion: int | None = FIRST_EXPANSION
+    #: A user holding at most this many entries is searched without pruning, in one
+    #: gathering (cheaper at that size; the answer is the same either way).
+    full_gathering_entries: int = FULL_GATHERING_ENTRIES
 
     def __init__(
         self,
@@ -1075,7 +1083,7 @@ class MemoryService(ABC):
         # every term (see graphmem._scoring, "Pruning" and what follows it).
         plan: GatherPlan | None = None
         max_holders: int | None = None
-        if self.seed_df_share is not None:
+        if self.seed_df_share is not None and corpus.entry_count > self.full_gathering_entries:
             seeds = seed_terms(
                 {
                     **{(0, t): df for t, df in corpus.token_df.items()},
