@@ -1064,7 +1064,12 @@ class MemoryService(ABC):
         # The kind of thing the question asks for ("where" -> a place) is one more term:
         # entries naming such a thing hold its type token (graphmem._answer_types).
         tokens = tuple(dict.fromkeys((*parts.tokens, *asked_types(text))))
-        corpus = await self._term_stats(owner, tokens, entity_names)
+        # A small user (or pruning off) is gathered in full, with the statistics when the
+        # backend can (one round trip on Neo4j); a larger one only reads the statistics here.
+        full_at_most = self.full_gathering_entries if self.seed_df_share is not None else MAX_LIST_LIMIT
+        corpus, full = await self._term_stats_or_gather(
+            owner, project_id, tokens, entity_names, full_at_most=full_at_most, with_times=when is not None
+        )
         # A name spelled another way in the query ("Katharine" for "Katherine", a speaker's
         # or one an entry names) is read as that name, and a misspelt word as the word:
         # only words no entry holds are tried. The query is then decomposed as if it were
@@ -1078,12 +1083,13 @@ class MemoryService(ABC):
             entity_names = tuple(e.name for e in parts.entities)
             tokens = tuple(dict.fromkeys((*parts.tokens, *asked_types(text))))
             corpus = await self._term_stats(owner, tokens, entity_names)
+            full = None  # gathered for other words
         # First from the rarer terms only, expanding the seed holders that hold the most;
         # when that cannot decide the first `limit` exactly, the least more that can, until
         # every term (see graphmem._scoring, "Pruning" and what follows it).
         plan: GatherPlan | None = None
         max_holders: int | None = None
-        if self.seed_df_share is not None and corpus.entry_count > self.full_gathering_entries:
+        if self.seed_df_share is not None and corpus.entry_count > full_at_most:
             seeds = seed_terms(
                 {
                     **{(0, t): df for t, df in corpus.token_df.items()},
@@ -1106,9 +1112,12 @@ class MemoryService(ABC):
                     plan.min_share,
                     max_holders,
                 )
-            gathered = await self._gather(
-                owner, project_id, tokens, entity_names, seeds=request, with_times=when is not None
-            )
+            if full is not None:
+                gathered, full = full, None
+            else:
+                gathered = await self._gather(
+                    owner, project_id, tokens, entity_names, seeds=request, with_times=when is not None
+                )
             scores = score_query(
                 tokens,
                 entity_names,
@@ -1220,6 +1229,24 @@ class MemoryService(ABC):
     async def _term_stats(self, owner: Owner, tokens: Sequence[str], entities: Sequence[str]) -> CorpusStats:
         """The owner's entry count and the degrees of the query's term nodes (every
         project), as :meth:`_gather` reports them in ``CandidateSet.corpus``."""
+
+    async def _term_stats_or_gather(
+        self,
+        owner: Owner,
+        project_id: str | None,
+        tokens: Sequence[str],
+        entities: Sequence[str],
+        *,
+        full_at_most: int,
+        with_times: bool = False,
+    ) -> tuple[CorpusStats, CandidateSet | None]:
+        """:meth:`_term_stats`, and when the owner holds at most ``full_at_most`` entries
+        also the full :meth:`_gather` (``seeds=None``), else ``None``. A backend whose every
+        read is a round trip answers both at once."""
+        corpus = await self._term_stats(owner, tokens, entities)
+        if corpus.entry_count > full_at_most:
+            return corpus, None
+        return corpus, await self._gather(owner, project_id, tokens, entities, with_times=with_times)
 
     async def _typo_variants(self, owner: Owner, words: Sequence[str]) -> dict[str, str]:
         """The query words (lowercase, held by no entry) that misspell one of the owner's
