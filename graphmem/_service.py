@@ -1240,13 +1240,11 @@ class MemoryService(ABC):
         full_at_most: int,
         with_times: bool = False,
     ) -> tuple[CorpusStats, CandidateSet | None]:
-        """:meth:`_term_stats`, and when the owner holds at most ``full_at_most`` entries
-        also the full :meth:`_gather` (``seeds=None``), else ``None``. A backend whose every
-        read is a round trip answers both at once."""
-        corpus = await self._term_stats(owner, tokens, entities)
-        if corpus.entry_count > full_at_most:
-            return corpus, None
-        return corpus, await self._gather(owner, project_id, tokens, entities, with_times=with_times)
+        """:meth:`_term_stats`, and optionally, when the owner holds at most ``full_at_most``
+        entries, the full :meth:`_gather` (``seeds=None``) too (else ``None``). A backend
+        whose every read is a round trip answers both at once; by default only the
+        statistics are read (the search then gathers after respelling the query, once)."""
+        return await self._term_stats(owner, tokens, entities), None
 
     async def _typo_variants(self, owner: Owner, words: Sequence[str]) -> dict[str, str]:
         """The query words (lowercase, held by no entry) that misspell one of the owner's
