@@ -233,7 +233,7 @@ FIRST_EXPANSION = 4
 #: A user holding at most this many entries is searched in one full gathering: reading every
 #: holder of every query term took 0.84x the pruned steps' CPU (median per search) in one
 #: user of 1,000 LoCoMo turns, about as much at 1,500, 1.2x at 2,000 (``benchmarks/
-#: search_cpu.py``; benchmarks/README.md, "Users of 1,000 back under 2 ms").
+#: search_cpu.py``; benchmarks/README.md, "Users of 1,000: about 30% less CPU").
 FULL_GATHERING_ENTRIES = 1200
 
 
