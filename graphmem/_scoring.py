@@ -57,6 +57,9 @@ within two steps of it was gathered). So every score above ``b`` is exact, and w
 and 5 only scale scores down, and only for entries whose author and times every gathering
 knows (those holding a query term) or that hold no query term, so the bound holds as it is.
 
+(The service prunes only users holding more than ``full_gathering_entries`` entries: in a
+smaller one a full gathering costs less than the steps below.)
+
 Expanding the best holders first. Reading a seed's postings is cheap; what costs is each
 holder's neighbourhood. So a search may expand only some seed holders: a holder's *seed
 share* ``s`` (the weight of the seed terms it holds, over the query's) is known from the
@@ -146,9 +149,12 @@ class CorpusStats:
     speaker_tokens: frozenset[str] = frozenset()
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: a search builds one per candidate (hundreds), and a frozen dataclass's
+# ``__init__`` (``object.__setattr__`` per field) took five times as long. Treat it as
+# read-only all the same: it is built per search and never shared.
+@dataclass(slots=True)
 class CandidateStats:
-    """An in-scope entry that shares at least one query token or entity.
+    """An in-scope entry that shares at least one query token or entity (read-only).
 
     ``neighbour_ids`` are the entries one ``NEXT`` step away (either direction),
     ``second_neighbour_ids`` those exactly two steps away.
@@ -236,44 +242,67 @@ def _scores(
     weights: ScoringWeights,
 ) -> tuple[dict[str, float], dict[str, float]]:
     """Direct and final scores by entry id (final only where it is above 0)."""
+    # Written for speed (it runs over hundreds of candidates a search), computing exactly
+    # what the rules say: many candidates match the same terms, so a direct score is
+    # computed once per set of matched terms (``fsum`` is exact in any order).
     direct: dict[str, float] = {}
+    by_terms: dict[tuple[frozenset[str], frozenset[str]], float] = {}
     for cand in candidates:
-        held = [token_w[t] for t in cand.matched_tokens if t in token_w]
-        if cand.matched_entities:
-            held.extend(entity_w[e] for e in cand.matched_entities if e in entity_w)
-        direct[cand.entry_id] = min(1.0, math.fsum(held) / total) if held else 0.0
+        terms = (cand.matched_tokens, cand.matched_entities)
+        own = by_terms.get(terms)
+        if own is None:
+            held = [token_w[t] for t in cand.matched_tokens if t in token_w]
+            if cand.matched_entities:
+                held.extend(entity_w[e] for e in cand.matched_entities if e in entity_w)
+            own = by_terms[terms] = min(1.0, math.fsum(held) / total) if held else 0.0
+        direct[cand.entry_id] = own
     # NEXT links are symmetric: every link a candidate declares carries score both ways,
     # so each entry (candidate or not) gets the best score among its neighbours.
     context: dict[str, float] = {}
     decay = weights.second_neighbour_decay
+    context_of, direct_of = context.get, direct.get
     for cand in candidates:
         me = cand.entry_id
         own = direct[me]
-        far = own * decay
-        best = context.get(me, 0.0)
+        best = context_of(me, 0.0)
         for other in cand.neighbour_ids:
             if other != me:
-                if own > context.get(other, 0.0):
+                if own > context_of(other, 0.0):
                     context[other] = own
-                theirs = direct.get(other, 0.0)
+                theirs = direct_of(other, 0.0)
                 if theirs > best:
                     best = theirs
-        for other in cand.second_neighbour_ids:
-            if other != me:
-                if far > context.get(other, 0.0):
-                    context[other] = far
-                theirs = direct.get(other, 0.0) * decay
-                if theirs > best:
-                    best = theirs
+        if cand.second_neighbour_ids:
+            far = own * decay
+            for other in cand.second_neighbour_ids:
+                if other != me:
+                    if far > context_of(other, 0.0):
+                        context[other] = far
+                    theirs = direct_of(other, 0.0) * decay
+                    if theirs > best:
+                        best = theirs
         if best > 0.0:
             context[me] = best
+    # score = min(1, direct + share * (1 - direct) * context), written out for the two
+    # common cases (no context: the direct score; no direct match: share * context), and
+    # without calls to min().
     share = weights.context_share
     final: dict[str, float] = {}
-    for entry_id in direct.keys() | context.keys():
-        own = direct.get(entry_id, 0.0)
-        score = min(1.0, own + share * (1.0 - own) * context.get(entry_id, 0.0))
-        if score > 0.0:
-            final[entry_id] = score
+    for entry_id, own in direct.items():
+        near = context_of(entry_id)
+        if near is not None:
+            own += share * (1.0 - own) * near
+            if own > 1.0:
+                own = 1.0
+        if own > 0.0:
+            final[entry_id] = own
+    for entry_id, near in context.items():
+        if entry_id not in direct:
+            score = share * near
+            if score > 1.0:
+                score = 1.0
+            if score > 0.0:
+                final[entry_id] = score
     return direct, final
 
 

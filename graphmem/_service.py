@@ -231,6 +231,11 @@ TermT = TypeVar("TermT", bound=Hashable)
 SEED_DF_SHARE = 0.2
 #: A pruned search first expands at most this many seed holders per result asked for.
 FIRST_EXPANSION = 4
+#: A user holding at most this many entries is searched in one full gathering: reading every
+#: holder of every query term took 0.84x the pruned steps' CPU (median per search) in one
+#: user of 1,000 LoCoMo turns, about as much at 1,500, 1.2x at 2,000 (``benchmarks/
+#: search_cpu.py``; benchmarks/README.md, "Users of 1,000: about 30% less CPU").
+FULL_GATHERING_ENTRIES = 1200
 
 
 def seed_terms(dfs: Mapping[TermT, int], entry_count: int, max_df_share: float) -> set[TermT]:
@@ -342,6 +347,9 @@ class MemoryService(ABC):
     #: A pruned search first expands at most this many seed holders per result asked for
     #: (those holding the most; ``None``: all of them); the exact answer never depends on it.
     first_expansion: int | None = FIRST_EXPANSION
+    #: A user holding at most this many entries is searched without pruning, in one
+    #: gathering (cheaper at that size; the answer is the same either way).
+    full_gathering_entries: int = FULL_GATHERING_ENTRIES
 
     def __init__(
         self,
@@ -1060,7 +1068,12 @@ class MemoryService(ABC):
         # The kind of thing the question asks for ("where" -> a place) is one more term:
         # entries naming such a thing hold its type token (graphmem._answer_types).
         tokens = tuple(dict.fromkeys((*parts.tokens, *asked_types(text))))
-        corpus = await self._term_stats(owner, tokens, entity_names)
+        # A small user (or pruning off) is gathered in full, with the statistics when the
+        # backend can (one round trip on Neo4j); a larger one only reads the statistics here.
+        full_at_most = self.full_gathering_entries if self.seed_df_share is not None else MAX_LIST_LIMIT
+        corpus, full = await self._term_stats_or_gather(
+            owner, project_id, tokens, entity_names, full_at_most=full_at_most, with_times=when is not None
+        )
         # A name spelled another way in the query ("Katharine" for "Katherine", a speaker's
         # or one an entry names) is read as that name, and a misspelt word as the word:
         # only words no entry holds are tried. The query is then decomposed as if it were
@@ -1074,12 +1087,13 @@ class MemoryService(ABC):
             entity_names = tuple(e.name for e in parts.entities)
             tokens = tuple(dict.fromkeys((*parts.tokens, *asked_types(text))))
             corpus = await self._term_stats(owner, tokens, entity_names)
+            full = None  # gathered for other words
         # First from the rarer terms only, expanding the seed holders that hold the most;
         # when that cannot decide the first `limit` exactly, the least more that can, until
         # every term (see graphmem._scoring, "Pruning" and what follows it).
         plan: GatherPlan | None = None
         max_holders: int | None = None
-        if self.seed_df_share is not None:
+        if self.seed_df_share is not None and corpus.entry_count > full_at_most:
             seeds = seed_terms(
                 {
                     **{(0, t): df for t, df in corpus.token_df.items()},
@@ -1102,9 +1116,12 @@ class MemoryService(ABC):
                     plan.min_share,
                     max_holders,
                 )
-            gathered = await self._gather(
-                owner, project_id, tokens, entity_names, seeds=request, with_times=when is not None
-            )
+            if full is not None:
+                gathered, full = full, None
+            else:
+                gathered = await self._gather(
+                    owner, project_id, tokens, entity_names, seeds=request, with_times=when is not None
+                )
             scores = score_query(
                 tokens,
                 entity_names,
@@ -1216,6 +1233,22 @@ class MemoryService(ABC):
     async def _term_stats(self, owner: Owner, tokens: Sequence[str], entities: Sequence[str]) -> CorpusStats:
         """The owner's entry count and the degrees of the query's term nodes (every
         project), as :meth:`_gather` reports them in ``CandidateSet.corpus``."""
+
+    async def _term_stats_or_gather(
+        self,
+        owner: Owner,
+        project_id: str | None,
+        tokens: Sequence[str],
+        entities: Sequence[str],
+        *,
+        full_at_most: int,
+        with_times: bool = False,
+    ) -> tuple[CorpusStats, CandidateSet | None]:
+        """:meth:`_term_stats`, and optionally, when the owner holds at most ``full_at_most``
+        entries, the full :meth:`_gather` (``seeds=None``) too (else ``None``). A backend
+        whose every read is a round trip answers both at once; by default only the
+        statistics are read (the search then gathers after respelling the query, once)."""
+        return await self._term_stats(owner, tokens, entities), None
 
     async def _typo_variants(self, owner: Owner, words: Sequence[str]) -> dict[str, str]:
         """The query words (lowercase, held by no entry) that misspell one of the owner's

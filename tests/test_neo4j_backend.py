@@ -215,6 +215,29 @@ async def test_delete_user_leaves_no_node_of_that_user(neo: Any) -> None:
     assert await neo.delete_user("app", "gone") == 0
 
 
+async def test_a_small_users_search_is_two_round_trips(neo: Any) -> None:
+    """The term statistics and a small user's full gathering come in one read, then the
+    entries that can make the cut in a second; a user above the size prunes (a read more)."""
+    await neo.add_session("app", "u", "s1", [entry("Maria lives in Lisbon"), entry("She loves pastries", minute=1)])
+    reads: list[str] = []
+    original = neo._read
+
+    async def counting(name: str, params: dict[str, Any]) -> list[Any]:
+        reads.append(name)
+        return await original(name, params)
+
+    neo._read = counting
+    request = SearchRequest(query="Where does Maria live?", app_name="app", user_id="u", limit=1)
+    first = await neo.search(request)
+    assert reads == ["term_stats_or_gather", "fetch_entries"]
+    assert [h.memory.text for h in first.hits] == ["Maria lives in Lisbon"]
+    reads.clear()
+    neo.full_gathering_entries = 1  # the user holds 2: pruned steps, the same answer
+    pruned = await neo.search(request)
+    assert reads[0] == "term_stats_or_gather" and "gather_pruned" in reads
+    assert [(h.entry_id, h.score) for h in pruned.hits] == [(h.entry_id, h.score) for h in first.hits]
+
+
 async def test_deletes_remove_orphan_tokens_and_entities(neo: Any) -> None:
     orphans = (
         "MATCH (n) WHERE (n:Token OR n:Entity) AND NOT EXISTS { (n)<--() } RETURN count(n)"

@@ -273,6 +273,7 @@ async def test_pruned_search_equals_full_search_on_the_demo_fixtures(service: Me
         return await original(*args, **kwargs)
 
     service._gather = counting  # type: ignore[method-assign]
+    service.full_gathering_entries = 0  # the demo user is small: prune it all the same
     decided_by_pruning = decided_expanding_some = 0
     for query in demo_queries(texts, 60):
         for limit in (3, 10):
@@ -291,3 +292,49 @@ async def test_pruned_search_equals_full_search_on_the_demo_fixtures(service: Me
     # The comparison means something only if pruning did answer on its own.
     assert decided_by_pruning > 20
     assert decided_expanding_some > 10
+
+
+async def test_a_small_user_is_searched_in_one_full_gathering(service: MemoryService) -> None:
+    """Up to ``full_gathering_entries`` a search reads every holder of every query term
+    at once (cheaper there than pruned steps); above it, it prunes. Same answers."""
+    await load_fixtures(service, [demo_fixtures_path()], skip_projects=not service.supports_project_scoping())
+    owner = ("companion", "alice")
+    entries = await service.list_entries(*owner, all_projects=True)
+    texts: dict[str, list[str]] = {}
+    for stored in entries:
+        texts.setdefault(stored.memory.author, []).append(stored.memory.text)
+    gathered: list[SeedRequest | None] = []
+    original = service._gather
+
+    async def counting(*args: Any, **kwargs: Any) -> Any:
+        gathered.append(kwargs.get("seeds"))
+        return await original(*args, **kwargs)
+
+    service._gather = counting  # type: ignore[method-assign]
+    first = service._term_stats_or_gather
+
+    async def first_counting(*args: Any, **kwargs: Any) -> Any:
+        # A full gathering in the same read as the statistics (Neo4j), or through _gather.
+        before = len(gathered)
+        corpus, full = await first(*args, **kwargs)
+        if full is not None and len(gathered) == before:
+            gathered.append(None)
+        return corpus, full
+
+    service._term_stats_or_gather = first_counting  # type: ignore[method-assign]
+    assert len(entries) <= service.full_gathering_entries  # the default covers the demo user
+    answers: dict[int, list[list[tuple[str, float]]]] = {}
+    pruned_steps = 0
+    for threshold in (len(entries), len(entries) - 1):
+        service.full_gathering_entries = threshold
+        answers[threshold] = []
+        for query in demo_queries(texts, 30):
+            gathered.clear()
+            response = await service.search(SearchRequest(query=query, app_name=owner[0], user_id=owner[1], limit=5))
+            answers[threshold].append([(h.entry_id, round(h.score, 12)) for h in response.hits])
+            if threshold == len(entries):
+                assert gathered == [None], query  # one gathering, every term
+            else:
+                pruned_steps += sum(seeds is not None for seeds in gathered)
+    assert pruned_steps > 0  # one entry more than the threshold: pruned again
+    assert answers[len(entries)] == answers[len(entries) - 1]

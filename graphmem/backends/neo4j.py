@@ -375,49 +375,54 @@ class Neo4jMemoryService(MemoryService):
         }
         if seeds is None:
             record = await self._read_one("gather", params)
-            result = CandidateSet(_corpus(record))
-        else:
-            record = await self._read_one(
-                "gather_pruned",
-                {
-                    **params,
-                    "seed_tokens": [[t, share] for t, share in sorted(seeds.tokens.items())],
-                    "seed_entities": [[e, share] for e, share in sorted(seeds.entities.items())],
-                    "min_share": seeds.min_share,
-                    "max_holders": seeds.max_holders,
-                },
-            )
-            corpus = _corpus(record)
-            result = CandidateSet.pruned(
-                corpus,
-                {t for t in seeds.tokens if corpus.token_df.get(t)},
-                {e for e in seeds.entities if corpus.entity_df.get(e)},
-            )
-            unexpanded = record["unexpanded"]
-            result.unexpanded_share = None if unexpanded is None else float(unexpanded)
-        for row in record["candidates"]:
-            entry_id, matched_tokens, matched_entities, entry_project, near_ids, far_ids, author, times = row
-            # A node deleted by a concurrent commit while this read looked at it reads as
-            # null (read committed): such an entry or neighbour is gone, so it is left out.
-            if entry_id is None:
-                continue
-            near = {i for i in near_ids if i is not None} - {entry_id}
-            far = {i for i in far_ids if i is not None} - near - {entry_id}
-            day, refs = entry_times(times[0], times[1]) if times is not None and times[0] is not None else (None, ())
-            result.candidates.append(
-                CandidateStats(
-                    entry_id=entry_id,
-                    matched_tokens=frozenset(t for t in matched_tokens if t is not None),
-                    matched_entities=frozenset(n for n in matched_entities if n is not None),
-                    neighbour_ids=tuple(sorted(near)),
-                    second_neighbour_ids=tuple(sorted(far)),
-                    project_id=entry_project,
-                    day=day,
-                    time_refs=refs,
-                    author=author,
-                )
-            )
-        return result
+            return _candidate_set(CandidateSet(_corpus(record)), record["candidates"])
+        record = await self._read_one(
+            "gather_pruned",
+            {
+                **params,
+                "seed_tokens": [[t, share] for t, share in sorted(seeds.tokens.items())],
+                "seed_entities": [[e, share] for e, share in sorted(seeds.entities.items())],
+                "min_share": seeds.min_share,
+                "max_holders": seeds.max_holders,
+            },
+        )
+        corpus = _corpus(record)
+        result = CandidateSet.pruned(
+            corpus,
+            {t for t in seeds.tokens if corpus.token_df.get(t)},
+            {e for e in seeds.entities if corpus.entity_df.get(e)},
+        )
+        unexpanded = record["unexpanded"]
+        result.unexpanded_share = None if unexpanded is None else float(unexpanded)
+        return _candidate_set(result, record["candidates"])
+
+    async def _term_stats_or_gather(
+        self,
+        owner: Owner,
+        project_id: str | None,
+        tokens: Sequence[str],
+        entities: Sequence[str],
+        *,
+        full_at_most: int,
+        with_times: bool = False,
+    ) -> tuple[CorpusStats, CandidateSet | None]:
+        # One round trip where the default takes two: a round trip costs more than a small
+        # user's gathering (see cypher/term_stats_or_gather.cypher).
+        record = await self._read_one(
+            "term_stats_or_gather",
+            {
+                **_owner_params(owner),
+                "project_id": project_id,
+                "with_times": with_times,
+                "tokens": list(dict.fromkeys(tokens)),
+                "entities": list(dict.fromkeys(entities)),
+                "full_at_most": full_at_most,
+            },
+        )
+        corpus = _corpus(record)
+        if not record["gathered"]:
+            return corpus, None
+        return corpus, _candidate_set(CandidateSet(corpus), record["candidates"])
 
     async def _speaker_names(self, owner: Owner) -> frozenset[str]:
         return frozenset(await self._read_single("speaker_tokens", _owner_params(owner), "values"))
@@ -728,3 +733,30 @@ def _schema_objects(version: int) -> set[str]:
         for word in statement.split()
         if word.startswith(prefix)
     }
+
+
+def _candidate_set(result: CandidateSet, rows: Sequence[Any]) -> CandidateSet:
+    """``result`` with the candidates of a gathering's rows added (see gather.cypher)."""
+    for row in rows:
+        entry_id, matched_tokens, matched_entities, entry_project, near_ids, far_ids, author, times = row
+        # A node deleted by a concurrent commit while this read looked at it reads as
+        # null (read committed): such an entry or neighbour is gone, so it is left out.
+        if entry_id is None:
+            continue
+        near = {i for i in near_ids if i is not None} - {entry_id}
+        far = {i for i in far_ids if i is not None} - near - {entry_id}
+        day, refs = entry_times(times[0], times[1]) if times is not None and times[0] is not None else (None, ())
+        result.candidates.append(
+            CandidateStats(
+                entry_id=entry_id,
+                matched_tokens=frozenset(t for t in matched_tokens if t is not None),
+                matched_entities=frozenset(n for n in matched_entities if n is not None),
+                neighbour_ids=tuple(sorted(near)),
+                second_neighbour_ids=tuple(sorted(far)),
+                project_id=entry_project,
+                day=day,
+                time_refs=refs,
+                author=author,
+            )
+        )
+    return result

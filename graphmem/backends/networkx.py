@@ -28,6 +28,7 @@ import asyncio
 import contextlib
 import gc
 import logging
+import operator
 import os
 import sys
 import threading
@@ -84,6 +85,7 @@ _EDGE = {rel: {"__labels__": _LABELS[rel]} for rel in (HAS_TOKEN, MENTIONS, NEXT
 NodeKey = tuple[str, str, str, str]
 SessionKey = tuple[str | None, str]  # (project_id, session_id) inside one owner
 _Term = tuple[NodeKey, dict[NodeKey, Any]]  # a term node's key and its incoming edges
+_NO_TERMS: frozenset[str] = frozenset()
 
 
 class _Entry:
@@ -490,8 +492,9 @@ class GraphMemoryService(MemoryService):
                     reached[near] = None
                     reached.update(dict.fromkeys(neighbours_of.get(near, ())))
             succ = self._graph._succ
-            token_of = {(TOKEN, app, user, t): t for t in token_postings}
-            entity_of = {(ENTITY, app, user, e): e for e in entity_postings}
+            token_keys = {(TOKEN, app, user, t) for t in token_postings}
+            entity_keys = {(ENTITY, app, user, e) for e in entity_postings}
+            value_of = operator.itemgetter(3)  # a term node's key ends with its value
             for entry_id in reached:
                 entry = own[entry_id]
                 if entry.project_id is not None and entry.project_id != project_id:
@@ -501,8 +504,8 @@ class GraphMemoryService(MemoryService):
                     self._candidate(
                         entry_id,
                         entry.project_id,
-                        frozenset(token_of[k] for k in held & token_of.keys()),
-                        frozenset(entity_of[k] for k in held & entity_of.keys()) if entity_of else frozenset(),
+                        frozenset(map(value_of, held & token_keys)),
+                        frozenset(map(value_of, held & entity_keys)) if entity_keys else _NO_TERMS,
                         entry,
                         times,
                     )
@@ -555,12 +558,13 @@ class GraphMemoryService(MemoryService):
     ) -> CandidateStats:
         neighbours_of = self._neighbours
         neighbours = neighbours_of.get(entry_id, ())
-        second = tuple(
-            far
-            for near in neighbours
-            for far in neighbours_of.get(near, ())
-            if far != entry_id and far not in neighbours
-        )
+        # Loops, not a generator: this runs for every candidate (half the cost of a tuple
+        # built from a generator's frame; an entry has two neighbours at most).
+        second: tuple[str, ...] = ()
+        for near in neighbours:
+            for far in neighbours_of.get(near, ()):
+                if far != entry_id and far not in neighbours:
+                    second += (far,)
         if times is None:
             return CandidateStats(
                 entry_id, matched_tokens, matched_entities, neighbours, second, project_id, None, (), own.author

@@ -1,0 +1,43 @@
+// term_stats.cypher and, for an owner holding at most $full_at_most entries, gather.cypher
+// too, in one round trip (see graphmem._service.MemoryService._term_stats_or_gather): a
+// small user is searched without pruning, and a round trip costs more than its query.
+//   entry_count, token_df, entity_df   as in term_stats.cypher
+//   gathered     whether the entries were gathered (entry_count <= $full_at_most)
+//   candidates   as in gather.cypher when gathered, else []
+CALL () {
+  MATCH (e:Entry {app_name: $app_name, user_id: $user_id})
+  RETURN count(e) AS entry_count
+}
+CALL () {
+  UNWIND $tokens AS value
+  MATCH (t:Token {app_name: $app_name, user_id: $user_id, value: value})
+  RETURN collect([value, COUNT { (t)<-[:HAS_TOKEN]-() }, t.speaker]) AS token_df
+}
+CALL () {
+  UNWIND $entities AS name
+  MATCH (n:Entity {app_name: $app_name, user_id: $user_id, name: name})
+  RETURN collect([name, COUNT { (n)<-[:MENTIONS]-() }]) AS entity_df
+}
+CALL (entry_count) {
+  WITH entry_count WHERE entry_count <= $full_at_most
+  CALL () {
+    UNWIND $tokens AS value
+    MATCH (:Token {app_name: $app_name, user_id: $user_id, value: value})<-[:HAS_TOKEN]-(e:Entry)
+    WHERE e.project_id IS NULL OR e.project_id = $project_id
+    RETURN e, value AS token, null AS entity
+    UNION ALL
+    UNWIND $entities AS name
+    MATCH (:Entity {app_name: $app_name, user_id: $user_id, name: name})<-[:MENTIONS]-(e:Entry)
+    WHERE e.project_id IS NULL OR e.project_id = $project_id
+    RETURN e, null AS token, name AS entity
+  }
+  WITH e, collect(token) AS tokens, collect(entity) AS entities
+  RETURN collect([
+    e.id, tokens, entities, e.project_id,
+    [(e)-[:NEXT]-(n:Entry) | n.id],
+    [(e)-[:NEXT]-(:Entry)-[:NEXT]-(f:Entry) WHERE f <> e | f.id],
+    e.author,
+    CASE WHEN $with_times THEN [e.timestamp, coalesce(e.time_refs, [])] END
+  ]) AS candidates
+}
+RETURN entry_count, token_df, entity_df, entry_count <= $full_at_most AS gathered, candidates
