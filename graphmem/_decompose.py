@@ -66,7 +66,14 @@ from typing import TYPE_CHECKING, Any
 
 from graphmem._errors import DecompositionError
 from graphmem._language import DETECTED_ONLY, SUPPORTED_LANGUAGES, LanguageDetector, script_language
-from graphmem._pipelines import CHAR_GRAM_MIN_LENGTH, DEFAULT_CHAR_GRAMS, LanguagePipeline, load_language_pipeline
+from graphmem._pipelines import (
+    CHAR_GRAM_MIN_LENGTH,
+    CHAR_GRAM_SCOPES,
+    DEFAULT_CHAR_GRAM_SCOPE,
+    DEFAULT_CHAR_GRAMS,
+    LanguagePipeline,
+    load_language_pipeline,
+)
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -392,12 +399,16 @@ class Decomposer:
             worker processes, when there are any.
         n_process: worker processes for large batches (1 = everything in this process).
         language: ``"auto"``, a language code, or ``None`` (see above).
-        char_grams: the character n-gram sizes a Chinese word of three or more characters
-            adds besides itself (``()`` for none).
+        char_grams: the character n-gram sizes Chinese and Japanese text adds besides its
+            words (default ``(1,)``: unigrams; ``()`` for none).
+        char_gram_scope: where those n-grams come from: ``"text"`` (default: every run of
+            Han and kana), ``"content"`` (runs of adjacent words that are not grammar),
+            ``"words"`` (each word) or ``"long"`` (each word of three or more characters).
 
     Raises:
         ValueError: ``batch_size`` or ``n_process`` is not a positive integer; an unknown
-            ``language``; ``char_grams`` not a tuple of sizes from 1 to 4.
+            ``language``; ``char_grams`` not a tuple of sizes from 1 to 4; an unknown
+            ``char_gram_scope``.
     """
 
     def __init__(
@@ -408,6 +419,7 @@ class Decomposer:
         n_process: int = 1,
         language: str | None = _UNSET,
         char_grams: tuple[int, ...] = DEFAULT_CHAR_GRAMS,
+        char_gram_scope: str = DEFAULT_CHAR_GRAM_SCOPE,
     ) -> None:
         for name, value in (("batch_size", batch_size), ("n_process", n_process)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -424,8 +436,11 @@ class Decomposer:
             isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 4 for n in char_grams
         ):
             raise ValueError(f"char_grams must be a tuple of n-gram sizes from 1 to 4, got {char_grams!r}")
+        if char_gram_scope not in CHAR_GRAM_SCOPES:
+            raise ValueError(f"char_gram_scope must be one of {', '.join(CHAR_GRAM_SCOPES)}, got {char_gram_scope!r}")
         self.language = language
         self.char_grams = char_grams
+        self.char_gram_scope = char_gram_scope
         self._detector = LanguageDetector()
         self._pipelines: dict[str, LanguagePipeline | None] = {}
         self._spec = nlp
@@ -498,7 +513,10 @@ class Decomposer:
         with self._lock:
             if language not in self._pipelines:
                 self._pipelines[language] = load_language_pipeline(
-                    language, char_grams=self.char_grams, lemma_table=load_lemma_table
+                    language,
+                    char_grams=self.char_grams,
+                    gram_scope=self.char_gram_scope,
+                    lemma_table=load_lemma_table,
                 )
             return self._pipelines[language]
 
@@ -749,7 +767,7 @@ class Decomposer:
                     max_workers=self.n_process,
                     mp_context=multiprocessing.get_context("spawn"),
                     initializer=_start_worker,
-                    initargs=(spec, self.batch_size, self.language, self.char_grams),
+                    initargs=(spec, self.batch_size, self.language, self.char_grams, self.char_gram_scope),
                 )
                 self._pool_pid = os.getpid()
             return self._pool
@@ -822,7 +840,9 @@ _PieceResult = tuple[tuple[str, ...], tuple[tuple[str, str], ...]]
 _worker_state: Decomposer | Exception | None = None
 
 
-def _start_worker(spec: str | None, batch_size: int, language: str | None, char_grams: tuple[int, ...]) -> None:
+def _start_worker(
+    spec: str | None, batch_size: int, language: str | None, char_grams: tuple[int, ...], char_gram_scope: str
+) -> None:
     global _worker_state
     # Ctrl-C reaches the whole process group: the parent handles it and stops the pool;
     # workers that died of it too would make the pool report itself broken instead.
@@ -833,7 +853,9 @@ def _start_worker(spec: str | None, batch_size: int, language: str | None, char_
         # name may (transformers), so only the default's workers go without it.
         sys.modules["torch"] = None  # type: ignore[assignment]
     try:
-        decomposer = Decomposer(spec, batch_size=batch_size, language=language, char_grams=char_grams)
+        decomposer = Decomposer(
+            spec, batch_size=batch_size, language=language, char_grams=char_grams, char_gram_scope=char_gram_scope
+        )
         decomposer.nlp  # noqa: B018 - load now, while the parent is still collecting the batch
         _worker_state = decomposer
     except Exception as exc:  # noqa: BLE001 - re-raised by _worker_decompose
@@ -957,16 +979,26 @@ def _collect_words(
 ) -> None:
     """The tokens (and, given a dict, the named entities) of a doc of a language decomposed
     word by word (``style="words"``, see :mod:`graphmem._pipelines`)."""
+    grams, scope = pipeline.char_grams, pipeline.gram_scope
+    run: list[str] = []  # adjacent words that are not grammar ("content" n-grams span them)
     for token in doc:
         value = _word_value(pipeline, token)
-        if value is None:
+        if value is not None:
+            tokens.setdefault(value, None)
+        if not grams or scope == "text":
             continue
-        tokens.setdefault(value, None)
-        text = token.text
-        if pipeline.char_grams and len(text) >= CHAR_GRAM_MIN_LENGTH and _NO_SPACE_RUN.fullmatch(text):
-            for n in pipeline.char_grams:
-                for i in range(len(text) - n + 1):
-                    tokens.setdefault(text[i : i + n], None)
+        if scope == "content":
+            if value is not None or _in_content_run(pipeline, token):
+                run.append(value if value is not None else token.text)
+            elif run:
+                _add_grams("".join(run), grams, tokens)
+                run = []
+        elif value is not None and (scope == "words" or len(value) >= CHAR_GRAM_MIN_LENGTH):
+            _add_grams(value, grams, tokens)
+    if run:
+        _add_grams("".join(run), grams, tokens)
+    if grams and scope == "text":
+        _add_grams(doc.text, grams, tokens)
     if entities is None or pipeline.entity_labels is None:
         return
     for ent in doc.ents:
@@ -976,6 +1008,23 @@ def _collect_words(
         name = normalise_entity_name(ent.text)
         if name and name not in entities:
             entities[name] = Entity(name=name, label=label)
+
+
+def _in_content_run(pipeline: LanguagePipeline, token: Token) -> bool:
+    """Whether a word that is no token (a stop word) still joins a run of content words for
+    their n-grams: it is written in Han or kana and is not grammar."""
+    return token.pos_ not in pipeline.grammar_pos and _NO_SPACE_RUN.fullmatch(token.text) is not None
+
+
+def _add_grams(text: str, sizes: tuple[int, ...], tokens: dict[str, None]) -> None:
+    """The character n-grams of the CJK runs of ``text`` (a run shorter than a size gives
+    itself)."""
+    for chars in _NO_SPACE_RUN.findall(text):
+        for n in sizes:
+            if len(chars) < n:
+                tokens.setdefault(chars, None)
+            for i in range(len(chars) - n + 1):
+                tokens.setdefault(chars[i : i + n], None)
 
 
 def _word_value(pipeline: LanguagePipeline, token: Token) -> str | None:

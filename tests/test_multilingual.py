@@ -127,6 +127,8 @@ def test_language_setting_is_validated() -> None:
         Decomposer(language="klingon")
     with pytest.raises(ValueError, match="char_grams"):
         Decomposer(char_grams=(0,))
+    with pytest.raises(ValueError, match="char_gram_scope must be one of text, content, words, long"):
+        Decomposer(char_gram_scope="sentence")
 
 
 def test_fixed_language_skips_detection(decomposer: Decomposer) -> None:
@@ -141,24 +143,48 @@ def test_fixed_language_skips_detection(decomposer: Decomposer) -> None:
 
 
 def test_japanese_words_lemmas_and_no_particles(decomposer: Decomposer) -> None:
-    parts = decomposer.decompose("妹はどこに住んでいますか")
+    words_only = Decomposer(language="ja", char_grams=())
+    parts = words_only.decompose("妹はどこに住んでいますか")
     assert parts.language == "ja"
     # は, に, で, い(る), ます, か are grammar; どこ a pronoun; 住んで is the verb 住む.
     assert parts.tokens == ("妹", "住む")
-    moved = decomposer.decompose("妹のマリアは去年リスボンに引っ越しました。")
+    moved = words_only.decompose("妹のマリアは去年リスボンに引っ越しました。")
     assert "引っ越す" in moved.tokens and "まし" not in moved.tokens and "の" not in moved.tokens
     assert {(e.name, e.label) for e in moved.entities} >= {("マリア", "PERSON"), ("リスボン", "GPE")}
+    # By default the words come with the characters of the text (its unigrams).
+    default = decomposer.decompose("妹はどこに住んでいますか")
+    assert default.tokens[:2] == ("妹", "住む") and {"住", "ん", "は"} <= set(default.tokens)
+    assert "妹は" not in default.tokens
 
 
 def test_chinese_words_stop_words_and_char_grams(decomposer: Decomposer) -> None:
-    parts = decomposer.decompose("我妹妹玛丽亚去年搬到了里斯本。")
+    text = "我妹妹玛丽亚去年搬到了里斯本。"
+    parts = decomposer.decompose(text)
     assert parts.language == "zh"
     assert {"妹妹", "玛丽亚", "去年", "里斯本"} <= set(parts.tokens)
-    assert "我" not in parts.tokens and "了" not in parts.tokens  # stop words
-    # A transliterated name spelled one character differently still shares characters.
-    assert "玛" in parts.tokens and "亚" in parts.tokens and "玛丽" in parts.tokens
-    words_only = Decomposer(language="zh", char_grams=()).decompose("我妹妹玛丽亚去年搬到了里斯本。")
-    assert words_only.tokens == ("妹妹", "玛丽亚", "去年", "搬到", "里斯本")
+    words_only = Decomposer(language="zh", char_grams=()).decompose(text)
+    assert words_only.tokens == ("妹妹", "玛丽亚", "去年", "搬到", "里斯本")  # 我, 了: stop words
+    # A transliterated name spelled one character differently still shares its other
+    # characters (bigrams alone would share none of 玛丽/丽亚 and 玛利/利亚).
+    variant = decomposer.decompose("玛利亚搬到了里斯本。")
+    assert {"玛", "亚"} <= set(parts.tokens) & set(variant.tokens)
+    assert "玛丽亚" not in variant.tokens
+
+
+@pytest.mark.parametrize(
+    ("scope", "present", "absent"),
+    [
+        ("text", {"妹は", "は", "住ん"}, set()),
+        # Runs of content words (and stop words), never across or of a particle.
+        ("content", {"妹", "住む", "住"}, {"妹は", "は", "に"}),
+        ("words", {"妹", "住", "む"}, {"妹は", "は"}),
+        ("long", set(), {"住", "妹は", "は"}),  # no word of three characters
+    ],
+)
+def test_char_gram_scopes(scope: str, present: set[str], absent: set[str]) -> None:
+    tokens = set(Decomposer(language="ja", char_grams=(1, 2), char_gram_scope=scope).decompose("妹はどこに住んでいますか").tokens)
+    assert {"妹", "住む"} <= tokens  # the words, always
+    assert present <= tokens and not absent & tokens
 
 
 def test_hindi_stop_words_stems_and_normalisation(decomposer: Decomposer) -> None:

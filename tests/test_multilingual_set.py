@@ -98,8 +98,12 @@ def test_the_fixtures_are_built_from_the_sources(tmp_path: Path, monkeypatch: py
 #: A few questions per language whose evidence the current decomposer finds in the top 10
 #: (including a temporal question and a name written another way where it finds them).
 FOUND = {
-    "ja": ["健太はどこでギターを習っていますか？", "ミサキの妹の将来の夢は何ですか？"],
-    "zh": ["王强现在在哪里工作？", "2023年7月8日王强从哪里回来？", "珍妮弗是从哪里来的？"],
+    # (健太はどこでギターを習っていますか？ was found by words alone and is lost, 11th, to the
+    # characters of the text: the mix wins on the set, not on every question.)
+    "ja": ["ミサキの妹の将来の夢は何ですか？", "2023年6月に美咲はどこへ旅行しましたか？"],
+    # A transliterated name spelled a character differently (玛利亚 for 玛丽亚), a typo
+    # (请贴 for 请帖): found by the character unigrams of the text (words alone lost them).
+    "zh": ["王强现在在哪里工作？", "2023年7月8日王强从哪里回来？", "珍妮弗是从哪里来的？", "玛利亚送给陈静什么礼物？", "陈静的请贴是什么颜色的？"],
     "hi": [
         "राहुल तबला किससे सीख रहा है?",
         "प्रीया का नया फ्लैट कहाँ है?",
@@ -111,11 +115,10 @@ FOUND = {
     ],
 }
 
-#: Recall@10 per language with the language pipelines (ja 0.917, zh 0.889, hi 0.889, es
-#: 0.875; benchmarks/README.md, "Multilingual recall"), a little below: it must not fall.
-#: (The n-gram decomposition the set was written against had ja 1.000, zh 0.944, hi 0.931,
-#: es 0.806: the pipelines win Spanish and lose the rest, see the issue 14 note.)
-RECALL_AT_10_FLOOR = {"ja": 0.90, "zh": 0.85, "hi": 0.85, "es": 0.85}
+#: Recall@10 per language with the language pipelines, their words with the character
+#: unigrams of Chinese and Japanese text (ja 0.944, zh 0.958, hi 0.889, es 0.875;
+#: benchmarks/README.md, "Multilingual recall"), a little below: it must not fall.
+RECALL_AT_10_FLOOR = {"ja": 0.93, "zh": 0.93, "hi": 0.85, "es": 0.85}
 
 
 async def ranked(service: MemoryService, question: dict[str, Any]) -> list[tuple[str, float]]:
@@ -129,8 +132,9 @@ async def ranked(service: MemoryService, question: dict[str, Any]) -> list[tuple
 #: pipelines: once the date leaves the query, only the speaker's name is left (on half the
 #: turns), and every turn of theirs said in the week after the date ties with the evidence
 #: ("yesterday" said the day after). A known gap (issue 14 note): this test fails when fixed.
+#: (The Japanese one, "2023年5月20日に健太は何をしましたか？", is found again since the
+#: character n-grams of the text are tokens: 何をしました shares した with the evidence.)
 LOST_WITH_THE_PIPELINES = {
-    "ja": "2023年5月20日に健太は何をしましたか？",
     "hi": "19 मई 2023 को प्रिया ने माइकल के साथ क्या किया?",
 }
 
