@@ -24,7 +24,8 @@ same rules, so their tokens agree:
   list (行く) still counts. A character in most entries (a particle) weighs next to
   nothing (inverse document frequency). The mix was chosen by measurement
   (benchmarks/README.md, "Multilingual recall").
-- **hi**: spaCy's Hindi tokenizer, stop words and its ``norm`` (a light suffix stemmer:
+- **hi**: spaCy's Hindi tokenizer, stop words (and the question words its list lacks:
+  ``क्या``, ``कहाँ``, ``कब``, ...) and its ``norm`` (a light suffix stemmer:
   ``रहती`` -> ``रह``), after Indic normalisation (:func:`normalise_indic`). No entities.
 
 A language whose package is missing is decomposed by the default pipeline, as before this
@@ -72,6 +73,29 @@ CHAR_GRAM_MIN_LENGTH = 3
 _JA_GRAMMAR_POS = frozenset({"ADP", "AUX", "SCONJ", "CCONJ", "PART", "PRON", "DET", "PUNCT", "SYM", "X", "SPACE"})
 #: The ja_ginza components decomposition does not use (kept: tokenizer, tok2vec, ner).
 _JA_UNUSED = ("parser", "morphologizer", "compound_splitter", "bunsetu_recognizer", "attribute_ruler")
+
+#: Hindi question words that spaCy's Hindi stop list lacks (it has कौन, किसे, कितना): grammar
+#: of the question, like English "what", "where" and "when", which are stop words there.
+HINDI_QUESTION_WORDS = (
+    "क्या",
+    "कहाँ",
+    "कहां",
+    "कब",
+    "किसने",
+    "किससे",
+    "किसको",
+    "किसका",
+    "किसकी",
+    "किसके",
+    "कैसे",
+    "कैसा",
+    "कैसी",
+    "क्यों",
+    "कितने",
+    "कितनी",
+    "कौनसी",
+    "कौनसे",
+)
 
 #: Which extra installs each language's pipeline.
 EXTRAS = {"ja": "ja", "zh": "zh"}
@@ -155,9 +179,10 @@ def load_language_pipeline(
             language="zh", nlp=nlp, style="words", value=_lower, char_grams=char_grams, gram_scope=gram_scope
         )
     if language == "hi":
-        return LanguagePipeline(
-            language="hi", nlp=spacy.blank("hi"), style="words", value=_norm, normalise=normalise_indic
-        )
+        nlp = spacy.blank("hi")
+        for word in HINDI_QUESTION_WORDS:  # on this pipeline's vocabulary, not spaCy's shared list
+            nlp.vocab[word].is_stop = True
+        return LanguagePipeline(language="hi", nlp=nlp, style="words", value=_norm, normalise=normalise_indic)
     return LanguagePipeline(language=language, nlp=spacy.blank(language), style="lookup", lemmas=lemma_table(language))
 
 

@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+import spacy
 
 from graphmem import Content, Decomposer, GraphMemoryService, MemoryEntry, MemoryService, SearchRequest, open_memory
 from graphmem._fixtures import FixtureError, dump_fixtures, export_fixtures, load_fixtures
@@ -191,6 +192,10 @@ def test_hindi_stop_words_stems_and_normalisation(decomposer: Decomposer) -> Non
     parts = decomposer.decompose("वह कहाँ रहती है?")
     assert parts.language == "hi"
     assert "है" not in parts.tokens and "वह" not in parts.tokens  # stop words
+    # Question words are grammar, as "what" and "where" are in English (spaCy's list lacks them).
+    asked = decomposer.decompose_query("मायकल पुणे में क्या करता है? वह कहाँ और कब गया?")
+    assert not {"क्य", "क्या", "कह", "कहां", "कब"} & set(asked.tokens)
+    assert spacy.blank("hi").vocab["क्या"].is_stop is False  # spaCy's own list is untouched
     assert "रह" in parts.tokens  # रहती, रहता, रहते: one stem
     # Nukta, zero-width joiners and chandrabindu are spelling, not words.
     assert normalise_indic("क़िला") == normalise_indic("किला")

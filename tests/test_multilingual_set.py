@@ -100,13 +100,16 @@ def test_the_fixtures_are_built_from_the_sources(tmp_path: Path, monkeypatch: py
 FOUND = {
     # (健太はどこでギターを習っていますか？ was found by words alone and is lost, 11th, to the
     # characters of the text: the mix wins on the set, not on every question.)
-    "ja": ["ミサキの妹の将来の夢は何ですか？", "2023年6月に美咲はどこへ旅行しましたか？"],
+    "ja": ["ミサキの妹の将来の夢は何ですか？", "2023年6月に美咲はどこへ旅行しましたか？", "2023年5月20日に健太は何をしましたか？"],
     # A transliterated name spelled a character differently (玛利亚 for 玛丽亚), a typo
     # (请贴 for 请帖): found by the character unigrams of the text (words alone lost them).
     "zh": ["王强现在在哪里工作？", "2023年7月8日王强从哪里回来？", "珍妮弗是从哪里来的？", "玛利亚送给陈静什么礼物？", "陈静的请贴是什么颜色的？"],
     "hi": [
         "राहुल तबला किससे सीख रहा है?",
         "प्रीया का नया फ्लैट कहाँ है?",
+        # Lost to ties with the speaker's other turns while क्या was a token (a strict xfail
+        # until the Hindi question words became stop words).
+        "19 मई 2023 को प्रिया ने माइकल के साथ क्या किया?",
     ],
     "es": [
         "¿Qué instrumento empezó a tocar Sofía?",
@@ -116,9 +119,10 @@ FOUND = {
 }
 
 #: Recall@10 per language with the language pipelines, their words with the character
-#: unigrams of Chinese and Japanese text (ja 0.944, zh 0.958, hi 0.889, es 0.875;
+#: unigrams of Chinese and Japanese text, Hindi question words as stop words (ja 0.944, zh
+#: 0.958, hi 0.931, es 0.875;
 #: benchmarks/README.md, "Multilingual recall"), a little below: it must not fall.
-RECALL_AT_10_FLOOR = {"ja": 0.93, "zh": 0.93, "hi": 0.85, "es": 0.85}
+RECALL_AT_10_FLOOR = {"ja": 0.93, "zh": 0.93, "hi": 0.92, "es": 0.85}
 
 
 async def ranked(service: MemoryService, question: dict[str, Any]) -> list[tuple[str, float]]:
@@ -126,26 +130,6 @@ async def ranked(service: MemoryService, question: dict[str, Any]) -> list[tuple
         SearchRequest(query=question["question"], app_name=APP, user_id=question["conversation"], limit=10)
     )
     return [(h.entry_id, round(h.score, 9)) for h in response.hits]
-
-
-#: Found with the n-gram decomposition the set was written against, lost with the language
-#: pipelines: once the date leaves the query, only the speaker's name is left (on half the
-#: turns), and every turn of theirs said in the week after the date ties with the evidence
-#: ("yesterday" said the day after). A known gap (issue 14 note): this test fails when fixed.
-#: (The Japanese one, "2023年5月20日に健太は何をしましたか？", is found again since the
-#: character n-grams of the text are tokens: 何をしました shares した with the evidence.)
-LOST_WITH_THE_PIPELINES = {
-    "hi": "19 मई 2023 को प्रिया ने माइकल के साथ क्या किया?",
-}
-
-
-@pytest.mark.xfail(strict=True, reason="date-anchored question with only the speaker left: ties in the week after")
-@pytest.mark.parametrize("language", sorted(LOST_WITH_THE_PIPELINES))
-async def test_date_anchored_questions_with_only_the_speaker_left(service: MemoryService, language: str) -> None:
-    await load_fixtures(service, fixture_files(language))
-    question = next(q for q in questions() if q["question"] == LOST_WITH_THE_PIPELINES[language])
-    found = [entry_id for entry_id, _ in await ranked(service, question)]
-    assert set(question["evidence"]) <= set(found)
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
