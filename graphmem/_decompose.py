@@ -57,7 +57,7 @@ import sys
 import threading
 import unicodedata
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -73,6 +73,7 @@ from graphmem._pipelines import (
     DEFAULT_CHAR_GRAMS,
     LanguagePipeline,
     load_language_pipeline,
+    normalise_indic,
 )
 
 if TYPE_CHECKING:
@@ -135,6 +136,9 @@ _NO_SPACE_SCRIPT = (
 )
 _NO_SPACE_RUN = re.compile(f"[{_NO_SPACE_SCRIPT}]+")
 _WORD = re.compile(r"\w+", re.UNICODE)
+_DEVANAGARI = re.compile("[\u0900-\u097f\ua8e0-\ua8ff]")
+#: A word of a Devanagari name: ``\w`` with the script's vowel signs and viramas.
+_DEVANAGARI_WORD = re.compile("[\\w\u0900-\u0963\u0966-\u097f\ua8e0-\ua8ff]+")
 _SPACES = re.compile(r"\s+")
 _LEADING_ARTICLE = re.compile(r"^(the|a|an)\s+")
 _POSSESSIVE = re.compile(r"(['’]s|['’])$")
@@ -164,8 +168,20 @@ class Decomposition:
 
 
 def author_tokens(author: str) -> list[str]:
-    """The tokens an author's name adds to an entry: its lowercase words."""
-    return [w.lower() for w in _WORD.findall(author)]
+    """The tokens an author's name adds to an entry: its lowercase words.
+
+    A name in Devanagari is not cut at its vowel signs (``\\w`` does not match them), and
+    each word also gives the form the Hindi pipeline reads it as (Indic normalisation, then
+    its stemmer: "प्रिया" -> "प्रिय"), so a question naming a Hindi speaker finds their turns
+    whichever pipeline decomposed them.
+    """
+    if _DEVANAGARI.search(author) is None:
+        return [w.lower() for w in _WORD.findall(author)]
+    from spacy.lang.hi.lex_attrs import norm  # the stemmer behind the Hindi pipeline's norm_
+
+    stem: Callable[[str], str] = norm
+    words = [w.lower() for w in _DEVANAGARI_WORD.findall(normalise_indic(author))]
+    return list(dict.fromkeys(form for w in words for form in (w, stem(w))))
 
 
 def speaker_variant(word: str, speakers: Iterable[str]) -> str | None:

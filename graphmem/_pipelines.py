@@ -182,7 +182,7 @@ def load_language_pipeline(
         nlp = spacy.blank("hi")
         for word in HINDI_QUESTION_WORDS:  # on this pipeline's vocabulary, not spaCy's shared list
             nlp.vocab[word].is_stop = True
-        return LanguagePipeline(language="hi", nlp=nlp, style="words", value=_norm, normalise=normalise_indic)
+        return LanguagePipeline(language="hi", nlp=nlp, style="words", value=_hindi_stem, normalise=normalise_indic)
     return LanguagePipeline(language=language, nlp=spacy.blank(language), style="lookup", lemmas=lemma_table(language))
 
 
@@ -224,3 +224,10 @@ def _lower(token: Token) -> str:
 
 def _norm(token: Token) -> str:
     return str(token.norm_ or token.lower_)
+
+
+def _hindi_stem(token: Token) -> str:
+    """spaCy's Hindi norm (a suffix stemmer), unless it leaves fewer than two letters:
+    ``मां`` ("mother") -> ``म`` would match every word stemmed to that consonant."""
+    stem = str(token.norm_ or token.lower_)
+    return stem if sum(1 for ch in stem if ch.isalpha()) >= 2 else str(token.lower_)

@@ -16,6 +16,7 @@ import pytest
 import spacy
 
 from graphmem import Content, Decomposer, GraphMemoryService, MemoryEntry, MemoryService, SearchRequest, open_memory
+from graphmem._decompose import author_tokens
 from graphmem._fixtures import FixtureError, dump_fixtures, export_fixtures, load_fixtures
 from graphmem._language import LanguageDetector, script_language
 from graphmem._pipelines import normalise_indic
@@ -196,11 +197,36 @@ def test_hindi_stop_words_stems_and_normalisation(decomposer: Decomposer) -> Non
     asked = decomposer.decompose_query("मायकल पुणे में क्या करता है? वह कहाँ और कब गया?")
     assert not {"क्य", "क्या", "कह", "कहां", "कब"} & set(asked.tokens)
     assert spacy.blank("hi").vocab["क्या"].is_stop is False  # spaCy's own list is untouched
+    # The stemmer never leaves a single letter: माँ ("mother") is not म.
+    assert "मां" in decomposer.decompose("माँ का बगीचा").tokens
     assert "रह" in parts.tokens  # रहती, रहता, रहते: one stem
     # Nukta, zero-width joiners and chandrabindu are spelling, not words.
     assert normalise_indic("क़िला") == normalise_indic("किला")
     assert normalise_indic("क\u200dष") == "कष"
     assert decomposer.decompose("क़िला देखा").tokens == decomposer.decompose("किला देखा").tokens
+
+
+def test_a_hindi_authors_name_is_whole_words_and_their_stems() -> None:
+    # Not cut at the vowel signs (re's \w does not match them); the stem is what the Hindi
+    # pipeline makes of the name in a question.
+    assert author_tokens("प्रिया शर्मा") == ["प्रिया", "प्रिय", "शर्मा", "शर्म"]
+    assert author_tokens("राहुल।") == ["राहुल"]
+
+
+async def test_a_question_naming_a_hindi_speaker_finds_their_turns(service: MemoryService) -> None:
+    await service.add_session(
+        APP,
+        USER,
+        "s-hi-speakers",
+        [
+            turn("राहुल", "प्रिया, तुम्हारा नया फ्लैट कैसा है?", 0),
+            turn("प्रिया", "बहुत अच्छा है, बालकनी से पहाड़ दिखते हैं।", 1),
+            turn("राहुल", "मैंने कल नई साइकिल खरीदी।", 2),
+            turn("अनीता", "राहुल ने मुझे भी बताया।", 3),
+        ],
+    )
+    hits = await ranked(service, "प्रिया ने क्या कहा?")
+    assert hits[0][0] == "बहुत अच्छा है, बालकनी से पहाड़ दिखते हैं।"  # said by प्रिया, who names nobody
 
 
 def test_spanish_lemmas_and_stop_words(decomposer: Decomposer) -> None:

@@ -119,10 +119,10 @@ FOUND = {
 }
 
 #: Recall@10 per language with the language pipelines, their words with the character
-#: unigrams of Chinese and Japanese text, Hindi question words as stop words (ja 0.944, zh
-#: 0.958, hi 0.931, es 0.875;
+#: unigrams of Chinese and Japanese text, the Hindi fixes of branch cjk (ja 0.944, zh 0.958,
+#: hi 0.944, es 0.875;
 #: benchmarks/README.md, "Multilingual recall"), a little below: it must not fall.
-RECALL_AT_10_FLOOR = {"ja": 0.93, "zh": 0.93, "hi": 0.92, "es": 0.85}
+RECALL_AT_10_FLOOR = {"ja": 0.93, "zh": 0.93, "hi": 0.93, "es": 0.85}
 
 
 async def ranked(service: MemoryService, question: dict[str, Any]) -> list[tuple[str, float]]:
