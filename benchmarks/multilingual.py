@@ -231,16 +231,26 @@ def _factories(names: Sequence[str], neo4j_uri: str | None) -> dict[str, SystemF
 
 
 def mix_options(mix: str) -> dict[str, Any]:
-    """``Decomposer`` options of a Chinese and Japanese token mix named on the command line
-    (``graphmem:MIX``): ``words`` (words only), or ``SCOPE-SIZES``, the words and the
-    character n-grams of SIZES (``12``: unigrams and bigrams) from SCOPE (``text``,
-    ``content``, ``words`` or ``long``; see ``graphmem._pipelines.CHAR_GRAM_SCOPES``)."""
-    if mix == "words":
-        return {"char_grams": ()}
-    scope, _, sizes = mix.partition("-")
-    if scope not in CHAR_GRAM_SCOPES or not sizes.isdigit():
-        raise SystemExit(f"unknown mix {mix!r}: words, or SCOPE-SIZES with SCOPE one of {', '.join(CHAR_GRAM_SCOPES)} (e.g. text-12)")
-    return {"char_grams": tuple(int(n) for n in sizes), "char_gram_scope": scope}
+    """``Decomposer`` options named on the command line (``graphmem:MIX``, parts joined by
+    ``+``): ``words`` (Chinese and Japanese words only), ``SCOPE-SIZES`` (the words and the
+    character n-grams of SIZES, ``12``: unigrams and bigrams, from SCOPE: ``text``,
+    ``content``, ``words`` or ``long``; see ``graphmem._pipelines.CHAR_GRAM_SCOPES``), and
+    ``noner`` (``entities=False``: no named-entity recognition)."""
+    options: dict[str, Any] = {}
+    for part in mix.split("+"):
+        if part == "words":
+            options["char_grams"] = ()
+        elif part == "noner":
+            options["entities"] = False
+        else:
+            scope, _, sizes = part.partition("-")
+            if scope not in CHAR_GRAM_SCOPES or not sizes.isdigit():
+                raise SystemExit(
+                    f"unknown mix {part!r}: words, noner, or SCOPE-SIZES with SCOPE one of "
+                    f"{', '.join(CHAR_GRAM_SCOPES)} (e.g. text-12)"
+                )
+            options.update(char_grams=tuple(int(n) for n in sizes), char_gram_scope=scope)
+    return options
 
 
 PERTURBATIONS = ("names",)

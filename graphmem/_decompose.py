@@ -420,11 +420,16 @@ class Decomposer:
         char_gram_scope: where those n-grams come from: ``"text"`` (default: every run of
             Han and kana), ``"content"`` (runs of adjacent words that are not grammar),
             ``"words"`` (each word) or ``"long"`` (each word of three or more characters).
+        entities: ``False`` skips named-entity recognition (and an embedding layer only
+            it uses) in every pipeline: entries hold no ``Entity`` nodes and no answer-type
+            tokens, and names are known only by how they are written. Storing Japanese is
+            then about 25 times faster (GiNZA's recogniser is most of its cost); see
+            benchmarks/README.md for what it costs recall.
 
     Raises:
         ValueError: ``batch_size`` or ``n_process`` is not a positive integer; an unknown
             ``language``; ``char_grams`` not a tuple of sizes from 1 to 4; an unknown
-            ``char_gram_scope``.
+            ``char_gram_scope``; ``entities`` not a bool.
     """
 
     def __init__(
@@ -436,6 +441,7 @@ class Decomposer:
         language: str | None = _UNSET,
         char_grams: tuple[int, ...] = DEFAULT_CHAR_GRAMS,
         char_gram_scope: str = DEFAULT_CHAR_GRAM_SCOPE,
+        entities: bool = True,
     ) -> None:
         for name, value in (("batch_size", batch_size), ("n_process", n_process)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -457,6 +463,9 @@ class Decomposer:
         self.language = language
         self.char_grams = char_grams
         self.char_gram_scope = char_gram_scope
+        if not isinstance(entities, bool):
+            raise ValueError(f"entities must be True or False, got {entities!r}")
+        self.entities = entities
         self._detector = LanguageDetector()
         self._pipelines: dict[str, LanguagePipeline | None] = {}
         self._spec = nlp
@@ -720,17 +729,30 @@ class Decomposer:
         # One batch at a time through the pipeline: spaCy pipelines are not documented as
         # safe for concurrent use from several threads.
         with self._pipe_lock:
-            for doc in nlp.pipe(pieces, batch_size=self.batch_size):
+            for doc in nlp.pipe(pieces, batch_size=self.batch_size, disable=self._skipped(nlp)):
                 tokens: dict[str, None] = {}
                 entities: dict[str, Entity] = {}
                 _collect(doc, tokens, entities, self._lemmas)
                 results.append((tuple(tokens), tuple((e.name, e.label) for e in entities.values())))
         return results
 
+    def _skipped(self, nlp: Language) -> list[str]:
+        """The components an entry skips: none, or with ``entities=False`` the entity
+        recogniser and an embedding layer that only it listens to."""
+        if self.entities or "ner" not in nlp.pipe_names:
+            return []
+        skipped = ["ner"]
+        for embedder in ("tok2vec", "transformer"):
+            if embedder not in nlp.pipe_names:
+                continue
+            if set(getattr(nlp.get_pipe(embedder), "listening_components", ())) <= {"ner"}:
+                skipped.append(embedder)
+        return skipped
+
     def _pipe_pieces_in(self, pipeline: LanguagePipeline, pieces: Sequence[str]) -> list[_PieceResult]:
         results: list[_PieceResult] = []
         with self._pipe_lock:
-            for doc in pipeline.nlp.pipe(pieces, batch_size=self.batch_size):
+            for doc in pipeline.nlp.pipe(pieces, batch_size=self.batch_size, disable=self._skipped(pipeline.nlp)):
                 tokens: dict[str, None] = {}
                 entities: dict[str, Entity] = {}
                 if pipeline.style == "lookup":
@@ -783,7 +805,14 @@ class Decomposer:
                     max_workers=self.n_process,
                     mp_context=multiprocessing.get_context("spawn"),
                     initializer=_start_worker,
-                    initargs=(spec, self.batch_size, self.language, self.char_grams, self.char_gram_scope),
+                    initargs=(
+                        spec,
+                        self.batch_size,
+                        self.language,
+                        self.char_grams,
+                        self.char_gram_scope,
+                        self.entities,
+                    ),
                 )
                 self._pool_pid = os.getpid()
             return self._pool
@@ -857,7 +886,12 @@ _worker_state: Decomposer | Exception | None = None
 
 
 def _start_worker(
-    spec: str | None, batch_size: int, language: str | None, char_grams: tuple[int, ...], char_gram_scope: str
+    spec: str | None,
+    batch_size: int,
+    language: str | None,
+    char_grams: tuple[int, ...],
+    char_gram_scope: str,
+    entities: bool,
 ) -> None:
     global _worker_state
     # Ctrl-C reaches the whole process group: the parent handles it and stops the pool;
@@ -870,7 +904,12 @@ def _start_worker(
         sys.modules["torch"] = None  # type: ignore[assignment]
     try:
         decomposer = Decomposer(
-            spec, batch_size=batch_size, language=language, char_grams=char_grams, char_gram_scope=char_gram_scope
+            spec,
+            batch_size=batch_size,
+            language=language,
+            char_grams=char_grams,
+            char_gram_scope=char_gram_scope,
+            entities=entities,
         )
         decomposer.nlp  # noqa: B018 - load now, while the parent is still collecting the batch
         _worker_state = decomposer

@@ -159,6 +159,17 @@ def test_japanese_words_lemmas_and_no_particles(decomposer: Decomposer) -> None:
     assert "妹は" not in default.tokens
 
 
+def test_entities_false_skips_the_recogniser_and_keeps_the_tokens(decomposer: Decomposer) -> None:
+    text = "妹のマリアは去年リスボンに引っ越しました。"
+    fast = Decomposer(language="ja", entities=False)
+    assert fast.decompose(text).entities == ()
+    assert fast.decompose(text).tokens == decomposer.decompose(text).tokens  # tokens need no NER
+    assert decomposer.decompose(text).entities  # the default still recognises them
+    assert Decomposer(entities=False).decompose("My sister Maria moved to Lisbon.").entities == ()
+    with pytest.raises(ValueError, match="entities must be True or False"):
+        Decomposer(entities="no")  # type: ignore[arg-type]
+
+
 def test_chinese_words_stop_words_and_char_grams(decomposer: Decomposer) -> None:
     text = "我妹妹玛丽亚去年搬到了里斯本。"
     parts = decomposer.decompose(text)
