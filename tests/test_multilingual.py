@@ -21,7 +21,7 @@ from graphmem._fixtures import FixtureError, dump_fixtures, export_fixtures, loa
 from graphmem._language import LanguageDetector, script_language
 from graphmem._pipelines import normalise_indic
 from graphmem.cli._cypher_run import run_read_only
-from tests.conftest import make_neo4j_service
+from tests.conftest import make_neo4j_service, neo4j_uri_or_skip
 
 APP = "polyglot"
 USER = "mika"
@@ -331,6 +331,35 @@ async def test_language_is_stored_and_visible_to_cypher(service: MemoryService) 
     assert {e.memory.text: e.language for e in entries} == by_text
     recent = await service.recent_entries(APP, USER, 1)
     assert recent[0].language == "en"
+
+
+@pytest.mark.parametrize("backend", ["networkx", "neo4j"])
+async def test_a_service_set_to_one_language_reads_every_text_in_it(decomposer: Decomposer, backend: str) -> None:
+    # Spanish without accents is ASCII: detection reads it as English; an app that says
+    # its language gets Spanish lemmas (vive, vivía -> vivir) on entries and queries alike.
+    if backend == "networkx":
+        service = await open_memory("memory:", nlp=decomposer.nlp, language="es")
+    else:
+        service = await open_memory(neo4j_uri_or_skip(), nlp=decomposer.nlp, language="es")
+        await service.delete_user(APP, USER)
+    try:
+        assert service.decomposer.language == "es"
+        await service.add_entry(APP, USER, turn("Ana", "Mi hermana vive en Lisboa desde mayo."))
+        await service.add_entry(APP, USER, turn("Ana", "Mi hermano trabaja en Oporto."))
+        entries = await service.list_entries(APP, USER, all_projects=True)
+        assert {e.language for e in entries} == {"es"}
+        hits = await ranked(service, "donde vivia mi hermana")
+        assert hits[0][0] == "Mi hermana vive en Lisboa desde mayo." and hits[0][1] > 0
+    finally:
+        await service.delete_user(APP, USER)
+        await service.close()
+
+
+def test_a_language_and_a_decomposer_are_not_given_together(decomposer: Decomposer) -> None:
+    with pytest.raises(ValueError, match=r"set it on the decomposer instead \(Decomposer\(language=...\)\)"):
+        GraphMemoryService(nlp=decomposer, language="ja")
+    with pytest.raises(ValueError, match="language must be"):
+        GraphMemoryService(nlp=decomposer.nlp, language="klingon")
 
 
 async def test_backends_rank_every_language_identically(decomposer: Decomposer) -> None:
