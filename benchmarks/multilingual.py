@@ -4,6 +4,7 @@ Run from anywhere::
 
     python benchmarks/multilingual.py                       # every system, markdown tables
     python benchmarks/multilingual.py --languages zh,ja --systems graphmem,bm25 --json out.json
+    python benchmarks/multilingual.py --languages zh,ja --perturb names --systems graphmem,graphmem:words,bm25
 
 The set (``benchmarks/data/multilingual/``, written for graphmem) has two conversations per
 language, four dated sessions each, and 14 questions per conversation in its language:
@@ -26,9 +27,17 @@ Systems:
   for Chinese and Japanese runs (other words lowercased), whitespace-separated lowercase
   words without punctuation for Hindi and Spanish;
 - ``bm25-seg``: the same with a word segmenter for Chinese (jieba) and Japanese (SudachiPy,
-  mode C); not run on Hindi and Spanish (their words are already separated).
+  mode C); not run on Hindi and Spanish (their words are already separated);
+- ``graphmem:MIX``: graphmem with other ``Decomposer`` options (see :func:`mix_options`):
+  ``graphmem:words`` (Chinese and Japanese words without character n-grams),
+  ``graphmem:text-12`` (words and the unigrams and bigrams of the text),
+  ``graphmem:content-1``, ``graphmem:noner`` (no entity recognition), ...
 
 Like the other peers, BM25 indexes "speaker: text".
+
+``--perturb names`` changes one character in every person name of the Chinese and Japanese
+questions (see :func:`perturb_names`): how recall holds when names are transliterated
+differently than the conversation wrote them.
 """
 
 from __future__ import annotations
@@ -58,7 +67,16 @@ from benchmarks.recall import KS, _compare, evaluate, shared_decomposer
 from graphmem import open_memory
 from graphmem._pipelines import CHAR_GRAM_SCOPES
 
-__all__ = ["ALL_SYSTEMS", "LangBm25System", "bigram_tokens", "run", "segmenter", "whitespace_tokens"]
+__all__ = [
+    "ALL_SYSTEMS",
+    "LangBm25System",
+    "bigram_tokens",
+    "mix_options",
+    "perturb_names",
+    "run",
+    "segmenter",
+    "whitespace_tokens",
+]
 
 ALL_SYSTEMS = ("graphmem", "graphmem-neo4j", "graphmem-blank", "bm25", "bm25-seg")
 _CJK_RUN = re.compile(r"[\u3040-\u309f\u30a0-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
@@ -281,7 +299,7 @@ def perturb_names(data: dict[str, list[Conversation]]) -> int:
     """Rewrite the Chinese and Japanese questions in place the way transliterated names vary
     (deterministic, blind to the answers): in every person name of two or more characters
     the question holds (speakers' too), the middle character is replaced by the next one in
-    Unicode (ジョナサン -> ジョニサン, 玛丽亚 -> 玛丼亚, 王强 -> 王弻). Returns how many
+    Unicode (ジョナサン -> ジョニサン, 玛丽亚 -> 玛举亚, 王强 -> 王弻). Returns how many
     questions changed. A measure of robustness, never of tuning."""
     changed = 0
     for lang, convs in data.items():

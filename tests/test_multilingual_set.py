@@ -160,3 +160,19 @@ async def test_both_backends_rank_every_question_of_the_set_identically(decompos
     finally:
         await networkx.close()
         await neo4j.close()
+
+
+def test_the_name_perturbation_changes_one_character_of_each_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(REPO))
+    from benchmarks._multilingual import load_set
+    from benchmarks.multilingual import mix_options, perturb_names
+
+    data = load_set(["zh", "ja", "es"])
+    before = {q.question: q for convs in data.values() for c in convs for q in c.questions}
+    changed = perturb_names(data)
+    after = [q.question for convs in data.values() for c in convs for q in c.questions]
+    assert 0 < changed < len(after)
+    assert "玛举亚说要在婚礼上送什么礼物，婚礼上表演得怎么样？" in after  # 丽 -> 举
+    assert "王弻现在在哪里工作？" in after and "ジョニサンは浅草で何を買いましたか？" in after
+    assert all(q in before for q in after if q.startswith("¿"))  # Spanish is left as written
+    assert mix_options("text-12+noner") == {"char_grams": (1, 2), "char_gram_scope": "text", "entities": False}
