@@ -4,6 +4,7 @@ Run from anywhere::
 
     python benchmarks/multilingual.py                       # every system, markdown tables
     python benchmarks/multilingual.py --languages zh,ja --systems graphmem,bm25 --json out.json
+    python benchmarks/multilingual.py --languages zh,ja --perturb names --systems graphmem,graphmem:words,bm25
 
 The set (``benchmarks/data/multilingual/``, written for graphmem) has two conversations per
 language, four dated sessions each, and 14 questions per conversation in its language:
@@ -26,9 +27,17 @@ Systems:
   for Chinese and Japanese runs (other words lowercased), whitespace-separated lowercase
   words without punctuation for Hindi and Spanish;
 - ``bm25-seg``: the same with a word segmenter for Chinese (jieba) and Japanese (SudachiPy,
-  mode C); not run on Hindi and Spanish (their words are already separated).
+  mode C); not run on Hindi and Spanish (their words are already separated);
+- ``graphmem:MIX``: graphmem with other ``Decomposer`` options (see :func:`mix_options`):
+  ``graphmem:words`` (Chinese and Japanese words without character n-grams),
+  ``graphmem:text-12`` (words and the unigrams and bigrams of the text),
+  ``graphmem:content-1``, ``graphmem:noner`` (no entity recognition), ...
 
 Like the other peers, BM25 indexes "speaker: text".
+
+``--perturb names`` changes one character in every person name of the Chinese and Japanese
+questions (see :func:`perturb_names`): how recall holds when names are transliterated
+differently than the conversation wrote them.
 """
 
 from __future__ import annotations
@@ -57,8 +66,18 @@ from benchmarks._report import fmt, markdown_table, summary
 from benchmarks._systems import CachingDecomposer, GraphmemSystem, System, _top_k, neo4j_service, peer_text
 from benchmarks.recall import KS, _compare, evaluate, shared_decomposer
 from graphmem import open_memory
+from graphmem._pipelines import CHAR_GRAM_SCOPES
 
-__all__ = ["ALL_SYSTEMS", "LangBm25System", "bigram_tokens", "run", "segmenter", "whitespace_tokens"]
+__all__ = [
+    "ALL_SYSTEMS",
+    "LangBm25System",
+    "bigram_tokens",
+    "mix_options",
+    "perturb_names",
+    "run",
+    "segmenter",
+    "whitespace_tokens",
+]
 
 ALL_SYSTEMS = ("graphmem", "graphmem-neo4j", "graphmem-blank", "bm25", "bm25-seg")
 _CJK_RUN = re.compile(r"[\u3040-\u309f\u30a0-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
@@ -218,9 +237,86 @@ def _factories(names: Sequence[str], neo4j_uri: str | None) -> dict[str, SystemF
                 return LangBm25System("bm25-seg", tokenize)
 
             out[name] = make_seg
+        elif name.startswith("graphmem:"):
+            mixed = CachingDecomposer(**mix_options(name.split(":", 1)[1]))
+
+            async def make_mix(conv: Conversation, mixed: CachingDecomposer = mixed, name: str = name) -> System:
+                return GraphmemSystem(await open_memory("memory:", nlp=mixed), APP, name=name)
+
+            out[name] = make_mix
         else:
             raise SystemExit(f"unknown system {name!r}; choose from {', '.join(ALL_SYSTEMS)}")
     return out
+
+
+def mix_options(mix: str) -> dict[str, Any]:
+    """``Decomposer`` options named on the command line (``graphmem:MIX``, parts joined by
+    ``+``): ``words`` (Chinese and Japanese words only), ``SCOPE-SIZES`` (the words and the
+    character n-grams of SIZES, ``12``: unigrams and bigrams, from SCOPE: ``text``,
+    ``content``, ``words`` or ``long``; see ``graphmem._pipelines.CHAR_GRAM_SCOPES``), and
+    ``noner`` (``entities=False``: no named-entity recognition)."""
+    options: dict[str, Any] = {}
+    for part in mix.split("+"):
+        if part == "words":
+            options["char_grams"] = ()
+        elif part == "noner":
+            options["entities"] = False
+        else:
+            scope, _, sizes = part.partition("-")
+            if scope not in CHAR_GRAM_SCOPES or not sizes.isdigit():
+                raise SystemExit(
+                    f"unknown mix {part!r}: words, noner, or SCOPE-SIZES with SCOPE one of "
+                    f"{', '.join(CHAR_GRAM_SCOPES)} (e.g. text-12)"
+                )
+            options.update(char_grams=tuple(int(n) for n in sizes), char_gram_scope=scope)
+    return options
+
+
+PERTURBATIONS = ("names",)
+
+
+def name_finder(language: str) -> Callable[[str], list[str]] | None:
+    """The person names in a Chinese (jieba's part-of-speech tags ``nr*``) or Japanese
+    (Sudachi's 固有名詞/人名) text, or ``None`` for another language or a missing tagger."""
+    if language == "zh":
+        import jieba
+        import jieba.posseg
+
+        jieba.setLogLevel(logging.WARNING)
+        return lambda text: [w.word for w in jieba.posseg.cut(text) if w.flag.startswith("nr")]
+    if language == "ja":
+        try:
+            from sudachipy import dictionary, tokenizer
+
+            sudachi = dictionary.Dictionary().create()
+        except Exception:  # not installed, or no dictionary
+            return None
+        mode = tokenizer.Tokenizer.SplitMode.C
+        return lambda text: [m.surface() for m in sudachi.tokenize(text, mode) if m.part_of_speech()[1:3] == ("固有名詞", "人名")]
+    return None
+
+
+def perturb_names(data: dict[str, list[Conversation]]) -> int:
+    """Rewrite the Chinese and Japanese questions in place the way transliterated names vary
+    (deterministic, blind to the answers): in every person name of two or more characters
+    the question holds (speakers' too), the middle character is replaced by the next one in
+    Unicode (ジョナサン -> ジョニサン, 玛丽亚 -> 玛举亚, 王强 -> 王弻). Returns how many
+    questions changed. A measure of robustness, never of tuning."""
+    changed = 0
+    for lang, convs in data.items():
+        find = name_finder(lang)
+        if find is None:
+            continue
+        for conv in convs:
+            for q in conv.questions:
+                text = q.question
+                for name in dict.fromkeys(n for n in find(text) if len(n) >= 2):
+                    i = len(name) // 2
+                    text = text.replace(name, name[:i] + chr(ord(name[i]) + 1) + name[i + 1 :])
+                if text != q.question:
+                    object.__setattr__(q, "question", text)  # frozen dataclass, a private copy
+                    changed += 1
+    return changed
 
 
 async def run(
@@ -228,12 +324,15 @@ async def run(
     systems: Sequence[str] = ALL_SYSTEMS,
     *,
     neo4j_uri: str | None = None,
+    perturb: str | None = None,
     say: Callable[[str], None] = lambda msg: None,
 ) -> tuple[dict[str, dict[str, Any]], list[str]]:
     """Every system on every language; returns ``{system: {"by_language": {lang: summary},
     "by_category": {...}, "by_language_category": {...}, "overall": ..., "questions": [...]}}``
     and notes (skipped systems, the Neo4j comparison)."""
     data = load_set(list(languages))
+    if perturb == "names":
+        say(f"--perturb names: {perturb_names(data)} questions changed")
     factories = _factories(systems, neo4j_uri)
     graphmems = [n for n in systems if n in ("graphmem", "graphmem-neo4j") and not isinstance(factories[n], str)]
     if graphmems:  # spaCy once per text, shared by both backends
@@ -342,11 +441,12 @@ async def _main(args: argparse.Namespace) -> int:
     if unknown:
         raise SystemExit(f"unknown language(s) {unknown}; choose from {', '.join(LANGUAGES)}")
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
-    results, notes = await run(languages, systems, neo4j_uri=args.neo4j_uri, say=say)
+    results, notes = await run(languages, systems, neo4j_uri=args.neo4j_uri, perturb=args.perturb, say=say)
     # The pipeline's name says which decomposition was measured (per-language pipelines, when
     # a checkout has them, are named by the decomposer as it sees fit).
     pipeline = str(getattr(shared_decomposer(), "pipeline_name", "?"))
-    print(f"## Recall on the multilingual set ({', '.join(languages)})\n")
+    perturbed = f", questions perturbed: {args.perturb}" if args.perturb else ""
+    print(f"## Recall on the multilingual set ({', '.join(languages)}){perturbed}\n")
     print(f"graphmem {checkout()}, default pipeline {pipeline}, {datetime.now(UTC):%Y-%m-%d}\n")
     print(markdown_tables(results, languages))
     for note in notes:
@@ -360,6 +460,7 @@ async def _main(args: argparse.Namespace) -> int:
                 "machine": machine(),
                 "versions": versions(),
                 "languages": languages,
+                "perturb": args.perturb,
                 "notes": notes,
             },
             "systems": results,
@@ -375,6 +476,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--languages", default=",".join(LANGUAGES), help=f"comma-separated, from: {', '.join(LANGUAGES)} (default: all)")
     parser.add_argument("--neo4j-uri", default=os.environ.get("GRAPHMEM_NEO4J_URI"), help="Bolt URI for graphmem-neo4j (default: $GRAPHMEM_NEO4J_URI)")
     parser.add_argument("--json", default=None, metavar="OUT", help="also write every number and every question's results as JSON")
+    parser.add_argument("--perturb", choices=PERTURBATIONS, default=None, help="names: one character changed in every person name of the Chinese and Japanese questions (robustness)")
     parser.add_argument("--quiet", action="store_true", help="print only the tables")
     return asyncio.run(_main(parser.parse_args(argv)))
 

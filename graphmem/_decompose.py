@@ -66,7 +66,15 @@ from typing import TYPE_CHECKING, Any
 
 from graphmem._errors import DecompositionError
 from graphmem._language import DETECTED_ONLY, SUPPORTED_LANGUAGES, LanguageDetector, script_language
-from graphmem._pipelines import CHAR_GRAM_MIN_LENGTH, DEFAULT_CHAR_GRAMS, LanguagePipeline, load_language_pipeline
+from graphmem._pipelines import (
+    CHAR_GRAM_MIN_LENGTH,
+    CHAR_GRAM_SCOPES,
+    DEFAULT_CHAR_GRAM_SCOPE,
+    DEFAULT_CHAR_GRAMS,
+    LanguagePipeline,
+    load_language_pipeline,
+    normalise_indic,
+)
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -128,6 +136,9 @@ _NO_SPACE_SCRIPT = (
 )
 _NO_SPACE_RUN = re.compile(f"[{_NO_SPACE_SCRIPT}]+")
 _WORD = re.compile(r"\w+", re.UNICODE)
+_DEVANAGARI = re.compile("[\u0900-\u097f\ua8e0-\ua8ff]")
+#: A word of a Devanagari name: ``\w`` with the script's vowel signs and viramas.
+_DEVANAGARI_WORD = re.compile("[\\w\u0900-\u0963\u0966-\u097f\ua8e0-\ua8ff]+")
 _SPACES = re.compile(r"\s+")
 _LEADING_ARTICLE = re.compile(r"^(the|a|an)\s+")
 _POSSESSIVE = re.compile(r"(['’]s|['’])$")
@@ -158,8 +169,20 @@ class Decomposition:
 
 
 def author_tokens(author: str) -> list[str]:
-    """The tokens an author's name adds to an entry: its lowercase words."""
-    return [w.lower() for w in _WORD.findall(author)]
+    """The tokens an author's name adds to an entry: its lowercase words.
+
+    A name in Devanagari is not cut at its vowel signs (``\\w`` does not match them), and
+    each word also gives the form the Hindi pipeline reads it as (Indic normalisation, then
+    its stemmer: "प्रिया" -> "प्रिय"), so a question naming a Hindi speaker finds their turns
+    whichever pipeline decomposed them.
+    """
+    if _DEVANAGARI.search(author) is None:
+        return [w.lower() for w in _WORD.findall(author)]
+    from spacy.lang.hi.lex_attrs import norm  # the stemmer behind the Hindi pipeline's norm_
+
+    stem: Callable[[str], str] = norm
+    words = [w.lower() for w in _DEVANAGARI_WORD.findall(normalise_indic(author))]
+    return list(dict.fromkeys(form for w in words for form in (w, stem(w))))
 
 
 def speaker_variant(word: str, speakers: Iterable[str]) -> str | None:
@@ -401,12 +424,21 @@ class Decomposer:
             worker processes, when there are any.
         n_process: worker processes for large batches (1 = everything in this process).
         language: ``"auto"``, a language code, or ``None`` (see above).
-        char_grams: the character n-gram sizes a Chinese word of three or more characters
-            adds besides itself (``()`` for none).
+        char_grams: the character n-gram sizes Chinese and Japanese text adds besides its
+            words (default ``(1,)``: unigrams; ``()`` for none).
+        char_gram_scope: where those n-grams come from: ``"text"`` (default: every run of
+            Han and kana), ``"content"`` (runs of adjacent words that are not grammar),
+            ``"words"`` (each word) or ``"long"`` (each word of three or more characters).
+        entities: ``False`` skips named-entity recognition (and an embedding layer only
+            it uses) in every pipeline: entries hold no ``Entity`` nodes and no answer-type
+            tokens, and names are known only by how they are written. Storing Japanese is
+            then about 25 times faster (GiNZA's recogniser is most of its cost); see
+            benchmarks/README.md for what it costs recall.
 
     Raises:
         ValueError: ``batch_size`` or ``n_process`` is not a positive integer; an unknown
-            ``language``; ``char_grams`` not a tuple of sizes from 1 to 4.
+            ``language``; ``char_grams`` not a tuple of sizes from 1 to 4; an unknown
+            ``char_gram_scope``; ``entities`` not a bool.
     """
 
     def __init__(
@@ -417,6 +449,8 @@ class Decomposer:
         n_process: int = 1,
         language: str | None = _UNSET,
         char_grams: tuple[int, ...] = DEFAULT_CHAR_GRAMS,
+        char_gram_scope: str = DEFAULT_CHAR_GRAM_SCOPE,
+        entities: bool = True,
     ) -> None:
         for name, value in (("batch_size", batch_size), ("n_process", n_process)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -433,8 +467,14 @@ class Decomposer:
             isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 4 for n in char_grams
         ):
             raise ValueError(f"char_grams must be a tuple of n-gram sizes from 1 to 4, got {char_grams!r}")
+        if char_gram_scope not in CHAR_GRAM_SCOPES:
+            raise ValueError(f"char_gram_scope must be one of {', '.join(CHAR_GRAM_SCOPES)}, got {char_gram_scope!r}")
         self.language = language
         self.char_grams = char_grams
+        self.char_gram_scope = char_gram_scope
+        if not isinstance(entities, bool):
+            raise ValueError(f"entities must be True or False, got {entities!r}")
+        self.entities = entities
         self._detector = LanguageDetector()
         self._pipelines: dict[str, LanguagePipeline | None] = {}
         self._spec = nlp
@@ -509,7 +549,10 @@ class Decomposer:
         with self._lock:
             if language not in self._pipelines:
                 self._pipelines[language] = load_language_pipeline(
-                    language, char_grams=self.char_grams, lemma_table=load_lemma_table
+                    language,
+                    char_grams=self.char_grams,
+                    gram_scope=self.char_gram_scope,
+                    lemma_table=load_lemma_table,
                 )
             return self._pipelines[language]
 
@@ -697,17 +740,30 @@ class Decomposer:
         # One batch at a time through the pipeline: spaCy pipelines are not documented as
         # safe for concurrent use from several threads.
         with self._pipe_lock:
-            for doc in nlp.pipe(pieces, batch_size=self.batch_size):
+            for doc in nlp.pipe(pieces, batch_size=self.batch_size, disable=self._skipped(nlp)):
                 tokens: dict[str, None] = {}
                 entities: dict[str, Entity] = {}
                 _collect(doc, tokens, entities, self._lemmas)
                 results.append((tuple(tokens), tuple((e.name, e.label) for e in entities.values())))
         return results
 
+    def _skipped(self, nlp: Language) -> list[str]:
+        """The components an entry skips: none, or with ``entities=False`` the entity
+        recogniser and an embedding layer that only it listens to."""
+        if self.entities or "ner" not in nlp.pipe_names:
+            return []
+        skipped = ["ner"]
+        for embedder in ("tok2vec", "transformer"):
+            if embedder not in nlp.pipe_names:
+                continue
+            if set(getattr(nlp.get_pipe(embedder), "listening_components", ())) <= {"ner"}:
+                skipped.append(embedder)
+        return skipped
+
     def _pipe_pieces_in(self, pipeline: LanguagePipeline, pieces: Sequence[str]) -> list[_PieceResult]:
         results: list[_PieceResult] = []
         with self._pipe_lock:
-            for doc in pipeline.nlp.pipe(pieces, batch_size=self.batch_size):
+            for doc in pipeline.nlp.pipe(pieces, batch_size=self.batch_size, disable=self._skipped(pipeline.nlp)):
                 tokens: dict[str, None] = {}
                 entities: dict[str, Entity] = {}
                 if pipeline.style == "lookup":
@@ -760,7 +816,14 @@ class Decomposer:
                     max_workers=self.n_process,
                     mp_context=multiprocessing.get_context("spawn"),
                     initializer=_start_worker,
-                    initargs=(spec, self.batch_size, self.language, self.char_grams),
+                    initargs=(
+                        spec,
+                        self.batch_size,
+                        self.language,
+                        self.char_grams,
+                        self.char_gram_scope,
+                        self.entities,
+                    ),
                 )
                 self._pool_pid = os.getpid()
             return self._pool
@@ -833,7 +896,14 @@ _PieceResult = tuple[tuple[str, ...], tuple[tuple[str, str], ...]]
 _worker_state: Decomposer | Exception | None = None
 
 
-def _start_worker(spec: str | None, batch_size: int, language: str | None, char_grams: tuple[int, ...]) -> None:
+def _start_worker(
+    spec: str | None,
+    batch_size: int,
+    language: str | None,
+    char_grams: tuple[int, ...],
+    char_gram_scope: str,
+    entities: bool,
+) -> None:
     global _worker_state
     # Ctrl-C reaches the whole process group: the parent handles it and stops the pool;
     # workers that died of it too would make the pool report itself broken instead.
@@ -844,7 +914,14 @@ def _start_worker(spec: str | None, batch_size: int, language: str | None, char_
         # name may (transformers), so only the default's workers go without it.
         sys.modules["torch"] = None  # type: ignore[assignment]
     try:
-        decomposer = Decomposer(spec, batch_size=batch_size, language=language, char_grams=char_grams)
+        decomposer = Decomposer(
+            spec,
+            batch_size=batch_size,
+            language=language,
+            char_grams=char_grams,
+            char_gram_scope=char_gram_scope,
+            entities=entities,
+        )
         decomposer.nlp  # noqa: B018 - load now, while the parent is still collecting the batch
         _worker_state = decomposer
     except Exception as exc:  # noqa: BLE001 - re-raised by _worker_decompose
@@ -968,16 +1045,26 @@ def _collect_words(
 ) -> None:
     """The tokens (and, given a dict, the named entities) of a doc of a language decomposed
     word by word (``style="words"``, see :mod:`graphmem._pipelines`)."""
+    grams, scope = pipeline.char_grams, pipeline.gram_scope
+    run: list[str] = []  # adjacent words that are not grammar ("content" n-grams span them)
     for token in doc:
         value = _word_value(pipeline, token)
-        if value is None:
+        if value is not None:
+            tokens.setdefault(value, None)
+        if not grams or scope == "text":
             continue
-        tokens.setdefault(value, None)
-        text = token.text
-        if pipeline.char_grams and len(text) >= CHAR_GRAM_MIN_LENGTH and _NO_SPACE_RUN.fullmatch(text):
-            for n in pipeline.char_grams:
-                for i in range(len(text) - n + 1):
-                    tokens.setdefault(text[i : i + n], None)
+        if scope == "content":
+            if value is not None or _in_content_run(pipeline, token):
+                run.append(value if value is not None else token.text)
+            elif run:
+                _add_grams("".join(run), grams, tokens)
+                run = []
+        elif value is not None and (scope == "words" or len(value) >= CHAR_GRAM_MIN_LENGTH):
+            _add_grams(value, grams, tokens)
+    if run:
+        _add_grams("".join(run), grams, tokens)
+    if grams and scope == "text":
+        _add_grams(doc.text, grams, tokens)
     if entities is None or pipeline.entity_labels is None:
         return
     for ent in doc.ents:
@@ -987,6 +1074,23 @@ def _collect_words(
         name = normalise_entity_name(ent.text)
         if name and name not in entities:
             entities[name] = Entity(name=name, label=label)
+
+
+def _in_content_run(pipeline: LanguagePipeline, token: Token) -> bool:
+    """Whether a word that is no token (a stop word) still joins a run of content words for
+    their n-grams: it is written in Han or kana and is not grammar."""
+    return token.pos_ not in pipeline.grammar_pos and _NO_SPACE_RUN.fullmatch(token.text) is not None
+
+
+def _add_grams(text: str, sizes: tuple[int, ...], tokens: dict[str, None]) -> None:
+    """The character n-grams of the CJK runs of ``text`` (a run shorter than a size gives
+    itself)."""
+    for chars in _NO_SPACE_RUN.findall(text):
+        for n in sizes:
+            if len(chars) < n:
+                tokens.setdefault(chars, None)
+            for i in range(len(chars) - n + 1):
+                tokens.setdefault(chars[i : i + n], None)
 
 
 def _word_value(pipeline: LanguagePipeline, token: Token) -> str | None:

@@ -188,6 +188,7 @@ async def open_memory(
     nlp: Language | str | Decomposer | None = None,
     read_only: bool = False,
     weights: ScoringWeights | None = None,
+    language: str | None = None,
     **options: Any,
 ) -> MemoryService:
     """Open the store a URI names, ready to use: reachable, and with its schema in place.
@@ -208,6 +209,8 @@ async def open_memory(
             lock and every write raises ``ReadOnlyStoreError``; on Neo4j the schema is not
             touched (reads work without it). ``memory:`` cannot be opened read-only.
         weights: the scorer's constants.
+        language: every entry's and query's language (``"ja"``, ...), ``"auto"``, or
+            ``None`` to leave it to the decomposer (see :class:`MemoryService`).
         **options: passed to the backend's constructor (for Neo4j: ``connection_timeout``,
             ``retry_time``, ``read_timeout``, ...).
 
@@ -222,6 +225,7 @@ async def open_memory(
         StoreLockedError: another process writes the journal (open ``read_only`` to read).
         JournalCorruptError: the file is not a graphmem journal.
         ImportError: a Neo4j URI without the ``neo4j`` extra installed.
+        ValueError: an unknown ``language``, or one given with a ``Decomposer``.
     """
     store = parse_store_uri(uri)
     service: MemoryService
@@ -230,7 +234,9 @@ async def open_memory(
 
         if read_only and store.path is None:
             raise InvalidStoreUriError("memory: cannot be opened read-only: it starts empty and nothing can write it")
-        service = GraphMemoryService(nlp, path=store.path, read_only=read_only, weights=weights, **options)
+        service = GraphMemoryService(
+            nlp, path=store.path, read_only=read_only, weights=weights, language=language, **options
+        )
     else:
         try:
             from graphmem.backends.neo4j import Neo4jMemoryService
@@ -247,6 +253,7 @@ async def open_memory(
             database=store.database,
             nlp=nlp,
             weights=weights,
+            language=language,
             **options,
         )
     try:

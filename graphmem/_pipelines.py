@@ -7,19 +7,25 @@ same rules, so their tokens agree:
   words for the language and the lemma lookup table of ``spacy-lookups-data``; a word written
   as a name keeps its form. No entities (no PyPI pipeline with NER fits spaCy 3.8).
 - **ja** (extra ``ja``): the GiNZA pipeline ``ja_ginza`` (SudachiPy with SudachiDict-core,
-  split mode C), reduced to its tokenizer and named-entity recogniser. Tokens are
+  split mode C), reduced to its tokenizer and named-entity recogniser. Words are
   dictionary forms (``住んで`` -> ``住む``); particles, auxiliaries, conjunctions, pronouns,
-  determiners, punctuation and Japanese stop words are not tokens. The part of speech comes
+  determiners, punctuation and Japanese stop words are not words. The part of speech comes
   from the tokenizer (Sudachi's dictionary), not from the morphologizer, so a query (run
   through the tokenizer alone) and an entry agree. GiNZA's entity labels (Extended Named
   Entities) are mapped to the OntoNotes labels graphmem keeps (``Person`` -> ``PERSON``).
 - **zh** (extra ``zh``): spaCy's Chinese tokenizer with the ``jieba`` segmenter (its
   dictionary ships in the package; ``spacy-pkuseg`` would download its model at run time),
-  Chinese stop words dropped. Words of three or more characters (names, transliterations,
-  compounds) also give their character n-grams (``char_grams``, unigrams and bigrams by
-  default): a name transliterated one character differently ("玛丽亚" / "玛利亚") still
-  shares characters. No entities (no Chinese NER pipeline on PyPI).
-- **hi**: spaCy's Hindi tokenizer, stop words and its ``norm`` (a light suffix stemmer:
+  Chinese stop words dropped. No entities (no Chinese NER pipeline on PyPI).
+- **ja and zh**: besides the words, the character n-grams of the text (``char_grams``,
+  unigrams by default, from every run of Han and kana: ``char_gram_scope="text"``). They
+  keep what segmentation loses: a name transliterated one character differently
+  ("玛丽亚" / "玛利亚") still shares its other characters, a word the segmenter cuts
+  otherwise in the question still shares its characters, and a content word on the stop
+  list (行く) still counts. A character in most entries (a particle) weighs next to
+  nothing (inverse document frequency). The mix was chosen by measurement
+  (benchmarks/README.md, "Multilingual recall").
+- **hi**: spaCy's Hindi tokenizer, stop words (and the question words its list lacks:
+  ``क्या``, ``कहाँ``, ``कब``, ...) and its ``norm`` (a light suffix stemmer:
   ``रहती`` -> ``रह``), after Indic normalisation (:func:`normalise_indic`). No entities.
 
 A language whose package is missing is decomposed by the default pipeline, as before this
@@ -39,19 +45,57 @@ if TYPE_CHECKING:
     from spacy.language import Language
     from spacy.tokens import Token
 
-__all__ = ["DEFAULT_CHAR_GRAMS", "LanguagePipeline", "load_language_pipeline", "normalise_indic"]
+__all__ = [
+    "CHAR_GRAM_SCOPES",
+    "DEFAULT_CHAR_GRAMS",
+    "DEFAULT_CHAR_GRAM_SCOPE",
+    "LanguagePipeline",
+    "load_language_pipeline",
+    "normalise_indic",
+]
 
 logger = logging.getLogger("graphmem")
 
-#: Character n-gram sizes a Chinese word of three or more characters adds besides itself.
-DEFAULT_CHAR_GRAMS: tuple[int, ...] = (1, 2)
-#: Words at least this long give character n-grams.
+#: Character n-gram sizes Chinese and Japanese text adds besides its words.
+DEFAULT_CHAR_GRAMS: tuple[int, ...] = (1,)
+#: Where those n-grams come from, measured in benchmarks/README.md ("Multilingual recall"):
+#: ``"text"``: every run of Han and kana in the text, particles and stop words included;
+#: ``"content"``: runs of adjacent words that are not grammar (particles, auxiliaries,
+#: punctuation; stop words are kept), so no n-gram spans a particle or is one;
+#: ``"words"``: each content word on its own; ``"long"``: each content word of
+#: :data:`CHAR_GRAM_MIN_LENGTH` characters or more.
+CHAR_GRAM_SCOPES = ("text", "content", "words", "long")
+DEFAULT_CHAR_GRAM_SCOPE = "text"
+#: Words at least this long give character n-grams in the ``"long"`` scope.
 CHAR_GRAM_MIN_LENGTH = 3
 
 #: Parts of speech (from Sudachi's dictionary) that are grammar, not content, in Japanese.
 _JA_GRAMMAR_POS = frozenset({"ADP", "AUX", "SCONJ", "CCONJ", "PART", "PRON", "DET", "PUNCT", "SYM", "X", "SPACE"})
 #: The ja_ginza components decomposition does not use (kept: tokenizer, tok2vec, ner).
 _JA_UNUSED = ("parser", "morphologizer", "compound_splitter", "bunsetu_recognizer", "attribute_ruler")
+
+#: Hindi question words that spaCy's Hindi stop list lacks (it has कौन, किसे, कितना): grammar
+#: of the question, like English "what", "where" and "when", which are stop words there.
+HINDI_QUESTION_WORDS = (
+    "क्या",
+    "कहाँ",
+    "कहां",
+    "कब",
+    "किसने",
+    "किससे",
+    "किसको",
+    "किसका",
+    "किसकी",
+    "किसके",
+    "कैसे",
+    "कैसा",
+    "कैसी",
+    "क्यों",
+    "कितने",
+    "कितनी",
+    "कौनसी",
+    "कौनसे",
+)
 
 #: Which extra installs each language's pipeline.
 EXTRAS = {"ja": "ja", "zh": "zh"}
@@ -76,6 +120,8 @@ class LanguagePipeline:
     entity_labels: Mapping[str, str] | None = None
     normalise: Callable[[str], str] | None = None
     char_grams: tuple[int, ...] = ()
+    #: Where the character n-grams come from (see :data:`CHAR_GRAM_SCOPES`).
+    gram_scope: str = DEFAULT_CHAR_GRAM_SCOPE
     #: Whether a word whose lemma is a stop word is one too (Japanese inflects them).
     stop_lemmas: bool = False
 
@@ -98,6 +144,7 @@ def load_language_pipeline(
     language: str,
     *,
     char_grams: tuple[int, ...] = DEFAULT_CHAR_GRAMS,
+    gram_scope: str = DEFAULT_CHAR_GRAM_SCOPE,
     lemma_table: Callable[[str], Mapping[str, str] | None],
 ) -> LanguagePipeline | None:
     """The pipeline of ``language``, or ``None`` (with a warning) when its package is not
@@ -118,6 +165,8 @@ def load_language_pipeline(
             value=_lemma,
             entity_labels=_ene_to_ontonotes(),
             stop_lemmas=True,
+            char_grams=char_grams,
+            gram_scope=gram_scope,
         )
     if language == "zh":
         try:
@@ -126,11 +175,14 @@ def load_language_pipeline(
         except ImportError as exc:
             _warn_missing(language, exc)
             return None
-        return LanguagePipeline(language="zh", nlp=nlp, style="words", value=_lower, char_grams=char_grams)
-    if language == "hi":
         return LanguagePipeline(
-            language="hi", nlp=spacy.blank("hi"), style="words", value=_norm, normalise=normalise_indic
+            language="zh", nlp=nlp, style="words", value=_lower, char_grams=char_grams, gram_scope=gram_scope
         )
+    if language == "hi":
+        nlp = spacy.blank("hi")
+        for word in HINDI_QUESTION_WORDS:  # on this pipeline's vocabulary, not spaCy's shared list
+            nlp.vocab[word].is_stop = True
+        return LanguagePipeline(language="hi", nlp=nlp, style="words", value=_hindi_stem, normalise=normalise_indic)
     return LanguagePipeline(language=language, nlp=spacy.blank(language), style="lookup", lemmas=lemma_table(language))
 
 
@@ -172,3 +224,10 @@ def _lower(token: Token) -> str:
 
 def _norm(token: Token) -> str:
     return str(token.norm_ or token.lower_)
+
+
+def _hindi_stem(token: Token) -> str:
+    """spaCy's Hindi norm (a suffix stemmer), unless it leaves fewer than two letters:
+    ``मां`` ("mother") -> ``म`` would match every word stemmed to that consonant."""
+    stem = str(token.norm_ or token.lower_)
+    return stem if sum(1 for ch in stem if ch.isalpha()) >= 2 else str(token.lower_)

@@ -338,6 +338,15 @@ class MemoryService(ABC):
             passed in belongs to the caller: ``close()`` leaves it running, so several
             services can share one; the one a service creates is closed with it.
         weights: the scorer's constants.
+        language: the language of every entry and query of this service (``"en"``,
+            ``"es"``, ``"fr"``, ``"de"``, ``"it"``, ``"pt"``, ``"hi"``, ``"ja"``, ``"zh"``), or ``"auto"`` to
+            detect it per text; ``None`` (the default) leaves it to the decomposer (which
+            detects it). Short for ``nlp=Decomposer(nlp, language=...)``: an app whose
+            users write one language should set it (short texts are detected less surely).
+
+    Raises:
+        ValueError: an unknown ``language``, or one given with a ``Decomposer`` (set it on
+            the decomposer instead).
     """
 
     #: Pruned search: query terms held by more than this share of the user's entries are
@@ -356,9 +365,20 @@ class MemoryService(ABC):
         nlp: Language | str | Decomposer | None = None,
         *,
         weights: ScoringWeights | None = None,
+        language: str | None = None,
     ) -> None:
+        if isinstance(nlp, Decomposer) and language is not None:
+            raise ValueError(
+                f"language={language!r} was given with a Decomposer: set it on the decomposer "
+                "instead (Decomposer(language=...)), which decides every text's language"
+            )
         self._owns_decomposer = not isinstance(nlp, Decomposer)
-        self._decomposer = nlp if isinstance(nlp, Decomposer) else Decomposer(nlp)
+        if isinstance(nlp, Decomposer):
+            self._decomposer = nlp
+        elif language is None:
+            self._decomposer = Decomposer(nlp)
+        else:
+            self._decomposer = Decomposer(nlp, language=language)
         self.weights = weights or ScoringWeights()
 
     # ------------------------------------------------------------------ capabilities

@@ -588,3 +588,20 @@ def test_search_says_how_a_hit_matched_a_time_and_filters_by_since_until(runner:
     )
     assert backwards.exit_code == 2
     assert "since" in one_line_error(backwards) and "after until" in one_line_error(backwards)
+
+
+def test_language_option_sets_every_texts_language(runner: CliRunner, store: str, tmp_path: Path) -> None:
+    # Spanish without accents is ASCII, which detection reads as English.
+    lines = write_lines(tmp_path / "es.jsonl", session("s1", "Mi hermana vive en Lisboa desde mayo."))
+    assert gm(runner, store, "--language", "es", "load", lines).exit_code == 0
+    exported = tmp_path / "out.jsonl"
+    assert gm(runner, store, "export", "--app", "app", "--user", "ann", "-o", str(exported)).exit_code == 0
+    assert [e["language"] for e in json.loads(exported.read_text())["entries"]] == ["es"]
+    result = gm(runner, store, "--language", "es", "search", "--app", "app", "--user", "ann", "donde vivia", "--json")
+    assert [h["text"] for h in json.loads(result.stdout)] == ["Mi hermana vive en Lisboa desde mayo."]
+
+
+def test_unknown_language_is_a_one_line_usage_error(runner: CliRunner, store: str) -> None:
+    result = gm(runner, store, "--language", "klingon", "stats")
+    assert result.exit_code == 2
+    assert "unknown language 'klingon': use --language auto or one of en, es" in one_line_error(result)

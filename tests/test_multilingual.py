@@ -13,13 +13,15 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+import spacy
 
 from graphmem import Content, Decomposer, GraphMemoryService, MemoryEntry, MemoryService, SearchRequest, open_memory
+from graphmem._decompose import author_tokens
 from graphmem._fixtures import FixtureError, dump_fixtures, export_fixtures, load_fixtures
 from graphmem._language import LanguageDetector, script_language
 from graphmem._pipelines import normalise_indic
 from graphmem.cli._cypher_run import run_read_only
-from tests.conftest import make_neo4j_service
+from tests.conftest import make_neo4j_service, neo4j_uri_or_skip
 
 APP = "polyglot"
 USER = "mika"
@@ -127,6 +129,8 @@ def test_language_setting_is_validated() -> None:
         Decomposer(language="klingon")
     with pytest.raises(ValueError, match="char_grams"):
         Decomposer(char_grams=(0,))
+    with pytest.raises(ValueError, match="char_gram_scope must be one of text, content, words, long"):
+        Decomposer(char_gram_scope="sentence")
 
 
 def test_fixed_language_skips_detection(decomposer: Decomposer) -> None:
@@ -141,35 +145,99 @@ def test_fixed_language_skips_detection(decomposer: Decomposer) -> None:
 
 
 def test_japanese_words_lemmas_and_no_particles(decomposer: Decomposer) -> None:
-    parts = decomposer.decompose("妹はどこに住んでいますか")
+    words_only = Decomposer(language="ja", char_grams=())
+    parts = words_only.decompose("妹はどこに住んでいますか")
     assert parts.language == "ja"
     # は, に, で, い(る), ます, か are grammar; どこ a pronoun; 住んで is the verb 住む.
     assert parts.tokens == ("妹", "住む")
-    moved = decomposer.decompose("妹のマリアは去年リスボンに引っ越しました。")
+    moved = words_only.decompose("妹のマリアは去年リスボンに引っ越しました。")
     assert "引っ越す" in moved.tokens and "まし" not in moved.tokens and "の" not in moved.tokens
     assert {(e.name, e.label) for e in moved.entities} >= {("マリア", "PERSON"), ("リスボン", "GPE")}
+    # By default the words come with the characters of the text (its unigrams).
+    default = decomposer.decompose("妹はどこに住んでいますか")
+    assert default.tokens[:2] == ("妹", "住む") and {"住", "ん", "は"} <= set(default.tokens)
+    assert "妹は" not in default.tokens
+
+
+def test_entities_false_skips_the_recogniser_and_keeps_the_tokens(decomposer: Decomposer) -> None:
+    text = "妹のマリアは去年リスボンに引っ越しました。"
+    fast = Decomposer(language="ja", entities=False)
+    assert fast.decompose(text).entities == ()
+    assert fast.decompose(text).tokens == decomposer.decompose(text).tokens  # tokens need no NER
+    assert decomposer.decompose(text).entities  # the default still recognises them
+    assert Decomposer(entities=False).decompose("My sister Maria moved to Lisbon.").entities == ()
+    with pytest.raises(ValueError, match="entities must be True or False"):
+        Decomposer(entities="no")  # type: ignore[arg-type]
 
 
 def test_chinese_words_stop_words_and_char_grams(decomposer: Decomposer) -> None:
-    parts = decomposer.decompose("我妹妹玛丽亚去年搬到了里斯本。")
+    text = "我妹妹玛丽亚去年搬到了里斯本。"
+    parts = decomposer.decompose(text)
     assert parts.language == "zh"
     assert {"妹妹", "玛丽亚", "去年", "里斯本"} <= set(parts.tokens)
-    assert "我" not in parts.tokens and "了" not in parts.tokens  # stop words
-    # A transliterated name spelled one character differently still shares characters.
-    assert "玛" in parts.tokens and "亚" in parts.tokens and "玛丽" in parts.tokens
-    words_only = Decomposer(language="zh", char_grams=()).decompose("我妹妹玛丽亚去年搬到了里斯本。")
-    assert words_only.tokens == ("妹妹", "玛丽亚", "去年", "搬到", "里斯本")
+    words_only = Decomposer(language="zh", char_grams=()).decompose(text)
+    assert words_only.tokens == ("妹妹", "玛丽亚", "去年", "搬到", "里斯本")  # 我, 了: stop words
+    # A transliterated name spelled one character differently still shares its other
+    # characters (bigrams alone would share none of 玛丽/丽亚 and 玛利/利亚).
+    variant = decomposer.decompose("玛利亚搬到了里斯本。")
+    assert {"玛", "亚"} <= set(parts.tokens) & set(variant.tokens)
+    assert "玛丽亚" not in variant.tokens
+
+
+@pytest.mark.parametrize(
+    ("scope", "present", "absent"),
+    [
+        ("text", {"妹は", "は", "住ん"}, set()),
+        # Runs of content words (and stop words), never across or of a particle.
+        ("content", {"妹", "住む", "住"}, {"妹は", "は", "に"}),
+        ("words", {"妹", "住", "む"}, {"妹は", "は"}),
+        ("long", set(), {"住", "妹は", "は"}),  # no word of three characters
+    ],
+)
+def test_char_gram_scopes(scope: str, present: set[str], absent: set[str]) -> None:
+    tokens = set(Decomposer(language="ja", char_grams=(1, 2), char_gram_scope=scope).decompose("妹はどこに住んでいますか").tokens)
+    assert {"妹", "住む"} <= tokens  # the words, always
+    assert present <= tokens and not absent & tokens
 
 
 def test_hindi_stop_words_stems_and_normalisation(decomposer: Decomposer) -> None:
     parts = decomposer.decompose("वह कहाँ रहती है?")
     assert parts.language == "hi"
     assert "है" not in parts.tokens and "वह" not in parts.tokens  # stop words
+    # Question words are grammar, as "what" and "where" are in English (spaCy's list lacks them).
+    asked = decomposer.decompose_query("मायकल पुणे में क्या करता है? वह कहाँ और कब गया?")
+    assert not {"क्य", "क्या", "कह", "कहां", "कब"} & set(asked.tokens)
+    assert spacy.blank("hi").vocab["क्या"].is_stop is False  # spaCy's own list is untouched
+    # The stemmer never leaves a single letter: माँ ("mother") is not म.
+    assert "मां" in decomposer.decompose("माँ का बगीचा").tokens
     assert "रह" in parts.tokens  # रहती, रहता, रहते: one stem
     # Nukta, zero-width joiners and chandrabindu are spelling, not words.
     assert normalise_indic("क़िला") == normalise_indic("किला")
     assert normalise_indic("क\u200dष") == "कष"
     assert decomposer.decompose("क़िला देखा").tokens == decomposer.decompose("किला देखा").tokens
+
+
+def test_a_hindi_authors_name_is_whole_words_and_their_stems() -> None:
+    # Not cut at the vowel signs (re's \w does not match them); the stem is what the Hindi
+    # pipeline makes of the name in a question.
+    assert author_tokens("प्रिया शर्मा") == ["प्रिया", "प्रिय", "शर्मा", "शर्म"]
+    assert author_tokens("राहुल।") == ["राहुल"]
+
+
+async def test_a_question_naming_a_hindi_speaker_finds_their_turns(service: MemoryService) -> None:
+    await service.add_session(
+        APP,
+        USER,
+        "s-hi-speakers",
+        [
+            turn("राहुल", "प्रिया, तुम्हारा नया फ्लैट कैसा है?", 0),
+            turn("प्रिया", "बहुत अच्छा है, बालकनी से पहाड़ दिखते हैं।", 1),
+            turn("राहुल", "मैंने कल नई साइकिल खरीदी।", 2),
+            turn("अनीता", "राहुल ने मुझे भी बताया।", 3),
+        ],
+    )
+    hits = await ranked(service, "प्रिया ने क्या कहा?")
+    assert hits[0][0] == "बहुत अच्छा है, बालकनी से पहाड़ दिखते हैं।"  # said by प्रिया, who names nobody
 
 
 def test_spanish_lemmas_and_stop_words(decomposer: Decomposer) -> None:
@@ -263,6 +331,35 @@ async def test_language_is_stored_and_visible_to_cypher(service: MemoryService) 
     assert {e.memory.text: e.language for e in entries} == by_text
     recent = await service.recent_entries(APP, USER, 1)
     assert recent[0].language == "en"
+
+
+@pytest.mark.parametrize("backend", ["networkx", "neo4j"])
+async def test_a_service_set_to_one_language_reads_every_text_in_it(decomposer: Decomposer, backend: str) -> None:
+    # Spanish without accents is ASCII: detection reads it as English; an app that says
+    # its language gets Spanish lemmas (vive, vivía -> vivir) on entries and queries alike.
+    if backend == "networkx":
+        service = await open_memory("memory:", nlp=decomposer.nlp, language="es")
+    else:
+        service = await open_memory(neo4j_uri_or_skip(), nlp=decomposer.nlp, language="es")
+        await service.delete_user(APP, USER)
+    try:
+        assert service.decomposer.language == "es"
+        await service.add_entry(APP, USER, turn("Ana", "Mi hermana vive en Lisboa desde mayo."))
+        await service.add_entry(APP, USER, turn("Ana", "Mi hermano trabaja en Oporto."))
+        entries = await service.list_entries(APP, USER, all_projects=True)
+        assert {e.language for e in entries} == {"es"}
+        hits = await ranked(service, "donde vivia mi hermana")
+        assert hits[0][0] == "Mi hermana vive en Lisboa desde mayo." and hits[0][1] > 0
+    finally:
+        await service.delete_user(APP, USER)
+        await service.close()
+
+
+def test_a_language_and_a_decomposer_are_not_given_together(decomposer: Decomposer) -> None:
+    with pytest.raises(ValueError, match=r"set it on the decomposer instead \(Decomposer\(language=...\)\)"):
+        GraphMemoryService(nlp=decomposer, language="ja")
+    with pytest.raises(ValueError, match="language must be"):
+        GraphMemoryService(nlp=decomposer.nlp, language="klingon")
 
 
 async def test_backends_rank_every_language_identically(decomposer: Decomposer) -> None:

@@ -98,11 +98,18 @@ def test_the_fixtures_are_built_from_the_sources(tmp_path: Path, monkeypatch: py
 #: A few questions per language whose evidence the current decomposer finds in the top 10
 #: (including a temporal question and a name written another way where it finds them).
 FOUND = {
-    "ja": ["健太はどこでギターを習っていますか？", "ミサキの妹の将来の夢は何ですか？"],
-    "zh": ["王强现在在哪里工作？", "2023年7月8日王强从哪里回来？", "珍妮弗是从哪里来的？"],
+    # (健太はどこでギターを習っていますか？ was found by words alone and is lost, 11th, to the
+    # characters of the text: the mix wins on the set, not on every question.)
+    "ja": ["ミサキの妹の将来の夢は何ですか？", "2023年6月に美咲はどこへ旅行しましたか？", "2023年5月20日に健太は何をしましたか？"],
+    # A transliterated name spelled a character differently (玛利亚 for 玛丽亚), a typo
+    # (请贴 for 请帖): found by the character unigrams of the text (words alone lost them).
+    "zh": ["王强现在在哪里工作？", "2023年7月8日王强从哪里回来？", "珍妮弗是从哪里来的？", "玛利亚送给陈静什么礼物？", "陈静的请贴是什么颜色的？"],
     "hi": [
         "राहुल तबला किससे सीख रहा है?",
         "प्रीया का नया फ्लैट कहाँ है?",
+        # Lost to ties with the speaker's other turns while क्या was a token (a strict xfail
+        # until the Hindi question words became stop words).
+        "19 मई 2023 को प्रिया ने माइकल के साथ क्या किया?",
     ],
     "es": [
         "¿Qué instrumento empezó a tocar Sofía?",
@@ -111,11 +118,11 @@ FOUND = {
     ],
 }
 
-#: Recall@10 per language with the language pipelines (ja 0.917, zh 0.889, hi 0.889, es
-#: 0.875; benchmarks/README.md, "Multilingual recall"), a little below: it must not fall.
-#: (The n-gram decomposition the set was written against had ja 1.000, zh 0.944, hi 0.931,
-#: es 0.806: the pipelines win Spanish and lose the rest, see the issue 14 note.)
-RECALL_AT_10_FLOOR = {"ja": 0.90, "zh": 0.85, "hi": 0.85, "es": 0.85}
+#: Recall@10 per language with the language pipelines, their words with the character
+#: unigrams of Chinese and Japanese text, the Hindi fixes of branch cjk (ja 0.944, zh 0.958,
+#: hi 0.944, es 0.875;
+#: benchmarks/README.md, "Multilingual recall"), a little below: it must not fall.
+RECALL_AT_10_FLOOR = {"ja": 0.93, "zh": 0.93, "hi": 0.93, "es": 0.85}
 
 
 async def ranked(service: MemoryService, question: dict[str, Any]) -> list[tuple[str, float]]:
@@ -123,25 +130,6 @@ async def ranked(service: MemoryService, question: dict[str, Any]) -> list[tuple
         SearchRequest(query=question["question"], app_name=APP, user_id=question["conversation"], limit=10)
     )
     return [(h.entry_id, round(h.score, 9)) for h in response.hits]
-
-
-#: Found with the n-gram decomposition the set was written against, lost with the language
-#: pipelines: once the date leaves the query, only the speaker's name is left (on half the
-#: turns), and every turn of theirs said in the week after the date ties with the evidence
-#: ("yesterday" said the day after). A known gap (issue 14 note): this test fails when fixed.
-LOST_WITH_THE_PIPELINES = {
-    "ja": "2023年5月20日に健太は何をしましたか？",
-    "hi": "19 मई 2023 को प्रिया ने माइकल के साथ क्या किया?",
-}
-
-
-@pytest.mark.xfail(strict=True, reason="date-anchored question with only the speaker left: ties in the week after")
-@pytest.mark.parametrize("language", sorted(LOST_WITH_THE_PIPELINES))
-async def test_date_anchored_questions_with_only_the_speaker_left(service: MemoryService, language: str) -> None:
-    await load_fixtures(service, fixture_files(language))
-    question = next(q for q in questions() if q["question"] == LOST_WITH_THE_PIPELINES[language])
-    found = [entry_id for entry_id, _ in await ranked(service, question)]
-    assert set(question["evidence"]) <= set(found)
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
@@ -172,3 +160,19 @@ async def test_both_backends_rank_every_question_of_the_set_identically(decompos
     finally:
         await networkx.close()
         await neo4j.close()
+
+
+def test_the_name_perturbation_changes_one_character_of_each_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.syspath_prepend(str(REPO))
+    from benchmarks._multilingual import load_set
+    from benchmarks.multilingual import mix_options, perturb_names
+
+    data = load_set(["zh", "ja", "es"])
+    before = {q.question: q for convs in data.values() for c in convs for q in c.questions}
+    changed = perturb_names(data)
+    after = [q.question for convs in data.values() for c in convs for q in c.questions]
+    assert 0 < changed < len(after)
+    assert "玛举亚说要在婚礼上送什么礼物，婚礼上表演得怎么样？" in after  # 丽 -> 举
+    assert "王弻现在在哪里工作？" in after and "ジョニサンは浅草で何を買いましたか？" in after
+    assert all(q in before for q in after if q.startswith("¿"))  # Spanish is left as written
+    assert mix_options("text-12+noner") == {"char_grams": (1, 2), "char_gram_scope": "text", "entities": False}

@@ -112,9 +112,11 @@ class Neo4jMemoryService(MemoryService):
         read_timeout: seconds a read (a search, a health check) may take before it fails
             with ``BackendUnavailableError``: a server that accepts connections but does
             not answer must not hang the caller.
+        language: every text's language, ``"auto"`` or ``None`` (see :class:`MemoryService`).
 
     Raises:
-        ValueError: neither or both of ``uri`` and ``driver`` given.
+        ValueError: neither or both of ``uri`` and ``driver`` given; an unknown
+            ``language``, or one given with a ``Decomposer``.
     """
 
     def __init__(
@@ -130,8 +132,9 @@ class Neo4jMemoryService(MemoryService):
         retry_time: float = 2.0,
         contention_retry_time: float = 30.0,
         read_timeout: float = 30.0,
+        language: str | None = None,
     ) -> None:
-        super().__init__(nlp, weights=weights)
+        super().__init__(nlp, weights=weights, language=language)
         if (uri is None) == (driver is None):
             raise ValueError("give either uri (with auth) or an existing driver, not both and not neither")
         self._database = database

@@ -166,9 +166,11 @@ class GraphMemoryService(MemoryService):
         weights: the scorer's constants.
         read_only: with ``path``: read the store without locking or writing it; every
             write raises ``ReadOnlyStoreError``.
+        language: every text's language, ``"auto"`` or ``None`` (see :class:`MemoryService`).
 
     Raises:
-        ValueError: ``read_only`` without a ``path``.
+        ValueError: ``read_only`` without a ``path``; an unknown ``language``, or one given
+            with a ``Decomposer``.
     """
 
     def __init__(
@@ -178,10 +180,11 @@ class GraphMemoryService(MemoryService):
         *,
         weights: ScoringWeights | None = None,
         read_only: bool = False,
+        language: str | None = None,
     ) -> None:
         if read_only and path is None:
             raise ValueError("read_only=True needs a path: a store only in memory has nothing to read")
-        super().__init__(nlp, weights=weights)
+        super().__init__(nlp, weights=weights, language=language)
         self._graph: nx.DiGraph[Any] = nx.DiGraph()
         self._lock = threading.RLock()
         self._journal = Journal(path, read_only=read_only) if path is not None else None

@@ -18,6 +18,7 @@ from graphmem._fixtures import (
     fixture_json_schema,
     load_fixtures,
 )
+from graphmem._language import SUPPORTED_LANGUAGES
 from graphmem._models import SearchRequest, quote_ids
 from graphmem._service import MemoryService, MemoryStats
 from graphmem.cli._context import (
@@ -147,6 +148,16 @@ def _global_options(
     neo4j_database: Annotated[
         str | None, typer.Option(envvar="GRAPHMEM_NEO4J_DATABASE", help="Neo4j database; default: the server's.")
     ] = None,
+    language: Annotated[
+        str,
+        typer.Option(
+            envvar="GRAPHMEM_LANGUAGE",
+            help=(
+                "The language of every entry and query (en, es, fr, de, it, pt, hi, ja, zh), "
+                "or auto: detected per text."
+            ),
+        ),
+    ] = "auto",
 ) -> None:
     backend = backend.strip().lower()
     if backend not in BACKENDS:
@@ -154,8 +165,22 @@ def _global_options(
             f"unknown backend {backend!r}: use --backend networkx or --backend neo4j (or set GRAPHMEM_BACKEND)",
             EXIT_USAGE,
         )
+    language = language.strip().lower()
+    if language != "auto" and language not in SUPPORTED_LANGUAGES:
+        raise fail(
+            f"unknown language {language!r}: use --language auto or one of {', '.join(SUPPORTED_LANGUAGES)} "
+            "(or set GRAPHMEM_LANGUAGE)",
+            EXIT_USAGE,
+        )
     ctx.obj = Settings(
-        backend, store, neo4j_uri, neo4j_user, neo4j_password or None, neo4j_database or None, uri=uri or None
+        backend,
+        store,
+        neo4j_uri,
+        neo4j_user,
+        neo4j_password or None,
+        neo4j_database or None,
+        uri=uri or None,
+        language=language,
     )
 
 
@@ -700,7 +725,7 @@ def mcp_server(
     scope = MemoryScope(app_name, user_id, project_id)
     target = uri or settings.target()
     run_async(serve(target, scope, transport="http" if http else "stdio", host=host, port=port,
-                    nlp=shared_decomposer()))
+                    nlp=shared_decomposer(settings.language)))
 
 
 # ---------------------------------------------------------------------------- entry point

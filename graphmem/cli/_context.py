@@ -90,6 +90,8 @@ class Settings:
     neo4j_password: str | None
     neo4j_database: str | None
     uri: str | None = None
+    #: Every text's language (``--language``), or ``"auto"`` to detect it per text.
+    language: str = "auto"
 
     @property
     def store_path(self) -> Path:
@@ -114,9 +116,10 @@ class Settings:
 
 
 @functools.cache
-def shared_decomposer() -> Decomposer:
-    """One spaCy pipeline per process, loaded on first use (commands run in-process share it)."""
-    return Decomposer()
+def shared_decomposer(language: str = "auto") -> Decomposer:
+    """One decomposer per language setting and process, its pipelines loaded on first use
+    (commands run in-process share it)."""
+    return Decomposer(language=language)
 
 
 @asynccontextmanager
@@ -129,7 +132,9 @@ async def open_service(settings: Settings, *, writes: bool = False) -> AsyncIter
             process writing to it) and nothing written.
     """
     try:
-        service = await open_memory(settings.target(), nlp=shared_decomposer(), read_only=not writes)
+        service = await open_memory(
+            settings.target(), nlp=shared_decomposer(settings.language), read_only=not writes
+        )
     except BackendUnavailableError as exc:
         raise CliError(f"{exc}; or point --uri (GRAPHMEM_URI) at another store", EXIT_UNAVAILABLE) from exc
     except InvalidStoreUriError as exc:
