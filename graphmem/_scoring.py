@@ -509,22 +509,39 @@ class QueryScores:
         backend names the same one. Only the hits shown need it, so it is found here, once
         per search, rather than while scoring.
 
-        A lender matches the query itself, so it is a candidate, and ``NEXT`` links are
-        symmetric: it lists the entry among its own neighbours."""
-        wanted = set(entry_ids)
+        ``NEXT`` links are symmetric and a lender matches the query itself (it is a
+        candidate): a hit that is a candidate lists its lenders among its own neighbours;
+        only for a hit that is not (recalled as context alone, never gathered) are the
+        candidates scanned for those listing it."""
         decay = self.weights.second_neighbour_decay
         best: dict[str, tuple[float, int, str]] = {}
-        for lender_id, cand in self.candidates.items():
+
+        def offer(entry_id: str, lender_id: str, steps: int) -> None:
             own = self.direct.get(lender_id, 0.0)
-            if own <= 0.0:
+            if own <= 0.0 or lender_id == entry_id:
+                return
+            key = (-(own if steps == 1 else own * decay), steps, lender_id)
+            if entry_id not in best or key < best[entry_id]:
+                best[entry_id] = key
+
+        unseen: set[str] = set()
+        for entry_id in entry_ids:
+            cand = self.candidates.get(entry_id)
+            if cand is None:
+                unseen.add(entry_id)
                 continue
-            for steps, around, lent in ((1, cand.neighbour_ids, own), (2, cand.second_neighbour_ids, own * decay)):
-                for entry_id in wanted.intersection(around):
-                    if entry_id == lender_id:
-                        continue
-                    key = (-lent, steps, lender_id)
-                    if entry_id not in best or key < best[entry_id]:
-                        best[entry_id] = key
+            for lender_id in cand.neighbour_ids:
+                offer(entry_id, lender_id, 1)
+            for lender_id in cand.second_neighbour_ids:
+                offer(entry_id, lender_id, 2)
+        if unseen:
+            for lender_id, cand in self.candidates.items():
+                if self.direct.get(lender_id, 0.0) <= 0.0:
+                    continue
+                for entry_id in unseen.intersection(cand.neighbour_ids):
+                    offer(entry_id, lender_id, 1)
+                for entry_id in unseen.intersection(cand.second_neighbour_ids):
+                    offer(entry_id, lender_id, 2)
         return {entry_id: key[2] for entry_id, key in best.items()}
 
     def scored(self, entry_id: str) -> ScoredEntry:

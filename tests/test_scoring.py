@@ -397,3 +397,19 @@ def test_the_context_lender_is_the_best_then_the_nearer_then_the_smaller_id() ->
         # far lends 1.0 * 0.5 two steps away, near 0.5 one step away: a tie, the nearer wins;
         # equal lenders one step away: the smaller id, whatever order the backend gave.
         assert scores.context_lenders(["hit", "hit2", "m", "nobody"]) == {"hit": "near", "hit2": "a-twin", "m": "far"}
+
+
+def test_a_gathered_hit_finds_its_lender_among_its_own_neighbours() -> None:
+    # "hit" is a candidate itself (gathered, matching nothing): its own neighbour lists name
+    # the lenders, with the same order of preference as the scan for hits never gathered.
+    weights = ScoringWeights(second_neighbour_decay=0.5)
+    hit = CandidateStats("hit", frozenset(), frozenset(), ("near", "b"), ("far",))
+    near = CandidateStats("near", frozenset({"x"}), frozenset(), ("hit",), ())
+    b = CandidateStats("b", frozenset({"x"}), frozenset(), ("hit",), ())
+    far = CandidateStats("far", frozenset({"x"}), frozenset(), (), ("hit",))
+    direct = {"hit": 0.0, "near": 0.5, "b": 0.5, "far": 1.0}
+    scores = QueryScores({}, direct, {c.entry_id: c for c in (hit, near, b, far)}, {}, {}, weights=weights)
+    assert scores.context_lenders(["hit"]) == {"hit": "b"}  # 0.5 one step (tie: smaller id) = 1.0 two steps
+    # Without "hit" among the candidates the scan over the others names the same lender.
+    scan = QueryScores({}, direct, {c.entry_id: c for c in (near, b, far)}, {}, {}, weights=weights)
+    assert scan.context_lenders(["hit"]) == {"hit": "b"}

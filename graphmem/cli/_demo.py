@@ -1,4 +1,4 @@
-"""``graphmem demo``: the demo fixtures in an in-memory graph, and what recall makes of its questions (one in Spanish)."""
+"""``graphmem demo``: the demo fixtures in memory, and what recall makes of its questions (one in Spanish)."""
 
 from __future__ import annotations
 
