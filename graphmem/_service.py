@@ -55,7 +55,7 @@ from graphmem._scoring import (
     rank,
     score_query,
 )
-from graphmem._spelling import is_typo_candidate, max_edits, typo_variant
+from graphmem._spelling import MAX_ENDING_LETTERS, is_typo_candidate, max_edits, typo_variant
 from graphmem._time import query_time
 
 if TYPE_CHECKING:
@@ -1278,7 +1278,10 @@ class MemoryService(ABC):
             if not is_typo_candidate(word):
                 continue
             limit = max_edits(word)
-            similar = await self._tokens_like(owner, word[0], len(word) - limit, len(word) + limit)
+            # A token may be shorter by an ending too: the word may misspell one of its forms.
+            similar = await self._tokens_like(
+                owner, word[0], len(word) - limit - MAX_ENDING_LETTERS, len(word) + limit
+            )
             variant = typo_variant(word, similar)
             if variant is not None:
                 found[word] = variant

@@ -931,6 +931,15 @@ async def test_a_misspelt_query_word_is_read_as_the_word_an_entry_holds(service:
     assert all("pursue" not in h.matched_tokens for h in (await search(service, "Did Ann buy a purse?")).hits)
 
 
+async def test_a_misspelt_inflected_word_is_read_as_the_token_of_its_lemma(service: MemoryService) -> None:
+    # Tokens are lemmas ("camped" -> "camp"): "capmed" is three edits from "camp" but one
+    # swap from "camped", a form of it.
+    await service.add_session(APP, USER, "a", [entry("We camped by the lake all weekend.", author="Ann")])
+    await service.add_session(APP, USER, "b", [entry("We sat by the lake and read.", at=1, author="Ann")])
+    first = (await search(service, "Where has Ann capmed?")).hits[0]
+    assert first.memory.text.startswith("We camped") and first.read_as == {"capmed": "camp"}
+
+
 async def test_a_speaker_whose_turns_are_all_deleted_is_no_speaker_any_more(service: MemoryService) -> None:
     await service.add_session(APP, USER, "a", [entry("I love sailing on weekends.", author="Bob")])
     await service.add_session(APP, USER, "b", [entry("Sailing with Bob was fun.", at=1, author="Ann")])

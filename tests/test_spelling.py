@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from graphmem._spelling import is_typo_candidate, typo_variant
+from graphmem._decompose import _edit_distance
+from graphmem._spelling import _edits_within, inflected_forms, is_typo_candidate, typo_variant
 
 
 @pytest.mark.parametrize("word", ["persue", "educaton", "recieve", "definately", "kayakng"])
@@ -40,3 +43,33 @@ def test_what_a_typo_never_links_to() -> None:
     assert typo_variant("persue", ["pursuit"]) is None  # more edits than a short word allows
     assert typo_variant("persue", []) is None
     assert typo_variant("persue", ["persue"]) is None  # itself is no variant
+
+
+def test_an_inflected_typo_links_to_the_lemma_its_form_misspells() -> None:
+    assert typo_variant("consdiered", ["consider", "conduct"]) == "consider"  # "considered"
+    assert typo_variant("volunetering", ["volunteer", "volume"]) == "volunteer"  # "volunteering"
+    assert typo_variant("stoppde", ["stop"]) == "stop"  # doubled consonant: "stopped"
+    assert typo_variant("studeis", ["study"]) == "study"  # y to i: "studies"
+
+
+def test_the_closest_token_wins_and_a_tie_links_to_neither() -> None:
+    # One swap from "painting" itself, one from "painting" as a form of "paint": the token
+    # before a form of one; "pant" ("panting") is two edits away.
+    assert typo_variant("paitning", ["painting", "paint", "pant"]) == "painting"
+    assert typo_variant("paitning", ["paint", "pant"]) == "paint"
+    assert typo_variant("capming", ["camp", "cap"]) is None  # "camping" and "capping": one edit each
+
+
+def test_inflected_forms_are_only_forms_the_lemma_table_reads_back() -> None:
+    assert {"camped", "camping", "camps"} <= set(inflected_forms("camp"))
+    assert "hoping" in inflected_forms("hope") and "stopped" in inflected_forms("stop")
+    assert "studies" in inflected_forms("study")
+    assert "caping" not in inflected_forms("cap")  # no English word
+    assert "evening" not in inflected_forms("eve")  # a word, but not a form of "eve"
+    assert inflected_forms("camp") == tuple(sorted(inflected_forms("camp")))
+
+
+@given(st.text(alphabet="abcde", max_size=9), st.text(alphabet="abcde", max_size=9), st.integers(1, 2))
+def test_the_cheap_bounds_never_change_the_edit_distance(word: str, other: str, limit: int) -> None:
+    exact = min(_edit_distance(word, other, limit=limit), limit + 1)
+    assert _edits_within(word, frozenset(word), other, limit) == exact
