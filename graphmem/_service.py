@@ -1100,8 +1100,8 @@ class MemoryService(ABC):
         # written that way, so its entity spans link too.
         variants = await self._name_variants(owner, text, tokens, corpus)
         if variants:
-            if read_as is not None:
-                read_as.update(variants)
+            if read_as is not None:  # a name only written in lowercase was read as written
+                read_as.update((w, v) for w, v in variants.items() if v.lower() != w)
             text = _respelled(text, variants)
             parts = await self.decompose_query(text)
             entity_names = tuple(e.name for e in parts.entities)
@@ -1171,7 +1171,8 @@ class MemoryService(ABC):
         if not unknown:
             return {}
         capitalised = _capitalised_words(text)
-        found = await self._typo_variants(owner, [t for t in unknown if t not in capitalised])
+        found = await self._names_in_lowercase(owner, text, unknown, capitalised)
+        found.update(await self._typo_variants(owner, [t for t in unknown if t not in capitalised]))
         unknown = [t for t in unknown if t in capitalised]
         if not unknown:
             return found
@@ -1188,6 +1189,26 @@ class MemoryService(ABC):
                 if (variant := speaker_variant(t, words)) is not None and speaker_variant(t, speakers) is None
             )
         return found
+
+    async def _names_in_lowercase(
+        self, owner: Owner, text: str, unknown: Sequence[str], capitalised: set[str]
+    ) -> dict[str, str]:
+        """Query words written in lowercase that are words of a speaker's name or of a
+        name an entry mentions, but that the pipeline read as a word form no entry holds
+        ("what did maria say": the lemma "mare"), each with its name spelling ("Maria"): a
+        query has no NER, so only a capital tells a name from a word. Words read as
+        themselves ("melanie", "rose" when some entry holds "rise") are left as they are."""
+        unheld = set(unknown)
+        suspects = set()
+        for word in {w for w in _WORD.findall(text) if w.islower() and w not in capitalised and w not in unheld}:
+            if unheld.intersection((await self.decompose_query(word)).tokens):
+                suspects.add(word)
+        if not suspects:
+            return {}
+        names = await self._speaker_names(owner)
+        if not suspects <= names:
+            names = names | entity_name_words(await self._entity_names(owner))
+        return {w: w[:1].upper() + w[1:] for w in suspects if w in names}
 
     async def _matching_ids(
         self, owner: Owner, scope: str | None, query: str, *, only_project: str | None

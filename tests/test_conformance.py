@@ -940,6 +940,20 @@ async def test_a_misspelt_inflected_word_is_read_as_the_token_of_its_lemma(servi
     assert first.memory.text.startswith("We camped") and first.read_as == {"capmed": "camp"}
 
 
+async def test_a_name_written_in_lowercase_is_read_as_the_name(service: MemoryService) -> None:
+    # Without a capital, "maria" is read as a word form: the lemma "mare", held by no entry.
+    await service.add_session(APP, USER, "a", [entry("My new puppy chewed my shoes.", author="Maria")])
+    await service.add_session(APP, USER, "b", [entry("My puppy sleeps all day.", at=1, author="Ben")])
+    await service.add_session(APP, USER, "c", [entry("Yesterday I walked with Rosa and Maria.", at=2, author="Ben")])
+    first = (await search(service, "what did maria say about her puppy?")).hits[0]
+    assert first.memory.author == "Maria" and "maria" in first.matched_tokens
+    assert first.by_named_speaker is True and first.read_as == {}
+    # A name an entry mentions (spaCy's NER kept it as written in the entry).
+    assert "maria" in (await search(service, "who walked with maria?")).hits[0].matched_tokens
+    # A lowercase word that is no name of this user stays the word form it is read as.
+    assert all("maria" not in h.matched_tokens for h in (await search(service, "did ben ride a mare?")).hits)
+
+
 async def test_a_speaker_whose_turns_are_all_deleted_is_no_speaker_any_more(service: MemoryService) -> None:
     await service.add_session(APP, USER, "a", [entry("I love sailing on weekends.", author="Bob")])
     await service.add_session(APP, USER, "b", [entry("Sailing with Bob was fun.", at=1, author="Ann")])
