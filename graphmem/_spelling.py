@@ -5,7 +5,7 @@ Questions are typed fast ("What career path has she decided to persue?"). A toke
 entry holds matches nothing, so such a question loses its rarest, most telling term. But
 "correcting" words is dangerous: "likely" is one edit from "lively", "status" from "statue".
 So only a word that is in no English word list is tried (spaCy's lemma lookup table, its
-word forms and lemmas, ~50k words): a real word is never changed, however rare it is in
+word forms and lemmas, and its lemmatizer's index of base forms: ~110k words): a real word is never changed, however rare it is in
 the user's entries. The rule (:func:`graphmem._decompose.speaker_variant` is the same idea
 for names): same first letter, alphabetic, five letters or more, one edit away (two for
 words of eight letters or more; an edit is an insertion, deletion, substitution or swap of
@@ -50,12 +50,13 @@ _VOWELS = frozenset("aeiou")
 
 
 class _EnglishWords:
-    """The word forms (the table's keys, stored hashed) and lemmas of spaCy's English
-    lemma table."""
+    """The word forms (the lookup table's keys, stored hashed) and lemmas of spaCy's
+    English lemma lookup table, and the base forms of its lemmatizer's word index (nouns,
+    verbs, adjectives, adverbs: "powerful", "awesome" are in no lookup table entry)."""
 
-    def __init__(self, table: Mapping[str, str]) -> None:
+    def __init__(self, table: Mapping[str, str], base_forms: Iterable[str] = ()) -> None:
         self._forms = table
-        self._lemmas = frozenset(table.values())
+        self._lemmas = frozenset(table.values()).union(base_forms)
 
     def __contains__(self, word: str) -> bool:
         return word in self._lemmas or word in self._forms
@@ -70,7 +71,18 @@ def english_words() -> _EnglishWords | None:
     """spaCy's English words (``None`` without the lemma table: then no word is read as a
     typo)."""
     table = load_lemma_table("en")
-    return None if table is None else _EnglishWords(table)
+    return None if table is None else _EnglishWords(table, _base_forms())
+
+
+def _base_forms() -> set[str]:
+    """The one-word entries of ``en_lemma_index`` (spacy-lookups-data), or none."""
+    from spacy.lookups import load_lookups
+
+    try:
+        index = load_lookups("en", ["lemma_index"]).get_table("lemma_index")
+    except (ValueError, KeyError, OSError):
+        return set()
+    return {word for pos in ("noun", "verb", "adj", "adv") for word in index.get(pos, ()) if word.isalpha()}
 
 
 def is_typo_candidate(word: str) -> bool:

@@ -21,6 +21,8 @@ def test_a_word_in_no_english_word_list_may_be_a_typo(word: str) -> None:
         "likely",  # one edit from "lively", but a word: never changed
         "status",  # one edit from "statue"
         "paintings",  # a word form
+        "powerful",  # a base form in no lookup entry (the lemmatizer's index has it)
+        "awesome",
         "recv",  # under five letters
         "Persue",  # capitalised: a name, left to the name rules
         "persue2",  # not letters only
