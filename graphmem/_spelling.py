@@ -6,9 +6,10 @@ entry holds matches nothing, so such a question loses its rarest, most telling t
 "correcting" words is dangerous: "likely" is one edit from "lively", "status" from "statue".
 So only a word that is in no English word list is tried (spaCy's lemma lookup table, its
 word forms and lemmas, and its lemmatizer's index of base forms: ~110k words): a real word
-is never changed, however rare it is in the user's entries. The rule (:func:`graphmem._decompose.speaker_variant` is the same idea
-for names): same first letter, alphabetic, five letters or more, one edit away (two for
-words of eight letters or more; an edit is an insertion, deletion, substitution or swap of
+is never changed, however rare it is in the user's entries. The rule
+(:func:`graphmem._decompose.speaker_variant` is the same idea for names): same first
+letter, alphabetic, five letters or more, one edit away (two for words of eight letters or
+more; an edit is an insertion, deletion, substitution or swap of
 two neighbours) from one of the user's tokens.
 
 Tokens are lemmas, but questions are typed in inflected forms: "consdiered" is one swap from
