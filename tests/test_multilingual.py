@@ -153,10 +153,13 @@ def test_japanese_words_lemmas_and_no_particles(decomposer: Decomposer) -> None:
     moved = words_only.decompose("妹のマリアは去年リスボンに引っ越しました。")
     assert "引っ越す" in moved.tokens and "まし" not in moved.tokens and "の" not in moved.tokens
     assert {(e.name, e.label) for e in moved.entities} >= {("マリア", "PERSON"), ("リスボン", "GPE")}
-    # By default the words come with the characters of the text (its unigrams).
+    # By default the words come with the characters of the text (its unigrams), but a
+    # hiragana character alone is a sound (は, に, ん: particles and endings), no token.
     default = decomposer.decompose("妹はどこに住んでいますか")
-    assert default.tokens[:2] == ("妹", "住む") and {"住", "ん", "は"} <= set(default.tokens)
-    assert "妹は" not in default.tokens
+    assert default.tokens[:2] == ("妹", "住む") and "住" in default.tokens
+    assert not {"妹は", "は", "に", "ん", "ど"} & set(default.tokens)
+    # Katakana and words written in hiragana keep their characters and words.
+    assert {"マ", "リ", "ア", "たくさん"} <= set(decomposer.decompose("マリアはたくさん食べた").tokens)
 
 
 def test_entities_false_skips_the_recogniser_and_keeps_the_tokens(decomposer: Decomposer) -> None:
@@ -187,10 +190,10 @@ def test_chinese_words_stop_words_and_char_grams(decomposer: Decomposer) -> None
 @pytest.mark.parametrize(
     ("scope", "present", "absent"),
     [
-        ("text", {"妹は", "は", "住ん"}, set()),
+        ("text", {"妹は", "住ん"}, {"は", "ん"}),  # bigrams of the text; no hiragana unigram
         # Runs of content words (and stop words), never across or of a particle.
         ("content", {"妹", "住む", "住"}, {"妹は", "は", "に"}),
-        ("words", {"妹", "住", "む"}, {"妹は", "は"}),
+        ("words", {"妹", "住"}, {"妹は", "は", "む"}),
         ("long", set(), {"住", "妹は", "は"}),  # no word of three characters
     ],
 )
@@ -402,3 +405,4 @@ async def test_fixture_without_language_gets_it_detected_and_a_bad_one_is_refuse
     bad = line.replace('"entities": []', '"entities": [], "language": "klingon"')
     with pytest.raises(FixtureError, match="language must be one of"):
         await load_fixtures(service, [io.BytesIO(bad.encode("utf-8"))])
+
