@@ -16,6 +16,7 @@ import pytest
 import spacy
 
 from graphmem import Content, Decomposer, GraphMemoryService, MemoryEntry, MemoryService, SearchRequest, open_memory
+from graphmem._answer_types import asked_types
 from graphmem._decompose import author_tokens
 from graphmem._fixtures import FixtureError, dump_fixtures, export_fixtures, load_fixtures
 from graphmem._language import LanguageDetector, script_language
@@ -406,3 +407,11 @@ async def test_fixture_without_language_gets_it_detected_and_a_bad_one_is_refuse
     with pytest.raises(FixtureError, match="language must be one of"):
         await load_fixtures(service, [io.BytesIO(bad.encode("utf-8"))])
 
+
+def test_japanese_and_chinese_where_and_who_ask_for_a_kind() -> None:
+    assert asked_types("健太はどこでギターを習っていますか？") == ("@place",)
+    assert asked_types("玛丽亚住在哪里？") == ("@place",)
+    assert asked_types("誰と京都に行きましたか") == ("@person",)
+    assert asked_types("谁送的礼物？") == ("@person",)
+    assert asked_types("何を買いましたか") == ()
+    assert asked_types("Where does Maria live?") == ("@place",)  # English as before
