@@ -108,7 +108,7 @@ FOUND = {
     ],
     # A typo (请贴 for 请帖): found by the character unigrams of the text (words alone lost
     # it). (玛利亚送给陈静什么礼物？ is read as 玛丽亚 and ranks as the question written that
-    # way does: its answer, 12th, is context two turns after the name.)
+    # way does: its answer, 13th, is context two turns after the name.)
     "zh": ["王强现在在哪里工作？", "2023年7月8日王强从哪里回来？", "珍妮弗是从哪里来的？", "陈静的请贴是什么颜色的？"],
     "hi": [
         "राहुल तबला किससे सीख रहा है?",
