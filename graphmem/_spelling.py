@@ -170,7 +170,8 @@ def uncased_name_variants(text: str, names: Iterable[str]) -> dict[str, str]:
     for name in set(names):
         script = _script(name)
         folded = _fold(name)
-        if script is None or not _long_enough(folded, script) or name in text:
+        # A hiragana name is not tried: a run of hiragana carries its particles (さくらが).
+        if script in (None, "hiragana") or not _long_enough(folded, script) or name in text:
             continue
         matches = [
             (start, span)
