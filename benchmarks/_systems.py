@@ -13,11 +13,11 @@ import os
 import re
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from benchmarks._locomo import Turn
-from graphmem import Content, Decomposer, Decomposition, MemoryEntry, MemoryService, SearchRequest
+from benchmarks._locomo import Conversation, Turn
+from graphmem import Content, Decomposer, Decomposition, MemoryEntry, MemoryService, SearchRequest, open_memory
 
 if TYPE_CHECKING:
     import numpy as np
@@ -31,8 +31,12 @@ __all__ = [
     "DenseSystem",
     "GraphmemSystem",
     "System",
+    "SystemFactory",
+    "graphmem_factory",
+    "graphmem_neo4j_factory",
     "load_minilm",
     "neo4j_service",
+    "peer_factory",
     "peer_text",
     "words",
 ]
@@ -175,9 +179,44 @@ class GraphmemSystem(System):
 
 async def neo4j_service(uri: str, nlp: Decomposer) -> MemoryService:
     """The Neo4j store at ``uri``, opened by the factory (which sets up its schema)."""
-    from graphmem import open_memory
-
     return await open_memory(uri, nlp=nlp)
+
+
+#: A fresh system for one conversation (the benchmarks evaluate each conversation alone).
+SystemFactory = Callable[[Conversation], Awaitable[System]]
+
+
+def graphmem_factory(nlp: Decomposer, app: str, name: str = "graphmem") -> SystemFactory:
+    """graphmem on networkx (``memory:``), a new store per conversation, decomposing with ``nlp``."""
+
+    async def make(conv: Conversation) -> System:
+        return GraphmemSystem(await open_memory("memory:", nlp=nlp), app, name=name)
+
+    return make
+
+
+def graphmem_neo4j_factory(uri: str | None, nlp: Decomposer, app: str) -> SystemFactory | str:
+    """graphmem on the Neo4j at ``uri`` (``graphmem-neo4j``), or why it cannot run."""
+    if not uri:
+        return "no Neo4j URI (give --neo4j-uri or set GRAPHMEM_NEO4J_URI; start one with scripts/neo4j start)"
+    try:
+        import graphmem.backends.neo4j  # noqa: F401
+    except ImportError as exc:
+        return f"graphmem.backends.neo4j is not importable ({exc})"
+
+    async def make(conv: Conversation) -> System:
+        return GraphmemSystem(await neo4j_service(uri, nlp), app, name="graphmem-neo4j")
+
+    return make
+
+
+def peer_factory(make: Callable[[Conversation], System]) -> SystemFactory:
+    """A factory for a peer built synchronously from the conversation (``make``)."""
+
+    async def factory(conv: Conversation) -> System:
+        return make(conv)
+
+    return factory
 
 
 # ---------------------------------------------------------------------------- peers

@@ -63,9 +63,17 @@ from benchmarks._env import checkout, machine, versions
 from benchmarks._locomo import Conversation, Turn
 from benchmarks._multilingual import APP, CATEGORIES, LANGUAGES, load_set
 from benchmarks._report import fmt, markdown_table, summary
-from benchmarks._systems import CachingDecomposer, GraphmemSystem, System, _top_k, neo4j_service, peer_text
-from benchmarks.recall import KS, _compare, evaluate, shared_decomposer
-from graphmem import open_memory
+from benchmarks._systems import (
+    CachingDecomposer,
+    System,
+    SystemFactory,
+    _top_k,
+    graphmem_factory,
+    graphmem_neo4j_factory,
+    peer_factory,
+    peer_text,
+)
+from benchmarks.recall import KS, backends_note, evaluate, shared_decomposer
 from graphmem._pipelines import CHAR_GRAM_SCOPES
 
 __all__ = [
@@ -186,67 +194,41 @@ def _language(conv: Conversation) -> str:
     return conv.sample_id.split("-")[0]
 
 
-SystemFactory = Callable[[Conversation], Any]
-
-
 def _factories(names: Sequence[str], neo4j_uri: str | None) -> dict[str, SystemFactory | str]:
     out: dict[str, SystemFactory | str] = {}
     nlp = shared_decomposer()
     for name in names:
         if name == "graphmem":
-
-            async def make_nx(conv: Conversation) -> System:
-                return GraphmemSystem(await open_memory("memory:", nlp=nlp), APP)
-
-            out[name] = make_nx
+            out[name] = graphmem_factory(nlp, APP)
         elif name == "graphmem-neo4j":
-            if not neo4j_uri:
-                out[name] = "no Neo4j URI (give --neo4j-uri or set GRAPHMEM_NEO4J_URI; start one with scripts/neo4j start)"
-                continue
-            uri = neo4j_uri
-
-            async def make_neo(conv: Conversation) -> System:
-                return GraphmemSystem(await neo4j_service(uri, nlp), APP, name="graphmem-neo4j")  # noqa: B023
-
-            out[name] = make_neo
+            out[name] = graphmem_neo4j_factory(neo4j_uri, nlp, APP)
         elif name == "graphmem-blank":
             import spacy
 
-            blank = CachingDecomposer(spacy.blank("en"))
-
-            async def make_blank(conv: Conversation, blank: CachingDecomposer = blank) -> System:
-                return GraphmemSystem(await open_memory("memory:", nlp=blank), APP, name="graphmem-blank")
-
-            out[name] = make_blank
+            out[name] = graphmem_factory(CachingDecomposer(spacy.blank("en")), APP, name=name)
         elif name == "bm25":
-
-            async def make_bm25(conv: Conversation) -> System:
-                return LangBm25System("bm25", tokenizer_for(_language(conv)))
-
-            out[name] = make_bm25
+            out[name] = peer_factory(lambda conv: LangBm25System("bm25", tokenizer_for(_language(conv))))
         elif name == "bm25-seg":
-            segmenters: dict[str, Callable[[str], list[str]] | str] = {}
-
-            async def make_seg(conv: Conversation, segmenters: dict[str, Any] = segmenters) -> System:
-                lang = _language(conv)
-                if lang not in segmenters:
-                    segmenters[lang] = segmenter(lang)
-                tokenize = segmenters[lang]
-                if isinstance(tokenize, str):
-                    raise LookupError(tokenize)
-                return LangBm25System("bm25-seg", tokenize)
-
-            out[name] = make_seg
+            out[name] = peer_factory(_segmented_bm25)
         elif name.startswith("graphmem:"):
-            mixed = CachingDecomposer(**mix_options(name.split(":", 1)[1]))
-
-            async def make_mix(conv: Conversation, mixed: CachingDecomposer = mixed, name: str = name) -> System:
-                return GraphmemSystem(await open_memory("memory:", nlp=mixed), APP, name=name)
-
-            out[name] = make_mix
+            out[name] = graphmem_factory(CachingDecomposer(**mix_options(name.split(":", 1)[1])), APP, name=name)
         else:
             raise SystemExit(f"unknown system {name!r}; choose from {', '.join(ALL_SYSTEMS)}")
     return out
+
+
+_SEGMENTERS: dict[str, Callable[[str], list[str]] | str] = {}
+
+
+def _segmented_bm25(conv: Conversation) -> System:
+    """``bm25-seg`` for a conversation's language (its segmenter loaded once)."""
+    lang = _language(conv)
+    if lang not in _SEGMENTERS:
+        _SEGMENTERS[lang] = segmenter(lang)
+    tokenize = _SEGMENTERS[lang]
+    if isinstance(tokenize, str):
+        raise LookupError(tokenize)
+    return LangBm25System("bm25-seg", tokenize)
 
 
 def mix_options(mix: str) -> dict[str, Any]:
@@ -378,26 +360,17 @@ async def run(
             "questions": rows,
         }
         say(f"{name}: recall@10 {results[name]['overall']['recall@10']:.3f}")
-    if "graphmem" in results and "graphmem-neo4j" in results:
-        differing = _compare(results["graphmem"], results["graphmem-neo4j"])
-        total = len(results["graphmem"]["questions"])
-        notes.append(
-            f"graphmem-neo4j retrieves exactly what graphmem (networkx) retrieves on all {total} questions"
-            if differing == 0
-            else f"WARNING: graphmem-neo4j differs from graphmem (networkx) on {differing} of {total} questions"
-        )
+    if note := backends_note(results):
+        notes.append(note)
     return results, notes
-
-
-_SEGMENTER_REASONS: dict[str, str | None] = {}
 
 
 def _segmenter_reason(language: str) -> str | None:
     """Why ``bm25-seg`` cannot run on a language (``None``: it can)."""
-    if language not in _SEGMENTER_REASONS:
-        found = segmenter(language)
-        _SEGMENTER_REASONS[language] = found if isinstance(found, str) else None
-    return _SEGMENTER_REASONS[language]
+    if language not in _SEGMENTERS:
+        _SEGMENTERS[language] = segmenter(language)
+    found = _SEGMENTERS[language]
+    return found if isinstance(found, str) else None
 
 
 def markdown_tables(results: dict[str, dict[str, Any]], languages: Sequence[str]) -> str:

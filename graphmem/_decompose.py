@@ -1084,13 +1084,29 @@ def _in_content_run(pipeline: LanguagePipeline, token: Token) -> bool:
 
 def _add_grams(text: str, sizes: tuple[int, ...], tokens: dict[str, None]) -> None:
     """The character n-grams of the CJK runs of ``text`` (a run shorter than a size gives
-    itself)."""
+    itself), except single hiragana characters.
+
+    A Han character is a morpheme (庭 "garden"), so a one-character variant of a word or a
+    name still shares its other characters. A hiragana character alone is a sound; in
+    running Japanese most are particles and endings (は, に, で, た, ます), which the words
+    leave out as grammar. As unigrams they were half of a question's terms: each weighs
+    little, but ten of them outweighed the one content character an answer shares with its
+    question. A word written in hiragana (たくさん) is still a token as a word. Katakana
+    unigrams stay: they spell names and loanwords, whose variants (ジョナサン / ジョナタン)
+    share their other characters (measured in benchmarks/README.md)."""
     for chars in _NO_SPACE_RUN.findall(text):
         for n in sizes:
             if len(chars) < n:
-                tokens.setdefault(chars, None)
+                if n > 1 or not _is_hiragana(chars):
+                    tokens.setdefault(chars, None)
             for i in range(len(chars) - n + 1):
+                if n == 1 and _is_hiragana(chars[i]):
+                    continue
                 tokens.setdefault(chars[i : i + n], None)
+
+
+def _is_hiragana(char: str) -> bool:
+    return "\u3040" <= char <= "\u309f"
 
 
 def _word_value(pipeline: LanguagePipeline, token: Token) -> str | None:

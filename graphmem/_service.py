@@ -55,7 +55,17 @@ from graphmem._scoring import (
     rank,
     score_query,
 )
-from graphmem._spelling import MAX_ENDING_LETTERS, is_typo_candidate, max_edits, typo_variant
+from graphmem._spelling import (
+    MAX_ENDING_LETTERS,
+    MIN_UNCASED_NAME,
+    has_uncased_letters,
+    is_typo_candidate,
+    is_uncased_word,
+    max_edits,
+    typo_variant,
+    uncased_name_variants,
+    uncased_word_variant,
+)
 from graphmem._time import query_time
 
 if TYPE_CHECKING:
@@ -302,6 +312,10 @@ def _respelled(text: str, variants: Mapping[str, str]) -> str:
     """``text`` with each word in ``variants`` (lowercase) written as its variant, with the
     word's first letter as written (a capitalised name stays a name)."""
     for word, variant in variants.items():
+        if not any(ch.isupper() or ch.islower() for ch in word):
+            # A script without capitals (Han, kana, Devanagari): the span as found.
+            text = text.replace(word, variant)
+            continue
 
         def as_written(match: re.Match[str], variant: str = variant) -> str:
             return (variant[:1].upper() if match.group(0)[:1].isupper() else variant[:1]) + variant[1:]
@@ -1167,11 +1181,23 @@ class MemoryService(ABC):
         """Query tokens that no entry holds, written capitalised in the query, and the name
         each spells another way (see :func:`speaker_variant` for the rule): a speaker's
         name first; else a word of a name the user's entries mention (an ``Entity``)."""
+        found: dict[str, str] = {}
+        if not text.isascii() and has_uncased_letters(text):
+            # Han, kana, Devanagari, ...: no capitals tell a name, so the names are looked
+            # for in the text (see graphmem._spelling.uncased_name_variants).
+            speakers = await self._speaker_names(owner)
+            names = speakers | {w for name in await self._entity_names(owner) for w in name.split()}
+            found.update(uncased_name_variants(text, names))
+            for word in tokens:
+                if word not in found and not corpus.token_df.get(word) and (
+                    variant := await self._uncased_word_variant(owner, word)
+                ):
+                    found[word] = variant
         unknown = [t for t in tokens if not corpus.token_df.get(t)]
         if not unknown:
-            return {}
+            return found
         capitalised = _capitalised_words(text)
-        found = await self._names_in_lowercase(owner, text, unknown, capitalised)
+        found.update(await self._names_in_lowercase(owner, text, unknown, capitalised))
         found.update(await self._typo_variants(owner, [t for t in unknown if t not in capitalised]))
         unknown = [t for t in unknown if t in capitalised]
         if not unknown:
@@ -1307,6 +1333,13 @@ class MemoryService(ABC):
             if variant is not None:
                 found[word] = variant
         return found
+
+    async def _uncased_word_variant(self, owner: Owner, word: str) -> str | None:
+        """The owner's token that a query word in a script without capitals spells another
+        way (see :func:`graphmem._spelling.uncased_word_variant`), or ``None``."""
+        if len(word) < MIN_UNCASED_NAME or not is_uncased_word(word):
+            return None
+        return uncased_word_variant(word, await self._tokens_like(owner, word[0], len(word) - 1, len(word) + 1))
 
     async def _tokens_like(self, owner: Owner, first: str, min_length: int, max_length: int) -> list[str]:
         """The owner's token values that start with ``first`` and have ``min_length`` to

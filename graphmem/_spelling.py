@@ -24,17 +24,26 @@ form of one); two equally close link to neither.
 from __future__ import annotations
 
 import functools
+import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 
-from graphmem._decompose import _edit_distance, load_lemma_table
+from graphmem._decompose import _edit_distance, load_lemma_table, unique_variant
+from graphmem._pipelines import normalise_indic
 
 __all__ = [
     "MAX_ENDING_LETTERS",
+    "MIN_SPACED_NAME",
     "MIN_TYPO_LETTERS",
+    "MIN_UNCASED_NAME",
     "english_words",
+    "has_uncased_letters",
     "inflected_forms",
     "is_typo_candidate",
+    "is_uncased_word",
     "typo_variant",
+    "uncased_name_variants",
+    "uncased_word_variant",
 ]
 
 #: Shorter words are left alone: too many real words are one edit apart.
@@ -162,3 +171,139 @@ def _edits_within(word: str, letters: frozenset[str], other: str, limit: int) ->
     if missing > limit or len(other) - len(word) + missing > limit:
         return limit + 1
     return _edit_distance(word, other, limit=limit)
+
+
+# ---------------------------------------------------------------------------- names without capitals
+
+#: Scripts whose words no spaces separate: a name is looked for inside the runs of its
+#: script (Han), or is a whole run of it (kana: a katakana name ends where the particle
+#: after it, in hiragana, begins).
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_KATAKANA = "\u30a0-\u30ff\uff66-\uff9f"
+_HIRAGANA = "\u3040-\u309f"
+_RUNS = {
+    "han": re.compile(f"[{_HAN}]+"),
+    "katakana": re.compile(f"[{_KATAKANA}]+"),
+    "hiragana": re.compile(f"[{_HIRAGANA}]+"),
+}
+#: A word of a script with spaces: letters with their combining marks (Devanagari vowel
+#: signs and viramas are marks, which ``\w`` does not match).
+_SPACED_WORD = re.compile(r"(?:[^\W\d_]|[\u0300-\u036f\u0900-\u0903\u093a-\u094f\u0951-\u0957\u0962\u0963])+")
+#: Marks that spell no sound apart from their neighbours: the katakana long-vowel mark and
+#: middle dot (ジョーナサン / ジョナサン, マリア・ロペス / マリアロペス).
+_SILENT = str.maketrans("", "", "\u30fc\u30fb\uff70\uff65")
+#: Shorter names and words (in characters, after folding) are never linked: a two-character
+#: Han name one character off is another name (健太 / 健二), not another spelling.
+MIN_UNCASED_NAME = 3
+#: The same in a script with spaces, in code points (a Devanagari vowel sign is one):
+#: राहुल, मायकल have five; राम / रोम (three) are two names.
+MIN_SPACED_NAME = 5
+
+
+def _long_enough(folded: str, script: str) -> bool:
+    return len(folded) >= (MIN_SPACED_NAME if script == "spaced" else MIN_UNCASED_NAME)
+
+
+def has_uncased_letters(text: str) -> bool:
+    """Whether ``text`` holds a letter of a script without capitals (Han, kana, Devanagari)."""
+    return any(ch.isalpha() and not (ch.isupper() or ch.islower()) for ch in text)
+
+
+def _script(name: str) -> str | None:
+    """The script class of a name written in a script without capitals, or ``None`` (a
+    cased script: the capitalised-word rule applies; or a mix)."""
+    for script, run in _RUNS.items():
+        if run.fullmatch(name):
+            return script
+    if _SPACED_WORD.fullmatch(name) and not any(ch.isupper() or ch.islower() for ch in name):
+        return "spaced"
+    return None
+
+
+def _fold(text: str) -> str:
+    """How two spellings of a name are compared: NFKC (half-width katakana), the silent
+    marks dropped, Indic normalisation (nukta, joiners, chandrabindu)."""
+    return normalise_indic(unicodedata.normalize("NFKC", text)).translate(_SILENT)
+
+
+def _places(text: str, name: str, script: str) -> list[tuple[int, str]]:
+    """Where in ``text`` (start, span) ``name`` could be spelled another way: whole words (a
+    script with spaces) or whole runs (kana); inside a Han run, the stretches one character
+    shorter than the name, as long, and one longer, that start with its first character."""
+    if script != "han":
+        pattern = _SPACED_WORD if script == "spaced" else _RUNS[script]
+        return [(m.start(), m.group()) for m in pattern.finditer(text)]
+    found: list[tuple[int, str]] = []
+    for run in _RUNS["han"].finditer(text):
+        chars = run.group()
+        for i, char in enumerate(chars):
+            if char == name[0]:
+                found.extend(
+                    (run.start() + i, chars[i : i + n])
+                    for n in (len(name) - 1, len(name), len(name) + 1)
+                    if n >= 1 and i + n <= len(chars)
+                )
+    return found
+
+
+def uncased_name_variants(text: str, names: Iterable[str]) -> dict[str, str]:
+    """The spans of a query ``text`` that spell one of ``names`` (words of speakers' or
+    entities' names) written in a script without capitals another way, and that name.
+
+    The capitalised-word rule cannot tell a name in Han, kana or Devanagari. Instead each
+    name of :data:`MIN_UNCASED_NAME` or more characters (folded, see :func:`_fold`) that
+    the query does not hold as written is looked for: a span of the query in the same script
+    (:func:`_places`) that starts with the same character and is one edit away from the
+    name after folding (玛丽亚 / 玛利亚, ジョナサン / ジョーナサン / ジョニサン, मायकल /
+    माइकल), or the same after folding. A span that could spell two names, and a name with
+    two such spans starting at one place (玛丽说 for 玛丽亚: 玛丽 or 玛丽说?), link to none.
+    """
+    by_span: dict[str, set[str]] = {}
+    for name in set(names):
+        script = _script(name)
+        folded = _fold(name)
+        # A hiragana name is not tried: a run of hiragana carries its particles (さくらが).
+        if script in (None, "hiragana") or not _long_enough(folded, script) or name in text:
+            continue
+        matches = [
+            (start, span)
+            for start, span in _places(text, name, script)
+            if span != name and span[:1] == name[:1] and _edit_distance(_fold(span), folded, limit=1) <= 1
+        ]
+        starts = [start for start, _ in matches]
+        if len(set(starts)) != len(starts):  # one place read two ways
+            continue
+        for _, span in matches:
+            by_span.setdefault(span, set()).add(name)
+    return {span: found.pop() for span, found in by_span.items() if len(found) == 1}
+
+
+def is_uncased_word(word: str) -> bool:
+    """Whether ``word`` is written wholly in Han, wholly in katakana, or in one script with
+    spaces and without capitals (Devanagari)."""
+    return _script(word) in ("han", "katakana", "spaced")
+
+
+def uncased_word_variant(word: str, vocabulary: Iterable[str]) -> str | None:
+    """The one token of ``vocabulary`` that ``word`` (a query word held by no entry) spells
+    another way, for words written wholly in Han, in katakana, or in a script with spaces
+    and no capitals: long enough after folding (:data:`MIN_UNCASED_NAME` characters,
+    :data:`MIN_SPACED_NAME` code points with spaces), the same script and first character,
+    one edit away after folding (玛举亚 / 玛丽亚, ジョーナサン / ジョナサン, मायकल / माइकल).
+    ``None``: none, or more than one.
+
+    This is the typo rule of scripts without a word list to tell real words: no dictionary
+    says which Han words are real (transliterations such as 玛利亚 are in jieba's), so what
+    keeps it safe is the length (three Han characters are a name or a compound whose other
+    two morphemes stay; 健太 / 健二 are never linked), the place (the first character
+    stays), and uniqueness among the user's own tokens. Hiragana words are never tried:
+    they are grammar or common words, and one kana changes the word (いる / いく)."""
+    script = _script(word)
+    folded = _fold(word)
+    if script not in ("han", "katakana", "spaced") or not _long_enough(folded, script):
+        return None
+    return unique_variant(
+        word,
+        (t for t in vocabulary if _script(t) == script),
+        lambda token: _edit_distance(_fold(token), folded, limit=1) <= 1,
+    )

@@ -16,10 +16,12 @@ import pytest
 import spacy
 
 from graphmem import Content, Decomposer, GraphMemoryService, MemoryEntry, MemoryService, SearchRequest, open_memory
+from graphmem._answer_types import asked_types
 from graphmem._decompose import author_tokens
 from graphmem._fixtures import FixtureError, dump_fixtures, export_fixtures, load_fixtures
 from graphmem._language import LanguageDetector, script_language
 from graphmem._pipelines import normalise_indic
+from graphmem._spelling import uncased_name_variants, uncased_word_variant
 from graphmem.cli._cypher_run import run_read_only
 from tests.conftest import make_neo4j_service, neo4j_uri_or_skip
 
@@ -153,10 +155,13 @@ def test_japanese_words_lemmas_and_no_particles(decomposer: Decomposer) -> None:
     moved = words_only.decompose("妹のマリアは去年リスボンに引っ越しました。")
     assert "引っ越す" in moved.tokens and "まし" not in moved.tokens and "の" not in moved.tokens
     assert {(e.name, e.label) for e in moved.entities} >= {("マリア", "PERSON"), ("リスボン", "GPE")}
-    # By default the words come with the characters of the text (its unigrams).
+    # By default the words come with the characters of the text (its unigrams), but a
+    # hiragana character alone is a sound (は, に, ん: particles and endings), no token.
     default = decomposer.decompose("妹はどこに住んでいますか")
-    assert default.tokens[:2] == ("妹", "住む") and {"住", "ん", "は"} <= set(default.tokens)
-    assert "妹は" not in default.tokens
+    assert default.tokens[:2] == ("妹", "住む") and "住" in default.tokens
+    assert not {"妹は", "は", "に", "ん", "ど"} & set(default.tokens)
+    # Katakana and words written in hiragana keep their characters and words.
+    assert {"マ", "リ", "ア", "たくさん"} <= set(decomposer.decompose("マリアはたくさん食べた").tokens)
 
 
 def test_entities_false_skips_the_recogniser_and_keeps_the_tokens(decomposer: Decomposer) -> None:
@@ -187,10 +192,10 @@ def test_chinese_words_stop_words_and_char_grams(decomposer: Decomposer) -> None
 @pytest.mark.parametrize(
     ("scope", "present", "absent"),
     [
-        ("text", {"妹は", "は", "住ん"}, set()),
+        ("text", {"妹は", "住ん"}, {"は", "ん"}),  # bigrams of the text; no hiragana unigram
         # Runs of content words (and stop words), never across or of a particle.
         ("content", {"妹", "住む", "住"}, {"妹は", "は", "に"}),
-        ("words", {"妹", "住", "む"}, {"妹は", "は"}),
+        ("words", {"妹", "住"}, {"妹は", "は", "む"}),
         ("long", set(), {"住", "妹は", "は"}),  # no word of three characters
     ],
 )
@@ -402,3 +407,110 @@ async def test_fixture_without_language_gets_it_detected_and_a_bad_one_is_refuse
     bad = line.replace('"entities": []', '"entities": [], "language": "klingon"')
     with pytest.raises(FixtureError, match="language must be one of"):
         await load_fixtures(service, [io.BytesIO(bad.encode("utf-8"))])
+
+
+# ---------------------------------------------------------------------------- names in scripts without capitals
+
+
+@pytest.mark.parametrize(
+    ("query", "names", "expected"),
+    [
+        # Chinese: a transliteration one character off, in the middle of a Han run.
+        ("玛利亚送给她什么礼物？", ["玛丽亚"], {"玛利亚": "玛丽亚"}),
+        # Japanese: the long-vowel mark present or absent, or one kana off (a whole katakana run).
+        ("ジョーナサンは何を買った？", ["ジョナサン"], {"ジョーナサン": "ジョナサン"}),
+        ("ジョナサンは何を買った？", ["ジョーナサン"], {"ジョナサン": "ジョーナサン"}),
+        ("ジョニサンは何を買った？", ["ジョナサン"], {"ジョニサン": "ジョナサン"}),
+        # Hindi: another vowel sign (a whole word), nukta as spelling.
+        ("मायकल पुणे में क्या करता है?", ["माइकल"], {"मायकल": "माइकल"}),
+        ("प्रीया ने क्या कहा?", ["प्रिया"], {"प्रीया": "प्रिया"}),
+    ],
+)
+def test_a_name_spelled_another_way_in_a_script_without_capitals_links(
+    query: str, names: list[str], expected: dict[str, str]
+) -> None:
+    assert uncased_name_variants(query, names) == expected
+
+
+@pytest.mark.parametrize(
+    ("query", "names"),
+    [
+        ("玛丽亚送给她什么礼物？", ["玛丽亚"]),  # written as the name: nothing to link
+        ("健二は何をしましたか？", ["健太"]),  # two Han characters: another name, never another spelling
+        ("王弻说了什么？", ["王强"]),
+        ("रम कहाँ है?", ["राम"]),  # three code points in Devanagari: too short
+        ("玛丽说了什么？", ["玛丽亚"]),  # 玛丽 or 玛丽说? one place read two ways links to none
+        ("玛利亚说了什么？", ["玛丽亚", "玛莉亚"]),  # could be two names: neither
+        ("ジョニサンは何を買った？", ["ボナサン"]),  # the first character differs
+        ("さくは、げんき？", ["さくら"]),  # hiragana names are not tried: their runs carry particles
+        ("Where does Katharine live?", ["katherine"]),  # Latin: the capitalised-word rule's, not this one
+    ],
+)
+def test_what_never_links_in_a_script_without_capitals(query: str, names: list[str]) -> None:
+    assert uncased_name_variants(query, names) == {}
+
+
+def test_a_word_in_a_script_without_capitals_reads_as_the_one_token_it_spells() -> None:
+    assert uncased_word_variant("玛举亚", ["玛丽亚", "玛", "婚礼"]) == "玛丽亚"
+    assert uncased_word_variant("ジョーナサン", ["ジョナサン"]) == "ジョナサン"
+    assert uncased_word_variant("मायकल", ["माइकल", "पुण"]) == "माइकल"
+    assert uncased_word_variant("图书室", ["图书馆", "图书角"]) is None  # two tokens: neither
+    assert uncased_word_variant("健二", ["健太"]) is None  # too short
+    assert uncased_word_variant("たべる", ["たべた"]) is None  # hiragana: grammar and common words
+    assert uncased_word_variant("玛举亚", ["ジョナサン"]) is None  # another script
+
+
+#: (author, text) of a conversation whose names the questions below spell another way.
+NAMED = [
+    ("刘洋", "我的好朋友玛丽亚下个月要从西班牙来北京玩。"),
+    ("陈静", "她喜欢什么？"),
+    ("刘洋", "她最喜欢吃烤鸭。"),
+    ("ジョナサン", "浅草で風鈴を買ったよ。"),
+    ("美咲", "健太は駅前の教室でギターを習っている。"),
+    ("राहुल", "मेरा दोस्त माइकल पुणे में कैफ़े चलाता है।"),
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "read_as", "answer"),
+    [
+        ("玛利亚要来北京做什么？", {"玛利亚": "玛丽亚"}, NAMED[0][1]),  # a Chinese transliteration
+        ("ジョーナサンは何を買いましたか？", {"ジョーナサン": "ジョナサン"}, NAMED[3][1]),  # a speaker, ー added
+        ("मायकल पुणे में क्या चलाता है?", {"मायकल": "माइकल"}, NAMED[5][1]),  # another vowel sign
+    ],
+)
+async def test_a_question_spelling_a_name_another_way_finds_its_entries(
+    service: MemoryService, question: str, read_as: dict[str, str], answer: str
+) -> None:
+    await service.add_session(APP, USER, "s-names", [turn(a, t, i) for i, (a, t) in enumerate(NAMED)])
+    response = await service.search(SearchRequest(query=question, app_name=APP, user_id=USER))
+    assert response.hits[0].memory.text == answer
+    assert response.hits[0].read_as == read_as
+
+
+async def test_a_two_character_name_one_character_off_is_not_linked(service: MemoryService) -> None:
+    await service.add_session(APP, USER, "s-names", [turn(a, t, i) for i, (a, t) in enumerate(NAMED)])
+    response = await service.search(SearchRequest(query="健二はどこでギターを習っていますか", app_name=APP, user_id=USER))
+    assert all(not h.read_as for h in response.hits)
+
+
+async def test_backends_link_names_identically(decomposer: Decomposer) -> None:
+    networkx = await open_memory("memory:", nlp=decomposer)
+    neo4j = await make_neo4j_service(decomposer)
+    try:
+        for svc in (networkx, neo4j):
+            await svc.add_session(APP, USER, "s-names", [turn(a, t, i) for i, (a, t) in enumerate(NAMED)])
+        for question in ("玛利亚要来北京做什么？", "ジョーナサンは何を買いましたか？", "मायकल पुणे में क्या चलाता है?", "玛举亚喜欢吃什么？"):
+            assert await ranked(networkx, question) == await ranked(neo4j, question), question
+    finally:
+        await networkx.close()
+        await neo4j.close()
+
+
+def test_japanese_and_chinese_where_and_who_ask_for_a_kind() -> None:
+    assert asked_types("健太はどこでギターを習っていますか？") == ("@place",)
+    assert asked_types("玛丽亚住在哪里？") == ("@place",)
+    assert asked_types("誰と京都に行きましたか") == ("@person",)
+    assert asked_types("谁送的礼物？") == ("@person",)
+    assert asked_types("何を買いましたか") == ()
+    assert asked_types("Where does Maria live?") == ("@place",)  # English as before

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphmem import MemoryService, SearchRequest
+from graphmem import MemoryService, SearchRequest, StoredEntry
 from graphmem._fixtures import demo_fixtures_path, load_fixtures
 from graphmem._scoring import (
     CandidateStats,
@@ -258,7 +258,11 @@ def demo_queries(texts: Mapping[str, list[str]], count: int) -> list[str]:
     return queries
 
 
-async def test_pruned_search_equals_full_search_on_the_demo_fixtures(service: MemoryService) -> None:
+async def _demo_user_counting_gathers(
+    service: MemoryService,
+) -> tuple[tuple[str, str], list[StoredEntry], dict[str, list[str]], list[SeedRequest | None]]:
+    """Load the demo fixtures and record each ``_gather`` call's seeds (``None``: a full
+    gathering). Returns the demo owner, its entries, their texts by author, and the record."""
     await load_fixtures(service, [demo_fixtures_path()], skip_projects=not service.supports_project_scoping())
     owner = ("companion", "alice")
     entries = await service.list_entries(*owner, all_projects=True)
@@ -273,6 +277,11 @@ async def test_pruned_search_equals_full_search_on_the_demo_fixtures(service: Me
         return await original(*args, **kwargs)
 
     service._gather = counting  # type: ignore[method-assign]
+    return owner, entries, texts, gathered
+
+
+async def test_pruned_search_equals_full_search_on_the_demo_fixtures(service: MemoryService) -> None:
+    owner, _, texts, gathered = await _demo_user_counting_gathers(service)
     service.full_gathering_entries = 0  # the demo user is small: prune it all the same
     decided_by_pruning = decided_expanding_some = 0
     for query in demo_queries(texts, 60):
@@ -297,20 +306,7 @@ async def test_pruned_search_equals_full_search_on_the_demo_fixtures(service: Me
 async def test_a_small_user_is_searched_in_one_full_gathering(service: MemoryService) -> None:
     """Up to ``full_gathering_entries`` a search reads every holder of every query term
     at once (cheaper there than pruned steps); above it, it prunes. Same answers."""
-    await load_fixtures(service, [demo_fixtures_path()], skip_projects=not service.supports_project_scoping())
-    owner = ("companion", "alice")
-    entries = await service.list_entries(*owner, all_projects=True)
-    texts: dict[str, list[str]] = {}
-    for stored in entries:
-        texts.setdefault(stored.memory.author, []).append(stored.memory.text)
-    gathered: list[SeedRequest | None] = []
-    original = service._gather
-
-    async def counting(*args: Any, **kwargs: Any) -> Any:
-        gathered.append(kwargs.get("seeds"))
-        return await original(*args, **kwargs)
-
-    service._gather = counting  # type: ignore[method-assign]
+    owner, entries, texts, gathered = await _demo_user_counting_gathers(service)
     first = service._term_stats_or_gather
 
     async def first_counting(*args: Any, **kwargs: Any) -> Any:
