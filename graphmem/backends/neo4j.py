@@ -389,7 +389,7 @@ class Neo4jMemoryService(MemoryService):
                 "max_holders": seeds.max_holders,
             },
         )
-        corpus = _corpus(record)
+        corpus = seeds.corpus  # read by the same search already: not counted again
         result = CandidateSet.pruned(
             corpus,
             {t for t in seeds.tokens if corpus.token_df.get(t)},
