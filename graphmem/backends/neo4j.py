@@ -58,6 +58,7 @@ from graphmem.backends._graph_model import entry_properties, entry_times, stored
 
 try:
     from neo4j import (
+        READ_ACCESS,
         AsyncDriver,
         AsyncGraphDatabase,
         AsyncManagedTransaction,
@@ -69,6 +70,8 @@ try:
         DatabaseUnavailable,
         DriverError,
         Neo4jError,
+        ServiceUnavailable,
+        SessionExpired,
         TransientError,
     )
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
@@ -488,15 +491,27 @@ class Neo4jMemoryService(MemoryService):
 
     async def _read(self, name: str, params: dict[str, Any]) -> list[Any]:
         self._check_open()
+        query = load_cypher(name)
         try:
             # On a timeout the driver drops the connection it was using (cancellation safe).
             async with asyncio.timeout(self._read_timeout):
-                result = await self._driver.execute_query(
-                    load_cypher(name), params, routing_=RoutingControl.READ, database_=self._database
-                )
+                try:
+                    # One statement in an auto-commit transaction: a managed one
+                    # (execute_query) sends a COMMIT after it, a round trip more on every read.
+                    async with self._driver.session(
+                        database=self._database, default_access_mode=READ_ACCESS
+                    ) as session:
+                        result = await session.run(query, params)
+                        return list((await result.to_eager_result()).records)
+                except (ServiceUnavailable, SessionExpired, TransientError):
+                    # A lost connection (a restarted server) or a transient refusal: the
+                    # managed transaction retries those for up to retry_time.
+                    eager = await self._driver.execute_query(
+                        query, params, routing_=RoutingControl.READ, database_=self._database
+                    )
+                    return list(eager.records)
         except _DRIVER_ERRORS as exc:  # TimeoutError included: it is an OSError
             raise self._unavailable(exc) from exc
-        return list(result.records)
 
     async def _read_one(self, name: str, params: dict[str, Any]) -> Any:
         records = await self._read(name, params)
