@@ -20,11 +20,12 @@ How the driver is used:
 - Reads take no lock and return whole entries only: an entry deleted by a concurrent
   commit while a read looks at it is skipped, not returned with properties missing (the
   check is in ``cypher/all_entries.cypher``, ``fetch_entries`` and ``list_recent``).
-- Reads go through ``execute_query`` with read routing, so a ``neo4j://`` cluster URI
-  spreads them over readers. A search reads its terms' degrees (``cypher/term_stats.cypher``),
-  then gathers with one query (``cypher/gather_pruned.cypher``, again with more when the
-  scorer cannot decide, or ``cypher/gather.cypher``) that starts from the query's Token and
-  Entity nodes and returns the statistics the pure scorer needs.
+- Reads run in auto-commit transactions of a read-mode session (one round trip each; a
+  lost connection falls back to ``execute_query``, which retries), so a ``neo4j://``
+  cluster URI spreads them over readers. A search reads its terms' degrees
+  (``cypher/term_stats.cypher``), then gathers with one query (``cypher/gather_pruned.cypher``,
+  again with more when the scorer cannot decide, or ``cypher/gather.cypher``) that starts
+  from the query's Token and Entity nodes and returns what the pure scorer needs.
 - Timeouts are bounded: with the server down a call fails in a few seconds with
   :class:`~graphmem.BackendUnavailableError`, and the same object works again once the
   server is back (the driver reconnects by itself).
