@@ -5,26 +5,13 @@
 // cap), are expanded: they and every entry within two NEXT steps of one are candidates,
 // each matched against every query term by reading its own few HAS_TOKEN and MENTIONS
 // links. A term on half the user's entries (the speaker's name) is then never expanded.
-//   entry_count, token_df, entity_df   as in gather.cypher
+// The term statistics are not read here: the search read them to choose the seeds (counting
+// a user's entries reads every one of them).
 //   unexpanded  the highest share of a holder in scope that was not expanded, or null
 //   candidates  [id, matched tokens, matched entities, project_id, ids one NEXT step
 //               away, ids two NEXT steps away, author, null or (with $with_times)
 //               [timestamp, time_refs]], for every expanded holder and every entry within
 //               two NEXT steps of one (same session, so in scope too)
-CALL () {
-  MATCH (e:Entry {app_name: $app_name, user_id: $user_id})
-  RETURN count(e) AS entry_count
-}
-CALL () {
-  UNWIND $tokens AS value
-  MATCH (t:Token {app_name: $app_name, user_id: $user_id, value: value})
-  RETURN collect([value, COUNT { (t)<-[:HAS_TOKEN]-() }, t.speaker]) AS token_df
-}
-CALL () {
-  UNWIND $entities AS name
-  MATCH (n:Entity {app_name: $app_name, user_id: $user_id, name: name})
-  RETURN collect([name, COUNT { (n)<-[:MENTIONS]-() }]) AS entity_df
-}
 CALL () {
   CALL () {
     UNWIND $seed_tokens AS seed
@@ -59,4 +46,4 @@ CALL (holders) {
     CASE WHEN $with_times THEN [e.timestamp, coalesce(e.time_refs, [])] END
   ]) AS candidates
 }
-RETURN entry_count, token_df, entity_df, unexpanded, candidates
+RETURN unexpanded, candidates

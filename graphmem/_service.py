@@ -217,6 +217,10 @@ class SeedRequest:
     entities: Mapping[str, float]
     min_share: float = 0.0
     max_holders: int | None = None
+    #: The statistics the seeds and shares were chosen with (this search's
+    #: :meth:`MemoryService._term_stats`): the gathering reports them as its own instead
+    #: of reading them again (counting a user's entries reads every one of them).
+    corpus: CorpusStats = field(kw_only=True)
 
 
 def expand_holders(
@@ -1149,6 +1153,7 @@ class MemoryService(ABC):
                     {e: entity_shares[e] for e in plan.seed_entities if e in entity_shares},
                     plan.min_share,
                     max_holders,
+                    corpus=corpus,
                 )
             if full is not None:
                 gathered, full = full, None
@@ -1294,7 +1299,7 @@ class MemoryService(ABC):
         every entry within two ``NEXT`` steps of one, each with every query term it holds
         (possibly none); the held query terms that are no seeds are reported as
         ``weak_tokens`` / ``weak_entities``, and the best seed share not expanded as
-        ``unexpanded_share``."""
+        ``unexpanded_share``; the statistics are the request's ``corpus``."""
 
     @abstractmethod
     async def _term_stats(self, owner: Owner, tokens: Sequence[str], entities: Sequence[str]) -> CorpusStats:

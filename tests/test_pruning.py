@@ -109,7 +109,7 @@ def score(
         corpus = stats(held, query)
         shares, _ = query_shares(query, (), corpus)
         chosen = seed_terms(corpus.token_df, corpus.entry_count, share)
-        request = SeedRequest({t: shares[t] for t in chosen}, {}, min_share, max_holders)
+        request = SeedRequest({t: shares[t] for t in chosen}, {}, min_share, max_holders, corpus=corpus)
     corpus, candidates, weak, unexpanded = gather(held, query, session_of, request)
     return score_query(query, (), corpus, candidates, weak_tokens=weak, when=when, unexpanded_share=unexpanded)
 
@@ -133,7 +133,7 @@ def search(
     while True:
         steps += 1
         request = None if plan is None else SeedRequest(
-            {t: shares[t] for t in plan.seed_tokens}, {}, plan.min_share, max_holders
+            {t: shares[t] for t in plan.seed_tokens}, {}, plan.min_share, max_holders, corpus=corpus
         )
         corpus, candidates, weak, unexpanded = gather(held, query, session_of, request)
         scores = score_query(query, (), corpus, candidates, weak_tokens=weak, when=when, unexpanded_share=unexpanded)

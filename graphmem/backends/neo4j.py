@@ -20,11 +20,12 @@ How the driver is used:
 - Reads take no lock and return whole entries only: an entry deleted by a concurrent
   commit while a read looks at it is skipped, not returned with properties missing (the
   check is in ``cypher/all_entries.cypher``, ``fetch_entries`` and ``list_recent``).
-- Reads go through ``execute_query`` with read routing, so a ``neo4j://`` cluster URI
-  spreads them over readers. A search reads its terms' degrees (``cypher/term_stats.cypher``),
-  then gathers with one query (``cypher/gather_pruned.cypher``, again with more when the
-  scorer cannot decide, or ``cypher/gather.cypher``) that starts from the query's Token and
-  Entity nodes and returns the statistics the pure scorer needs.
+- Reads run in auto-commit transactions of a read-mode session (one round trip each; a
+  lost connection falls back to ``execute_query``, which retries), so a ``neo4j://``
+  cluster URI spreads them over readers. A search reads its terms' degrees
+  (``cypher/term_stats.cypher``), then gathers with one query (``cypher/gather_pruned.cypher``,
+  again with more when the scorer cannot decide, or ``cypher/gather.cypher``) that starts
+  from the query's Token and Entity nodes and returns what the pure scorer needs.
 - Timeouts are bounded: with the server down a call fails in a few seconds with
   :class:`~graphmem.BackendUnavailableError`, and the same object works again once the
   server is back (the driver reconnects by itself).
@@ -58,6 +59,7 @@ from graphmem.backends._graph_model import entry_properties, entry_times, stored
 
 try:
     from neo4j import (
+        READ_ACCESS,
         AsyncDriver,
         AsyncGraphDatabase,
         AsyncManagedTransaction,
@@ -69,6 +71,8 @@ try:
         DatabaseUnavailable,
         DriverError,
         Neo4jError,
+        ServiceUnavailable,
+        SessionExpired,
         TransientError,
     )
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
@@ -389,7 +393,7 @@ class Neo4jMemoryService(MemoryService):
                 "max_holders": seeds.max_holders,
             },
         )
-        corpus = _corpus(record)
+        corpus = seeds.corpus  # read by the same search already: not counted again
         result = CandidateSet.pruned(
             corpus,
             {t for t in seeds.tokens if corpus.token_df.get(t)},
@@ -488,15 +492,27 @@ class Neo4jMemoryService(MemoryService):
 
     async def _read(self, name: str, params: dict[str, Any]) -> list[Any]:
         self._check_open()
+        query = load_cypher(name)
         try:
             # On a timeout the driver drops the connection it was using (cancellation safe).
             async with asyncio.timeout(self._read_timeout):
-                result = await self._driver.execute_query(
-                    load_cypher(name), params, routing_=RoutingControl.READ, database_=self._database
-                )
+                try:
+                    # One statement in an auto-commit transaction: a managed one
+                    # (execute_query) sends a COMMIT after it, a round trip more on every read.
+                    async with self._driver.session(
+                        database=self._database, default_access_mode=READ_ACCESS
+                    ) as session:
+                        result = await session.run(query, params)
+                        return list((await result.to_eager_result()).records)
+                except (ServiceUnavailable, SessionExpired, TransientError):
+                    # A lost connection (a restarted server) or a transient refusal: the
+                    # managed transaction retries those for up to retry_time.
+                    eager = await self._driver.execute_query(
+                        query, params, routing_=RoutingControl.READ, database_=self._database
+                    )
+                    return list(eager.records)
         except _DRIVER_ERRORS as exc:  # TimeoutError included: it is an OSError
             raise self._unavailable(exc) from exc
-        return list(result.records)
 
     async def _read_one(self, name: str, params: dict[str, Any]) -> Any:
         records = await self._read(name, params)

@@ -453,7 +453,7 @@ class GraphMemoryService(MemoryService):
             app, user = owner.app_name, owner.user_id
             token_postings, entity_postings = self._postings(owner, tokens, entities)
             own = self._entries.get(owner, {})
-            corpus = self._corpus(owner, token_postings, entity_postings)
+            corpus = self._corpus(owner, token_postings, entity_postings) if seeds is None else seeds.corpus
             times = self._times_of(owner) if with_times else None
             if seeds is None:
                 return self._candidates_holding(corpus, own, project_id, token_postings, entity_postings, times)
