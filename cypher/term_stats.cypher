@@ -1,8 +1,8 @@
-// The statistics a search plans its gathering with (see graphmem._service.SeedRequest):
+// The statistics a search plans its gathering with (see graphmem._gathering):
 //   entry_count  all the owner's entries (every project): the N of the idf
 //   token_df     [token, degree of its node, whether it is a word of a speaker's name]
 //   entity_df    [name, degree] for the query's entities
-// As gather.cypher reports them.
+// As term_stats_or_gather.cypher reports them.
 CALL () {
   MATCH (e:Entry {app_name: $app_name, user_id: $user_id})
   RETURN count(e) AS entry_count

@@ -1,9 +1,9 @@
-// term_stats.cypher and, for an owner holding at most $full_at_most entries, gather.cypher
-// too, in one round trip (see graphmem._service.MemoryService._term_stats_or_gather): a
+// term_stats.cypher and, for an owner holding at most $full_at_most entries,
+// neighbourhood_of_holders.cypher too, in one round trip (see graphmem._service.MemoryService._term_stats_or_gather): a
 // small user is searched without pruning, and a round trip costs more than its query.
 //   entry_count, token_df, entity_df   as in term_stats.cypher
 //   gathered     whether the entries were gathered (entry_count <= $full_at_most)
-//   candidates   as in gather.cypher when gathered, else []
+//   candidates   as in neighbourhood_of_holders.cypher when gathered, else []
 CALL () {
   MATCH (e:Entry {app_name: $app_name, user_id: $user_id})
   RETURN count(e) AS entry_count

@@ -3,8 +3,8 @@
 Backends only gather statistics from their graph (how many entries the user has, how
 many entries hold each query token or entity — the degree of its node — and, for every
 entry that shares something with the query, what it shares and which entries are its
-``NEXT`` neighbours). Everything else happens here, once, so both backends rank the same
-data identically.
+``NEXT`` neighbours; what they read, and when, is decided in :mod:`graphmem._gathering`).
+Everything else happens here, once, so both backends rank the same data identically.
 
 The rules:
 
@@ -102,6 +102,7 @@ from graphmem._decompose import speaker_tokens
 from graphmem._time import QueryTime
 
 __all__ = [
+    "CONTEXT_STEPS",
     "CandidateStats",
     "CorpusStats",
     "ScoredEntry",
@@ -115,6 +116,12 @@ __all__ = [
     "query_shares",
     "term_weight",
 ]
+
+
+#: How many ``NEXT`` steps an entry's context reaches (rule 3): a candidate lists its
+#: neighbours one and two steps away, and a pruned gathering reads that far around each seed
+#: holder it expands (``graphmem._gathering``).
+CONTEXT_STEPS = 2
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,16 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import heapq
-import operator
 import re
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from graphmem._answer_types import TYPE_TOKENS, asked_types, type_tokens
 from graphmem._decompose import (
@@ -33,6 +31,14 @@ from graphmem._decompose import (
     speaker_variant,
 )
 from graphmem._errors import EntryIdConflictError, ProjectScopingUnsupportedError, UnsupportedOperationError
+from graphmem._gathering import (
+    FIRST_EXPANSION,
+    FULL_GATHERING_ENTRIES,
+    SEED_DF_SHARE,
+    NeighbourhoodRequest,
+    TermPostings,
+    gather_scores,
+)
 from graphmem._models import (
     MemoryEntry,
     SearchHit,
@@ -46,14 +52,10 @@ from graphmem._models import (
 from graphmem._scoring import (
     CandidateStats,
     CorpusStats,
-    GatherPlan,
     QueryScores,
     RecencyKey,
     ScoringWeights,
-    plan_gathering,
-    query_shares,
     rank,
-    score_query,
 )
 from graphmem._spelling import (
     MAX_ENDING_LETTERS,
@@ -72,17 +74,14 @@ if TYPE_CHECKING:
     from spacy.language import Language
 
 __all__ = [
-    "CandidateSet",
     "CypherView",
     "EntryRecord",
     "MemoryStats",
     "MemoryService",
     "Owner",
     "PreparedEntry",
-    "SeedRequest",
     "StoredEntry",
     "continued",
-    "expand_holders",
     "next_pairs",
     "restored_positions",
 ]
@@ -174,93 +173,20 @@ def next_pairs(positions: Sequence[int]) -> list[tuple[int, int]]:
     return [(i, i + 1) for i in range(len(positions) - 1) if positions[i + 1] == positions[i] + 1]
 
 
-@dataclass(slots=True)
-class CandidateSet:
-    """What a backend gathers for one query, in scope: the degrees of the query's term
-    nodes and the entries sharing a query term (with their project and their ``NEXT``
-    neighbours one and two steps away). Neighbours are in the candidate's session, so in
-    scope too."""
-
-    corpus: CorpusStats
-    candidates: list[CandidateStats] = field(default_factory=list)
-    #: Terms that were not gathered from (pruned gathering, see :func:`seed_terms`).
-    weak_tokens: frozenset[str] = frozenset()
-    weak_entities: frozenset[str] = frozenset()
-    #: The largest seed share of a seed holder in scope whose neighbourhood was not
-    #: gathered; ``None`` when every holder's was (see :class:`SeedRequest`).
-    unexpanded_share: float | None = None
-
-    @classmethod
-    def pruned(
-        cls, corpus: CorpusStats, seed_tokens: Collection[str], seed_entities: Collection[str]
-    ) -> CandidateSet:
-        """An empty set for a pruned gathering: the held terms that are no seeds are weak."""
-        return cls(
-            corpus,
-            weak_tokens=frozenset(t for t, df in corpus.token_df.items() if df and t not in seed_tokens),
-            weak_entities=frozenset(e for e, df in corpus.entity_df.items() if df and e not in seed_entities),
-        )
-
-
 @dataclass(frozen=True, slots=True)
-class SeedRequest:
-    """A pruned gathering: the seed terms with each one's share of the query's weight.
+class _ScopedReader:
+    """One owner's graph in one scope, read through a service's primitives: the
+    :class:`~graphmem._gathering.GraphReader` a search walks."""
 
-    A *seed holder* is an in-scope entry holding a seed term; its *seed share* is the sum
-    of the shares of the seeds it holds. The backend expands (gathers the neighbourhood
-    of) the holders with the highest seed shares, each at least ``min_share``, and at most
-    ``max_holders`` of them (``None``: no cap), and reports the highest seed share among
-    the holders it did not expand (see ``graphmem._scoring``, "Expanding the best holders
-    first")."""
+    service: MemoryService
+    owner: Owner
+    project_id: str | None
 
-    tokens: Mapping[str, float]
-    entities: Mapping[str, float]
-    min_share: float = 0.0
-    max_holders: int | None = None
-    #: The statistics the seeds and shares were chosen with (this search's
-    #: :meth:`MemoryService._term_stats`): the gathering reports them as its own instead
-    #: of reading them again (counting a user's entries reads every one of them).
-    corpus: CorpusStats = field(kw_only=True)
+    async def postings(self, tokens: Sequence[str], entities: Sequence[str]) -> TermPostings:
+        return await self.service._postings(self.owner, self.project_id, tokens, entities)
 
-
-def expand_holders(
-    shares: Mapping[KeyT, float], min_share: float, max_holders: int | None
-) -> tuple[list[KeyT], float | None]:
-    """The seed holders a :class:`SeedRequest` expands, given each one's seed share, and the
-    highest share among the others (``None`` when there are none)."""
-    if max_holders is None or len(shares) <= max_holders:
-        expand = [k for k, s in shares.items() if s >= min_share]
-        rest = max((s for s in shares.values() if s < min_share), default=None)
-        return expand, rest
-    ranked = heapq.nlargest(max_holders + 1, shares.items(), key=operator.itemgetter(1))
-    expand = [k for k, s in ranked[:max_holders] if s >= min_share]
-    return expand, ranked[len(expand)][1]
-
-
-KeyT = TypeVar("KeyT", bound=Hashable)
-TermT = TypeVar("TermT", bound=Hashable)
-
-#: A query term held by more than this share of the user's entries is *weak*: a pruned
-#: search does not gather from its postings (see ``graphmem._scoring``, "Pruning").
-SEED_DF_SHARE = 0.2
-#: A pruned search first expands at most this many seed holders per result asked for.
-FIRST_EXPANSION = 4
-#: A user holding at most this many entries is searched in one full gathering: reading every
-#: holder of every query term took 0.84x the pruned steps' CPU (median per search) in one
-#: user of 1,000 LoCoMo turns, about as much at 1,500, 1.2x at 2,000 (``benchmarks/
-#: search_cpu.py``; benchmarks/README.md, "Users of 1,000: about 30% less CPU").
-FULL_GATHERING_ENTRIES = 1200
-
-
-def seed_terms(dfs: Mapping[TermT, int], entry_count: int, max_df_share: float) -> set[TermT]:
-    """The terms a pruned search gathers from: those held by at most ``max_df_share`` of
-    the ``entry_count`` entries, and always the rarest held term(s). Terms held by no entry
-    are no seeds (they match nothing)."""
-    held = {term: df for term, df in dfs.items() if df > 0}
-    if not held:
-        return set()
-    rarest = min(held.values())
-    return {term for term, df in held.items() if df == rarest or df <= max_df_share * entry_count}
+    async def neighbourhood(self, request: NeighbourhoodRequest) -> list[CandidateStats]:
+        return await self.service._neighbourhood(self.owner, self.project_id, request)
 
 
 @dataclass(frozen=True, slots=True)
@@ -1126,58 +1052,21 @@ class MemoryService(ABC):
             tokens = tuple(dict.fromkeys((*parts.tokens, *asked_types(text))))
             corpus = await self._term_stats(owner, tokens, entity_names)
             full = None  # gathered for other words
-        # First from the rarer terms only, expanding the seed holders that hold the most;
-        # when that cannot decide the first `limit` exactly, the least more that can, until
-        # every term (see graphmem._scoring, "Pruning" and what follows it).
-        plan: GatherPlan | None = None
-        max_holders: int | None = None
-        if self.seed_df_share is not None and corpus.entry_count > full_at_most:
-            seeds = seed_terms(
-                {
-                    **{(0, t): df for t, df in corpus.token_df.items()},
-                    **{(1, e): df for e, df in corpus.entity_df.items()},
-                },
-                corpus.entry_count,
-                self.seed_df_share,
-            )
-            plan = GatherPlan(
-                frozenset(t for kind, t in seeds if kind == 0), frozenset(e for kind, e in seeds if kind == 1), 0.0
-            )
-            max_holders = None if self.first_expansion is None else self.first_expansion * limit
-        token_shares, entity_shares = query_shares(tokens, entity_names, corpus, self.weights)
-        while True:
-            request = None
-            if plan is not None:
-                request = SeedRequest(
-                    {t: token_shares[t] for t in plan.seed_tokens if t in token_shares},
-                    {e: entity_shares[e] for e in plan.seed_entities if e in entity_shares},
-                    plan.min_share,
-                    max_holders,
-                    corpus=corpus,
-                )
-            if full is not None:
-                gathered, full = full, None
-            else:
-                gathered = await self._gather(
-                    owner, project_id, tokens, entity_names, seeds=request, with_times=when is not None
-                )
-            scores = score_query(
-                tokens,
-                entity_names,
-                gathered.corpus,
-                gathered.candidates,
-                self.weights,
-                weak_tokens=gathered.weak_tokens,
-                weak_entities=gathered.weak_entities,
-                when=when,
-                unexpanded_share=gathered.unexpanded_share,
-            )
-            if plan is None or scores.decides(limit):
-                break
-            plan = plan_gathering(
-                scores, gathered.corpus, gathered.weak_tokens, gathered.weak_entities, gathered.unexpanded_share, limit
-            )
-            max_holders = None
+        # First from the rarer terms only, expanding the seed holders that hold the most,
+        # until what was read decides the first `limit` exactly (graphmem._gathering).
+        scores = await gather_scores(
+            _ScopedReader(self, owner, project_id),
+            tokens,
+            entity_names,
+            corpus,
+            limit=limit,
+            weights=self.weights,
+            when=when,
+            seed_df_share=self.seed_df_share,
+            first_expansion=self.first_expansion,
+            full_at_most=full_at_most,
+            full=full,
+        )
         return scores if scores.final else None
 
     async def _name_variants(
@@ -1250,8 +1139,10 @@ class MemoryService(ABC):
         parts = await self.decompose_query(query)
         if parts.is_empty:
             return []
-        candidates = await self._gather(owner, scope, parts.tokens, tuple(e.name for e in parts.entities))
-        return [c.entry_id for c in candidates.candidates if c.project_id == only_project]
+        candidates = await self._neighbourhood(
+            owner, scope, NeighbourhoodRequest(tuple(parts.tokens), tuple(e.name for e in parts.entities))
+        )
+        return [c.entry_id for c in candidates if c.project_id == only_project]
 
     # ------------------------------------------------------------------ backend primitives
 
@@ -1279,32 +1170,29 @@ class MemoryService(ABC):
             await self._replace_session(owner, project_id, session_id, entries)
 
     @abstractmethod
-    async def _gather(
-        self,
-        owner: Owner,
-        project_id: str | None,
-        tokens: Sequence[str],
-        entities: Sequence[str],
-        *,
-        seeds: SeedRequest | None = None,
-        with_times: bool = False,
-    ) -> CandidateSet:
-        """Gather statistics for a query in scope (global, or global plus ``project_id``).
+    async def _postings(
+        self, owner: Owner, project_id: str | None, tokens: Sequence[str], entities: Sequence[str]
+    ) -> TermPostings:
+        """For each of ``tokens`` and ``entities``, the in-scope entries (global, or global
+        plus ``project_id``) holding it, as keys of the backend's own that
+        :meth:`_neighbourhood` accepts in ``NeighbourhoodRequest.around``."""
 
-        ``with_times``: each candidate also carries the day it was said and the day ranges
-        its text refers to (``CandidateStats.day`` and ``time_refs``).
-
-        ``seeds=None``: every in-scope entry holding a query term, each with the terms it
-        holds. A :class:`SeedRequest`: the candidates are the seed holders it expands and
-        every entry within two ``NEXT`` steps of one, each with every query term it holds
-        (possibly none); the held query terms that are no seeds are reported as
-        ``weak_tokens`` / ``weak_entities``, and the best seed share not expanded as
-        ``unexpanded_share``; the statistics are the request's ``corpus``."""
+    @abstractmethod
+    async def _neighbourhood(
+        self, owner: Owner, project_id: str | None, request: NeighbourhoodRequest
+    ) -> list[CandidateStats]:
+        """The bounded neighbourhood ``request`` names, in scope: the entries ``around``
+        (``None``: every in-scope entry holding a request term) and every entry within
+        ``reach`` ``NEXT`` steps of one, each once, with the request terms it holds
+        (possibly none), its project, the ids of its neighbours one and two steps away, its
+        author and (``with_times``) its day and ``time_refs``. Keys naming no entry of the
+        owner (any more) are skipped. No rule of the search lives here
+        (:mod:`graphmem._gathering` decides what to read)."""
 
     @abstractmethod
     async def _term_stats(self, owner: Owner, tokens: Sequence[str], entities: Sequence[str]) -> CorpusStats:
-        """The owner's entry count and the degrees of the query's term nodes (every
-        project), as :meth:`_gather` reports them in ``CandidateSet.corpus``."""
+        """The owner's entry count, the degrees of the query's term nodes (every project),
+        and which query tokens are words of a speaker's name."""
 
     async def _term_stats_or_gather(
         self,
@@ -1315,11 +1203,12 @@ class MemoryService(ABC):
         *,
         full_at_most: int,
         with_times: bool = False,
-    ) -> tuple[CorpusStats, CandidateSet | None]:
+    ) -> tuple[CorpusStats, list[CandidateStats] | None]:
         """:meth:`_term_stats`, and optionally, when the owner holds at most ``full_at_most``
-        entries, the full :meth:`_gather` (``seeds=None``) too (else ``None``). A backend
-        whose every read is a round trip answers both at once; by default only the
-        statistics are read (the search then gathers after respelling the query, once)."""
+        entries, the full gathering (:meth:`_neighbourhood` of every holder, ``reach`` 0)
+        too (else ``None``). A backend whose every read is a round trip answers both at
+        once; by default only the statistics are read (the search then gathers after
+        respelling the query, once)."""
         return await self._term_stats(owner, tokens, entities), None
 
     async def _typo_variants(self, owner: Owner, words: Sequence[str]) -> dict[str, str]:

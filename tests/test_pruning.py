@@ -9,6 +9,7 @@ steps), then end to end on both backends.
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections.abc import Mapping, Sequence
 from datetime import date, timedelta
@@ -20,16 +21,15 @@ from hypothesis import strategies as st
 
 from graphmem import MemoryService, SearchRequest, StoredEntry
 from graphmem._fixtures import demo_fixtures_path, load_fixtures
+from graphmem._gathering import NeighbourhoodRequest, PrunedGathering, TermPostings, gather_scores
 from graphmem._scoring import (
     CandidateStats,
     CorpusStats,
     GatherPlan,
     QueryScores,
-    plan_gathering,
-    query_shares,
+    ScoringWeights,
     score_query,
 )
-from graphmem._service import SeedRequest, expand_holders, seed_terms
 from graphmem._time import DayRange, QueryTime
 
 # ---------------------------------------------------------------------------- reference model
@@ -62,25 +62,32 @@ def candidate(index: int, held: Sequence[frozenset[str]], query: set[str], sessi
     )
 
 
-def gather(
-    held: Sequence[frozenset[str]], query: Sequence[str], session_of: Sequence[int], seeds: SeedRequest | None
-) -> tuple[CorpusStats, list[CandidateStats], frozenset[str], float | None]:
-    """What a backend's ``_gather`` returns (see ``MemoryService._gather``)."""
-    wanted = set(query)
-    corpus = stats(held, query)
-    if seeds is None:
-        reached = [i for i, h in enumerate(held) if h & wanted]
-        return corpus, [candidate(i, held, wanted, session_of) for i in reached], frozenset(), None
-    shares = {i: sum(seeds.tokens[t] for t in h & seeds.tokens.keys()) for i, h in enumerate(held)}
-    expanded, unexpanded = expand_holders(
-        {i: share for i, share in shares.items() if share > 0}, seeds.min_share, seeds.max_holders
-    )
-    reached_set: set[int] = set()
-    for i in expanded:
-        near, far = neighbours(i, session_of)
-        reached_set.update([i, *near, *far])
-    weak = frozenset(t for t, n in corpus.token_df.items() if n and t not in seeds.tokens)
-    return corpus, [candidate(i, held, wanted, session_of) for i in sorted(reached_set)], weak, unexpanded
+class ReferenceGraph:
+    """What a backend's two reads return (``graphmem._gathering.GraphReader``) for a graph of
+    entries ``0..n-1`` holding ``held[i]``, in sessions ``session_of[i]``; counts the reads."""
+
+    def __init__(self, held: Sequence[frozenset[str]], session_of: Sequence[int]) -> None:
+        self.held = held
+        self.session_of = session_of
+        self.reads: list[str] = []
+
+    async def postings(self, tokens: Sequence[str], entities: Sequence[str]) -> TermPostings:
+        self.reads.append("postings")
+        return TermPostings(
+            {t: tuple(i for i, h in enumerate(self.held) if t in h) for t in tokens}, {e: () for e in entities}
+        )
+
+    async def neighbourhood(self, request: NeighbourhoodRequest) -> list[CandidateStats]:
+        wanted = set(request.tokens)
+        if request.around is None:
+            self.reads.append("every holder")
+            reached = {i for i, h in enumerate(self.held) if h & wanted}
+        else:
+            self.reads.append("neighbourhood")
+            reached = {i for i in request.around if isinstance(i, int)}
+            for _ in range(request.reach):
+                reached.update(j for i in list(reached) for j in neighbours(i, self.session_of)[0])
+        return [candidate(i, self.held, wanted, self.session_of) for i in sorted(reached)]
 
 
 def stats(held: Sequence[frozenset[str]], query: Sequence[str]) -> CorpusStats:
@@ -103,15 +110,14 @@ def score(
     min_share: float = 0.0,
     max_holders: int | None = None,
 ) -> QueryScores:
-    """One gathering, as the service's first: seeds by ``seed_terms`` (``None``: full)."""
-    request = None
-    if share is not None:
-        corpus = stats(held, query)
-        shares, _ = query_shares(query, (), corpus)
-        chosen = seed_terms(corpus.token_df, corpus.entry_count, share)
-        request = SeedRequest({t: shares[t] for t in chosen}, {}, min_share, max_holders, corpus=corpus)
-    corpus, candidates, weak, unexpanded = gather(held, query, session_of, request)
-    return score_query(query, (), corpus, candidates, weak_tokens=weak, when=when, unexpanded_share=unexpanded)
+    """One gathering, as a search's first: seeds by ``seed_terms`` (``None``: full)."""
+    graph, corpus = ReferenceGraph(held, session_of), stats(held, query)
+    if share is None:
+        every_holder = NeighbourhoodRequest(tuple(query), (), with_times=True)
+        return score_query(query, (), corpus, asyncio.run(graph.neighbourhood(every_holder)), when=when)
+    gathering = PrunedGathering(graph, query, (), corpus, ScoringWeights(), when)
+    first = gathering.first_plan(share)
+    return asyncio.run(gathering.step(GatherPlan(first.seed_tokens, first.seed_entities, min_share), max_holders))
 
 
 def search(
@@ -120,27 +126,27 @@ def search(
     session_of: Sequence[int],
     share: float,
     limit: int,
-    max_holders: int | None,
+    first_expansion: int | None,
     when: QueryTime | None = None,
-) -> tuple[QueryScores, int]:
-    """The service's steps (``MemoryService._score``): a first pruned gathering, then what
-    :func:`plan_gathering` asks for until the scores decide. Returns them and the steps."""
-    corpus = stats(held, query)
-    shares, _ = query_shares(query, (), corpus)
-    chosen = seed_terms(corpus.token_df, corpus.entry_count, share)
-    plan: GatherPlan | None = GatherPlan(frozenset(chosen), frozenset(), 0.0)
-    steps = 0
-    while True:
-        steps += 1
-        request = None if plan is None else SeedRequest(
-            {t: shares[t] for t in plan.seed_tokens}, {}, plan.min_share, max_holders, corpus=corpus
+) -> tuple[QueryScores, list[str]]:
+    """A search's steps (``graphmem._gathering.gather_scores``), pruning every user.
+    Returns the scores and the reads it made."""
+    graph = ReferenceGraph(held, session_of)
+    scores = asyncio.run(
+        gather_scores(
+            graph,
+            query,
+            (),
+            stats(held, query),
+            limit=limit,
+            weights=ScoringWeights(),
+            when=when,
+            seed_df_share=share,
+            first_expansion=first_expansion,
+            full_at_most=0,
         )
-        corpus, candidates, weak, unexpanded = gather(held, query, session_of, request)
-        scores = score_query(query, (), corpus, candidates, weak_tokens=weak, when=when, unexpanded_share=unexpanded)
-        if plan is None or scores.decides(limit):
-            return scores, steps
-        plan = plan_gathering(scores, corpus, weak, (), unexpanded, limit)
-        max_holders = None
+    )
+    return scores, graph.reads
 
 
 # ---------------------------------------------------------------------------- the scorer alone
@@ -192,16 +198,18 @@ def test_a_decided_answer_expanding_only_the_best_holders_is_the_full_answer(
 @given(graphs(), st.sampled_from([None, 1, 3]))
 def test_the_services_steps_always_end_with_the_full_answer(
     graph: tuple[list[frozenset[str]], list[int], list[str], int, float, QueryTime | None],
-    max_holders: int | None,
+    first_expansion: int | None,
 ) -> None:
     held, session_of, query, limit, share, when = graph
     full = score(held, query, session_of, None, when)
-    found, steps = search(held, query, session_of, share, limit, max_holders, when)
+    found, reads = search(held, query, session_of, share, limit, first_expansion, when)
     assert top(found, limit) == top(full, limit)
     for _, entry_id in top(found, limit):
         assert found.final[entry_id] == pytest.approx(full.final[entry_id], abs=1e-12)
-    # Each step reads more (one more holder at least, or a seed more), so few are needed.
-    assert steps <= 2 + len(set(query)) + len(held)
+    # Each step reads more (one more holder at least, or a seed more), so few are needed;
+    # postings are read once per term, a holder's neighbourhood once per search.
+    assert len(reads) <= 2 * (2 + len(set(query)) + len(held))
+    assert reads.count("every holder") <= 1
 
 
 @settings(max_examples=400, deadline=None)
@@ -260,23 +268,24 @@ def demo_queries(texts: Mapping[str, list[str]], count: int) -> list[str]:
 
 async def _demo_user_counting_gathers(
     service: MemoryService,
-) -> tuple[tuple[str, str], list[StoredEntry], dict[str, list[str]], list[SeedRequest | None]]:
-    """Load the demo fixtures and record each ``_gather`` call's seeds (``None``: a full
-    gathering). Returns the demo owner, its entries, their texts by author, and the record."""
+) -> tuple[tuple[str, str], list[StoredEntry], dict[str, list[str]], list[int | None]]:
+    """Load the demo fixtures and record each neighbourhood the service reads: how many
+    holders it expands, or ``None`` for a full gathering (every holder of every term).
+    Returns the demo owner, its entries, their texts by author, and the record."""
     await load_fixtures(service, [demo_fixtures_path()], skip_projects=not service.supports_project_scoping())
     owner = ("companion", "alice")
     entries = await service.list_entries(*owner, all_projects=True)
     texts: dict[str, list[str]] = {}
     for stored in entries:
         texts.setdefault(stored.memory.author, []).append(stored.memory.text)
-    gathered: list[SeedRequest | None] = []
-    original = service._gather
+    gathered: list[int | None] = []
+    original = service._neighbourhood
 
-    async def counting(*args: Any, **kwargs: Any) -> Any:
-        gathered.append(kwargs.get("seeds"))
-        return await original(*args, **kwargs)
+    async def counting(owner: Any, project_id: Any, request: NeighbourhoodRequest) -> Any:
+        gathered.append(None if request.around is None else len(request.around))
+        return await original(owner, project_id, request)
 
-    service._gather = counting  # type: ignore[method-assign]
+    service._neighbourhood = counting  # type: ignore[method-assign]
     return owner, entries, texts, gathered
 
 
@@ -310,7 +319,7 @@ async def test_a_small_user_is_searched_in_one_full_gathering(service: MemorySer
     first = service._term_stats_or_gather
 
     async def first_counting(*args: Any, **kwargs: Any) -> Any:
-        # A full gathering in the same read as the statistics (Neo4j), or through _gather.
+        # A full gathering in the same read as the statistics (Neo4j), or as a neighbourhood.
         before = len(gathered)
         corpus, full = await first(*args, **kwargs)
         if full is not None and len(gathered) == before:
@@ -331,6 +340,6 @@ async def test_a_small_user_is_searched_in_one_full_gathering(service: MemorySer
             if threshold == len(entries):
                 assert gathered == [None], query  # one gathering, every term
             else:
-                pruned_steps += sum(seeds is not None for seeds in gathered)
+                pruned_steps += sum(expanded is not None for expanded in gathered)
     assert pruned_steps > 0  # one entry more than the threshold: pruned again
     assert answers[len(entries)] == answers[len(entries) - 1]

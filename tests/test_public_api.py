@@ -217,7 +217,10 @@ class MinimalService(MemoryService):
     async def _replace_session(self, owner: Any, project_id: Any, session_id: Any, entries: Sequence[Any]) -> None:
         self.stored = list(entries)
 
-    async def _gather(self, owner: Any, project_id: Any, tokens: Any, entities: Any, **options: Any) -> Any:
+    async def _postings(self, owner: Any, project_id: Any, tokens: Any, entities: Any) -> Any:
+        raise AssertionError("not needed here")
+
+    async def _neighbourhood(self, owner: Any, project_id: Any, request: Any) -> Any:
         raise AssertionError("not needed here")
 
     async def _term_stats(self, owner: Any, tokens: Any, entities: Any) -> Any:

@@ -23,9 +23,11 @@ How the driver is used:
 - Reads run in auto-commit transactions of a read-mode session (one round trip each; a
   lost connection falls back to ``execute_query``, which retries), so a ``neo4j://``
   cluster URI spreads them over readers. A search reads its terms' degrees
-  (``cypher/term_stats.cypher``), then gathers with one query (``cypher/gather_pruned.cypher``,
-  again with more when the scorer cannot decide, or ``cypher/gather.cypher``) that starts
-  from the query's Token and Entity nodes and returns what the pure scorer needs.
+  (``cypher/term_stats.cypher``; for a small user with every holder of its terms,
+  ``term_stats_or_gather.cypher``), then what :mod:`graphmem._gathering` asks for: the
+  postings of its seed terms (``postings.cypher``) and bounded neighbourhoods
+  (``neighbourhood.cypher``; ``neighbourhood_of_holders.cypher`` for every holder). Each
+  starts from the query's Token and Entity nodes or from given entries, never from a scan.
 - Timeouts are bounded: with the server down a call fails in a few seconds with
   :class:`~graphmem.BackendUnavailableError`, and the same object works again once the
   server is back (the driver reconnects by itself).
@@ -42,15 +44,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from graphmem._cypher import load_cypher, load_statements
 from graphmem._decompose import Decomposer, Decomposition, Entity, speaker_tokens
 from graphmem._errors import BackendUnavailableError, GraphmemError
+from graphmem._gathering import NeighbourhoodRequest, TermPostings
 from graphmem._scoring import CandidateStats, CorpusStats, ScoringWeights
 from graphmem._service import (
-    CandidateSet,
     CypherView,
     MemoryService,
     MemoryStats,
     Owner,
     PreparedEntry,
-    SeedRequest,
     StoredEntry,
     continued,
     next_pairs,
@@ -363,45 +364,43 @@ class Neo4jMemoryService(MemoryService):
         )
         return _corpus(record)
 
-    async def _gather(
-        self,
-        owner: Owner,
-        project_id: str | None,
-        tokens: Sequence[str],
-        entities: Sequence[str],
-        *,
-        seeds: SeedRequest | None = None,
-        with_times: bool = False,
-    ) -> CandidateSet:
+    async def _postings(
+        self, owner: Owner, project_id: str | None, tokens: Sequence[str], entities: Sequence[str]
+    ) -> TermPostings:
+        # Holder keys are entry ids.
+        record = await self._read_one(
+            "postings",
+            {
+                **_owner_params(owner),
+                "project_id": project_id,
+                "tokens": list(dict.fromkeys(tokens)),
+                "entities": list(dict.fromkeys(entities)),
+            },
+        )
+        return TermPostings(
+            {value: tuple(holders) for value, holders in record["token_holders"]},
+            {name: tuple(holders) for name, holders in record["entity_holders"]},
+        )
+
+    async def _neighbourhood(
+        self, owner: Owner, project_id: str | None, request: NeighbourhoodRequest
+    ) -> list[CandidateStats]:
         params = {
             **_owner_params(owner),
             "project_id": project_id,
-            "with_times": with_times,
-            "tokens": list(dict.fromkeys(tokens)),
-            "entities": list(dict.fromkeys(entities)),
+            "with_times": request.with_times,
+            "tokens": list(dict.fromkeys(request.tokens)),
+            "entities": list(dict.fromkeys(request.entities)),
         }
-        if seeds is None:
-            record = await self._read_one("gather", params)
-            return _candidate_set(CandidateSet(_corpus(record)), record["candidates"])
-        record = await self._read_one(
-            "gather_pruned",
-            {
-                **params,
-                "seed_tokens": [[t, share] for t, share in sorted(seeds.tokens.items())],
-                "seed_entities": [[e, share] for e, share in sorted(seeds.entities.items())],
-                "min_share": seeds.min_share,
-                "max_holders": seeds.max_holders,
-            },
-        )
-        corpus = seeds.corpus  # read by the same search already: not counted again
-        result = CandidateSet.pruned(
-            corpus,
-            {t for t in seeds.tokens if corpus.token_df.get(t)},
-            {e for e in seeds.entities if corpus.entity_df.get(e)},
-        )
-        unexpanded = record["unexpanded"]
-        result.unexpanded_share = None if unexpanded is None else float(unexpanded)
-        return _candidate_set(result, record["candidates"])
+        if request.around is None:
+            record = await self._read_one("neighbourhood_of_holders", params)
+        else:
+            # Keys are the ids this backend's postings gave; anything else names no entry.
+            around = [key for key in request.around if isinstance(key, str)]
+            if not around:
+                return []
+            record = await self._read_one("neighbourhood", {**params, "around": around, "reach": request.reach})
+        return _candidates(record["candidates"])
 
     async def _term_stats_or_gather(
         self,
@@ -412,7 +411,7 @@ class Neo4jMemoryService(MemoryService):
         *,
         full_at_most: int,
         with_times: bool = False,
-    ) -> tuple[CorpusStats, CandidateSet | None]:
+    ) -> tuple[CorpusStats, list[CandidateStats] | None]:
         # One round trip where the default takes two: a round trip costs more than a small
         # user's gathering (see cypher/term_stats_or_gather.cypher).
         record = await self._read_one(
@@ -429,7 +428,7 @@ class Neo4jMemoryService(MemoryService):
         corpus = _corpus(record)
         if not record["gathered"]:
             return corpus, None
-        return corpus, _candidate_set(CandidateSet(corpus), record["candidates"])
+        return corpus, _candidates(record["candidates"])
 
     async def _speaker_names(self, owner: Owner) -> frozenset[str]:
         return frozenset(await self._read_single("speaker_tokens", _owner_params(owner), "values"))
@@ -754,8 +753,9 @@ def _schema_objects(version: int) -> set[str]:
     }
 
 
-def _candidate_set(result: CandidateSet, rows: Sequence[Any]) -> CandidateSet:
-    """``result`` with the candidates of a gathering's rows added (see gather.cypher)."""
+def _candidates(rows: Sequence[Any]) -> list[CandidateStats]:
+    """The candidates of a neighbourhood's rows (see neighbourhood.cypher)."""
+    result: list[CandidateStats] = []
     for row in rows:
         entry_id, matched_tokens, matched_entities, entry_project, near_ids, far_ids, author, times = row
         # A node deleted by a concurrent commit while this read looked at it reads as
@@ -765,7 +765,7 @@ def _candidate_set(result: CandidateSet, rows: Sequence[Any]) -> CandidateSet:
         near = {i for i in near_ids if i is not None} - {entry_id}
         far = {i for i in far_ids if i is not None} - near - {entry_id}
         day, refs = entry_times(times[0], times[1]) if times is not None and times[0] is not None else (None, ())
-        result.candidates.append(
+        result.append(
             CandidateStats(
                 entry_id=entry_id,
                 matched_tokens=frozenset(t for t in matched_tokens if t is not None),

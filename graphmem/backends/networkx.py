@@ -41,18 +41,16 @@ import networkx as nx
 
 from graphmem._decompose import Decomposer, Decomposition, Entity, speaker_tokens
 from graphmem._errors import JournalCompactionError, JournalCorruptError, ReadOnlyStoreError
+from graphmem._gathering import NeighbourhoodRequest, TermPostings
 from graphmem._models import Content, MemoryEntry, Part, as_utc, ensure_unicode
 from graphmem._scoring import CandidateStats, CorpusStats, ScoringWeights
 from graphmem._service import (
-    CandidateSet,
     CypherView,
     MemoryService,
     MemoryStats,
     Owner,
     PreparedEntry,
-    SeedRequest,
     StoredEntry,
-    expand_holders,
     next_pairs,
 )
 from graphmem.backends._graph_model import (
@@ -411,11 +409,13 @@ class GraphMemoryService(MemoryService):
     async def _term_stats(self, owner: Owner, tokens: Sequence[str], entities: Sequence[str]) -> CorpusStats:
         with self._lock:
             self._ensure_loaded()
-            return self._corpus(owner, *self._postings(owner, tokens, entities))
+            return self._corpus(owner, *self._term_edges(owner, tokens, entities))
 
-    def _postings(
+    def _term_edges(
         self, owner: Owner, tokens: Sequence[str], entities: Sequence[str]
     ) -> tuple[dict[str, Mapping[NodeKey, Any]], dict[str, Mapping[NodeKey, Any]]]:
+        """Each term node's incoming edges, keyed by entry node (live views: read them
+        under the lock)."""
         pred = self._graph._pred  # adjacency dicts: postings without copying
         app, user = owner.app_name, owner.user_id
         return (
@@ -438,72 +438,53 @@ class GraphMemoryService(MemoryService):
             frozenset(t for t, p in token_postings.items() if p and nodes[(TOKEN, app, user, t)].get("speaker")),
         )
 
-    async def _gather(
-        self,
-        owner: Owner,
-        project_id: str | None,
-        tokens: Sequence[str],
-        entities: Sequence[str],
-        *,
-        seeds: SeedRequest | None = None,
-        with_times: bool = False,
-    ) -> CandidateSet:
+    async def _postings(
+        self, owner: Owner, project_id: str | None, tokens: Sequence[str], entities: Sequence[str]
+    ) -> TermPostings:
+        # Holder keys are the entries' node keys. No scope filter: this backend stores no
+        # project entries (every holder is global). Copied: the views change with the graph.
         with self._lock:
             self._ensure_loaded()
-            app, user = owner.app_name, owner.user_id
-            token_postings, entity_postings = self._postings(owner, tokens, entities)
-            own = self._entries.get(owner, {})
-            corpus = self._corpus(owner, token_postings, entity_postings) if seeds is None else seeds.corpus
-            times = self._times_of(owner) if with_times else None
-            if seeds is None:
-                return self._candidates_holding(corpus, own, project_id, token_postings, entity_postings, times)
-            seed_postings = [
-                (share, postings)
-                for share, postings in (
-                    *((share, token_postings.get(t) or {}) for t, share in seeds.tokens.items()),
-                    *((share, entity_postings.get(e) or {}) for e, share in seeds.entities.items()),
-                )
-                if postings
-            ]
-            result = CandidateSet.pruned(
-                corpus,
-                {t for t in seeds.tokens if token_postings.get(t)},
-                {e for e in seeds.entities if entity_postings.get(e)},
+            token_edges, entity_edges = self._term_edges(owner, tokens, entities)
+            return TermPostings(
+                {t: tuple(edges) for t, edges in token_edges.items()},
+                {e: tuple(edges) for e, edges in entity_edges.items()},
             )
-            if not result.weak_tokens and not result.weak_entities and seeds.min_share <= 0.0 and (
-                seeds.max_holders is None
-            ):
-                return self._candidates_holding(corpus, own, project_id, token_postings, entity_postings, times)
-            # Each holder's seed share: the longest postings copied at C speed, then added to.
-            seed_postings.sort(key=lambda p: -len(p[1]))
-            shares: dict[NodeKey, float] = {}
-            for share, postings in seed_postings:
-                if not shares:
-                    shares = dict.fromkeys(postings, share)
-                    continue
-                get = shares.get
-                for node in postings:
-                    shares[node] = get(node, 0.0) + share
-            # No scope filter: this backend stores no project entries (every holder is global).
-            expand, result.unexpanded_share = expand_holders(shares, seeds.min_share, seeds.max_holders)
-            neighbours_of = self._neighbours
+
+    async def _neighbourhood(
+        self, owner: Owner, project_id: str | None, request: NeighbourhoodRequest
+    ) -> list[CandidateStats]:
+        with self._lock:
+            self._ensure_loaded()
+            own = self._entries.get(owner, {})
+            token_edges, entity_edges = self._term_edges(owner, request.tokens, request.entities)
+            times = self._times_of(owner) if request.with_times else None
+            if request.around is None:
+                return self._candidates_holding(own, project_id, token_edges, entity_edges, times)
+            app, user = owner.app_name, owner.user_id
             reached: dict[str, None] = {}
-            for node in expand:
-                entry_id = node[3]
-                reached[entry_id] = None
-                for near in neighbours_of.get(entry_id, ()):
-                    reached[near] = None
-                    reached.update(dict.fromkeys(neighbours_of.get(near, ())))
+            for key in request.around:
+                # A key is an entry node's; one of another owner, or deleted since, names nothing here.
+                if not isinstance(key, tuple) or len(key) != 4 or key[:3] != (ENTRY, app, user):
+                    continue
+                entry_id = key[3]
+                if entry_id in own:
+                    reached[entry_id] = None
+            neighbours_of = self._neighbours
+            for _ in range(request.reach):
+                for entry_id in list(reached):
+                    reached.update(dict.fromkeys(neighbours_of.get(entry_id, ())))
             succ = self._graph._succ
-            token_keys = {(TOKEN, app, user, t) for t in token_postings}
-            entity_keys = {(ENTITY, app, user, e) for e in entity_postings}
+            token_keys = {(TOKEN, app, user, t) for t in token_edges}
+            entity_keys = {(ENTITY, app, user, e) for e in entity_edges}
             value_of = operator.itemgetter(3)  # a term node's key ends with its value
+            found: list[CandidateStats] = []
             for entry_id in reached:
                 entry = own[entry_id]
                 if entry.project_id is not None and entry.project_id != project_id:
-                    continue  # a neighbour is in its candidate's session: only a seed can be out of scope
-                held = succ[(ENTRY, app, user, entry_id)].keys()
-                result.candidates.append(
+                    continue  # a neighbour is in its holder's session: only a holder can be out of scope
+                held = succ[entry.key].keys()
+                found.append(
                     self._candidate(
                         entry_id,
                         entry.project_id,
@@ -513,17 +494,16 @@ class GraphMemoryService(MemoryService):
                         times,
                     )
                 )
-            return result
+            return found
 
     def _candidates_holding(
         self,
-        corpus: CorpusStats,
         own: Mapping[str, _Entry],
         project_id: str | None,
         token_postings: Mapping[str, Mapping[NodeKey, Any]],
         entity_postings: Mapping[str, Mapping[NodeKey, Any]],
         times: Callable[[str], tuple[int, tuple[tuple[int, int], ...]]] | None,
-    ) -> CandidateSet:
+    ) -> list[CandidateStats]:
         """Every in-scope entry holding a query term, with the terms it holds."""
         matched_tokens: dict[str, list[str]] = defaultdict(list)
         matched_entities: dict[str, list[str]] = defaultdict(list)
@@ -533,12 +513,12 @@ class GraphMemoryService(MemoryService):
         for name, postings in entity_postings.items():
             for node in postings:
                 matched_entities[node[3]].append(name)
-        result = CandidateSet(corpus)
+        found: list[CandidateStats] = []
         for entry_id in matched_tokens.keys() | matched_entities.keys():
             entry_project = own[entry_id].project_id
             if entry_project is not None and entry_project != project_id:
                 continue
-            result.candidates.append(
+            found.append(
                 self._candidate(
                     entry_id,
                     entry_project,
@@ -548,7 +528,7 @@ class GraphMemoryService(MemoryService):
                     times,
                 )
             )
-        return result
+        return found
 
     def _candidate(
         self,

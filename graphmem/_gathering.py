@@ -1,0 +1,286 @@
+"""What a search reads from its backend, and in what order: every traversal rule in one place.
+
+A backend offers two plain reads over one user's graph, in the search's scope (global
+entries, plus one project's), and knows no rule of the search:
+
+- :meth:`GraphReader.postings`: for each given term, the entries holding it (the incoming
+  ``HAS_TOKEN`` / ``MENTIONS`` edges of its node);
+- :meth:`GraphReader.neighbourhood`: for given entries, or for every entry holding a
+  query term, those entries and every entry within ``reach`` ``NEXT`` steps of one, each
+  with the query terms it holds and the ids of its neighbours one and two steps away
+  (a :class:`~graphmem._scoring.CandidateStats`): a bounded neighbourhood.
+
+Everything else is decided here, once, for every backend: which terms a search reads
+first (the *seeds*), which of their holders it expands and how far
+(:data:`~graphmem._scoring.CONTEXT_STEPS`), when what it read decides the answer and what
+it reads next (:func:`graphmem._scoring.plan_gathering`). A new backend only stores and
+fetches, and ranks exactly as the others do.
+
+A holder is named by a *holder key* of the backend's own (an entry id, or a node key):
+this module only counts, compares and hands keys back to the backend that gave them.
+"""
+
+from __future__ import annotations
+
+import heapq
+import operator
+from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, TypeVar
+
+from graphmem._scoring import (
+    CONTEXT_STEPS,
+    CandidateStats,
+    CorpusStats,
+    GatherPlan,
+    QueryScores,
+    ScoringWeights,
+    plan_gathering,
+    query_shares,
+    score_query,
+)
+from graphmem._time import QueryTime
+
+__all__ = [
+    "FIRST_EXPANSION",
+    "FULL_GATHERING_ENTRIES",
+    "SEED_DF_SHARE",
+    "GraphReader",
+    "NeighbourhoodRequest",
+    "PrunedGathering",
+    "TermPostings",
+    "expand_holders",
+    "gather_scores",
+    "holder_shares",
+    "seed_terms",
+]
+
+KeyT = TypeVar("KeyT", bound=Hashable)
+TermT = TypeVar("TermT", bound=Hashable)
+
+#: A query term held by more than this share of the user's entries is *weak*: a pruned
+#: search does not read its postings (see ``graphmem._scoring``, "Pruning").
+SEED_DF_SHARE = 0.2
+#: A pruned search first expands at most this many seed holders per result asked for.
+FIRST_EXPANSION = 4
+#: A user holding at most this many entries is searched in one full gathering: reading every
+#: holder of every query term took 0.84x the pruned steps' CPU (median per search) in one
+#: user of 1,000 LoCoMo turns, about as much at 1,500, 1.2x at 2,000 (``benchmarks/
+#: search_cpu.py``; benchmarks/README.md, "Users of 1,000: about 30% less CPU").
+FULL_GATHERING_ENTRIES = 1200
+
+
+@dataclass(frozen=True, slots=True)
+class TermPostings:
+    """The in-scope holders of each term asked for (an empty collection when none)."""
+
+    tokens: Mapping[str, Collection[Hashable]] = field(default_factory=dict)
+    entities: Mapping[str, Collection[Hashable]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class NeighbourhoodRequest:
+    """A bounded neighbourhood to fetch: the entries ``around`` (holder keys from
+    :meth:`GraphReader.postings`; ``None``: every in-scope entry holding one of
+    ``tokens`` / ``entities``) and every entry within ``reach`` ``NEXT`` steps of one
+    (0 to :data:`~graphmem._scoring.CONTEXT_STEPS`), each matched against ``tokens`` and
+    ``entities``. ``with_times``: each also carries the day it was said and the day ranges
+    its text refers to."""
+
+    tokens: tuple[str, ...]
+    entities: tuple[str, ...]
+    around: tuple[Hashable, ...] | None = None
+    reach: int = 0
+    with_times: bool = False
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.reach <= CONTEXT_STEPS:
+            raise ValueError(f"reach must be 0 to {CONTEXT_STEPS}, got {self.reach}")
+
+
+class GraphReader(Protocol):
+    """One user's graph in one scope, as a search reads it (see the module docstring).
+
+    A key that names no entry any more (deleted since it was read) is skipped."""
+
+    async def postings(self, tokens: Sequence[str], entities: Sequence[str]) -> TermPostings: ...
+
+    async def neighbourhood(self, request: NeighbourhoodRequest) -> list[CandidateStats]: ...
+
+
+def seed_terms(dfs: Mapping[TermT, int], entry_count: int, max_df_share: float) -> set[TermT]:
+    """The terms a pruned search gathers from: those held by at most ``max_df_share`` of
+    the ``entry_count`` entries, and always the rarest held term(s). Terms held by no entry
+    are no seeds (they match nothing)."""
+    held = {term: df for term, df in dfs.items() if df > 0}
+    if not held:
+        return set()
+    rarest = min(held.values())
+    return {term for term, df in held.items() if df == rarest or df <= max_df_share * entry_count}
+
+
+def holder_shares(postings: Iterable[tuple[float, Collection[KeyT]]]) -> dict[KeyT, float]:
+    """Each seed holder's *seed share*: the sum of the shares of the seed terms it holds,
+    given each seed's share and holders."""
+    # The longest postings copied at C speed, then the others added to it.
+    ordered = sorted((p for p in postings if p[1]), key=lambda p: -len(p[1]))
+    if not ordered:
+        return {}
+    shares: dict[KeyT, float] = dict.fromkeys(ordered[0][1], ordered[0][0])
+    get = shares.get
+    for share, holders in ordered[1:]:
+        for key in holders:
+            shares[key] = get(key, 0.0) + share
+    return shares
+
+
+def expand_holders(
+    shares: Mapping[KeyT, float], min_share: float, max_holders: int | None
+) -> tuple[list[KeyT], float | None]:
+    """The seed holders to expand, given each one's seed share: those with a share of at
+    least ``min_share``, and at most ``max_holders`` of them (``None``: no cap), the highest
+    first; and the highest share among the others (``None`` when there are none)."""
+    if max_holders is None or len(shares) <= max_holders:
+        expand = [k for k, s in shares.items() if s >= min_share]
+        rest = max((s for s in shares.values() if s < min_share), default=None)
+        return expand, rest
+    ranked = heapq.nlargest(max_holders + 1, shares.items(), key=operator.itemgetter(1))
+    expand = [k for k, s in ranked[:max_holders] if s >= min_share]
+    return expand, ranked[len(expand)][1]
+
+
+class PrunedGathering:
+    """The steps of one pruned search: each reads what its :class:`GatherPlan` asks for
+    and scores everything read so far.
+
+    Postings are read once per term, and a holder's neighbourhood once per search: a later
+    step only adds seeds or holders (more candidates only bring computed scores closer to
+    the true ones, and a holder expanded before is no longer "not expanded")."""
+
+    def __init__(
+        self,
+        reader: GraphReader,
+        tokens: Sequence[str],
+        entities: Sequence[str],
+        corpus: CorpusStats,
+        weights: ScoringWeights,
+        when: QueryTime | None,
+    ) -> None:
+        self._reader = reader
+        self._tokens = tuple(tokens)
+        self._entities = tuple(entities)
+        self._corpus = corpus
+        self._weights = weights
+        self._when = when
+        self._token_shares, self._entity_shares = query_shares(tokens, entities, corpus, weights)
+        self._postings: dict[tuple[int, str], Collection[Hashable]] = {}
+        self._expanded: set[Hashable] = set()
+        self._candidates: dict[str, CandidateStats] = {}
+        #: The highest seed share of a holder the last step did not expand (``None``: none).
+        self.unexpanded: float | None = None
+
+    def first_plan(self, max_df_share: float) -> GatherPlan:
+        """Seeds by :func:`seed_terms`; every holder may be expanded."""
+        seeds = seed_terms(
+            {
+                **{(0, t): df for t, df in self._corpus.token_df.items()},
+                **{(1, e): df for e, df in self._corpus.entity_df.items()},
+            },
+            self._corpus.entry_count,
+            max_df_share,
+        )
+        return GatherPlan(
+            frozenset(t for kind, t in seeds if kind == 0), frozenset(e for kind, e in seeds if kind == 1), 0.0
+        )
+
+    def weak_terms(self, plan: GatherPlan) -> tuple[list[str], list[str]]:
+        """The held query terms that are no seeds of ``plan`` (read only near seed holders)."""
+        return (
+            [t for t, df in self._corpus.token_df.items() if df and t not in plan.seed_tokens],
+            [e for e, df in self._corpus.entity_df.items() if df and e not in plan.seed_entities],
+        )
+
+    async def step(self, plan: GatherPlan, max_holders: int | None) -> QueryScores:
+        """Read what ``plan`` needs that no earlier step read, expanding at most
+        ``max_holders`` new holders (``None``: every one the plan allows), and score
+        everything read so far. :attr:`unexpanded` is then the highest seed share of a
+        holder not expanded (``None``: every holder was)."""
+        seed_tokens = [t for t in sorted(plan.seed_tokens) if t in self._token_shares]
+        seed_entities = [e for e in sorted(plan.seed_entities) if e in self._entity_shares]
+        missing_t = [t for t in seed_tokens if (0, t) not in self._postings]
+        missing_e = [e for e in seed_entities if (1, e) not in self._postings]
+        if missing_t or missing_e:
+            read = await self._reader.postings(missing_t, missing_e)
+            self._postings.update(((0, t), read.tokens.get(t, ())) for t in missing_t)
+            self._postings.update(((1, e), read.entities.get(e, ())) for e in missing_e)
+        shares = holder_shares(
+            [
+                *((self._token_shares[t], self._postings[(0, t)]) for t in seed_tokens),
+                *((self._entity_shares[e], self._postings[(1, e)]) for e in seed_entities),
+            ]
+        )
+        expanded = self._expanded
+        if expanded:
+            shares = {k: s for k, s in shares.items() if k not in expanded}
+        expand, unexpanded = expand_holders(shares, plan.min_share, max_holders)
+        if expand:
+            found = await self._reader.neighbourhood(
+                NeighbourhoodRequest(
+                    self._tokens, self._entities, tuple(expand), CONTEXT_STEPS, with_times=self._when is not None
+                )
+            )
+            expanded.update(expand)
+            self._candidates.update((c.entry_id, c) for c in found)
+        self.unexpanded = unexpanded
+        weak_tokens, weak_entities = self.weak_terms(plan)
+        return score_query(
+            self._tokens,
+            self._entities,
+            self._corpus,
+            list(self._candidates.values()),
+            self._weights,
+            weak_tokens=weak_tokens,
+            weak_entities=weak_entities,
+            when=self._when,
+            unexpanded_share=unexpanded,
+        )
+
+
+async def gather_scores(
+    reader: GraphReader,
+    tokens: Sequence[str],
+    entities: Sequence[str],
+    corpus: CorpusStats,
+    *,
+    limit: int,
+    weights: ScoringWeights,
+    when: QueryTime | None,
+    seed_df_share: float | None,
+    first_expansion: int | None,
+    full_at_most: int,
+    full: list[CandidateStats] | None = None,
+) -> QueryScores:
+    """Score a query, reading no more of the graph than it takes to know its first
+    ``limit`` entries exactly.
+
+    A user holding at most ``full_at_most`` entries, or any user with ``seed_df_share=None``,
+    is read in one full gathering (every holder of every query term; ``full`` when the
+    caller read it already). Otherwise the search first reads the seeds' postings and
+    expands at most ``first_expansion * limit`` of their holders (``None``: all), then what
+    :func:`~graphmem._scoring.plan_gathering` asks for, until the scores decide; when only
+    a full gathering can, that (see ``graphmem._scoring``, "Pruning" and what follows)."""
+    every_holder = NeighbourhoodRequest(tuple(tokens), tuple(entities), with_times=when is not None)
+    if seed_df_share is None or corpus.entry_count <= full_at_most:
+        if full is None:
+            full = await reader.neighbourhood(every_holder)
+        return score_query(tokens, entities, corpus, full, weights, when=when)
+    gathering = PrunedGathering(reader, tokens, entities, corpus, weights, when)
+    plan: GatherPlan | None = gathering.first_plan(seed_df_share)
+    max_holders = None if first_expansion is None else first_expansion * limit
+    while plan is not None:
+        scores = await gathering.step(plan, max_holders)
+        if scores.decides(limit):
+            return scores
+        plan = plan_gathering(scores, corpus, *gathering.weak_terms(plan), gathering.unexpanded, limit)
+        max_holders = None
+    return score_query(tokens, entities, corpus, await reader.neighbourhood(every_holder), weights, when=when)

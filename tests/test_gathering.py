@@ -1,0 +1,105 @@
+"""The two reads a backend offers a search (``graphmem._gathering``), the same on every
+backend, and the pure rules that choose what to read."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from graphmem import Content, MemoryEntry, MemoryService
+from graphmem._gathering import NeighbourhoodRequest, expand_holders, holder_shares, seed_terms
+from graphmem._service import Owner
+
+TEXTS = [
+    "We adopted a puppy called Biscuit.",
+    "How old is the puppy?",
+    "Nine weeks, and already chewing shoes.",
+    "My sister visited us in Porto.",
+    "Did she like Porto?",
+    "She loved the river and the puppy.",
+    "Tomorrow we drive to Lisbon.",
+]
+
+
+def entry(text: str, minute: int) -> MemoryEntry:
+    return MemoryEntry(
+        content=Content(role="user").with_text(text),
+        author="Ana" if minute % 2 == 0 else "Ben",
+        timestamp=datetime(2024, 3, 1, 12, tzinfo=UTC) + timedelta(minutes=minute),
+    )
+
+
+async def stored(service: MemoryService) -> tuple[Owner, list[str]]:
+    """One session of TEXTS and one other user's; the ids in position order."""
+    await service.add_session("app", "ana", "s1", [entry(t, i) for i, t in enumerate(TEXTS)])
+    await service.add_session("app", "eve", "s1", [entry(t, i) for i, t in enumerate(TEXTS)])
+    entries = await service.list_entries("app", "ana")
+    by_text = {e.memory.text: e.entry_id for e in entries}
+    return Owner("app", "ana"), [by_text[t] for t in TEXTS]
+
+
+async def test_postings_name_the_holders_of_each_term(service: MemoryService) -> None:
+    owner, ids = await stored(service)
+    postings = await service._postings(owner, None, ["puppy", "porto", "nothing"], ["porto", "nowhere"])
+    around = tuple(postings.tokens["puppy"])
+    found = await service._neighbourhood(owner, None, NeighbourhoodRequest(("puppy",), (), around))
+    assert sorted(c.entry_id for c in found) == sorted([ids[0], ids[1], ids[5]])
+    assert len(postings.tokens["porto"]) == 2 and len(postings.entities["porto"]) == 2
+    assert not postings.tokens.get("nothing") and not postings.entities.get("nowhere")
+
+
+@pytest.mark.parametrize(("reach", "expected"), [(0, [3]), (1, [2, 3, 4]), (2, [1, 2, 3, 4, 5])])
+async def test_a_neighbourhood_reaches_as_many_next_steps_as_asked(
+    service: MemoryService, reach: int, expected: list[int]
+) -> None:
+    owner, ids = await stored(service)
+    around = tuple((await service._postings(owner, None, ["sister"], [])).tokens["sister"])
+    request = NeighbourhoodRequest(("puppy", "sister"), ("porto",), around, reach)
+    found = {c.entry_id: c for c in await service._neighbourhood(owner, None, request)}
+    assert sorted(found) == sorted(ids[i] for i in expected)
+    # Each entry comes with the request terms it holds and its neighbours one and two steps away.
+    middle = found[ids[3]]
+    assert middle.matched_tokens == {"sister"} and middle.matched_entities == {"porto"}
+    assert set(middle.neighbour_ids) == {ids[2], ids[4]} and set(middle.second_neighbour_ids) == {ids[1], ids[5]}
+    if reach == 2:
+        assert found[ids[5]].matched_tokens == {"puppy"} and found[ids[1]].author == "Ben"
+
+
+async def test_every_holder_is_the_neighbourhood_without_around(service: MemoryService) -> None:
+    owner, ids = await stored(service)
+    found = await service._neighbourhood(owner, None, NeighbourhoodRequest(("puppy", "river"), ()))
+    assert sorted(c.entry_id for c in found) == sorted([ids[0], ids[1], ids[5]])
+    assert all(c.day is None for c in found)
+    timed = await service._neighbourhood(owner, None, NeighbourhoodRequest(("river",), (), with_times=True))
+    assert [c.day for c in timed] == [datetime(2024, 3, 1).toordinal()]
+
+
+async def test_keys_of_another_user_or_of_nothing_name_nothing(service: MemoryService) -> None:
+    owner, _ = await stored(service)
+    eve = Owner("app", "eve")
+    theirs = tuple((await service._postings(eve, None, ["puppy"], [])).tokens["puppy"])
+    assert len(theirs) == 3
+    assert await service._neighbourhood(owner, None, NeighbourhoodRequest(("puppy",), (), theirs, 2)) == []
+    gone = ("not", "a", "key", 1), "no-such-entry", 7
+    assert await service._neighbourhood(owner, None, NeighbourhoodRequest(("puppy",), (), gone, 2)) == []
+
+
+def test_reach_is_bounded_by_the_context_steps() -> None:
+    with pytest.raises(ValueError, match="reach"):
+        NeighbourhoodRequest(("puppy",), (), ("x",), 3)
+
+
+def test_seed_shares_add_up_and_the_best_holders_are_expanded_first() -> None:
+    shares = holder_shares([(0.5, ["a", "b"]), (0.25, ["b", "c"]), (0.1, [])])
+    assert shares == {"a": 0.5, "b": 0.75, "c": 0.25}
+    assert expand_holders(shares, 0.0, 1) == (["b"], 0.5)
+    assert sorted(expand_holders(shares, 0.3, None)[0]) == ["a", "b"]
+    assert expand_holders(shares, 0.3, None)[1] == 0.25
+    assert expand_holders(shares, 0.0, None) == (["a", "b", "c"], None)
+
+
+def test_seeds_are_the_rarer_terms_and_always_the_rarest() -> None:
+    assert seed_terms({"rare": 2, "common": 60, "unheld": 0}, 100, 0.2) == {"rare"}
+    assert seed_terms({"common": 60, "commoner": 80}, 100, 0.2) == {"common"}
+    assert seed_terms({"unheld": 0}, 100, 0.2) == set()
