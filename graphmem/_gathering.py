@@ -85,13 +85,15 @@ class NeighbourhoodRequest:
     ``tokens`` / ``entities``) and every entry within ``reach`` ``NEXT`` steps of one
     (0 to :data:`~graphmem._scoring.CONTEXT_STEPS`), each matched against ``tokens`` and
     ``entities``. ``with_times``: each also carries the day it was said and the day ranges
-    its text refers to."""
+    its text refers to. ``holding_only``: of the entries reached, only those holding a
+    request term are returned."""
 
     tokens: tuple[str, ...]
     entities: tuple[str, ...]
     around: tuple[Hashable, ...] | None = None
     reach: int = 0
     with_times: bool = False
+    holding_only: bool = False
 
     def __post_init__(self) -> None:
         if not 0 <= self.reach <= CONTEXT_STEPS:
@@ -224,9 +226,16 @@ class PrunedGathering:
             shares = {k: s for k, s in shares.items() if k not in expanded}
         expand, unexpanded = expand_holders(shares, plan.min_share, max_holders)
         if expand:
+            # Entries holding no query term add nothing to the scores: their direct score is
+            # 0, and a holder's neighbour lists (links are symmetric) lend them their context.
             found = await self._reader.neighbourhood(
                 NeighbourhoodRequest(
-                    self._tokens, self._entities, tuple(expand), CONTEXT_STEPS, with_times=self._when is not None
+                    self._tokens,
+                    self._entities,
+                    tuple(expand),
+                    CONTEXT_STEPS,
+                    with_times=self._when is not None,
+                    holding_only=True,
                 )
             )
             expanded.update(expand)

@@ -3,6 +3,7 @@ backend, and the pure rules that choose what to read."""
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -64,6 +65,8 @@ async def test_a_neighbourhood_reaches_as_many_next_steps_as_asked(
     assert set(middle.neighbour_ids) == {ids[2], ids[4]} and set(middle.second_neighbour_ids) == {ids[1], ids[5]}
     if reach == 2:
         assert found[ids[5]].matched_tokens == {"puppy"} and found[ids[1]].author == "Ben"
+    holding = await service._neighbourhood(owner, None, dataclasses.replace(request, holding_only=True))
+    assert sorted(c.entry_id for c in holding) == sorted(i for i, c in found.items() if c.matched_tokens or c.matched_entities)
 
 
 async def test_every_holder_is_the_neighbourhood_without_around(service: MemoryService) -> None:

@@ -399,7 +399,10 @@ class Neo4jMemoryService(MemoryService):
             around = [key for key in request.around if isinstance(key, str)]
             if not around:
                 return []
-            record = await self._read_one("neighbourhood", {**params, "around": around, "reach": request.reach})
+            record = await self._read_one(
+                "neighbourhood",
+                {**params, "around": around, "reach": request.reach, "holding_only": request.holding_only},
+            )
         return _candidates(record["candidates"])
 
     async def _term_stats_or_gather(

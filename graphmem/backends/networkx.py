@@ -479,17 +479,22 @@ class GraphMemoryService(MemoryService):
             entity_keys = {(ENTITY, app, user, e) for e in entity_edges}
             value_of = operator.itemgetter(3)  # a term node's key ends with its value
             found: list[CandidateStats] = []
+            holding_only = request.holding_only
             for entry_id in reached:
                 entry = own[entry_id]
                 if entry.project_id is not None and entry.project_id != project_id:
                     continue  # a neighbour is in its holder's session: only a holder can be out of scope
                 held = succ[entry.key].keys()
+                held_tokens = held & token_keys
+                held_entities = held & entity_keys if entity_keys else _NO_TERMS
+                if holding_only and not held_tokens and not held_entities:
+                    continue
                 found.append(
                     self._candidate(
                         entry_id,
                         entry.project_id,
-                        frozenset(map(value_of, held & token_keys)),
-                        frozenset(map(value_of, held & entity_keys)) if entity_keys else _NO_TERMS,
+                        frozenset(map(value_of, held_tokens)),
+                        frozenset(map(value_of, held_entities)) if held_entities else _NO_TERMS,
                         entry,
                         times,
                     )
