@@ -35,6 +35,7 @@ from graphmem._scoring import (
     GatherPlan,
     QueryScores,
     ScoringWeights,
+    days_match,
     plan_gathering,
     query_shares,
     score_query,
@@ -50,6 +51,7 @@ __all__ = [
     "PrunedGathering",
     "TermPostings",
     "expand_holders",
+    "expand_timed_holders",
     "gather_scores",
     "holder_shares",
     "seed_terms",
@@ -70,12 +72,19 @@ FIRST_EXPANSION = 4
 FULL_GATHERING_ENTRIES = 1200
 
 
+#: An entry's day (``date.toordinal()``, UTC) and the day ranges its text refers to.
+Days = tuple[int, tuple[tuple[int, int], ...]]
+
+
 @dataclass(frozen=True, slots=True)
 class TermPostings:
-    """The in-scope holders of each term asked for (an empty collection when none)."""
+    """The in-scope holders of each term asked for (an empty collection when none), and,
+    when asked ``with_times``, each holder's :data:`Days` by key (a holder missing there,
+    deleted meanwhile, is taken as possibly matching any time)."""
 
     tokens: Mapping[str, Collection[Hashable]] = field(default_factory=dict)
     entities: Mapping[str, Collection[Hashable]] = field(default_factory=dict)
+    days: Mapping[Hashable, Days] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +114,9 @@ class GraphReader(Protocol):
 
     A key that names no entry any more (deleted since it was read) is skipped."""
 
-    async def postings(self, tokens: Sequence[str], entities: Sequence[str]) -> TermPostings: ...
+    async def postings(
+        self, tokens: Sequence[str], entities: Sequence[str], *, with_times: bool = False
+    ) -> TermPostings: ...
 
     async def neighbourhood(self, request: NeighbourhoodRequest) -> list[CandidateStats]: ...
 
@@ -151,6 +162,41 @@ def expand_holders(
     return expand, ranked[len(expand)][1]
 
 
+def expand_timed_holders(
+    shares: Mapping[KeyT, float],
+    untimed: Collection[KeyT],
+    plan: GatherPlan,
+    max_holders: int | None,
+    untimed_weight: float,
+) -> tuple[list[KeyT], float | None, float | None]:
+    """:func:`expand_holders` for a query with a time, where the holders in ``untimed`` are
+    known not to match it: those need ``plan.min_share_untimed``, and under the cap they
+    rank by their share times ``untimed_weight`` (what the time leaves of their score).
+
+    Returns:
+        The holders to expand, the highest share among the others that may match the time,
+        and among those that do not (each ``None`` when there are none).
+    """
+    floor = plan.min_share
+    untimed_floor = floor if plan.min_share_untimed is None else plan.min_share_untimed
+    eligible = [k for k, s in shares.items() if s >= (untimed_floor if k in untimed else floor)]
+    if max_holders is not None and len(eligible) > max_holders:
+        eligible = heapq.nlargest(
+            max_holders, eligible, key=lambda k: shares[k] * (untimed_weight if k in untimed else 1.0)
+        )
+    chosen = set(eligible)
+    rest_timed = rest_untimed = None
+    for key, share in shares.items():
+        if key in chosen:
+            continue
+        if key in untimed:
+            if rest_untimed is None or share > rest_untimed:
+                rest_untimed = share
+        elif rest_timed is None or share > rest_timed:
+            rest_timed = share
+    return eligible, rest_timed, rest_untimed
+
+
 class PrunedGathering:
     """The steps of one pruned search: each reads what its :class:`GatherPlan` asks for
     and scores everything read so far.
@@ -176,10 +222,15 @@ class PrunedGathering:
         self._when = when
         self._token_shares, self._entity_shares = query_shares(tokens, entities, corpus, weights)
         self._postings: dict[tuple[int, str], Collection[Hashable]] = {}
+        #: With a time in the query: whether each holder read so far does not match it.
+        self._untimed: dict[Hashable, bool] = {}
         self._expanded: set[Hashable] = set()
         self._candidates: dict[str, CandidateStats] = {}
-        #: The highest seed share of a holder the last step did not expand (``None``: none).
+        #: The highest seed share of a holder the last step did not expand (``None``: none);
+        #: with a time in the query, of those that may match it, and of those that do not
+        #: (:attr:`unexpanded_untimed`).
         self.unexpanded: float | None = None
+        self.unexpanded_untimed: float | None = None
 
     def first_plan(self, max_df_share: float) -> GatherPlan:
         """Seeds by :func:`seed_terms`; every holder may be expanded."""
@@ -202,6 +253,16 @@ class PrunedGathering:
             [e for e, df in self._corpus.entity_df.items() if df and e not in plan.seed_entities],
         )
 
+    def _learn_times(self, when: QueryTime, read: TermPostings, postings: Sequence[Collection[Hashable]]) -> None:
+        """Note which of these holders do not match the query's time (a holder whose days
+        are unknown may)."""
+        untimed, days, weights = self._untimed, read.days, self._weights
+        for holders in postings:
+            for key in holders:
+                if key not in untimed:
+                    known = days.get(key)
+                    untimed[key] = known is not None and days_match(known[0], known[1], when, weights) is None
+
     async def step(self, plan: GatherPlan, max_holders: int | None) -> QueryScores:
         """Read what ``plan`` needs that no earlier step read, expanding at most
         ``max_holders`` new holders (``None``: every one the plan allows), and score
@@ -211,10 +272,15 @@ class PrunedGathering:
         seed_entities = [e for e in sorted(plan.seed_entities) if e in self._entity_shares]
         missing_t = [t for t in seed_tokens if (0, t) not in self._postings]
         missing_e = [e for e in seed_entities if (1, e) not in self._postings]
+        when = self._when
         if missing_t or missing_e:
-            read = await self._reader.postings(missing_t, missing_e)
+            read = await self._reader.postings(missing_t, missing_e, with_times=when is not None)
             self._postings.update(((0, t), read.tokens.get(t, ())) for t in missing_t)
             self._postings.update(((1, e), read.entities.get(e, ())) for e in missing_e)
+            if when is not None:
+                fresh = [read.tokens.get(t, ()) for t in missing_t]
+                fresh += [read.entities.get(e, ()) for e in missing_e]
+                self._learn_times(when, read, fresh)
         shares = holder_shares(
             [
                 *((self._token_shares[t], self._postings[(0, t)]) for t in seed_tokens),
@@ -224,7 +290,15 @@ class PrunedGathering:
         expanded = self._expanded
         if expanded:
             shares = {k: s for k, s in shares.items() if k not in expanded}
-        expand, unexpanded = expand_holders(shares, plan.min_share, max_holders)
+        unexpanded_untimed = None
+        if when is None or self._weights.time_share <= 0.0:
+            expand, unexpanded = expand_holders(shares, plan.min_share, max_holders)
+        else:
+            untimed_keys = {k for k in shares if self._untimed.get(k)}
+            keep = 1.0 / (1.0 + self._weights.time_share)
+            expand, unexpanded, unexpanded_untimed = expand_timed_holders(
+                shares, untimed_keys, plan, max_holders, keep
+            )
         if expand:
             # Entries holding no query term add nothing to the scores: their direct score is
             # 0, and a holder's neighbour lists (links are symmetric) lend them their context.
@@ -240,7 +314,7 @@ class PrunedGathering:
             )
             expanded.update(expand)
             self._candidates.update((c.entry_id, c) for c in found)
-        self.unexpanded = unexpanded
+        self.unexpanded, self.unexpanded_untimed = unexpanded, unexpanded_untimed
         weak_tokens, weak_entities = self.weak_terms(plan)
         return score_query(
             self._tokens,
@@ -252,6 +326,7 @@ class PrunedGathering:
             weak_entities=weak_entities,
             when=self._when,
             unexpanded_share=unexpanded,
+            unexpanded_untimed_share=unexpanded_untimed,
         )
 
 
@@ -290,6 +365,13 @@ async def gather_scores(
         scores = await gathering.step(plan, max_holders)
         if scores.decides(limit):
             return scores
-        plan = plan_gathering(scores, corpus, *gathering.weak_terms(plan), gathering.unexpanded, limit)
+        plan = plan_gathering(
+            scores,
+            corpus,
+            *gathering.weak_terms(plan),
+            gathering.unexpanded,
+            limit,
+            unexpanded_untimed_share=gathering.unexpanded_untimed,
+        )
         max_holders = None
     return score_query(tokens, entities, corpus, await reader.neighbourhood(every_holder), weights, when=when)

@@ -85,6 +85,23 @@ seeds rarest first (the cheapest to read and the heaviest), only until ``b(w) < 
 every term (the full gathering, which always decides). Each step expands at least one more
 holder or adds a seed, so a search ends, and its answer is always the full one.
 
+Times and pruning. With a time in the query, an entry that does not match it keeps only
+``keep = 1 / (1 + time_share)`` of its score, and only an entry holding a query term can
+match it. The postings of a query with a time carry each holder's day and ``time_refs``, so
+a holder not expanded is known to match the time or not. Let ``u`` be the highest seed share
+of a holder not expanded that may match it, ``u'`` of one that does not, ``m = max(w, u + w,
+u' + w)`` (what an entry not gathered, or gathered without its neighbourhood, may lend as
+context) and ``m_t = max(w, u + w)``. An entry whose computed score may be wrong and that
+does not match the time scores at most ``keep * b(m)``. One that may match it holds a query
+term, so it is a holder of weak terms only (direct at most ``w``) or a seed holder not
+expanded that may match (at most ``u + w``); its context is at most ``m``: it scores at most
+``m_t + share * (1 - m_t) * m``. Every score above the larger of the two is exact (without
+weak terms and with no such holder left, only the first counts); without a time, or when
+every holder may match, this is ``b(m)`` as above. Planning the next gathering then asks for
+two floors (``GatherPlan.min_share`` for holders that may match, ``min_share_untimed`` for
+the others) from the same two bounds, so a date in the query no longer makes a search expand
+every holder of its seeds: those said (and referring) elsewhere weigh a third less.
+
 Sums use :func:`math.fsum`, so the order in which a backend returns statistics cannot
 change a score in its last bit.
 """
@@ -204,11 +221,18 @@ def time_match(cand: CandidateStats, when: QueryTime, weights: ScoringWeights) -
     up to ``time_told_within_days`` after it, or the day before, for time zones), or
     referring to a range that overlaps it and is not much longer than it (a whole "last
     year" does not pin a day)."""
-    if cand.day is not None:
-        if when.matches_day(cand.day + 1, after=weights.time_told_within_days + 1):
-            return f"said {date.fromordinal(cand.day).isoformat()}"
+    return days_match(cand.day, cand.time_refs, when, weights)
+
+
+def days_match(
+    day: int | None, time_refs: Sequence[tuple[int, int]], when: QueryTime, weights: ScoringWeights
+) -> str | None:
+    """:func:`time_match` of an entry said on ``day`` (an ordinal) referring to ``time_refs``."""
+    if day is not None:
+        if when.matches_day(day + 1, after=weights.time_told_within_days + 1):
+            return f"said {date.fromordinal(day).isoformat()}"
     span = when.longest_days()
-    for lo, hi in cand.time_refs:
+    for lo, hi in time_refs:
         if hi - lo + 1 <= max(31, 2 * span) and when.overlaps(lo, hi):
             return f"refers to {date.fromordinal(lo).isoformat()}/{date.fromordinal(hi).isoformat()}"
     return None
@@ -577,6 +601,7 @@ def score_query(
     weak_entities: Iterable[str] = (),
     when: QueryTime | None = None,
     unexpanded_share: float | None = None,
+    unexpanded_untimed_share: float | None = None,
 ) -> QueryScores:
     """Score a query's candidates and their neighbours without building a hit for each.
 
@@ -586,7 +611,10 @@ def score_query(
     ``when`` is the time the query names, if any (candidates then carry their times).
     ``unexpanded_share``: the largest seed share of a seed holder whose neighbourhood was
     not gathered, or ``None`` when every holder's was (see "Expanding the best holders
-    first" above).
+    first" above). With a time in the query, ``unexpanded_untimed_share`` is that of the
+    holders not gathered that are known not to match the time (their day and
+    ``time_refs`` came with the postings), and ``unexpanded_share`` that of the others
+    (see "Times and pruning").
     """
     token_w, entity_w, total = _weights(query_tokens, query_entities, corpus, weights)
     if total <= 0.0:
@@ -603,7 +631,6 @@ def score_query(
         ]
     )
     weak_share = min(1.0, weak / total)
-    most = weak_share if unexpanded_share is None else max(weak_share, min(1.0, unexpanded_share + weak_share))
     return QueryScores(
         final,
         direct,
@@ -611,12 +638,45 @@ def score_query(
         token_w,
         entity_w,
         weak_share=weak_share,
-        exact_above=_prune_bound(most, weights),
+        exact_above=_exact_above(
+            weak_share,
+            unexpanded_share,
+            unexpanded_untimed_share,
+            1.0 / (1.0 + weights.time_share) if when is not None and weights.time_share > 0.0 else 1.0,
+            weights,
+        ),
         weights=weights,
         time_named=when is not None,
         time_matches=matches,
         named_speakers=named,
     )
+
+
+def _lending_bound(weak_share: float, *unexpanded: float | None) -> float:
+    """``m``: the most an entry that was not gathered, or was gathered without its
+    neighbourhood, may match directly (and so lend as context)."""
+    shares = [u for u in unexpanded if u is not None]
+    return weak_share if not shares else max(weak_share, min(1.0, max(shares) + weak_share))
+
+
+def _exact_above(
+    weak_share: float,
+    unexpanded: float | None,
+    unexpanded_untimed: float | None,
+    keep: float,
+    weights: ScoringWeights,
+) -> float:
+    """Every score above this is exact (see "Pruning" and "Times and pruning")."""
+    m = _lending_bound(weak_share, unexpanded, unexpanded_untimed)
+    if keep >= 1.0:
+        return _prune_bound(m, weights)
+    # Entries that do not match the time keep only `keep` of their score; those that may
+    # match it match at most m_t directly (and take at most m as context).
+    untimed = keep * _prune_bound(m, weights)
+    if weak_share <= 0.0 and unexpanded is None:
+        return untimed  # no entry that may match the time is uncertain
+    m_t = _lending_bound(weak_share, unexpanded)
+    return max(untimed, min(1.0, m_t + weights.context_share * (1.0 - m_t) * m))
 
 
 def _prune_bound(weak_share: float, weights: ScoringWeights) -> float:
@@ -653,12 +713,14 @@ def query_shares(
 
 @dataclass(frozen=True, slots=True)
 class GatherPlan:
-    """What the next pruned gathering reads: its seeds, and the seed holders it expands
-    (those with a seed share of at least ``min_share``)."""
+    """What the next pruned gathering reads: its seeds, and the seed holders it expands:
+    those with a seed share of at least ``min_share``, except that a holder known not to
+    match the query's time needs ``min_share_untimed`` (``None``: ``min_share`` too)."""
 
     seed_tokens: frozenset[str]
     seed_entities: frozenset[str]
     min_share: float
+    min_share_untimed: float | None = None
 
 
 def plan_gathering(
@@ -668,28 +730,46 @@ def plan_gathering(
     weak_entities: Iterable[str],
     unexpanded_share: float | None,
     limit: int,
+    *,
+    unexpanded_untimed_share: float | None = None,
 ) -> GatherPlan | None:
     """The least the next gathering must read to be able to decide the first ``limit``,
-    after ``scores`` (from a pruned gathering with these weak terms, whose best holder not
-    expanded had ``unexpanded_share``) could not (see "Choosing what to gather next").
+    after ``scores`` (from a pruned gathering with these weak terms, whose best holders not
+    expanded had ``unexpanded_share`` and, known not to match the query's time,
+    ``unexpanded_untimed_share``) could not (see "Choosing what to gather next" and "Times
+    and pruning").
 
     Returns:
         The plan, which expands at least one more holder or has more seeds; ``None``: only
         a full gathering can decide.
     """
+    weights = scores.weights
     weak_t, weak_e = set(weak_tokens), set(weak_entities)
     if len(scores.final) < limit:
         return None
     best = heapq.nlargest(limit, scores.final.values())[-1] - _TIE_MARGIN
-    reach = _prune_bound_inverse(best, scores.weights)
+    reach = _prune_bound_inverse(best, weights)
     total = math.fsum([*scores.token_weights.values(), *scores.entity_weights.values()])
     held_t = {t for t, df in corpus.token_df.items() if df and t in scores.token_weights} - weak_t
     held_e = {e for e, df in corpus.entity_df.items() if df and e in scores.entity_weights} - weak_e
     weak_share = min(1.0, scores.weak_share)
-    if unexpanded_share is not None and _prune_bound(weak_share, scores.weights) < best:
+    unexpanded = unexpanded_share is not None or unexpanded_untimed_share is not None
+    if unexpanded and _prune_bound(weak_share, weights) < best:
         # The same seeds can decide: expand every holder that could reach the bound (at
         # least the best one left, so that every step makes progress).
-        return GatherPlan(frozenset(held_t), frozenset(held_e), max(0.0, min(reach - weak_share, unexpanded_share)))
+        keep = 1.0 / (1.0 + weights.time_share) if scores.time_named and weights.time_share > 0.0 else 1.0
+        if keep >= 1.0:
+            best_left = max(u for u in (unexpanded_share, unexpanded_untimed_share) if u is not None)
+            return GatherPlan(frozenset(held_t), frozenset(held_e), max(0.0, min(reach - weak_share, best_left)))
+        return _timed_plan(
+            GatherPlan(frozenset(held_t), frozenset(held_e), 0.0),
+            best,
+            keep,
+            weak_share,
+            unexpanded_share,
+            unexpanded_untimed_share,
+            weights,
+        )
     # Cheapest first: the fewest entries to read; the heaviest too, for a token.
     order = sorted(
         [(corpus.token_df.get(t, 0), 0, t) for t in weak_t] + [(corpus.entity_df.get(e, 0), 1, e) for e in weak_e]
@@ -697,7 +777,7 @@ def plan_gathering(
     left = [(scores.entity_weights if kind else scores.token_weights).get(t, 0.0) for _, kind, t in order]
     for taken in range(1, len(order)):
         rest = min(1.0, math.fsum(left[taken:]) / total)
-        if _prune_bound(rest, scores.weights) < best:
+        if _prune_bound(rest, weights) < best:
             moved = order[:taken]
             return GatherPlan(
                 frozenset(held_t | {t for _, kind, t in moved if kind == 0}),
@@ -705,6 +785,39 @@ def plan_gathering(
                 max(0.0, reach - rest),
             )
     return None
+
+
+def _timed_plan(
+    seeds: GatherPlan,
+    best: float,
+    keep: float,
+    weak_share: float,
+    unexpanded: float | None,
+    unexpanded_untimed: float | None,
+    weights: ScoringWeights,
+) -> GatherPlan:
+    """The same seeds, with a time in the query: the holders to expand so that
+    :func:`_exact_above` falls below ``best`` (see "Times and pruning")."""
+    c = weights.context_share
+    # Entries not matching the time: keep * b(m') < best, so m' < r1 (none need it when
+    # even a full match kept at `keep` stays below best).
+    r1 = _prune_bound_inverse(best / keep, weights) if best < keep else math.inf
+    untimed_min = r1 - weak_share
+    # Entries that may match it: m_t' + c (1 - m_t') m' < best, with m' at most r1 and
+    # at most what may lend now.
+    lend = min(r1, _lending_bound(weak_share, unexpanded, unexpanded_untimed))
+    r2 = (best - c * lend) / (1.0 - c * lend) if c * lend < 1.0 else 0.0
+    timed_min = max(0.0, min(r2 - weak_share, untimed_min))
+    untimed_min = max(0.0, untimed_min)
+    if (unexpanded is None or unexpanded < timed_min) and (
+        unexpanded_untimed is None or unexpanded_untimed < untimed_min
+    ):
+        # Progress: at least the best holder left that may match the time, else the best one.
+        if unexpanded is not None:
+            timed_min = unexpanded
+        elif unexpanded_untimed is not None:
+            untimed_min = unexpanded_untimed
+    return GatherPlan(seeds.seed_tokens, seeds.seed_entities, timed_min, untimed_min)
 
 
 @dataclass(frozen=True, slots=True)

@@ -182,8 +182,10 @@ class _ScopedReader:
     owner: Owner
     project_id: str | None
 
-    async def postings(self, tokens: Sequence[str], entities: Sequence[str]) -> TermPostings:
-        return await self.service._postings(self.owner, self.project_id, tokens, entities)
+    async def postings(
+        self, tokens: Sequence[str], entities: Sequence[str], *, with_times: bool = False
+    ) -> TermPostings:
+        return await self.service._postings(self.owner, self.project_id, tokens, entities, with_times=with_times)
 
     async def neighbourhood(self, request: NeighbourhoodRequest) -> list[CandidateStats]:
         return await self.service._neighbourhood(self.owner, self.project_id, request)
@@ -1171,11 +1173,18 @@ class MemoryService(ABC):
 
     @abstractmethod
     async def _postings(
-        self, owner: Owner, project_id: str | None, tokens: Sequence[str], entities: Sequence[str]
+        self,
+        owner: Owner,
+        project_id: str | None,
+        tokens: Sequence[str],
+        entities: Sequence[str],
+        *,
+        with_times: bool = False,
     ) -> TermPostings:
         """For each of ``tokens`` and ``entities``, the in-scope entries (global, or global
         plus ``project_id``) holding it, as keys of the backend's own that
-        :meth:`_neighbourhood` accepts in ``NeighbourhoodRequest.around``."""
+        :meth:`_neighbourhood` accepts in ``NeighbourhoodRequest.around``; ``with_times``:
+        and each holder's day and ``time_refs`` as ordinals (``TermPostings.days``)."""
 
     @abstractmethod
     async def _neighbourhood(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from datetime import date, timedelta
 from typing import Any
 
@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from graphmem import MemoryService, SearchRequest, StoredEntry
 from graphmem._fixtures import demo_fixtures_path, load_fixtures
-from graphmem._gathering import NeighbourhoodRequest, PrunedGathering, TermPostings, gather_scores
+from graphmem._gathering import Days, NeighbourhoodRequest, PrunedGathering, TermPostings, gather_scores
 from graphmem._scoring import (
     CandidateStats,
     CorpusStats,
@@ -71,11 +71,16 @@ class ReferenceGraph:
         self.session_of = session_of
         self.reads: list[str] = []
 
-    async def postings(self, tokens: Sequence[str], entities: Sequence[str]) -> TermPostings:
+    async def postings(self, tokens: Sequence[str], entities: Sequence[str], *, with_times: bool = False) -> TermPostings:
         self.reads.append("postings")
-        return TermPostings(
-            {t: tuple(i for i, h in enumerate(self.held) if t in h) for t in tokens}, {e: () for e in entities}
-        )
+        holders = {t: tuple(i for i, h in enumerate(self.held) if t in h) for t in tokens}
+        days: dict[Hashable, Days] = {}
+        if with_times:
+            for i in {i for found in holders.values() for i in found}:
+                c = candidate(i, self.held, set(tokens), self.session_of)
+                assert c.day is not None
+                days[i] = (c.day, c.time_refs)
+        return TermPostings(holders, {e: () for e in entities}, days)
 
     async def neighbourhood(self, request: NeighbourhoodRequest) -> list[CandidateStats]:
         wanted = set(request.tokens)

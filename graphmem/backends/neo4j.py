@@ -38,13 +38,13 @@ from __future__ import annotations
 import asyncio
 import functools
 import random
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from graphmem._cypher import load_cypher, load_statements
 from graphmem._decompose import Decomposer, Decomposition, Entity, speaker_tokens
 from graphmem._errors import BackendUnavailableError, GraphmemError
-from graphmem._gathering import NeighbourhoodRequest, TermPostings
+from graphmem._gathering import Days, NeighbourhoodRequest, TermPostings
 from graphmem._scoring import CandidateStats, CorpusStats, ScoringWeights
 from graphmem._service import (
     CypherView,
@@ -365,7 +365,13 @@ class Neo4jMemoryService(MemoryService):
         return _corpus(record)
 
     async def _postings(
-        self, owner: Owner, project_id: str | None, tokens: Sequence[str], entities: Sequence[str]
+        self,
+        owner: Owner,
+        project_id: str | None,
+        tokens: Sequence[str],
+        entities: Sequence[str],
+        *,
+        with_times: bool = False,
     ) -> TermPostings:
         # Holder keys are entry ids.
         record = await self._read_one(
@@ -373,13 +379,27 @@ class Neo4jMemoryService(MemoryService):
             {
                 **_owner_params(owner),
                 "project_id": project_id,
+                "with_times": with_times,
                 "tokens": list(dict.fromkeys(tokens)),
                 "entities": list(dict.fromkeys(entities)),
             },
         )
+        if not with_times:
+            return TermPostings(
+                {value: tuple(holders) for value, holders in record["token_holders"]},
+                {name: tuple(holders) for name, holders in record["entity_holders"]},
+            )
+        # Each holder is [id, timestamp, time_refs]; an entry deleted by a concurrent
+        # commit meanwhile reads as nulls and is left out.
+        days: dict[Hashable, Days] = {}
+        for _, holders in (*record["token_holders"], *record["entity_holders"]):
+            for entry_id, timestamp, refs in holders:
+                if entry_id is not None and timestamp is not None and entry_id not in days:
+                    days[entry_id] = entry_times(timestamp, refs)
         return TermPostings(
-            {value: tuple(holders) for value, holders in record["token_holders"]},
-            {name: tuple(holders) for name, holders in record["entity_holders"]},
+            {value: tuple(h[0] for h in holders if h[0] is not None) for value, holders in record["token_holders"]},
+            {name: tuple(h[0] for h in holders if h[0] is not None) for name, holders in record["entity_holders"]},
+            days,
         )
 
     async def _neighbourhood(

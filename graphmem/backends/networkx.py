@@ -33,7 +33,7 @@ import os
 import sys
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -41,7 +41,7 @@ import networkx as nx
 
 from graphmem._decompose import Decomposer, Decomposition, Entity, speaker_tokens
 from graphmem._errors import JournalCompactionError, JournalCorruptError, ReadOnlyStoreError
-from graphmem._gathering import NeighbourhoodRequest, TermPostings
+from graphmem._gathering import Days, NeighbourhoodRequest, TermPostings
 from graphmem._models import Content, MemoryEntry, Part, as_utc, ensure_unicode
 from graphmem._scoring import CandidateStats, CorpusStats, ScoringWeights
 from graphmem._service import (
@@ -94,7 +94,7 @@ class _Entry:
     :meth:`stored` builds the :class:`StoredEntry` when one is asked for.
     """
 
-    __slots__ = ("key", "entry_id", "project_id", "session_id", "position", "author", "timestamp", "props")
+    __slots__ = ("key", "entry_id", "project_id", "session_id", "position", "author", "timestamp", "props", "_days")
 
     def __init__(
         self,
@@ -114,6 +114,7 @@ class _Entry:
         self.author = author
         self.timestamp = timestamp
         self.props = props
+        self._days: Days | None = None
 
     def stored(self) -> StoredEntry:
         # Every field was validated when the entry was stored or loaded (ensure_unicode,
@@ -136,6 +137,15 @@ class _Entry:
         if refs is None:
             refs = props["time_refs"] = time_refs(props["text"], self.timestamp)
         return refs
+
+    def days(self) -> Days:
+        """The day it was said and the day ranges it refers to, as ordinals (see
+        ``entry_times``), computed on first use: a search with a time reads them for every
+        holder of its seed terms."""
+        days = self._days
+        if days is None:
+            days = self._days = entry_times(self.timestamp, self.time_refs())
+        return days
 
 
 class GraphMemoryService(MemoryService):
@@ -439,16 +449,30 @@ class GraphMemoryService(MemoryService):
         )
 
     async def _postings(
-        self, owner: Owner, project_id: str | None, tokens: Sequence[str], entities: Sequence[str]
+        self,
+        owner: Owner,
+        project_id: str | None,
+        tokens: Sequence[str],
+        entities: Sequence[str],
+        *,
+        with_times: bool = False,
     ) -> TermPostings:
         # Holder keys are the entries' node keys. No scope filter: this backend stores no
         # project entries (every holder is global). Copied: the views change with the graph.
         with self._lock:
             self._ensure_loaded()
             token_edges, entity_edges = self._term_edges(owner, tokens, entities)
+            days: dict[Hashable, Days] = {}
+            if with_times:
+                own = self._entries.get(owner, {})
+                for edges in (*token_edges.values(), *entity_edges.values()):
+                    for key in edges:
+                        if key not in days:
+                            days[key] = own[key[3]].days()
             return TermPostings(
                 {t: tuple(edges) for t, edges in token_edges.items()},
                 {e: tuple(edges) for e, edges in entity_edges.items()},
+                days,
             )
 
     async def _neighbourhood(
@@ -567,8 +591,7 @@ class GraphMemoryService(MemoryService):
         own = self._entries.get(owner, {})
 
         def times(entry_id: str) -> tuple[int, tuple[tuple[int, int], ...]]:
-            entry = own[entry_id]
-            return entry_times(entry.timestamp, entry.time_refs())
+            return own[entry_id].days()
 
         return times
 
