@@ -1,9 +1,13 @@
-// term_stats.cypher and, for an owner holding at most $full_at_most entries,
-// neighbourhood_of_holders.cypher too, in one round trip (see graphmem._service.MemoryService._term_stats_or_gather): a
-// small user is searched without pruning, and a round trip costs more than its query.
+// term_stats.cypher and, in the same round trip (a round trip costs more than a small
+// query; see graphmem._service.MemoryService._term_stats_or_gather): for an owner holding
+// at most $full_at_most entries, neighbourhood_of_holders.cypher too (a small user is
+// searched without pruning); for a larger one, postings.cypher of the terms held by at most
+// $prefetch_df_share of its entries (null: none), the postings a pruned search reads first.
 //   entry_count, token_df, entity_df   as in term_stats.cypher
 //   gathered     whether the entries were gathered (entry_count <= $full_at_most)
 //   candidates   as in neighbourhood_of_holders.cypher when gathered, else []
+//   token_holders, entity_holders   as in postings.cypher, of the terms prefetched ([]
+//                when gathered)
 CALL () {
   MATCH (e:Entry {app_name: $app_name, user_id: $user_id})
   RETURN count(e) AS entry_count
@@ -40,4 +44,29 @@ CALL (entry_count) {
     CASE WHEN $with_times THEN [e.timestamp, coalesce(e.time_refs, [])] END
   ]) AS candidates
 }
-RETURN entry_count, token_df, entity_df, entry_count <= $full_at_most AS gathered, candidates
+CALL (entry_count) {
+  WITH entry_count WHERE entry_count > $full_at_most AND $prefetch_df_share IS NOT NULL
+  UNWIND $tokens AS value
+  MATCH (t:Token {app_name: $app_name, user_id: $user_id, value: value})
+  WHERE COUNT { (t)<-[:HAS_TOKEN]-() } <= $prefetch_df_share * entry_count
+  MATCH (t)<-[:HAS_TOKEN]-(e:Entry)
+  WHERE e.project_id IS NULL OR e.project_id = $project_id
+  WITH value,
+       CASE WHEN $with_times THEN collect([e.id, e.timestamp, coalesce(e.time_refs, [])]) ELSE collect(e.id) END
+         AS holders
+  RETURN collect([value, holders]) AS token_holders
+}
+CALL (entry_count) {
+  WITH entry_count WHERE entry_count > $full_at_most AND $prefetch_df_share IS NOT NULL
+  UNWIND $entities AS name
+  MATCH (n:Entity {app_name: $app_name, user_id: $user_id, name: name})
+  WHERE COUNT { (n)<-[:MENTIONS]-() } <= $prefetch_df_share * entry_count
+  MATCH (n)<-[:MENTIONS]-(e:Entry)
+  WHERE e.project_id IS NULL OR e.project_id = $project_id
+  WITH name,
+       CASE WHEN $with_times THEN collect([e.id, e.timestamp, coalesce(e.time_refs, [])]) ELSE collect(e.id) END
+         AS holders
+  RETURN collect([name, holders]) AS entity_holders
+}
+RETURN entry_count, token_df, entity_df, entry_count <= $full_at_most AS gathered, candidates,
+       token_holders, entity_holders

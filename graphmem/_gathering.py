@@ -46,6 +46,7 @@ __all__ = [
     "FIRST_EXPANSION",
     "FULL_GATHERING_ENTRIES",
     "SEED_DF_SHARE",
+    "FirstRead",
     "GraphReader",
     "NeighbourhoodRequest",
     "PrunedGathering",
@@ -85,6 +86,17 @@ class TermPostings:
     tokens: Mapping[str, Collection[Hashable]] = field(default_factory=dict)
     entities: Mapping[str, Collection[Hashable]] = field(default_factory=dict)
     days: Mapping[Hashable, Days] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class FirstRead:
+    """A search's first read: the statistics, and what the backend read with them ahead
+    of need: every holder of every term (``full``, a small user's full gathering), or the
+    postings of the rarer terms (``postings``; terms missing there are read when needed)."""
+
+    corpus: CorpusStats
+    full: list[CandidateStats] | None = None
+    postings: TermPostings | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,6 +225,7 @@ class PrunedGathering:
         corpus: CorpusStats,
         weights: ScoringWeights,
         when: QueryTime | None,
+        prefetched: TermPostings | None = None,
     ) -> None:
         self._reader = reader
         self._tokens = tuple(tokens)
@@ -231,6 +244,8 @@ class PrunedGathering:
         #: (:attr:`unexpanded_untimed`).
         self.unexpanded: float | None = None
         self.unexpanded_untimed: float | None = None
+        if prefetched is not None:
+            self._take(prefetched, list(prefetched.tokens), list(prefetched.entities))
 
     def first_plan(self, max_df_share: float) -> GatherPlan:
         """Seeds by :func:`seed_terms`; every holder may be expanded."""
@@ -253,11 +268,17 @@ class PrunedGathering:
             [e for e, df in self._corpus.entity_df.items() if df and e not in plan.seed_entities],
         )
 
-    def _learn_times(self, when: QueryTime, read: TermPostings, postings: Sequence[Collection[Hashable]]) -> None:
-        """Note which of these holders do not match the query's time (a holder whose days
-        are unknown may)."""
+    def _take(self, read: TermPostings, tokens: Sequence[str], entities: Sequence[str]) -> None:
+        """Keep the postings of these terms (none: no holder), and note which of their
+        holders do not match the query's time (a holder whose days are unknown may)."""
+        fresh = [read.tokens.get(t, ()) for t in tokens] + [read.entities.get(e, ()) for e in entities]
+        self._postings.update(((0, t), holders) for t, holders in zip(tokens, fresh, strict=False))
+        self._postings.update(((1, e), holders) for e, holders in zip(entities, fresh[len(tokens) :], strict=True))
+        when = self._when
+        if when is None:
+            return
         untimed, days, weights = self._untimed, read.days, self._weights
-        for holders in postings:
+        for holders in fresh:
             for key in holders:
                 if key not in untimed:
                     known = days.get(key)
@@ -275,12 +296,7 @@ class PrunedGathering:
         when = self._when
         if missing_t or missing_e:
             read = await self._reader.postings(missing_t, missing_e, with_times=when is not None)
-            self._postings.update(((0, t), read.tokens.get(t, ())) for t in missing_t)
-            self._postings.update(((1, e), read.entities.get(e, ())) for e in missing_e)
-            if when is not None:
-                fresh = [read.tokens.get(t, ()) for t in missing_t]
-                fresh += [read.entities.get(e, ()) for e in missing_e]
-                self._learn_times(when, read, fresh)
+            self._take(read, missing_t, missing_e)
         shares = holder_shares(
             [
                 *((self._token_shares[t], self._postings[(0, t)]) for t in seed_tokens),
@@ -343,13 +359,15 @@ async def gather_scores(
     first_expansion: int | None,
     full_at_most: int,
     full: list[CandidateStats] | None = None,
+    prefetched: TermPostings | None = None,
 ) -> QueryScores:
     """Score a query, reading no more of the graph than it takes to know its first
     ``limit`` entries exactly.
 
     A user holding at most ``full_at_most`` entries, or any user with ``seed_df_share=None``,
     is read in one full gathering (every holder of every query term; ``full`` when the
-    caller read it already). Otherwise the search first reads the seeds' postings and
+    caller read it already). Otherwise the search first reads the seeds' postings (those
+    not ``prefetched`` by the caller) and
     expands at most ``first_expansion * limit`` of their holders (``None``: all), then what
     :func:`~graphmem._scoring.plan_gathering` asks for, until the scores decide; when only
     a full gathering can, that (see ``graphmem._scoring``, "Pruning" and what follows)."""
@@ -358,7 +376,7 @@ async def gather_scores(
         if full is None:
             full = await reader.neighbourhood(every_holder)
         return score_query(tokens, entities, corpus, full, weights, when=when)
-    gathering = PrunedGathering(reader, tokens, entities, corpus, weights, when)
+    gathering = PrunedGathering(reader, tokens, entities, corpus, weights, when, prefetched)
     plan: GatherPlan | None = gathering.first_plan(seed_df_share)
     max_holders = None if first_expansion is None else first_expansion * limit
     while plan is not None:

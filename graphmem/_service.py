@@ -35,6 +35,7 @@ from graphmem._gathering import (
     FIRST_EXPANSION,
     FULL_GATHERING_ENTRIES,
     SEED_DF_SHARE,
+    FirstRead,
     NeighbourhoodRequest,
     TermPostings,
     gather_scores,
@@ -1037,9 +1038,16 @@ class MemoryService(ABC):
         # A small user (or pruning off) is gathered in full, with the statistics when the
         # backend can (one round trip on Neo4j); a larger one only reads the statistics here.
         full_at_most = self.full_gathering_entries if self.seed_df_share is not None else MAX_LIST_LIMIT
-        corpus, full = await self._term_stats_or_gather(
-            owner, project_id, tokens, entity_names, full_at_most=full_at_most, with_times=when is not None
+        first = await self._term_stats_or_gather(
+            owner,
+            project_id,
+            tokens,
+            entity_names,
+            full_at_most=full_at_most,
+            with_times=when is not None,
+            prefetch_df_share=self.seed_df_share,
         )
+        corpus = first.corpus
         # A name spelled another way in the query ("Katharine" for "Katherine", a speaker's
         # or one an entry names) is read as that name, and a misspelt word as the word:
         # only words no entry holds are tried. The query is then decomposed as if it were
@@ -1053,7 +1061,7 @@ class MemoryService(ABC):
             entity_names = tuple(e.name for e in parts.entities)
             tokens = tuple(dict.fromkeys((*parts.tokens, *asked_types(text))))
             corpus = await self._term_stats(owner, tokens, entity_names)
-            full = None  # gathered for other words
+            first = FirstRead(corpus)  # what was gathered was for other words
         # First from the rarer terms only, expanding the seed holders that hold the most,
         # until what was read decides the first `limit` exactly (graphmem._gathering).
         scores = await gather_scores(
@@ -1067,7 +1075,8 @@ class MemoryService(ABC):
             seed_df_share=self.seed_df_share,
             first_expansion=self.first_expansion,
             full_at_most=full_at_most,
-            full=full,
+            full=first.full,
+            prefetched=first.postings,
         )
         return scores if scores.final else None
 
@@ -1212,13 +1221,15 @@ class MemoryService(ABC):
         *,
         full_at_most: int,
         with_times: bool = False,
-    ) -> tuple[CorpusStats, list[CandidateStats] | None]:
-        """:meth:`_term_stats`, and optionally, when the owner holds at most ``full_at_most``
-        entries, the full gathering (:meth:`_neighbourhood` of every holder, ``reach`` 0)
-        too (else ``None``). A backend whose every read is a round trip answers both at
-        once; by default only the statistics are read (the search then gathers after
-        respelling the query, once)."""
-        return await self._term_stats(owner, tokens, entities), None
+        prefetch_df_share: float | None = None,
+    ) -> FirstRead:
+        """:meth:`_term_stats`, and optionally more of what the search will read next: when
+        the owner holds at most ``full_at_most`` entries, the full gathering
+        (:meth:`_neighbourhood` of every holder, ``reach`` 0); else the :meth:`_postings`
+        of the terms held by at most ``prefetch_df_share`` of its entries (``None``: none).
+        A backend whose every read is a round trip answers them at once; by default only
+        the statistics are read (the search reads the rest when it needs it)."""
+        return FirstRead(await self._term_stats(owner, tokens, entities))
 
     async def _typo_variants(self, owner: Owner, words: Sequence[str]) -> dict[str, str]:
         """The query words (lowercase, held by no entry) that misspell one of the owner's

@@ -326,10 +326,10 @@ async def test_a_small_user_is_searched_in_one_full_gathering(service: MemorySer
     async def first_counting(*args: Any, **kwargs: Any) -> Any:
         # A full gathering in the same read as the statistics (Neo4j), or as a neighbourhood.
         before = len(gathered)
-        corpus, full = await first(*args, **kwargs)
-        if full is not None and len(gathered) == before:
+        read = await first(*args, **kwargs)
+        if read.full is not None and len(gathered) == before:
             gathered.append(None)
-        return corpus, full
+        return read
 
     service._term_stats_or_gather = first_counting  # type: ignore[method-assign]
     assert len(entries) <= service.full_gathering_entries  # the default covers the demo user

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from graphmem._cypher import load_cypher, load_statements
 from graphmem._decompose import Decomposer, Decomposition, Entity, speaker_tokens
 from graphmem._errors import BackendUnavailableError, GraphmemError
-from graphmem._gathering import Days, NeighbourhoodRequest, TermPostings
+from graphmem._gathering import Days, FirstRead, NeighbourhoodRequest, TermPostings
 from graphmem._scoring import CandidateStats, CorpusStats, ScoringWeights
 from graphmem._service import (
     CypherView,
@@ -384,23 +384,7 @@ class Neo4jMemoryService(MemoryService):
                 "entities": list(dict.fromkeys(entities)),
             },
         )
-        if not with_times:
-            return TermPostings(
-                {value: tuple(holders) for value, holders in record["token_holders"]},
-                {name: tuple(holders) for name, holders in record["entity_holders"]},
-            )
-        # Each holder is [id, timestamp, time_refs]; an entry deleted by a concurrent
-        # commit meanwhile reads as nulls and is left out.
-        days: dict[Hashable, Days] = {}
-        for _, holders in (*record["token_holders"], *record["entity_holders"]):
-            for entry_id, timestamp, refs in holders:
-                if entry_id is not None and timestamp is not None and entry_id not in days:
-                    days[entry_id] = entry_times(timestamp, refs)
-        return TermPostings(
-            {value: tuple(h[0] for h in holders if h[0] is not None) for value, holders in record["token_holders"]},
-            {name: tuple(h[0] for h in holders if h[0] is not None) for name, holders in record["entity_holders"]},
-            days,
-        )
+        return _postings(record, with_times)
 
     async def _neighbourhood(
         self, owner: Owner, project_id: str | None, request: NeighbourhoodRequest
@@ -434,9 +418,10 @@ class Neo4jMemoryService(MemoryService):
         *,
         full_at_most: int,
         with_times: bool = False,
-    ) -> tuple[CorpusStats, list[CandidateStats] | None]:
-        # One round trip where the default takes two: a round trip costs more than a small
-        # user's gathering (see cypher/term_stats_or_gather.cypher).
+        prefetch_df_share: float | None = None,
+    ) -> FirstRead:
+        # One round trip where the default takes two or three: a round trip costs more than
+        # a small user's gathering (see cypher/term_stats_or_gather.cypher).
         record = await self._read_one(
             "term_stats_or_gather",
             {
@@ -446,12 +431,15 @@ class Neo4jMemoryService(MemoryService):
                 "tokens": list(dict.fromkeys(tokens)),
                 "entities": list(dict.fromkeys(entities)),
                 "full_at_most": full_at_most,
+                "prefetch_df_share": prefetch_df_share,
             },
         )
         corpus = _corpus(record)
-        if not record["gathered"]:
-            return corpus, None
-        return corpus, _candidates(record["candidates"])
+        if record["gathered"]:
+            return FirstRead(corpus, full=_candidates(record["candidates"]))
+        if prefetch_df_share is None:
+            return FirstRead(corpus)
+        return FirstRead(corpus, postings=_postings(record, with_times))
 
     async def _speaker_names(self, owner: Owner) -> frozenset[str]:
         return frozenset(await self._read_single("speaker_tokens", _owner_params(owner), "values"))
@@ -774,6 +762,27 @@ def _schema_objects(version: int) -> set[str]:
         for word in statement.split()
         if word.startswith(prefix)
     }
+
+
+def _postings(record: Any, with_times: bool) -> TermPostings:
+    """The postings of a read's ``token_holders`` and ``entity_holders`` (see postings.cypher)."""
+    if not with_times:
+        return TermPostings(
+            {value: tuple(holders) for value, holders in record["token_holders"]},
+            {name: tuple(holders) for name, holders in record["entity_holders"]},
+        )
+    # Each holder is [id, timestamp, time_refs]; an entry deleted by a concurrent commit
+    # meanwhile reads as nulls and is left out.
+    days: dict[Hashable, Days] = {}
+    for _, holders in (*record["token_holders"], *record["entity_holders"]):
+        for entry_id, timestamp, refs in holders:
+            if entry_id is not None and timestamp is not None and entry_id not in days:
+                days[entry_id] = entry_times(timestamp, refs)
+    return TermPostings(
+        {value: tuple(h[0] for h in holders if h[0] is not None) for value, holders in record["token_holders"]},
+        {name: tuple(h[0] for h in holders if h[0] is not None) for name, holders in record["entity_holders"]},
+        days,
+    )
 
 
 def _candidates(rows: Sequence[Any]) -> list[CandidateStats]:
