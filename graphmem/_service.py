@@ -32,6 +32,7 @@ from graphmem._decompose import (
     speaker_tokens,
     speaker_variant,
 )
+from graphmem._entities import entity_groups
 from graphmem._errors import EntryIdConflictError, ProjectScopingUnsupportedError, UnsupportedOperationError
 from graphmem._models import (
     MemoryEntry,
@@ -50,6 +51,7 @@ from graphmem._scoring import (
     QueryScores,
     RecencyKey,
     ScoringWeights,
+    TermGroups,
     plan_gathering,
     query_shares,
     rank,
@@ -1126,6 +1128,13 @@ class MemoryService(ABC):
             tokens = tuple(dict.fromkeys((*parts.tokens, *asked_types(text))))
             corpus = await self._term_stats(owner, tokens, entity_names)
             full = None  # gathered for other words
+        # A linked name stands for its group, the names of the same thing (graphmem._entities).
+        groups = await self._term_groups(owner, tokens, entity_names, corpus)
+        if groups is not None:
+            tokens = tuple(dict.fromkeys((*tokens, *groups.tokens)))
+            entity_names = tuple(dict.fromkeys((*entity_names, *groups.entities)))
+            corpus = await self._term_stats(owner, tokens, entity_names)
+            full = None  # gathered without the group's other names
         # First from the rarer terms only, expanding the seed holders that hold the most;
         # when that cannot decide the first `limit` exactly, the least more that can, until
         # every term (see graphmem._scoring, "Pruning" and what follows it).
@@ -1144,7 +1153,7 @@ class MemoryService(ABC):
                 frozenset(t for kind, t in seeds if kind == 0), frozenset(e for kind, e in seeds if kind == 1), 0.0
             )
             max_holders = None if self.first_expansion is None else self.first_expansion * limit
-        token_shares, entity_shares = query_shares(tokens, entity_names, corpus, self.weights)
+        token_shares, entity_shares = query_shares(tokens, entity_names, corpus, self.weights, groups)
         while True:
             request = None
             if plan is not None:
@@ -1171,6 +1180,7 @@ class MemoryService(ABC):
                 weak_entities=gathered.weak_entities,
                 when=when,
                 unexpanded_share=gathered.unexpanded_share,
+                groups=groups,
             )
             if plan is None or scores.decides(limit):
                 break
@@ -1179,6 +1189,44 @@ class MemoryService(ABC):
             )
             max_holders = None
         return scores if scores.final else None
+
+    async def _term_groups(
+        self, owner: Owner, tokens: Sequence[str], entity_names: Sequence[str], corpus: CorpusStats
+    ) -> TermGroups | None:
+        """The groups the query's linked names stand for (``None``: none links another
+        name): each group's names, and the words a linked name is spelled as in the names
+        of its group ("katharine" for "katherine"), keyed by the query's own term (the
+        first in sorted order, so that the keys never depend on the query's word order)."""
+        linked = sorted(e for e in entity_names if corpus.entity_df.get(e))
+        if not linked:
+            return None
+        names, speakers = await self._names(owner)
+        groups = entity_groups(names, speakers)
+        entity_key: dict[str, str] = {}
+        words: set[str] = set()
+        for name in linked:
+            group = groups.names_like(name)
+            if len(group) > 1:
+                key = next((entity_key[n] for n in group if n in entity_key), name)
+                entity_key.update(dict.fromkeys(group, key))
+                words.update(w for n in group for w in n.split())
+        token_key: dict[str, str] = {}
+        for token in sorted(set(tokens)):
+            spelled = {v for v in groups.variant_words.get(token, ()) if v in words}
+            if spelled and token in words:
+                members = {token, *spelled}
+                key = next((token_key[t] for t in sorted(members) if t in token_key), token)
+                token_key.update(dict.fromkeys(members, key))
+        if not entity_key:
+            return None
+        return TermGroups(token_key, entity_key)
+
+    async def _names(self, owner: Owner) -> tuple[frozenset[str], frozenset[str]]:
+        """The names of the owner's ``Entity`` nodes and the words of its speakers' names
+        (``Token.speaker``): what :func:`graphmem._entities.entity_groups` groups by. By
+        default :meth:`_entity_names` and :meth:`_speaker_names`; a backend may read both
+        at once."""
+        return await self._entity_names(owner), await self._speaker_names(owner)
 
     async def _name_variants(
         self, owner: Owner, text: str, tokens: Sequence[str], corpus: CorpusStats

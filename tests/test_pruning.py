@@ -25,6 +25,7 @@ from graphmem._scoring import (
     CorpusStats,
     GatherPlan,
     QueryScores,
+    TermGroups,
     plan_gathering,
     query_shares,
     score_query,
@@ -102,16 +103,19 @@ def score(
     *,
     min_share: float = 0.0,
     max_holders: int | None = None,
+    groups: TermGroups | None = None,
 ) -> QueryScores:
     """One gathering, as the service's first: seeds by ``seed_terms`` (``None``: full)."""
     request = None
     if share is not None:
         corpus = stats(held, query)
-        shares, _ = query_shares(query, (), corpus)
+        shares, _ = query_shares(query, (), corpus, groups=groups)
         chosen = seed_terms(corpus.token_df, corpus.entry_count, share)
-        request = SeedRequest({t: shares[t] for t in chosen}, {}, min_share, max_holders, corpus=corpus)
+        request = SeedRequest({t: shares[t] for t in chosen if t in shares}, {}, min_share, max_holders, corpus=corpus)
     corpus, candidates, weak, unexpanded = gather(held, query, session_of, request)
-    return score_query(query, (), corpus, candidates, weak_tokens=weak, when=when, unexpanded_share=unexpanded)
+    return score_query(
+        query, (), corpus, candidates, weak_tokens=weak, when=when, unexpanded_share=unexpanded, groups=groups
+    )
 
 
 def search(
@@ -122,21 +126,24 @@ def search(
     limit: int,
     max_holders: int | None,
     when: QueryTime | None = None,
+    groups: TermGroups | None = None,
 ) -> tuple[QueryScores, int]:
     """The service's steps (``MemoryService._score``): a first pruned gathering, then what
     :func:`plan_gathering` asks for until the scores decide. Returns them and the steps."""
     corpus = stats(held, query)
-    shares, _ = query_shares(query, (), corpus)
+    shares, _ = query_shares(query, (), corpus, groups=groups)
     chosen = seed_terms(corpus.token_df, corpus.entry_count, share)
     plan: GatherPlan | None = GatherPlan(frozenset(chosen), frozenset(), 0.0)
     steps = 0
     while True:
         steps += 1
         request = None if plan is None else SeedRequest(
-            {t: shares[t] for t in plan.seed_tokens}, {}, plan.min_share, max_holders, corpus=corpus
+            {t: shares[t] for t in plan.seed_tokens if t in shares}, {}, plan.min_share, max_holders, corpus=corpus
         )
         corpus, candidates, weak, unexpanded = gather(held, query, session_of, request)
-        scores = score_query(query, (), corpus, candidates, weak_tokens=weak, when=when, unexpanded_share=unexpanded)
+        scores = score_query(
+            query, (), corpus, candidates, weak_tokens=weak, when=when, unexpanded_share=unexpanded, groups=groups
+        )
         if plan is None or scores.decides(limit):
             return scores, steps
         plan = plan_gathering(scores, corpus, weak, (), unexpanded, limit)
@@ -218,6 +225,35 @@ def test_a_decided_pruned_answer_is_the_full_answer(
         assert top(pruned, limit) == top(full, limit)
         for _, entry_id in top(pruned, limit):
             assert pruned.final[entry_id] == pytest.approx(full.final[entry_id], abs=1e-12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(graphs(), st.sampled_from([None, 1, 3]), st.integers(0, 2**32 - 1))
+def test_pruning_stays_exact_when_query_terms_stand_for_groups(
+    graph: tuple[list[frozenset[str]], list[int], list[str], int, float, QueryTime | None],
+    max_holders: int | None,
+    seed: int,
+) -> None:
+    """Rule "Groups" (names of one thing, words spelled two ways): a group whose members are
+    rare and common at once, held by some entries twice, still prunes exactly."""
+    held, session_of, query, limit, share, when = graph
+    rng = random.Random(seed)
+    terms = sorted(query)
+    rng.shuffle(terms)
+    key_of: dict[str, str] = {}
+    while len(terms) >= 2 and rng.random() < 0.7:
+        size = rng.randint(2, min(3, len(terms)))
+        members, terms = terms[:size], terms[size:]
+        key_of.update(dict.fromkeys(members, min(members)))
+    groups = TermGroups(tokens=key_of)
+    full = score(held, query, session_of, None, when, groups=groups)
+    pruned = score(held, query, session_of, share, when, max_holders=max_holders, groups=groups)
+    if pruned.decides(limit):
+        assert top(pruned, limit) == top(full, limit)
+    found, _ = search(held, query, session_of, share, limit, max_holders, when, groups=groups)
+    assert top(found, limit) == top(full, limit)
+    for _, entry_id in top(found, limit):
+        assert found.final[entry_id] == pytest.approx(full.final[entry_id], abs=1e-12)
 
 
 def test_pruning_decides_when_a_rare_term_dominates() -> None:
