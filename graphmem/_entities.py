@@ -34,11 +34,12 @@ What never links:
   "Danielle", "Christian" / "Christina", "Catherine" / "Katherine"), or is two edits away
   ("Austria" / "Australia", "Slovenia" / "Slovakia", "Steven" / "Stephen");
 - names differing in a number ("iPhone 12" / "iPhone 13", "World War I" / "World War II");
-- a name made only of words of the speakers' names ("Caroline", "Jon"), by spelling or
-  inside a longer name: a speaker is the person the conversation is with, and a longer
-  name around that word ("Bye Caroline", "Caroline Smith") is as often a greeting or
-  somebody else; two speakers are two people (names spelled another way in a query have
-  their own rule, :func:`graphmem._decompose.speaker_variant`);
+- a name made only of words of the speakers' names ("Caroline", "Jon"), by any rule: a
+  speaker is the person the conversation is with, and a longer name around that word
+  ("Bye Caroline", "Caroline Smith") is as often a greeting or somebody else; two speakers
+  are two people (names spelled another way in a query have their own rule,
+  :func:`graphmem._decompose.speaker_variant`). So a search whose linked names are all
+  speakers' names has nothing to group, and need not read the user's names;
 - a name of fewer than three letters inside a longer one.
 
 Names alone cannot tell a place from an organisation named after it ("New York" / "New
@@ -140,7 +141,9 @@ def _entity_groups(names: frozenset[str], speaker_words: frozenset[str]) -> Enti
         if words:
             by_key[words].append(name)
     keys = sorted(by_key)
-    speakers_only = {k for k in keys if speaker_words.issuperset(k)}
+    # A name made only of words of the speakers' names (accents folded) links to nothing.
+    folded_speakers = {w for word in speaker_words for w in name_words(word)}
+    speakers_only = {k for k in keys if folded_speakers.issuperset(k)}
     links: dict[tuple[str, ...], set[tuple[str, ...]]] = defaultdict(set)
 
     # Rule 2: bucket by everything but the differing word, and that word's ends.
@@ -207,10 +210,16 @@ def _entity_groups(names: frozenset[str], speaker_words: frozenset[str]) -> Enti
                     seen.add(other)
                     todo.append(other)
         group = frozenset(name for key in component for name in by_key[key])
-        if len(group) > 1:
+        if len(group) > 1 and start not in speakers_only:
             group_of.update(dict.fromkeys(group, group))
     # Words spelled two ways: between names of one key (rule 1) and spelling variants (rule 2).
-    pairs = [(p, q) for key in keys for i, p in enumerate(sorted(by_key[key])) for q in sorted(by_key[key])[i + 1 :]]
+    pairs = [
+        (p, q)
+        for key in keys
+        if key not in speakers_only
+        for i, p in enumerate(sorted(by_key[key]))
+        for q in sorted(by_key[key])[i + 1 :]
+    ]
     pairs += [(p, q) for key, other in spelled.items() if key < other for p in by_key[key] for q in by_key[other]]
     variant_words: dict[str, set[str]] = defaultdict(set)
     for p, q in pairs:

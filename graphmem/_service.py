@@ -300,6 +300,8 @@ MAX_TERM_LENGTH = 512
 
 
 _WORD = re.compile(r"[^\W\d_]+")
+#: A word of an entity name as graphmem._entities reads it.
+_NAME_WORD = re.compile(r"\w+")
 
 
 def _capitalised_words(text: str) -> set[str]:
@@ -1198,8 +1200,9 @@ class MemoryService(ABC):
         of its group ("katharine" for "katherine"), keyed by the query's own term (the
         first in sorted order, so that the keys never depend on the query's word order)."""
         linked = sorted(e for e in entity_names if corpus.entity_df.get(e))
-        if not linked:
-            return None
+        if all(corpus.speaker_tokens.issuperset(_NAME_WORD.findall(e)) for e in linked):
+            return None  # nothing, or speakers' names only: those are never grouped
+
         names, speakers = await self._names(owner)
         groups = entity_groups(names, speakers)
         entity_key: dict[str, str] = {}

@@ -93,15 +93,17 @@ def test_a_word_that_could_be_two_names_links_to_neither() -> None:
     assert groups("katharine", "katherine", "katherane") == []
 
 
-def test_a_speakers_name_links_only_by_its_words() -> None:
+def test_a_speakers_name_never_links() -> None:
     # Inside a longer name (a greeting NER took for a name, or someone else), by spelling
-    # (two speakers are two people): never. Written with an accent: the same words.
+    # (two speakers are two people), written with an accent: never.
     assert groups("caroline", "bye caroline", speakers=("caroline",)) == []
     assert groups("caroline", "caroline smith", speakers=("caroline",)) == []
     assert groups("melanie", "melaine", speakers=("melanie", "melaine")) == []
-    assert groups("zoë", "zoe", speakers=("zoe",)) == [["zoe", "zoë"]]
-    # The word of a speaker's name is never read as another's spelling.
+    assert groups("zoë", "zoe", speakers=("zoe",)) == []
+    assert groups("zoë", "zoe", speakers=("zoë",)) == []
     assert entity_groups(["zoë", "zoe"], ["zoe"]).variant_words == {}
+    # A longer name holding a speaker's word links like any other.
+    assert groups("caroline hughes", "hughes", speakers=("caroline",)) == [["caroline hughes", "hughes"]]
 
 
 def test_short_or_numeric_names_inside_longer_ones_do_not_link() -> None:
