@@ -17,6 +17,11 @@ The rules:
    ``df`` the degree of the token node. A query entity (a query span that names an
    ``Entity`` node of the user's graph; spans naming none are ignored) weighs the same
    way, times ``entity_weight``.
+1b. Groups. A query term may stand for a group of the user's terms (:class:`TermGroups`):
+   the names of one thing (:mod:`graphmem._entities`) and the words such names are spelled
+   as. Every member weighs what the group does, the weight of its most frequent member
+   (the largest ``df``, as Lucene's ``SynonymQuery``); an entry holding any member holds
+   the group, once, and the query's weight counts the group once.
 2. An entry's *direct* score is the weight of what it shares with the query divided by
    the weight of the whole query: the share of the query the entry itself matches, in
    [0, 1].
@@ -56,6 +61,9 @@ within two steps of it was gathered). So every score above ``b`` is exact, and w
 (:meth:`QueryScores.decides`); otherwise the search gathers more (see below). Rules 4
 and 5 only scale scores down, and only for entries whose author and times every gathering
 knows (those holding a query term) or that hold no query term, so the bound holds as it is.
+A group of terms (rule 1b) is weak when any of its members is (its weight counted once in
+``w``), and each member has the group's share, so a holder of two members is given more
+than it holds: a bound all the same.
 
 (The service prunes only users holding more than ``full_gathering_entries`` entries: in a
 smaller one a full gathering costs less than the steps below.)

@@ -676,6 +676,19 @@ class MemoryService(ABC):
 
     # ------------------------------------------------------------------ reads
 
+    async def entity_groups(self, app_name: str, user_id: str) -> list[tuple[str, ...]]:
+        """The user's entity names that name one thing, as search groups them (see
+        :mod:`graphmem._entities` for what links and what never does). Groups are not
+        stored: they are computed from the user's names, so they follow every write and
+        delete, and ``Entity`` nodes stay one per name.
+
+        Returns:
+            Each group of two or more names, sorted, in sorted order.
+        """
+        owner = self._owner(app_name, user_id)
+        names, speakers = await self._names(owner)
+        return [tuple(sorted(g)) for g in entity_groups(names, speakers).groups]
+
     async def search(self, request: SearchRequest) -> SearchResponse:
         """Recall the entries that best match ``request.query``.
 

@@ -1152,11 +1152,14 @@ async def test_a_name_inside_a_longer_one_is_matched_as_the_same_thing(service: 
     found = await hits_by_text(service, "Aurora")
     assert found["Coffee at Pastelaria Aurora."].matched_entities == []
     assert found["Coffee at Pastelaria Aurora."].score < 1.0
+    assert await service.entity_groups(APP, USER) == []
     # Groups are computed from the names stored now: deleting the entry undoes it.
     assert await service.delete_entry(APP, USER, borealis) == 1
     found = await hits_by_text(service, "Aurora")
     assert found["Coffee at Pastelaria Aurora."].matched_entities == ["pastelaria aurora"]
+    assert await service.entity_groups(APP, USER) == [("aurora", "pastelaria aurora")]
     assert await service.delete_user(APP, USER) == 2
+    assert await service.entity_groups(APP, USER) == []
     assert (await service.stats(APP, USER)).entities == 0
     assert (await search(service, "Aurora")).hits == []
 
