@@ -42,9 +42,9 @@ What never links:
   speakers' names has nothing to group, and need not read the user's names;
 - a name of fewer than three letters inside a longer one.
 
-Names alone cannot tell a place from an organisation named after it ("New York" / "New
-York Times" link): a link only lends a name's weight to its group, the words of each name
-stay its own tokens.
+Names alone cannot tell a place from a thing named after it ("New York" / "New York
+Times", "Tokyo" / "Tokyo Tower" link): a link only lends a name's weight to its group, the
+words of each name stay its own tokens.
 """
 
 from __future__ import annotations

@@ -354,6 +354,15 @@ async def test_a_small_user_is_searched_in_one_full_gathering(service: MemorySer
         return corpus, full
 
     service._term_stats_or_gather = first_counting  # type: ignore[method-assign]
+    grouping = service._term_groups
+    grouped: list[bool] = []
+
+    async def grouping_noted(*args: Any, **kwargs: Any) -> Any:
+        groups = await grouping(*args, **kwargs)
+        grouped.append(groups is not None)
+        return groups
+
+    service._term_groups = grouping_noted  # type: ignore[method-assign]
     assert len(entries) <= service.full_gathering_entries  # the default covers the demo user
     answers: dict[int, list[list[tuple[str, float]]]] = {}
     pruned_steps = 0
@@ -362,9 +371,14 @@ async def test_a_small_user_is_searched_in_one_full_gathering(service: MemorySer
         answers[threshold] = []
         for query in demo_queries(texts, 30):
             gathered.clear()
+            grouped.clear()
             response = await service.search(SearchRequest(query=query, app_name=owner[0], user_id=owner[1], limit=5))
             answers[threshold].append([(h.entry_id, round(h.score, 12)) for h in response.hits])
-            if threshold == len(entries):
+            if threshold == len(entries) and any(grouped):
+                # A name standing for its group ("Pastelaria Aurora" / "Aurora") is gathered
+                # again with the group's other names (on Neo4j the first read gathered too).
+                assert gathered in ([None], [None, None]), query
+            elif threshold == len(entries):
                 assert gathered == [None], query  # one gathering, every term
             else:
                 pruned_steps += sum(seeds is not None for seeds in gathered)
