@@ -35,6 +35,7 @@ from graphmem._scoring import (
     GatherPlan,
     QueryScores,
     ScoringWeights,
+    TermGroups,
     days_match,
     plan_gathering,
     query_shares,
@@ -226,6 +227,7 @@ class PrunedGathering:
         weights: ScoringWeights,
         when: QueryTime | None,
         prefetched: TermPostings | None = None,
+        groups: TermGroups | None = None,
     ) -> None:
         self._reader = reader
         self._tokens = tuple(tokens)
@@ -233,7 +235,8 @@ class PrunedGathering:
         self._corpus = corpus
         self._weights = weights
         self._when = when
-        self._token_shares, self._entity_shares = query_shares(tokens, entities, corpus, weights)
+        self._groups = groups
+        self._token_shares, self._entity_shares = query_shares(tokens, entities, corpus, weights, groups)
         self._postings: dict[tuple[int, str], Collection[Hashable]] = {}
         #: With a time in the query: whether each holder read so far does not match it.
         self._untimed: dict[Hashable, bool] = {}
@@ -343,6 +346,7 @@ class PrunedGathering:
             when=self._when,
             unexpanded_share=unexpanded,
             unexpanded_untimed_share=unexpanded_untimed,
+            groups=self._groups,
         )
 
 
@@ -360,6 +364,7 @@ async def gather_scores(
     full_at_most: int,
     full: list[CandidateStats] | None = None,
     prefetched: TermPostings | None = None,
+    groups: TermGroups | None = None,
 ) -> QueryScores:
     """Score a query, reading no more of the graph than it takes to know its first
     ``limit`` entries exactly.
@@ -375,8 +380,8 @@ async def gather_scores(
     if seed_df_share is None or corpus.entry_count <= full_at_most:
         if full is None:
             full = await reader.neighbourhood(every_holder)
-        return score_query(tokens, entities, corpus, full, weights, when=when)
-    gathering = PrunedGathering(reader, tokens, entities, corpus, weights, when, prefetched)
+        return score_query(tokens, entities, corpus, full, weights, when=when, groups=groups)
+    gathering = PrunedGathering(reader, tokens, entities, corpus, weights, when, prefetched, groups)
     plan: GatherPlan | None = gathering.first_plan(seed_df_share)
     max_holders = None if first_expansion is None else first_expansion * limit
     while plan is not None:
@@ -392,4 +397,5 @@ async def gather_scores(
             unexpanded_untimed_share=gathering.unexpanded_untimed,
         )
         max_holders = None
-    return score_query(tokens, entities, corpus, await reader.neighbourhood(every_holder), weights, when=when)
+    candidates = await reader.neighbourhood(every_holder)
+    return score_query(tokens, entities, corpus, candidates, weights, when=when, groups=groups)

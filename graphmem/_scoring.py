@@ -17,6 +17,11 @@ The rules:
    ``df`` the degree of the token node. A query entity (a query span that names an
    ``Entity`` node of the user's graph; spans naming none are ignored) weighs the same
    way, times ``entity_weight``.
+1b. Groups. A query term may stand for a group of the user's terms (:class:`TermGroups`):
+   the names of one thing (:mod:`graphmem._entities`) and the words such names are spelled
+   as. Every member weighs what the group does, the weight of its most frequent member
+   (the largest ``df``, as Lucene's ``SynonymQuery``); an entry holding any member holds
+   the group, once, and the query's weight counts the group once.
 2. An entry's *direct* score is the weight of what it shares with the query divided by
    the weight of the whole query: the share of the query the entry itself matches, in
    [0, 1].
@@ -56,6 +61,9 @@ within two steps of it was gathered). So every score above ``b`` is exact, and w
 (:meth:`QueryScores.decides`); otherwise the search gathers more (see below). Rules 4
 and 5 only scale scores down, and only for entries whose author and times every gathering
 knows (those holding a query term) or that hold no query term, so the bound holds as it is.
+A group of terms (rule 1b) is weak when any of its members is (its weight counted once in
+``w``), and each member has the group's share, so a holder of two members is given more
+than it holds: a bound all the same.
 
 (The service prunes only users holding more than ``full_gathering_entries`` entries: in a
 smaller one a full gathering costs less than the steps below.)
@@ -124,6 +132,7 @@ __all__ = [
     "CorpusStats",
     "ScoredEntry",
     "ScoringWeights",
+    "TermGroups",
     "rank",
     "score_candidates",
     "QueryScores",
@@ -159,6 +168,17 @@ class ScoringWeights:
     time_share: float = 0.5
     #: An entry said up to this many days after the query's time may tell of it.
     time_told_within_days: int = 7
+
+
+@dataclass(frozen=True, slots=True)
+class TermGroups:
+    """Query terms that stand for a group of the user's terms (rule "Groups"): each maps a
+    term of the group to the group's key, one of the query's own terms. ``entities``: the
+    names of one thing (:mod:`graphmem._entities`); ``tokens``: the words such names are
+    spelled as ("katharine" and "katherine"). A term in neither is a group of its own."""
+
+    tokens: Mapping[str, str] = field(default_factory=dict)
+    entities: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,6 +269,7 @@ def _weights(
     query_entities: Iterable[str],
     corpus: CorpusStats,
     weights: ScoringWeights,
+    groups: TermGroups | None = None,
 ) -> tuple[dict[str, float], dict[str, float], float]:
     token_w = {
         t: term_weight(corpus.token_df.get(t, 0), corpus.entry_count)
@@ -262,7 +283,35 @@ def _weights(
         for e in set(query_entities)
         if corpus.entity_df.get(e, 0) > 0
     }
-    return token_w, entity_w, math.fsum([*token_w.values(), *entity_w.values()])
+    if groups is None or not (groups.tokens or groups.entities):
+        return token_w, entity_w, math.fsum([*token_w.values(), *entity_w.values()])
+    token_w, token_total = _grouped_weights(token_w, corpus.token_df, groups.tokens)
+    entity_w, entity_total = _grouped_weights(entity_w, corpus.entity_df, groups.entities)
+    return token_w, entity_w, math.fsum([*token_total, *entity_total])
+
+
+def _grouped_weights(
+    own: Mapping[str, float], df: Mapping[str, int], key_of: Mapping[str, str]
+) -> tuple[dict[str, float], list[float]]:
+    """Rule "Groups": every held member of a group weighs what the group does, the weight
+    of its most frequent member (as Lucene's ``SynonymQuery`` takes the largest document
+    frequency); a member no entry holds is left out unless it is the query's own term.
+    Returns the weights by term and the query's weights, each group once."""
+    out: dict[str, float] = {}
+    by_group: dict[str, list[str]] = {}
+    for term in own:
+        key = key_of.get(term)
+        if key is None:
+            out[term] = own[term]
+        elif term == key or df.get(term, 0) > 0:
+            by_group.setdefault(key, []).append(term)
+    totals = list(out.values())
+    for key, members in by_group.items():
+        held = [own[t] for t in members if df.get(t, 0) > 0]
+        weight = min(held) if held else own[key] if key in own else min(own[t] for t in members)
+        out.update(dict.fromkeys(members, weight))
+        totals.append(weight)
+    return out, totals
 
 
 def _scores(
@@ -271,6 +320,7 @@ def _scores(
     total: float,
     candidates: Sequence[CandidateStats],
     weights: ScoringWeights,
+    groups: TermGroups | None = None,
 ) -> tuple[dict[str, float], dict[str, float]]:
     """Direct and final scores by entry id (final only where it is above 0)."""
     # Written for speed (it runs over hundreds of candidates a search), computing exactly
@@ -278,13 +328,17 @@ def _scores(
     # computed once per set of matched terms (``fsum`` is exact in any order).
     direct: dict[str, float] = {}
     by_terms: dict[tuple[frozenset[str], frozenset[str]], float] = {}
+    grouped = groups is not None and bool(groups.tokens or groups.entities)
     for cand in candidates:
         terms = (cand.matched_tokens, cand.matched_entities)
         own = by_terms.get(terms)
         if own is None:
-            held = [token_w[t] for t in cand.matched_tokens if t in token_w]
-            if cand.matched_entities:
-                held.extend(entity_w[e] for e in cand.matched_entities if e in entity_w)
+            if grouped:
+                held = _held_once(cand, token_w, entity_w, groups)
+            else:
+                held = [token_w[t] for t in cand.matched_tokens if t in token_w]
+                if cand.matched_entities:
+                    held.extend(entity_w[e] for e in cand.matched_entities if e in entity_w)
             own = by_terms[terms] = min(1.0, math.fsum(held) / total) if held else 0.0
         direct[cand.entry_id] = own
     # NEXT links are symmetric: every link a candidate declares carries score both ways,
@@ -335,6 +389,17 @@ def _scores(
             if score > 0.0:
                 final[entry_id] = score
     return direct, final
+
+
+def _held_once(
+    cand: CandidateStats, token_w: Mapping[str, float], entity_w: Mapping[str, float], groups: TermGroups | None
+) -> list[float]:
+    """The weights of the query terms ``cand`` holds, a group once however many of its
+    members it holds."""
+    assert groups is not None
+    tokens = {groups.tokens.get(t, t): token_w[t] for t in cand.matched_tokens if t in token_w}
+    entities = {groups.entities.get(e, e): entity_w[e] for e in cand.matched_entities if e in entity_w}
+    return [*tokens.values(), *entities.values()]
 
 
 def _focus_on_speakers(
@@ -450,6 +515,7 @@ def score_candidates(
     weights: ScoringWeights = ScoringWeights(),
     *,
     when: QueryTime | None = None,
+    groups: TermGroups | None = None,
 ) -> dict[str, ScoredEntry]:
     """Score every candidate and every neighbour of a candidate.
 
@@ -460,14 +526,15 @@ def score_candidates(
         candidates: in-scope entries sharing a query term, with their neighbours.
         weights: the scorer's constants.
         when: the time the query names, if any (candidates then carry their times).
+        groups: query terms standing for groups of terms (rule "Groups").
 
     Returns:
         Scores by entry id, for candidates and for their neighbours (context hits).
     """
-    token_w, entity_w, total = _weights(query_tokens, query_entities, corpus, weights)
+    token_w, entity_w, total = _weights(query_tokens, query_entities, corpus, weights, groups)
     if total <= 0.0:
         return {}
-    direct, final = _scores(token_w, entity_w, total, candidates, weights)
+    direct, final = _scores(token_w, entity_w, total, candidates, weights, groups)
     named = corpus.speaker_tokens & token_w.keys()
     by_id = {c.entry_id: c for c in candidates}
     _focus_on_speakers(final, direct, by_id, named, weights)
@@ -510,6 +577,11 @@ class QueryScores:
     time_matches: Mapping[str, str] = field(default_factory=dict)
     #: The query tokens that name speakers.
     named_speakers: frozenset[str] = frozenset()
+    #: The query's whole weight (each group of terms once); ``None``: the sum of
+    #: ``token_weights`` and ``entity_weights``.
+    total_weight: float | None = None
+    #: The query terms standing for groups of terms (rule "Groups").
+    groups: TermGroups | None = None
 
     def decides(self, limit: int) -> bool:
         """Whether the first ``limit`` entries (ties included) are certain: always after a
@@ -602,6 +674,7 @@ def score_query(
     when: QueryTime | None = None,
     unexpanded_share: float | None = None,
     unexpanded_untimed_share: float | None = None,
+    groups: TermGroups | None = None,
 ) -> QueryScores:
     """Score a query's candidates and their neighbours without building a hit for each.
 
@@ -614,20 +687,23 @@ def score_query(
     first" above). With a time in the query, ``unexpanded_untimed_share`` is that of the
     holders not gathered that are known not to match the time (their day and
     ``time_refs`` came with the postings), and ``unexpanded_share`` that of the others
-    (see "Times and pruning").
+    (see "Times and pruning"). ``groups``: query terms standing for groups of terms (rule
+    "Groups"); a group is weak when any of its members is.
     """
-    token_w, entity_w, total = _weights(query_tokens, query_entities, corpus, weights)
+    token_w, entity_w, total = _weights(query_tokens, query_entities, corpus, weights, groups)
     if total <= 0.0:
         return QueryScores({}, {}, {}, token_w, entity_w)
-    direct, final = _scores(token_w, entity_w, total, candidates, weights)
+    direct, final = _scores(token_w, entity_w, total, candidates, weights, groups)
     named = corpus.speaker_tokens & token_w.keys()
     by_id = {c.entry_id: c for c in candidates}
     _focus_on_speakers(final, direct, by_id, named, weights)
     matches = _weigh_by_time(final, direct, by_id, when, weights)
+    token_key = groups.tokens if groups is not None else {}
+    entity_key = groups.entities if groups is not None else {}
     weak = math.fsum(
         [
-            *(token_w[t] for t in set(weak_tokens) if t in token_w),
-            *(entity_w[e] for e in set(weak_entities) if e in entity_w),
+            *{token_key.get(t, t): token_w[t] for t in set(weak_tokens) if t in token_w}.values(),
+            *{entity_key.get(e, e): entity_w[e] for e in set(weak_entities) if e in entity_w}.values(),
         ]
     )
     weak_share = min(1.0, weak / total)
@@ -649,6 +725,8 @@ def score_query(
         time_named=when is not None,
         time_matches=matches,
         named_speakers=named,
+        total_weight=total,
+        groups=groups,
     )
 
 
@@ -699,10 +777,13 @@ def query_shares(
     query_entities: Iterable[str],
     corpus: CorpusStats,
     weights: ScoringWeights = ScoringWeights(),
+    groups: TermGroups | None = None,
 ) -> tuple[dict[str, float], dict[str, float]]:
     """Each held query term's share of the query's weight: a seed holder's *seed share* is
-    the sum of the shares of the seeds it holds (see "Expanding the best holders first")."""
-    token_w, entity_w, total = _weights(query_tokens, query_entities, corpus, weights)
+    the sum of the shares of the seeds it holds (see "Expanding the best holders first").
+    Every member of a group has the group's share, so a holder of two members is given
+    more than it holds: a bound all the same."""
+    token_w, entity_w, total = _weights(query_tokens, query_entities, corpus, weights, groups)
     if total <= 0.0:
         return {}, {}
     return (
@@ -749,7 +830,9 @@ def plan_gathering(
         return None
     best = heapq.nlargest(limit, scores.final.values())[-1] - _TIE_MARGIN
     reach = _prune_bound_inverse(best, weights)
-    total = math.fsum([*scores.token_weights.values(), *scores.entity_weights.values()])
+    total = scores.total_weight
+    if total is None:
+        total = math.fsum([*scores.token_weights.values(), *scores.entity_weights.values()])
     held_t = {t for t, df in corpus.token_df.items() if df and t in scores.token_weights} - weak_t
     held_e = {e for e, df in corpus.entity_df.items() if df and e in scores.entity_weights} - weak_e
     weak_share = min(1.0, scores.weak_share)

@@ -30,6 +30,7 @@ from graphmem._decompose import (
     speaker_tokens,
     speaker_variant,
 )
+from graphmem._entities import entity_groups
 from graphmem._errors import EntryIdConflictError, ProjectScopingUnsupportedError, UnsupportedOperationError
 from graphmem._gathering import (
     FIRST_EXPANSION,
@@ -56,6 +57,7 @@ from graphmem._scoring import (
     QueryScores,
     RecencyKey,
     ScoringWeights,
+    TermGroups,
     rank,
 )
 from graphmem._spelling import (
@@ -227,6 +229,8 @@ MAX_TERM_LENGTH = 512
 
 
 _WORD = re.compile(r"[^\W\d_]+")
+#: A word of an entity name as graphmem._entities reads it.
+_NAME_WORD = re.compile(r"\w+")
 
 
 def _capitalised_words(text: str) -> set[str]:
@@ -600,6 +604,19 @@ class MemoryService(ABC):
         }
 
     # ------------------------------------------------------------------ reads
+
+    async def entity_groups(self, app_name: str, user_id: str) -> list[tuple[str, ...]]:
+        """The user's entity names that name one thing, as search groups them (see
+        :mod:`graphmem._entities` for what links and what never does). Groups are not
+        stored: they are computed from the user's names, so they follow every write and
+        delete, and ``Entity`` nodes stay one per name.
+
+        Returns:
+            Each group of two or more names, sorted, in sorted order.
+        """
+        owner = self._owner(app_name, user_id)
+        names, speakers = await self._names(owner)
+        return [tuple(sorted(g)) for g in entity_groups(names, speakers).groups]
 
     async def search(self, request: SearchRequest) -> SearchResponse:
         """Recall the entries that best match ``request.query``.
@@ -1062,6 +1079,13 @@ class MemoryService(ABC):
             tokens = tuple(dict.fromkeys((*parts.tokens, *asked_types(text))))
             corpus = await self._term_stats(owner, tokens, entity_names)
             first = FirstRead(corpus)  # what was gathered was for other words
+        # A linked name stands for its group, the names of the same thing (graphmem._entities).
+        groups = await self._term_groups(owner, tokens, entity_names, corpus)
+        if groups is not None:
+            tokens = tuple(dict.fromkeys((*tokens, *groups.tokens)))
+            entity_names = tuple(dict.fromkeys((*entity_names, *groups.entities)))
+            corpus = await self._term_stats(owner, tokens, entity_names)
+            first = FirstRead(corpus)  # gathered without the group's other names
         # First from the rarer terms only, expanding the seed holders that hold the most,
         # until what was read decides the first `limit` exactly (graphmem._gathering).
         scores = await gather_scores(
@@ -1077,8 +1101,48 @@ class MemoryService(ABC):
             full_at_most=full_at_most,
             full=first.full,
             prefetched=first.postings,
+            groups=groups,
         )
         return scores if scores.final else None
+
+    async def _term_groups(
+        self, owner: Owner, tokens: Sequence[str], entity_names: Sequence[str], corpus: CorpusStats
+    ) -> TermGroups | None:
+        """The groups the query's linked names stand for (``None``: none links another
+        name): each group's names, and the words a linked name is spelled as in the names
+        of its group ("katharine" for "katherine"), keyed by the query's own term (the
+        first in sorted order, so that the keys never depend on the query's word order)."""
+        linked = sorted(e for e in entity_names if corpus.entity_df.get(e))
+        if all(corpus.speaker_tokens.issuperset(_NAME_WORD.findall(e)) for e in linked):
+            return None  # nothing, or speakers' names only: those are never grouped
+
+        names, speakers = await self._names(owner)
+        groups = entity_groups(names, speakers)
+        entity_key: dict[str, str] = {}
+        words: set[str] = set()
+        for name in linked:
+            group = groups.names_like(name)
+            if len(group) > 1:
+                key = next((entity_key[n] for n in group if n in entity_key), name)
+                entity_key.update(dict.fromkeys(group, key))
+                words.update(w for n in group for w in n.split())
+        token_key: dict[str, str] = {}
+        for token in sorted(set(tokens)):
+            spelled = {v for v in groups.variant_words.get(token, ()) if v in words}
+            if spelled and token in words:
+                members = {token, *spelled}
+                key = next((token_key[t] for t in sorted(members) if t in token_key), token)
+                token_key.update(dict.fromkeys(members, key))
+        if not entity_key:
+            return None
+        return TermGroups(token_key, entity_key)
+
+    async def _names(self, owner: Owner) -> tuple[frozenset[str], frozenset[str]]:
+        """The names of the owner's ``Entity`` nodes and the words of its speakers' names
+        (``Token.speaker``): what :func:`graphmem._entities.entity_groups` groups by. By
+        default :meth:`_entity_names` and :meth:`_speaker_names`; a backend may read both
+        at once."""
+        return await self._entity_names(owner), await self._speaker_names(owner)
 
     async def _name_variants(
         self, owner: Owner, text: str, tokens: Sequence[str], corpus: CorpusStats

@@ -18,6 +18,9 @@ from pydantic import ValidationError
 
 from graphmem import (
     Content,
+    Decomposition,
+    Entity,
+    EntryRecord,
     GraphmemError,
     InvalidIdentifierError,
     InvalidProjectIdError,
@@ -1094,3 +1097,123 @@ async def test_get_entry_finds_only_the_users_own(service: MemoryService) -> Non
     assert found.session_id is None and found.project_id is None
     assert await service.get_entry(APP, "bob", entry_id) is None
     assert await service.get_entry(APP, USER, "missing") is None
+
+
+# ---------------------------------------------------------------------------- names of one thing
+
+
+def named(text: str, tokens: list[str], entities: list[tuple[str, str]], *, at: float = 0, author: str = "user") -> EntryRecord:
+    """An entry stored with exactly these terms (so that no NER decides the test)."""
+    return EntryRecord(
+        entry(text, at=at, author=author),
+        terms=Decomposition(tokens=tuple(tokens), entities=tuple(Entity(n, label) for n, label in entities)),
+    )
+
+
+async def hits_by_text(service: MemoryService, query: str, user: str = USER) -> dict[str, Any]:
+    return {h.memory.text: h for h in (await search(service, query, user=user)).hits}
+
+
+async def test_one_entity_node_per_name_whatever_label_each_mention_has(service: MemoryService) -> None:
+    await service.restore_session(
+        APP,
+        USER,
+        "s1",
+        [
+            named("Aurora called.", ["aurora", "call"], [("aurora", "PERSON")]),
+            named("Aurora is lovely in May.", ["aurora", "lovely"], [("aurora", "GPE")], at=1),
+        ],
+    )
+    assert (await service.stats(APP, USER)).entities == 1
+    found = await hits_by_text(service, "Aurora")
+    assert {t: h.matched_entities for t, h in found.items()} == {
+        "Aurora called.": ["aurora"],
+        "Aurora is lovely in May.": ["aurora"],
+    }
+
+
+async def test_a_name_inside_a_longer_one_is_matched_as_the_same_thing(service: MemoryService) -> None:
+    await service.restore_session(
+        APP,
+        USER,
+        "s1",
+        [
+            named("Coffee at Pastelaria Aurora.", ["coffee", "pastelaria", "aurora"], [("pastelaria aurora", "ORG")]),
+            named("Aurora opens at eight.", ["aurora", "open"], [("aurora", "PERSON")], at=1),
+        ],
+    )
+    found = await hits_by_text(service, "Aurora")
+    assert found["Coffee at Pastelaria Aurora."].matched_entities == ["pastelaria aurora"]
+    assert found["Coffee at Pastelaria Aurora."].score == found["Aurora opens at eight."].score == 1.0
+    # Inside two different names, "Aurora" is neither: the bakery's entry matches its word only.
+    (borealis,) = await service.restore_session(
+        APP, USER, None, [named("The Aurora Borealis!", ["aurora", "borealis"], [("aurora borealis", "LOC")], at=2)]
+    )
+    found = await hits_by_text(service, "Aurora")
+    assert found["Coffee at Pastelaria Aurora."].matched_entities == []
+    assert found["Coffee at Pastelaria Aurora."].score < 1.0
+    assert await service.entity_groups(APP, USER) == []
+    # Groups are computed from the names stored now: deleting the entry undoes it.
+    assert await service.delete_entry(APP, USER, borealis) == 1
+    found = await hits_by_text(service, "Aurora")
+    assert found["Coffee at Pastelaria Aurora."].matched_entities == ["pastelaria aurora"]
+    assert await service.entity_groups(APP, USER) == [("aurora", "pastelaria aurora")]
+    assert await service.delete_user(APP, USER) == 2
+    assert await service.entity_groups(APP, USER) == []
+    assert (await service.stats(APP, USER)).entities == 0
+    assert (await search(service, "Aurora")).hits == []
+
+
+async def test_a_name_spelled_two_ways_is_found_both_ways(service: MemoryService) -> None:
+    await service.restore_session(
+        APP,
+        USER,
+        "s1",
+        [
+            named("Katherine called.", ["katherine", "call"], [("katherine", "PERSON")]),
+            named("Katharine is visiting.", ["katharine", "visit"], [("katharine", "PERSON")], at=1),
+            named("Mary called.", ["mary", "call"], [("mary", "PERSON")], at=2),
+            named("Mark is visiting.", ["mark", "visit"], [("mark", "PERSON")], at=3),
+        ],
+    )
+    found = await hits_by_text(service, "Katharine")
+    assert found["Katherine called."].matched_tokens == ["katherine"]
+    assert found["Katherine called."].matched_entities == ["katherine"]
+    assert found["Katherine called."].score == found["Katharine is visiting."].score == 1.0
+    # Short names one letter apart are two people.
+    found = await hits_by_text(service, "Mary")
+    assert {t for t, h in found.items() if h.matched_tokens or h.matched_entities} == {"Mary called."}
+
+
+async def test_a_speakers_name_never_links_to_a_longer_name(service: MemoryService) -> None:
+    await service.restore_session(
+        APP,
+        USER,
+        "s1",
+        [
+            named("Bye Caroline, see you!", ["bye", "caroline", "see", "melanie"], [("bye caroline", "PERSON")], author="Melanie"),
+            named("Caroline said hi.", ["caroline", "say", "hi", "melanie"], [("caroline", "PERSON")], at=1, author="Melanie"),
+            named("Hi!", ["hi", "caroline"], [], at=2, author="Caroline"),
+        ],
+    )
+    found = await hits_by_text(service, "Caroline")
+    assert found["Bye Caroline, see you!"].matched_entities == []
+    assert found["Caroline said hi."].matched_entities == ["caroline"]
+
+
+async def test_names_group_alike_whatever_order_they_were_stored_in(service: MemoryService) -> None:
+    sessions = {
+        "s1": [named("Coffee at Pastelaria Aurora.", ["coffee", "pastelaria", "aurora"], [("pastelaria aurora", "ORG")])],
+        "s2": [named("Aurora opens at eight.", ["aurora", "open"], [("aurora", "GPE")], at=1)],
+        "s3": [named("Katharine called.", ["katharine", "call"], [("katharine", "PERSON")], at=2)],
+        "s4": [named("Katherine is visiting.", ["katherine", "visit"], [("katherine", "PERSON")], at=3)],
+    }
+    for user, order in (("forward", ["s1", "s2", "s3", "s4"]), ("backward", ["s4", "s3", "s2", "s1"])):
+        for session_id in order:
+            await service.restore_session(APP, user, session_id, sessions[session_id])
+    for query in ("Aurora", "Pastelaria Aurora", "Katherine", "Katharine called"):
+        seen = []
+        for user in ("forward", "backward"):
+            hits = (await search(service, query, user=user)).hits
+            seen.append([(h.memory.text, round(h.score, 12), h.matched_tokens, h.matched_entities) for h in hits])
+        assert seen[0] == seen[1], query

@@ -217,7 +217,9 @@ async def test_delete_user_leaves_no_node_of_that_user(neo: Any) -> None:
 
 async def test_a_small_users_search_is_two_round_trips(neo: Any) -> None:
     """The term statistics and a small user's full gathering come in one read, then the
-    entries that can make the cut in a second; a user above the size prunes (a read more)."""
+    entries that can make the cut in a second; a user above the size prunes (a read more).
+    A query linking a name that is no speaker's ("Maria" here) also reads the user's names,
+    to group them (graphmem._entities): one read, and only then."""
     await neo.add_session("app", "u", "s1", [entry("Maria lives in Lisbon"), entry("She loves pastries", minute=1)])
     reads: list[str] = []
     original = neo._read
@@ -229,8 +231,11 @@ async def test_a_small_users_search_is_two_round_trips(neo: Any) -> None:
     neo._read = counting
     request = SearchRequest(query="Where does Maria live?", app_name="app", user_id="u", limit=1)
     first = await neo.search(request)
-    assert reads == ["term_stats_or_gather", "fetch_entries"]
+    assert reads == ["term_stats_or_gather", "names", "fetch_entries"]
     assert [h.memory.text for h in first.hits] == ["Maria lives in Lisbon"]
+    reads.clear()
+    await neo.search(SearchRequest(query="Where does she live?", app_name="app", user_id="u", limit=1))
+    assert reads == ["term_stats_or_gather", "fetch_entries"]
     reads.clear()
     neo.full_gathering_entries = 1  # the user holds 2: pruned steps, the same answer
     pruned = await neo.search(request)

@@ -20,6 +20,7 @@ from graphmem._scoring import (
     QueryScores,
     RecencyKey,
     ScoringWeights,
+    TermGroups,
     rank,
     score_candidates,
     term_weight,
@@ -128,6 +129,49 @@ def test_a_query_entity_the_graph_lacks_changes_nothing() -> None:
     with_unknown = score_candidates(["trip"], ["lisbon"], corpus, [cand("tok", {"trip"})])
     without = score_candidates(["trip"], [], corpus, [cand("tok", {"trip"})])
     assert with_unknown["tok"].score == without["tok"].score == 1.0
+
+
+# ---------------------------------------------------------------------------- groups
+
+
+def test_an_entry_naming_any_name_of_a_group_matches_the_group() -> None:
+    """Rule "Groups": the query's "aurora" stands for its group; an entry naming
+    "pastelaria aurora" matches it as fully as one naming "aurora"."""
+    corpus = CorpusStats(20, {"cake": 5}, {"aurora": 2, "pastelaria aurora": 3})
+    groups = TermGroups(entities={"aurora": "aurora", "pastelaria aurora": "aurora"})
+    candidates = [cand("short", {"cake"}, {"aurora"}), cand("long", {"cake"}, {"pastelaria aurora"})]
+    scored = score_candidates(["cake"], ["aurora", "pastelaria aurora"], corpus, candidates, groups=groups)
+    assert scored["short"].score == scored["long"].score == 1.0
+    assert scored["long"].matched_entities == ("pastelaria aurora",)
+
+
+def test_a_group_weighs_as_its_most_frequent_member_and_counts_once() -> None:
+    corpus = CorpusStats(20, {"cake": 5}, {"aurora": 2, "pastelaria aurora": 3})
+    groups = TermGroups(entities={"aurora": "aurora", "pastelaria aurora": "aurora"})
+    both = cand("both", entities={"aurora", "pastelaria aurora"})
+    scored = score_candidates(["cake"], ["aurora", "pastelaria aurora"], corpus, [both], groups=groups)
+    group = ScoringWeights().entity_weight * term_weight(3, 20)
+    assert scored["both"].score == pytest.approx(group / (term_weight(5, 20) + group))
+
+
+def test_a_member_no_entry_holds_weighs_nothing_unless_it_is_the_querys_own() -> None:
+    corpus = CorpusStats(20, {"katharine": 2, "katherine": 0, "cake": 5}, {})
+    alone = score_candidates(["katharine", "cake"], [], corpus, [cand("e", {"katharine", "cake"})])
+    groups = TermGroups(tokens={"katharine": "katharine", "katherine": "katharine"})
+    grouped = score_candidates(
+        ["katharine", "katherine", "cake"], [], corpus, [cand("e", {"katharine", "cake"})], groups=groups
+    )
+    assert grouped["e"].score == alone["e"].score == 1.0
+
+
+def test_terms_of_no_group_score_as_without_groups() -> None:
+    corpus = CorpusStats(20, {"apple": 2, "pie": 10}, {"paris": 3, "lisbon": 4})
+    candidates = [cand("a", {"apple"}, {"paris"}), cand("b", {"pie"}, {"lisbon"}, neighbours=("a",))]
+    plain = score_candidates(["apple", "pie"], ["paris", "lisbon"], corpus, candidates)
+    grouped = score_candidates(
+        ["apple", "pie"], ["paris", "lisbon"], corpus, candidates, groups=TermGroups(entities={"x": "x", "y": "x"})
+    )
+    assert plain == grouped
 
 
 # ---------------------------------------------------------------------------- neighbour share

@@ -451,6 +451,10 @@ class Neo4jMemoryService(MemoryService):
     async def _entity_names(self, owner: Owner) -> frozenset[str]:
         return frozenset(await self._read_single("entity_names", _owner_params(owner), "names"))
 
+    async def _names(self, owner: Owner) -> tuple[frozenset[str], frozenset[str]]:
+        record = await self._read_one("names", _owner_params(owner))  # one round trip for both
+        return frozenset(record["names"]), frozenset(record["speakers"])
+
     async def _fetch_entries(self, owner: Owner, entry_ids: Sequence[str]) -> list[StoredEntry]:
         if not entry_ids:
             return []
