@@ -6,7 +6,7 @@ UNWIND $ids AS id
 // The hint matters: left alone, the planner seeks the owner index (all the owner's
 // entries) and filters it by id, once per id.
 MATCH (e:Entry {id: id})
-USING INDEX e:Entry(id)
+USING INDEX SEEK e:Entry(id)
 WHERE e.app_name = $app_name AND e.user_id = $user_id
 OPTIONAL MATCH (e)-[:HAS_TOKEN|MENTIONS]->(term)
 WITH collect(DISTINCT e) AS doomed, collect(DISTINCT term) AS terms

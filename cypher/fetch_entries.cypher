@@ -1,9 +1,11 @@
 // The owner's entries with these ids (ids of other owners or deleted entries are skipped).
 UNWIND $ids AS id
-// The hint matters: left alone, the planner seeks the owner index (all the owner's
-// entries) and filters it by id, once per id.
+// The hint matters, and it must say SEEK: left alone, the planner seeks the owner index
+// (all the owner's entries) and filters it by id, once per id; told only USING INDEX, it
+// scans the whole id index once per id (every entry of the store: 18 ms for 12 ids at 10k
+// entries, 0 ms as a seek; benchmarks/README.md).
 MATCH (e:Entry {id: id})
-USING INDEX e:Entry(id)
+USING INDEX SEEK e:Entry(id)
 WHERE e.app_name = $app_name AND e.user_id = $user_id
 WITH e, e {.id, .app_name, .user_id, .project_id, .session_id, .position, .author, .role, .text, .timestamp, .time_refs, .language} AS entry
 // Whole entries only. Reads are read committed: a node found through an index can be

@@ -42,7 +42,7 @@ import networkx as nx
 from graphmem._decompose import Decomposer, Decomposition, Entity, speaker_tokens
 from graphmem._errors import JournalCompactionError, JournalCorruptError, ReadOnlyStoreError
 from graphmem._gathering import Days, NeighbourhoodRequest, TermPostings
-from graphmem._models import Content, MemoryEntry, Part, as_utc, ensure_unicode
+from graphmem._models import Content, MemoryEntry, Part, SearchRequest, SearchResponse, as_utc, ensure_unicode
 from graphmem._scoring import CandidateStats, CorpusStats, ScoringWeights
 from graphmem._service import (
     CypherView,
@@ -146,6 +146,13 @@ class _Entry:
         if days is None:
             days = self._days = entry_times(self.timestamp, self.time_refs())
         return days
+
+    def known_days(self) -> Days | None:
+        """:meth:`days` if its ``time_refs`` were computed already, else ``None`` (without
+        parsing the text)."""
+        if self._days is None and self.props.get("time_refs") is not None:
+            return self.days()
+        return self._days
 
 
 class GraphMemoryService(MemoryService):
@@ -416,6 +423,13 @@ class GraphMemoryService(MemoryService):
 
     # ------------------------------------------------------------------ reads
 
+    async def search(self, request: SearchRequest) -> SearchResponse:
+        """See :meth:`MemoryService.search`. The cyclic garbage collector is paused while
+        a search runs (see ``_collector_paused``): the answer is the same, the slowest
+        searches are not."""
+        with _collector_paused():
+            return await super().search(request)
+
     async def _term_stats(self, owner: Owner, tokens: Sequence[str], entities: Sequence[str]) -> CorpusStats:
         with self._lock:
             self._ensure_loaded()
@@ -464,11 +478,15 @@ class GraphMemoryService(MemoryService):
             token_edges, entity_edges = self._term_edges(owner, tokens, entities)
             days: dict[Hashable, Days] = {}
             if with_times:
+                # Only the days already known: parsing the text of every holder of a seed
+                # would cost more than the search. A holder left out may match the time,
+                # which only makes the search read more (its answer is the same); its days
+                # are known once it has been a candidate.
                 own = self._entries.get(owner, {})
                 for edges in (*token_edges.values(), *entity_edges.values()):
                     for key in edges:
-                        if key not in days:
-                            days[key] = own[key[3]].days()
+                        if key not in days and (known := own[key[3]].known_days()) is not None:
+                            days[key] = known
             return TermPostings(
                 {t: tuple(edges) for t, edges in token_edges.items()},
                 {e: tuple(edges) for e, edges in entity_edges.items()},
@@ -1111,18 +1129,41 @@ class GraphMemoryService(MemoryService):
         }
 
 
+#: Pauses of the collector in progress (any thread or task), and whether it was on before
+#: the first of them: the last one to end turns it back on.
+_pauses = 0
+_resume_collector = False
+_pause_lock = threading.Lock()
+
+
 @contextlib.contextmanager
 def _collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector: a load allocates millions of dicts and
-    tuples, none of them garbage, and the collector's passes over them (each pass over
-    more of them) took a third of its time."""
-    enabled = gc.isenabled()
-    gc.disable()
+    """Pause Python's cyclic garbage collector, re-entrantly (pauses of several threads or
+    tasks overlap; the collector resumes when the last one ends, if it was on before the
+    first).
+
+    A load allocates millions of dicts and tuples, none of them garbage, and the
+    collector's passes over them (each pass over more of them) took a third of its time.
+    A search allocates thousands of short-lived objects (a candidate, its term sets and
+    neighbour tuples per entry gathered): with the collector running, the younger
+    collections that these allocations trigger mid-search move the live ones to the oldest
+    generation, and every few searches that sets off a full collection, which walks the
+    whole store (0.1-0.2 s at 10k entries, 0.4-2 s at 100k, most of the slowest searches'
+    time; benchmarks/README.md). Paused, they are freed by reference counting when the
+    search ends (they hold no cycles) and never reach the older generations."""
+    global _pauses, _resume_collector
+    with _pause_lock:
+        if _pauses == 0:
+            _resume_collector = gc.isenabled()
+            gc.disable()
+        _pauses += 1
     try:
         yield
     finally:
-        if enabled:
-            gc.enable()
+        with _pause_lock:
+            _pauses -= 1
+            if _pauses == 0 and _resume_collector:
+                gc.enable()
 
 
 def _intern_opt(value: str | None) -> str | None:
