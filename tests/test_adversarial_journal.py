@@ -456,6 +456,14 @@ BAD_RECORDS: dict[str, Any] = {
     "entity_not_a_pair": {"op": "insert_entry", "app_name": APP, "user_id": USER, "project_id": None,
                           "entry": {"id": "x", "author": "u", "role": "user", "text": "t",
                                     "timestamp": "2024-03-01T08:00:00", "position": 0, "tokens": [], "entities": ["Ann"]}},
+    "time_refs_a_string": {"op": "insert_entry", "app_name": APP, "user_id": USER, "project_id": None,
+                           "entry": {"id": "x", "author": "u", "role": "user", "text": "t",
+                                     "timestamp": "2024-03-01T08:00:00", "position": 0, "tokens": [], "entities": [],
+                                     "time_refs": "last week"}},
+    "time_refs_not_ranges": {"op": "insert_entry", "app_name": APP, "user_id": USER, "project_id": None,
+                             "entry": {"id": "x", "author": "u", "role": "user", "text": "t",
+                                       "timestamp": "2024-03-01T08:00:00", "position": 0, "tokens": [], "entities": [],
+                                       "time_refs": ["last week"]}},
 }
 
 

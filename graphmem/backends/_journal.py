@@ -103,8 +103,9 @@ VERSION = 2
 HEADER = {"format": FORMAT, "version": VERSION}
 SEGMENT_FORMAT = "graphmem-segment"
 SNAPSHOT_FORMAT = "graphmem-snapshot"
-#: Version 2: entries carry their language. Another version is ignored (the journal rebuilds).
-SNAPSHOT_VERSION = 2
+#: Version 2: entries carry their language; 3: and their ``time_refs`` where known. Another
+#: version is ignored (the journal rebuilds).
+SNAPSHOT_VERSION = 3
 
 #: A writer snapshots a user (on opening the store and on closing it) once this many bytes
 #: of the user's segment are in no snapshot: replaying a short tail costs little.

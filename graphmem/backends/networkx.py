@@ -80,6 +80,10 @@ _LABELS = {label: {label} for label in (ENTRY, TOKEN, ENTITY, HAS_TOKEN, MENTION
 # mutate these either.
 _EDGE = {rel: {"__labels__": _LABELS[rel]} for rel in (HAS_TOKEN, MENTIONS, NEXT)}
 
+#: The ``time_refs`` of every entry whose text refers to no time (most): one list. Never
+#: mutate it.
+_NO_TIME_REFS: list[str] = []
+
 NodeKey = tuple[str, str, str, str]
 SessionKey = tuple[str | None, str]  # (project_id, session_id) inside one owner
 _Term = tuple[NodeKey, dict[NodeKey, Any]]  # a term node's key and its incoming edges
@@ -890,6 +894,13 @@ class GraphMemoryService(MemoryService):
         props = _entry_node(
             app, user, entry_id, project_id, session_id, position, author, role, text, timestamp, language
         )
+        refs = rec.get("time_refs")  # None: written before they were recorded (resolved when read)
+        days = None
+        if refs is not None:
+            if not isinstance(refs, list) or not all(isinstance(r, str) for r in refs):
+                raise TypeError(f"time_refs must be a list of strings, got {refs!r:.80}")
+            days = entry_times(when, refs)  # a malformed range fails here, not in a search
+            props["time_refs"] = refs or _NO_TIME_REFS
         # The graph's own dicts, written directly: networkx's add_node/add_edge would build
         # an attribute dict per edge (shared ones here, see _EDGE) and take far longer.
         graph = self._graph
@@ -926,6 +937,7 @@ class GraphMemoryService(MemoryService):
                 term = entities[name] = (key, pred.setdefault(key, {}))
             out[term[0]] = term[1][node] = _EDGE[MENTIONS]
         entry = _Entry(node, project_id, session_id, position, author, when, props)
+        entry._days = days
         own[entry_id] = entry
         return entry
 
@@ -1007,8 +1019,9 @@ class GraphMemoryService(MemoryService):
         (a snapshot): entries, term nodes and ``NEXT`` links, referring to each other by
         their index in these lists, every dict and list in its order.
 
-        It is the state a replay of the user's segment builds. ``time_refs`` is not in it:
-        it is computed on first use.
+        It is the state a replay of the user's segment builds, with each entry's
+        ``time_refs`` where known (``None`` for entries of records written before they were
+        recorded, not yet read).
         """
         own = self._entries.get(owner, {})
         entries = list(own.values())
@@ -1031,6 +1044,7 @@ class GraphMemoryService(MemoryService):
                     e.props.get("language"),
                     [token_index[n] for n in succ[e.key] if n[0] == TOKEN],
                     [entity_index[n] for n in succ[e.key] if n[0] == ENTITY],
+                    e.props.get("time_refs"),
                 )
                 for e in entries
             ],
@@ -1075,15 +1089,28 @@ class GraphMemoryService(MemoryService):
             entity_keys.append(key)
         own = self._entries[owner]
         entry_keys: list[NodeKey] = []
-        for entry_id, project_id, session_id, position, author, role, text, timestamp, language, held, named in dump[
-            "entries"
-        ]:
+        for (
+            entry_id,
+            project_id,
+            session_id,
+            position,
+            author,
+            role,
+            text,
+            timestamp,
+            language,
+            held,
+            named,
+            refs,
+        ) in dump["entries"]:
             # Not interned again: marshal keeps the sharing the dump had (one object for a
             # session id, an author, a timestamp said at once), at a fraction of the time.
             node: NodeKey = (ENTRY, app, user, entry_id)
             props = _entry_node(
                 app, user, entry_id, project_id, session_id, position, author, role, text, timestamp, language
             )
+            if refs is not None:
+                props["time_refs"] = refs or _NO_TIME_REFS
             nodes[node] = props
             out = dict.fromkeys([token_keys[i] for i in held], has_token)
             if named:
@@ -1126,6 +1153,7 @@ class GraphMemoryService(MemoryService):
             "language": props.get("language"),
             "tokens": [n[3] for n in linked if n[0] == TOKEN],
             "entities": [[n[3], graph._node[n]["label"]] for n in linked if n[0] == ENTITY],
+            "time_refs": props.get("time_refs"),
         }
 
 
@@ -1184,7 +1212,8 @@ def _entry_node(
     language: str | None,
 ) -> dict[str, Any]:
     """An ``Entry`` node's attributes: the properties of ``entry_properties`` (the Neo4j
-    backend's), but ``time_refs`` only once read (``_Entry.time_refs``)."""
+    backend's) but ``time_refs``, which the caller adds (when a record has them, else once
+    read: ``_Entry.time_refs``)."""
     return {
         "__labels__": _LABELS[ENTRY],
         "id": entry_id,
@@ -1230,4 +1259,6 @@ def _entry_record(entry: PreparedEntry) -> dict[str, Any]:
         "language": stored.language,
         "tokens": list(entry.tokens),
         "entities": [[e.name, e.label] for e in entry.entities],
+        # Resolved once, when written: a search with a time reads them for every holder.
+        "time_refs": time_refs(memory.text, memory.timestamp),
     }
