@@ -17,7 +17,16 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from benchmarks._locomo import Conversation, Turn
-from graphmem import Content, Decomposer, Decomposition, MemoryEntry, MemoryService, SearchRequest, open_memory
+from graphmem import (
+    Content,
+    Decomposer,
+    Decomposition,
+    MemoryEntry,
+    MemoryService,
+    ScoringWeights,
+    SearchRequest,
+    open_memory,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -177,25 +186,29 @@ class GraphmemSystem(System):
         await self.service.close()
 
 
-async def neo4j_service(uri: str, nlp: Decomposer) -> MemoryService:
+async def neo4j_service(uri: str, nlp: Decomposer, weights: ScoringWeights | None = None) -> MemoryService:
     """The Neo4j store at ``uri``, opened by the factory (which sets up its schema)."""
-    return await open_memory(uri, nlp=nlp)
+    return await open_memory(uri, nlp=nlp, weights=weights)
 
 
 #: A fresh system for one conversation (the benchmarks evaluate each conversation alone).
 SystemFactory = Callable[[Conversation], Awaitable[System]]
 
 
-def graphmem_factory(nlp: Decomposer, app: str, name: str = "graphmem") -> SystemFactory:
+def graphmem_factory(
+    nlp: Decomposer, app: str, name: str = "graphmem", weights: ScoringWeights | None = None
+) -> SystemFactory:
     """graphmem on networkx (``memory:``), a new store per conversation, decomposing with ``nlp``."""
 
     async def make(conv: Conversation) -> System:
-        return GraphmemSystem(await open_memory("memory:", nlp=nlp), app, name=name)
+        return GraphmemSystem(await open_memory("memory:", nlp=nlp, weights=weights), app, name=name)
 
     return make
 
 
-def graphmem_neo4j_factory(uri: str | None, nlp: Decomposer, app: str) -> SystemFactory | str:
+def graphmem_neo4j_factory(
+    uri: str | None, nlp: Decomposer, app: str, weights: ScoringWeights | None = None
+) -> SystemFactory | str:
     """graphmem on the Neo4j at ``uri`` (``graphmem-neo4j``), or why it cannot run."""
     if not uri:
         return "no Neo4j URI (give --neo4j-uri or set GRAPHMEM_NEO4J_URI; start one with scripts/neo4j start)"
@@ -205,7 +218,7 @@ def graphmem_neo4j_factory(uri: str | None, nlp: Decomposer, app: str) -> System
         return f"graphmem.backends.neo4j is not importable ({exc})"
 
     async def make(conv: Conversation) -> System:
-        return GraphmemSystem(await neo4j_service(uri, nlp), app, name="graphmem-neo4j")
+        return GraphmemSystem(await neo4j_service(uri, nlp, weights), app, name="graphmem-neo4j")
 
     return make
 

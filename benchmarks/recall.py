@@ -58,7 +58,7 @@ from benchmarks._systems import (
     load_minilm,
     peer_factory,
 )
-from graphmem import MemoryService, open_memory
+from graphmem import MemoryService, ScoringWeights, open_memory
 
 __all__ = ["ALL_SYSTEMS", "backends_note", "evaluate", "graphmem_recall", "graphmem_recall_async", "shared_decomposer"]
 
@@ -283,15 +283,17 @@ def perturb_questions(conversations: Sequence[Conversation], how: str) -> int:
 # ---------------------------------------------------------------------------- the script
 
 
-def _system_factories(names: Sequence[str], neo4j_uri: str | None, say: Callable[[str], None]) -> dict[str, SystemFactory | str]:
+def _system_factories(
+    names: Sequence[str], neo4j_uri: str | None, say: Callable[[str], None], weights: ScoringWeights | None = None
+) -> dict[str, SystemFactory | str]:
     """A factory per system, or a string saying why it is skipped."""
     out: dict[str, SystemFactory | str] = {}
     nlp = shared_decomposer()
     for name in names:
         if name == "graphmem":
-            out[name] = graphmem_factory(nlp, APP)
+            out[name] = graphmem_factory(nlp, APP, weights=weights)
         elif name == "graphmem-neo4j":
-            out[name] = graphmem_neo4j_factory(neo4j_uri, nlp, APP)
+            out[name] = graphmem_neo4j_factory(neo4j_uri, nlp, APP, weights)
         elif name == "bm25":
             out[name] = peer_factory(lambda conv: Bm25System())
         elif name == "bm25s":
@@ -371,7 +373,8 @@ async def _run(args: argparse.Namespace) -> int:
         say(f"--perturb {args.perturb}: {changed} questions changed")
     skipped_q = sum(c.skipped_questions for c in conversations)
     say(f"{len(conversations)} conversations, {sum(len(c.questions) for c in conversations)} questions (categories 1-4)")
-    factories = _system_factories(names, args.neo4j_uri, say)
+    weights = ScoringWeights(related_words=True) if args.related_words else None
+    factories = _system_factories(names, args.neo4j_uri, say, weights)
     # Warm spaCy once on every text so that no graphmem system pays for loading the model.
     if any(n.startswith("graphmem") and not isinstance(factories.get(n), str) for n in names):
         started = time.perf_counter()
@@ -396,6 +399,7 @@ async def _run(args: argparse.Namespace) -> int:
         notes.append(f"{skipped_q} question(s) of categories 1-4 have no evidence turn and are left out")
     ids = ", ".join(c.sample_id for c in conversations)
     perturbed = f", questions perturbed: {args.perturb}" if args.perturb else ""
+    perturbed += ", graphmem with related words" if args.related_words else ""
     print(f"## Recall on LoCoMo dev ({ids}), QA categories 1-4{perturbed}\n")
     print(f"graphmem {checkout()}, {datetime.now(UTC):%Y-%m-%d}\n")
     print(markdown_tables(results, conversations))
@@ -433,6 +437,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="robustness: 'typo' swaps two middle letters of each question's longest lowercase word (6+ letters); "
         "'names' does the same to every capitalised word of 5+ letters that is no speaker's name and does not start the question; "
         "'british' writes every word with a British spelling that way (spaCy's en_lexeme_norm)",
+    )
+    parser.add_argument(
+        "--related-words",
+        action="store_true",
+        help="graphmem reads queries through related words too (ScoringWeights(related_words=True), extra graphmem[vectors])",
     )
     return asyncio.run(_run(parser.parse_args(argv)))
 

@@ -274,7 +274,9 @@ class SearchHit(BaseModel):
     was weighed down; an entry recalled only as context holds no query term, so not the
     speaker's name, and is ``False``), ``None`` otherwise (or when its author is unknown);
     ``read_as`` maps a query word the search read as another (a misspelling, a name
-    spelled another way) to the matched token it was read as.
+    spelled another way) to the matched token it was read as; ``related_to`` maps a
+    matched token that the search read as related to a query word ("puppy" for "pets",
+    through word vectors) to that query word's token (``{"puppy": "pet"}``).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -291,6 +293,7 @@ class SearchHit(BaseModel):
     time_score: float = 0.0
     by_named_speaker: bool | None = None
     read_as: dict[str, str] = Field(default_factory=dict)
+    related_to: dict[str, str] = Field(default_factory=dict)
     context_from: str | None = None
 
     def to_json_dict(self) -> dict[str, Any]:
@@ -310,6 +313,7 @@ class SearchHit(BaseModel):
             "time_score": self.time_score,
             "by_named_speaker": self.by_named_speaker,
             "read_as": self.read_as,
+            "related_to": self.related_to,
             "session_id": self.session_id,
             "project_id": self.project_id,
         }

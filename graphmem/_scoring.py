@@ -22,6 +22,11 @@ The rules:
    as. Every member weighs what the group does, the weight of its most frequent member
    (the largest ``df``, as Lucene's ``SynonymQuery``); an entry holding any member holds
    the group, once, and the query's weight counts the group once.
+1c. Related words. A query word may also stand for the user's words related to it
+   (:mod:`graphmem._vectors`: "pet" for "dog"), each with its similarity ``s``: a weaker
+   group. The word weighs its own idf and is what the query's weight counts; a related
+   word weighs ``related_word_weight * s * min(its idf, the word's)``, never more than the
+   word. An entry holding several members holds the group once, at its best member.
 2. An entry's *direct* score is the weight of what it shares with the query divided by
    the weight of the whole query: the share of the query the entry itself matches, in
    [0, 1].
@@ -61,9 +66,9 @@ within two steps of it was gathered). So every score above ``b`` is exact, and w
 (:meth:`QueryScores.decides`); otherwise the search gathers more (see below). Rules 4
 and 5 only scale scores down, and only for entries whose author and times every gathering
 knows (those holding a query term) or that hold no query term, so the bound holds as it is.
-A group of terms (rule 1b) is weak when any of its members is (its weight counted once in
-``w``), and each member has the group's share, so a holder of two members is given more
-than it holds: a bound all the same.
+A group of terms (rules 1b, 1c) is weak when any of its members is (the heaviest weak
+member's weight counted once in ``w``), and each member has its own share, so a holder of
+two members is given more than it holds: a bound all the same.
 
 (The service prunes only users holding more than ``full_gathering_entries`` entries: in a
 smaller one a full gathering costs less than the steps below.)
@@ -168,17 +173,30 @@ class ScoringWeights:
     time_share: float = 0.5
     #: An entry said up to this many days after the query's time may tell of it.
     time_told_within_days: int = 7
+    #: Whether a query's nouns and adjectives are also read as the user's words related to
+    #: them (rule 1c, :mod:`graphmem._vectors`, extra ``graphmem[vectors]``). Off by
+    #: default: on LoCoMo dev it lifts recall@10 by 0.010 and roughly triples a search's
+    #: time (benchmarks/README.md, "Related words").
+    related_words: bool = False
+    #: A related word weighs this much of the smaller of its own idf and the word's, times
+    #: its similarity: half the evidence of the word at most (the same half as
+    #: ``entity_weight``).
+    related_word_weight: float = 0.5
 
 
 @dataclass(frozen=True, slots=True)
 class TermGroups:
-    """Query terms that stand for a group of the user's terms (rule "Groups"): each maps a
-    term of the group to the group's key, one of the query's own terms. ``entities``: the
-    names of one thing (:mod:`graphmem._entities`); ``tokens``: the words such names are
-    spelled as ("katharine" and "katherine"). A term in neither is a group of its own."""
+    """Query terms that stand for a group of the user's terms (rules "Groups" and "Related
+    words"): each maps a term of the group to the group's key, one of the query's own
+    terms. ``entities``: the names of one thing (:mod:`graphmem._entities`); ``tokens``:
+    the words such names are spelled as ("katharine" and "katherine"), and the words
+    related to a query word (``similarity``). A term in neither is a group of its own."""
 
     tokens: Mapping[str, str] = field(default_factory=dict)
     entities: Mapping[str, str] = field(default_factory=dict)
+    #: Tokens related to the query word that is their key (rule "Related words"), each with
+    #: its similarity (0..1); a group whose members are here is a group of related words.
+    similarity: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,17 +303,24 @@ def _weights(
     }
     if groups is None or not (groups.tokens or groups.entities):
         return token_w, entity_w, math.fsum([*token_w.values(), *entity_w.values()])
-    token_w, token_total = _grouped_weights(token_w, corpus.token_df, groups.tokens)
+    related = {t: weights.related_word_weight * s for t, s in groups.similarity.items()}
+    token_w, token_total = _grouped_weights(token_w, corpus.token_df, groups.tokens, related)
     entity_w, entity_total = _grouped_weights(entity_w, corpus.entity_df, groups.entities)
     return token_w, entity_w, math.fsum([*token_total, *entity_total])
 
 
 def _grouped_weights(
-    own: Mapping[str, float], df: Mapping[str, int], key_of: Mapping[str, str]
+    own: Mapping[str, float],
+    df: Mapping[str, int],
+    key_of: Mapping[str, str],
+    related: Mapping[str, float] | None = None,
 ) -> tuple[dict[str, float], list[float]]:
     """Rule "Groups": every held member of a group weighs what the group does, the weight
     of its most frequent member (as Lucene's ``SynonymQuery`` takes the largest document
     frequency); a member no entry holds is left out unless it is the query's own term.
+    Rule "Related words": a member in ``related`` (its factor, ``related_word_weight``
+    times its similarity) weighs that factor times the smaller of its weight and the
+    key's, and the group weighs the key's own weight.
     Returns the weights by term and the query's weights, each group once."""
     out: dict[str, float] = {}
     by_group: dict[str, list[str]] = {}
@@ -307,6 +332,12 @@ def _grouped_weights(
             by_group.setdefault(key, []).append(term)
     totals = list(out.values())
     for key, members in by_group.items():
+        if related and key in own and any(t in related for t in members):
+            mine = own[key]
+            out[key] = mine
+            out.update((t, related[t] * min(own[t], mine)) for t in members if t in related)
+            totals.append(mine)
+            continue
         held = [own[t] for t in members if df.get(t, 0) > 0]
         weight = min(held) if held else own[key] if key in own else min(own[t] for t in members)
         out.update(dict.fromkeys(members, weight))
@@ -397,9 +428,22 @@ def _held_once(
     """The weights of the query terms ``cand`` holds, a group once however many of its
     members it holds."""
     assert groups is not None
-    tokens = {groups.tokens.get(t, t): token_w[t] for t in cand.matched_tokens if t in token_w}
-    entities = {groups.entities.get(e, e): entity_w[e] for e in cand.matched_entities if e in entity_w}
-    return [*tokens.values(), *entities.values()]
+    return [
+        *_best_by_group(cand.matched_tokens, token_w, groups.tokens),
+        *_best_by_group(cand.matched_entities, entity_w, groups.entities),
+    ]
+
+
+def _best_by_group(terms: Iterable[str], weight: Mapping[str, float], key_of: Mapping[str, str]) -> list[float]:
+    """The weight of each group among ``terms`` (those weighed), at its heaviest member."""
+    best: dict[str, float] = {}
+    for term in terms:
+        w = weight.get(term)
+        if w is not None:
+            key = key_of.get(term, term)
+            if w > best.get(key, -1.0):
+                best[key] = w
+    return list(best.values())
 
 
 def _focus_on_speakers(
@@ -702,8 +746,8 @@ def score_query(
     entity_key = groups.entities if groups is not None else {}
     weak = math.fsum(
         [
-            *{token_key.get(t, t): token_w[t] for t in set(weak_tokens) if t in token_w}.values(),
-            *{entity_key.get(e, e): entity_w[e] for e in set(weak_entities) if e in entity_w}.values(),
+            *_best_by_group(set(weak_tokens), token_w, token_key),
+            *_best_by_group(set(weak_entities), entity_w, entity_key),
         ]
     )
     weak_share = min(1.0, weak / total)

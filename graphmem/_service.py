@@ -72,6 +72,7 @@ from graphmem._spelling import (
     uncased_word_variant,
 )
 from graphmem._time import query_time
+from graphmem._vectors import load_related_words, related_words_loaded
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -635,7 +636,10 @@ class MemoryService(ABC):
         limit = request.effective_limit
         as_of = request.as_of or datetime.now(UTC)
         read_as: dict[str, str] = {}
-        scores = await self._score(owner, request.project_id, request.query, limit, as_of=as_of, read_as=read_as)
+        related: dict[str, str] = {}
+        scores = await self._score(
+            owner, request.project_id, request.query, limit, as_of=as_of, read_as=read_as, related=related
+        )
         if scores is None:
             return SearchResponse()
         # Fetch only what can make the cut (ties included), then break ties by recency.
@@ -662,6 +666,7 @@ class MemoryService(ABC):
                 time_score=s.time_score,
                 by_named_speaker=s.by_named_speaker,
                 read_as={word: token for word, token in read_as.items() if token in s.matched_tokens},
+                related_to={token: related[token] for token in s.matched_tokens if token in related},
             )
             for s in ranked
         ]
@@ -1034,9 +1039,11 @@ class MemoryService(ABC):
         *,
         as_of: datetime | None = None,
         read_as: dict[str, str] | None = None,
+        related: dict[str, str] | None = None,
     ) -> QueryScores | None:
         """Score the query's candidates (``None``: nothing to match). ``read_as`` receives
-        the query words read as other tokens (misspellings, names spelled another way)."""
+        the query words read as other tokens (misspellings, names spelled another way),
+        ``related`` the user's tokens read as related to a query word, and that word."""
         # A time named in the query is matched against the entries' times, not as words:
         # its words ("May", "2023") are left out of the tokens.
         when = query_time(query, as_of)
@@ -1052,13 +1059,16 @@ class MemoryService(ABC):
         # The kind of thing the question asks for ("where" -> a place) is one more term:
         # entries naming such a thing hold its type token (graphmem._answer_types).
         tokens = tuple(dict.fromkeys((*parts.tokens, *asked_types(text))))
+        # Words related to the query's nouns and adjectives (graphmem._vectors) are read with
+        # its terms, so that the first read tells which of them the user holds.
+        near = await self._related_candidates(text, tokens, parts.language)
         # A small user (or pruning off) is gathered in full, with the statistics when the
         # backend can (one round trip on Neo4j); a larger one only reads the statistics here.
         full_at_most = self.full_gathering_entries if self.seed_df_share is not None else MAX_LIST_LIMIT
         first = await self._term_stats_or_gather(
             owner,
             project_id,
-            tokens,
+            (*tokens, *_forms_of(near, tokens)),
             entity_names,
             full_at_most=full_at_most,
             with_times=when is not None,
@@ -1077,15 +1087,31 @@ class MemoryService(ABC):
             parts = await self.decompose_query(text)
             entity_names = tuple(e.name for e in parts.entities)
             tokens = tuple(dict.fromkeys((*parts.tokens, *asked_types(text))))
-            corpus = await self._term_stats(owner, tokens, entity_names)
+            near = await self._related_candidates(text, tokens, parts.language)
+            corpus = await self._term_stats(owner, (*tokens, *_forms_of(near, tokens)), entity_names)
             first = FirstRead(corpus)  # what was gathered was for other words
         # A linked name stands for its group, the names of the same thing (graphmem._entities).
         groups = await self._term_groups(owner, tokens, entity_names, corpus)
         if groups is not None:
             tokens = tuple(dict.fromkeys((*tokens, *groups.tokens)))
             entity_names = tuple(dict.fromkeys((*entity_names, *groups.entities)))
-            corpus = await self._term_stats(owner, tokens, entity_names)
+            corpus = await self._term_stats(owner, (*tokens, *_forms_of(near, tokens)), entity_names)
             first = FirstRead(corpus)  # gathered without the group's other names
+        # The related words the user holds join the query as weaker members of their word's
+        # group (graphmem._scoring, rule "Related words"); the others leave the statistics.
+        found = related_tokens(near, tokens, corpus, groups)
+        if found:
+            if related is not None:
+                related.update((form, word) for form, (word, _) in found.items())
+            tokens = (*tokens, *found)
+            keys = {word: word for word, _ in found.values()} | {form: word for form, (word, _) in found.items()}
+            groups = TermGroups(
+                {**(groups.tokens if groups is not None else {}), **keys},
+                groups.entities if groups is not None else {},
+                {form: similarity for form, (_, similarity) in found.items()},
+            )
+        if near:
+            corpus = _only(corpus, tokens)
         # First from the rarer terms only, expanding the seed holders that hold the most,
         # until what was read decides the first `limit` exactly (graphmem._gathering).
         scores = await gather_scores(
@@ -1104,6 +1130,29 @@ class MemoryService(ABC):
             groups=groups,
         )
         return scores if scores.final else None
+
+    async def _related_candidates(
+        self, text: str, tokens: Sequence[str], language: str | None
+    ) -> dict[str, tuple[tuple[str, float], ...]]:
+        """The query tokens that are nouns or adjectives of ``text`` with a vector, each with
+        the word forms related to it (see :mod:`graphmem._vectors`): none when related words
+        are off (``ScoringWeights.related_words``) or weigh nothing, the query is not
+        English, or the vectors or the tagger are missing (then a warning, once). The forms
+        are candidates: the search keeps those the user holds (:func:`related_tokens`)."""
+        weights = self.weights
+        if not weights.related_words or weights.related_word_weight <= 0.0 or language != "en" or not tokens:
+            return {}
+        model = load_related_words() if related_words_loaded() else await asyncio.to_thread(load_related_words)
+        if model is None:
+            return {}
+        query = set(tokens)
+        near: dict[str, tuple[tuple[str, float], ...]] = {}
+        for word in dict.fromkeys(model.nouns_and_adjectives(text)):
+            for token in (await self.decompose_query(word)).tokens:
+                if token in query and token not in near and token.isalpha():
+                    if found := model.vectors.related(token):
+                        near[token] = found
+        return near
 
     async def _term_groups(
         self, owner: Owner, tokens: Sequence[str], entity_names: Sequence[str], corpus: CorpusStats
@@ -1398,6 +1447,49 @@ class MemoryService(ABC):
 
     async def _ping(self) -> None:  # noqa: B027 - optional hook: by default reachable
         """Raise ``BackendUnavailableError`` when the backend cannot be reached."""
+
+
+def _forms_of(near: Mapping[str, Sequence[tuple[str, float]]], tokens: Sequence[str]) -> tuple[str, ...]:
+    """The candidate related forms that are no query tokens, each once, in order."""
+    query = set(tokens)
+    return tuple(dict.fromkeys(form for found in near.values() for form, _ in found if form not in query))
+
+
+def related_tokens(
+    near: Mapping[str, Sequence[tuple[str, float]]],
+    tokens: Sequence[str],
+    corpus: CorpusStats,
+    groups: TermGroups | None,
+) -> dict[str, tuple[str, float]]:
+    """The user's tokens related to a query word (rule "Related words" of
+    :mod:`graphmem._scoring`), each with that word and their similarity: a candidate of
+    ``near`` that an entry holds, that is no query term, no speaker's name and in no group,
+    for a query word that is no speaker's name and in no group. A token related to two
+    query words is read through the more similar one (then the first in sorted order)."""
+    query = set(tokens)
+    grouped = groups.tokens if groups is not None else {}
+    speakers = corpus.speaker_tokens
+    found: dict[str, tuple[str, float]] = {}
+    for word in sorted(near):
+        if word not in query or word in speakers or word in grouped:
+            continue
+        for form, similarity in near[word]:
+            if form in query or form in grouped or form in speakers or not corpus.token_df.get(form):
+                continue
+            if form not in found or similarity > found[form][1]:
+                found[form] = (word, similarity)
+    return found
+
+
+def _only(corpus: CorpusStats, tokens: Sequence[str]) -> CorpusStats:
+    """``corpus`` restricted to ``tokens`` (and its entities): the statistics of the query."""
+    keep = set(tokens)
+    return CorpusStats(
+        corpus.entry_count,
+        {t: df for t, df in corpus.token_df.items() if t in keep},
+        corpus.entity_df,
+        corpus.speaker_tokens & keep,
+    )
 
 
 def _participants(entries: Sequence[MemoryEntry]) -> set[str]:

@@ -9,6 +9,7 @@ refuse every project call and change nothing; a backend with projects must scope
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
@@ -1217,3 +1218,31 @@ async def test_names_group_alike_whatever_order_they_were_stored_in(service: Mem
             hits = (await search(service, query, user=user)).hits
             seen.append([(h.memory.text, round(h.score, 12), h.matched_tokens, h.matched_entities) for h in hits])
         assert seen[0] == seen[1], query
+
+
+needs_vectors = pytest.mark.skipif(
+    __import__("graphmem._vectors", fromlist=["vectors_path"]).vectors_path() is None,
+    reason="graphmem[vectors] is not installed",
+)
+
+
+@needs_vectors
+async def test_a_category_word_finds_the_users_words_related_to_it(service: MemoryService) -> None:
+    service.weights = dataclasses.replace(service.weights, related_words=True)
+    await service.add_session(APP, USER, "a", [entry("We adopted a puppy last week!", author="Kate")])
+    await service.add_session(APP, USER, "b", [entry("I fixed the fence last week.", at=1, author="Kate")])
+    await service.add_session(APP, USER, "c", [entry("My pet project is a garden app.", at=2, author="Ben")])
+    hits = (await search(service, "What pets does Kate have?")).hits
+    assert hits[0].memory.text.startswith("We adopted a puppy") and "puppy" in hits[0].matched_tokens
+    assert hits[0].related_to == {"puppy": "pet"} and hits[0].to_json_dict()["related_to"] == {"puppy": "pet"}
+    assert all(h.related_to == {} for h in hits if h.memory.author == "Ben")
+    # The word itself counts in full: Ben's "pet" turn outscores Kate's puppy for "pet" alone.
+    first = (await search(service, "Which pet project?")).hits[0]
+    assert first.memory.author == "Ben" and first.related_to == {}
+
+
+async def test_related_words_are_off_by_default(service: MemoryService) -> None:
+    await service.add_session(APP, USER, "a", [entry("We adopted a puppy last week!", author="Kate")])
+    await service.add_session(APP, USER, "b", [entry("I fixed the fence last week.", at=1, author="Kate")])
+    hits = (await search(service, "What pets does Kate have?")).hits
+    assert all(not h.related_to and "puppy" not in h.matched_tokens for h in hits)

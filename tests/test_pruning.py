@@ -267,6 +267,39 @@ def test_pruning_stays_exact_when_query_terms_stand_for_groups(
         assert found.final[entry_id] == pytest.approx(full.final[entry_id], abs=1e-12)
 
 
+@settings(max_examples=300, deadline=None)
+@given(graphs(), st.sampled_from([None, 1, 3]), st.integers(0, 2**32 - 1))
+def test_pruning_stays_exact_when_query_words_stand_for_related_words(
+    graph: tuple[list[frozenset[str]], list[int], list[str], int, float, QueryTime | None],
+    max_holders: int | None,
+    seed: int,
+) -> None:
+    """Rule "Related words": a query word and the words related to it, each weighing its
+    similarity's share of the smaller idf, rare and common members mixed, prune exactly."""
+    held, session_of, query, limit, share, when = graph
+    rng = random.Random(seed)
+    terms = sorted(query)
+    rng.shuffle(terms)
+    key_of: dict[str, str] = {}
+    similarity: dict[str, float] = {}
+    while len(terms) >= 2 and rng.random() < 0.7:
+        size = rng.randint(2, min(4, len(terms)))
+        (word, *related), terms = terms[:size], terms[size:]
+        key_of[word] = word
+        for form in related:
+            key_of[form] = word
+            similarity[form] = rng.choice([0.7, 0.75, 0.9, 1.0])
+    groups = TermGroups(tokens=key_of, similarity=similarity)
+    full = score(held, query, session_of, None, when, groups=groups)
+    pruned = score(held, query, session_of, share, when, max_holders=max_holders, groups=groups)
+    if pruned.decides(limit):
+        assert top(pruned, limit) == top(full, limit)
+    found, _ = search(held, query, session_of, share, limit, max_holders, when, groups=groups)
+    assert top(found, limit) == top(full, limit)
+    for _, entry_id in top(found, limit):
+        assert found.final[entry_id] == pytest.approx(full.final[entry_id], abs=1e-12)
+
+
 def test_pruning_decides_when_a_rare_term_dominates() -> None:
     # "w0" on every entry (the speaker), "rare" on a few in one session: the answer is there.
     session_of = [i // 10 for i in range(100)]

@@ -457,3 +457,51 @@ def test_a_gathered_hit_finds_its_lender_among_its_own_neighbours() -> None:
     # Without "hit" among the candidates the scan over the others names the same lender.
     scan = QueryScores({}, direct, {c.entry_id: c for c in (near, b, far)}, {}, {}, weights=weights)
     assert scan.context_lenders(["hit"]) == {"hit": "b"}
+
+
+# ---------------------------------------------------------------------------- related words
+
+
+def test_a_related_word_weighs_half_its_similarity_times_the_smaller_idf() -> None:
+    """Rule "Related words": "dog" read for "pet" (similarity 0.8) weighs
+    0.5 * 0.8 * min(idf(dog), idf(pet)); the query's weight counts "pet" only."""
+    corpus = CorpusStats(40, {"pet": 2, "dog": 6, "kate": 20}, {})
+    groups = TermGroups(tokens={"pet": "pet", "dog": "pet"}, similarity={"dog": 0.8})
+    scored = score_candidates(
+        ["pet", "kate", "dog"], [], corpus, [cand("dog", {"dog", "kate"}), cand("pet", {"pet", "kate"})], groups=groups
+    )
+    pet, dog, kate = term_weight(2, 40), term_weight(6, 40), term_weight(20, 40)
+    related = 0.5 * 0.8 * min(dog, pet)
+    assert scored["dog"].score == pytest.approx((related + kate) / (pet + kate))
+    assert scored["pet"].score == pytest.approx(1.0)
+    assert scored["dog"].matched_tokens == ("dog", "kate")
+
+
+def test_a_related_word_never_weighs_more_than_the_word() -> None:
+    # "pet" is common, "corgi" rare: the related word is capped at the word's idf.
+    corpus = CorpusStats(40, {"pet": 20, "corgi": 1}, {})
+    groups = TermGroups(tokens={"pet": "pet", "corgi": "pet"}, similarity={"corgi": 1.0})
+    scored = score_candidates(["pet", "corgi"], [], corpus, [cand("c", {"corgi"})], groups=groups)
+    assert scored["c"].score == pytest.approx(0.5)
+
+
+def test_an_entry_holding_the_word_and_a_related_word_holds_the_group_once_at_its_best() -> None:
+    corpus = CorpusStats(40, {"pet": 3, "dog": 3, "cat": 5, "kate": 20}, {})
+    groups = TermGroups(tokens={"pet": "pet", "dog": "pet", "cat": "pet"}, similarity={"dog": 0.8, "cat": 0.7})
+    query = ["pet", "kate", "dog", "cat"]
+    candidates = [cand("all", {"pet", "dog", "cat"}), cand("two", {"dog", "cat"}), cand("dog", {"dog"})]
+    scored = score_candidates(query, [], corpus, candidates, groups=groups)
+    total = term_weight(3, 40) + term_weight(20, 40)
+    assert scored["all"].score == pytest.approx(term_weight(3, 40) / total)
+    assert scored["two"].score == pytest.approx(scored["dog"].score)  # dog (0.8) beats cat (0.7)
+    assert scored["dog"].score == pytest.approx(0.5 * 0.8 * term_weight(3, 40) / total)
+
+
+def test_related_words_weigh_nothing_when_their_weight_is_zero() -> None:
+    assert ScoringWeights().related_words is False  # off by default (their cost)
+    corpus = CorpusStats(40, {"pet": 2, "dog": 6}, {})
+    groups = TermGroups(tokens={"pet": "pet", "dog": "pet"}, similarity={"dog": 0.8})
+    scored = score_candidates(
+        ["pet", "dog"], [], corpus, [cand("d", {"dog"})], ScoringWeights(related_word_weight=0.0), groups=groups
+    )
+    assert "d" not in scored

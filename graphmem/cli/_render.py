@@ -90,7 +90,8 @@ def matched(hit: SearchHit, rows: Mapping[str, int] | None = None, *, show_ids: 
     """Matched entities and tokens, how much of the score came from context (and from which
     turn: ``#n`` when it is the hit in row ``n`` of ``rows``, else its short id when ids are
     shown), how the entry matched a time in the query, and whether a speaker the query
-    names said it."""
+    names said it. A token read for a query word says so ("(for persue)", "(related to
+    pet)")."""
     text = Text()
     for name in hit.matched_entities:
         text.append(visible(name), ENTITY_STYLE).append(" ")
@@ -100,6 +101,8 @@ def matched(hit: SearchHit, rows: Mapping[str, int] | None = None, *, show_ids: 
             text.append(visible(token), TOKEN_STYLE).append(" ")
             if token in read_from:
                 text.append(f"(for {visible(read_from[token])}) ", "italic dim")
+            elif token in hit.related_to:
+                text.append(f"(related to {visible(hit.related_to[token])}) ", "italic dim")
     if hit.context_score > 0:
         share = hit.context_score / hit.score if hit.score else 0.0
         note = "context" if not (hit.matched_tokens or hit.matched_entities) else f"+ context {share:.0%}"
