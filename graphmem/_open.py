@@ -19,6 +19,7 @@ as registries that dispatch on the scheme (Google ADK's) need.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import re
@@ -189,6 +190,7 @@ async def open_memory(
     read_only: bool = False,
     weights: ScoringWeights | None = None,
     language: str | None = None,
+    related_words: bool | None = None,
     **options: Any,
 ) -> MemoryService:
     """Open the store a URI names, ready to use: reachable, and with its schema in place.
@@ -211,6 +213,12 @@ async def open_memory(
         weights: the scorer's constants.
         language: every entry's and query's language (``"ja"``, ...), ``"auto"``, or
             ``None`` to leave it to the decomposer (see :class:`MemoryService`).
+        related_words: read a query's nouns and adjectives also as the user's words close
+            to them in meaning (``ScoringWeights.related_words``, extra
+            ``graphmem[vectors]``; off by default: more recall, about three times the search
+            time). ``None``: from ``GRAPHMEM_RELATED_WORDS`` (``1``, ``true``, ``yes``,
+            ``on``), else as ``weights`` say. So every entry point that opens a store through
+            this factory (CLI, MCP server, ADK service) can turn it on.
         **options: passed to the backend's constructor (for Neo4j: ``connection_timeout``,
             ``retry_time``, ``read_timeout``, ...).
 
@@ -225,9 +233,16 @@ async def open_memory(
         StoreLockedError: another process writes the journal (open ``read_only`` to read).
         JournalCorruptError: the file is not a graphmem journal.
         ImportError: a Neo4j URI without the ``neo4j`` extra installed.
-        ValueError: an unknown ``language``, or one given with a ``Decomposer``.
+        ValueError: an unknown ``language``, or one given with a ``Decomposer``; a
+            ``GRAPHMEM_RELATED_WORDS`` that is no on/off value.
     """
     store = parse_store_uri(uri)
+    if related_words is None and (setting := os.environ.get("GRAPHMEM_RELATED_WORDS", "").strip()):
+        related_words = _flag(setting, "GRAPHMEM_RELATED_WORDS")
+    if related_words is not None:
+        from graphmem._scoring import ScoringWeights
+
+        weights = dataclasses.replace(weights or ScoringWeights(), related_words=related_words)
     service: MemoryService
     if store.kind in ("memory", "file"):
         from graphmem.backends.networkx import GraphMemoryService
@@ -272,6 +287,16 @@ async def open_memory(
         await service.close()
         raise
     return service
+
+
+def _flag(value: str, name: str) -> bool:
+    """An on/off setting written as ``1``/``true``/``yes``/``on`` or ``0``/``false``/``no``/``off``."""
+    lowered = value.lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"{name}={value!r}: use 1, true, yes or on (or 0, false, no, off)")
 
 
 def _unreachable(store: StoreUri, exc: BackendUnavailableError) -> str:

@@ -605,3 +605,23 @@ def test_unknown_language_is_a_one_line_usage_error(runner: CliRunner, store: st
     result = gm(runner, store, "--language", "klingon", "stats")
     assert result.exit_code == 2
     assert "unknown language 'klingon': use --language auto or one of en, es" in one_line_error(result)
+
+
+# ---------------------------------------------------------------------------- related words
+
+
+@pytest.mark.skipif(
+    __import__("graphmem._vectors", fromlist=["vectors_path"]).vectors_path() is None,
+    reason="graphmem[vectors] is not installed",
+)
+def test_related_words_are_turned_on_from_the_command_line(
+    runner: CliRunner, store: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GRAPHMEM_RELATED_WORDS", "0")  # restored after the test (the flag sets it)
+    fixture = write_lines(tmp_path / "s.jsonl", session("s1", "We adopted a puppy last week!"))
+    assert gm(runner, store, "load", fixture).exit_code == 0
+    query = ("search", "--app", "app", "--user", "ann", "What pets do I have?", "--json")
+    plain = json.loads(gm(runner, store, *query).stdout)
+    assert plain == []  # nothing shares a word with the question
+    related = json.loads(run(runner, "--related-words", "--store", store, *query).stdout)
+    assert [h["related_to"] for h in related] == [{"puppy": "pet"}]

@@ -18,6 +18,7 @@ from graphmem import (
     MemoryEntry,
     MemoryService,
     ReadOnlyStoreError,
+    ScoringWeights,
     SearchRequest,
     StoreLockedError,
     open_memory,
@@ -192,3 +193,20 @@ def test_cli_settings_map_to_a_uri_and_back() -> None:
     store = parse_store_uri(uri)
     assert (store.user, store.password, store.database, store.neo4j_uri) == ("ann", "p@ss/word", "db", "bolt://127.0.0.1:7687")
     assert redact_uri(uri) == "bolt://ann:***@127.0.0.1:7687?database=db"
+
+
+async def test_related_words_from_the_factory_or_the_environment(
+    decomposer: Decomposer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("GRAPHMEM_RELATED_WORDS", raising=False)
+    assert not (await open_memory("memory:", nlp=decomposer)).weights.related_words
+    assert (await open_memory("memory:", nlp=decomposer, related_words=True)).weights.related_words
+    kept = ScoringWeights(context_share=0.5)
+    opened = await open_memory("memory:", nlp=decomposer, weights=kept, related_words=True)
+    assert opened.weights.related_words and opened.weights.context_share == 0.5
+    monkeypatch.setenv("GRAPHMEM_RELATED_WORDS", "yes")
+    assert (await open_memory("memory:", nlp=decomposer)).weights.related_words
+    assert not (await open_memory("memory:", nlp=decomposer, related_words=False)).weights.related_words
+    monkeypatch.setenv("GRAPHMEM_RELATED_WORDS", "sometimes")
+    with pytest.raises(ValueError, match="GRAPHMEM_RELATED_WORDS"):
+        await open_memory("memory:", nlp=decomposer)

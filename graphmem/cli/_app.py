@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from datetime import datetime
@@ -158,7 +159,20 @@ def _global_options(
             ),
         ),
     ] = "auto",
+    related_words: Annotated[
+        bool,
+        typer.Option(
+            "--related-words",
+            help=(
+                "Also read a query's nouns and adjectives as words close in meaning (pets -> puppy); "
+                "needs graphmem[vectors]; about three times the search time. Same as GRAPHMEM_RELATED_WORDS=1."
+            ),
+        ),
+    ] = False,
 ) -> None:
+    if related_words:
+        # Every store this process opens (open_memory reads it), the MCP server's too.
+        os.environ["GRAPHMEM_RELATED_WORDS"] = "1"
     backend = backend.strip().lower()
     if backend not in BACKENDS:
         raise fail(
