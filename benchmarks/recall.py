@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import inspect
 import json
 import os
@@ -64,7 +65,7 @@ __all__ = ["ALL_SYSTEMS", "backends_note", "evaluate", "graphmem_recall", "graph
 
 APP = "graphmem-bench-recall"
 KS = (5, 10)
-ALL_SYSTEMS = ("graphmem", "graphmem-neo4j", "bm25", "bm25s", "adk", "anyword", "minilm")
+ALL_SYSTEMS = ("graphmem", "graphmem-related", "graphmem-neo4j", "bm25", "bm25s", "adk", "anyword", "minilm")
 
 ServiceFactory = Callable[..., MemoryService | Awaitable[MemoryService]]
 
@@ -292,6 +293,11 @@ def _system_factories(
     for name in names:
         if name == "graphmem":
             out[name] = graphmem_factory(nlp, APP, weights=weights)
+        elif name == "graphmem-related":
+            # The same store with related words on (graphmem[vectors]), in the same run.
+            out[name] = graphmem_factory(
+                nlp, APP, name, dataclasses.replace(weights or ScoringWeights(), related_words=True)
+            )
         elif name == "graphmem-neo4j":
             out[name] = graphmem_neo4j_factory(neo4j_uri, nlp, APP, weights)
         elif name == "bm25":
