@@ -106,6 +106,13 @@ def top(scores: QueryScores, limit: int) -> list[tuple[float, str]]:
     return [(-s, i) for s, i in ranked[:limit]]
 
 
+def assert_same_answer(found: QueryScores, full: QueryScores, limit: int) -> None:
+    """The first ``limit`` of ``found`` are those of the full gathering, with its scores."""
+    assert top(found, limit) == top(full, limit)
+    for _, entry_id in top(found, limit):
+        assert found.final[entry_id] == pytest.approx(full.final[entry_id], abs=1e-12)
+
+
 def score(
     held: Sequence[frozenset[str]],
     query: Sequence[str],
@@ -199,9 +206,7 @@ def test_a_decided_answer_expanding_only_the_best_holders_is_the_full_answer(
     full = score(held, query, session_of, None, when)
     pruned = score(held, query, session_of, share, when, min_share=min_share, max_holders=max_holders)
     if pruned.decides(limit):
-        assert top(pruned, limit) == top(full, limit)
-        for _, entry_id in top(pruned, limit):
-            assert pruned.final[entry_id] == pytest.approx(full.final[entry_id], abs=1e-12)
+        assert_same_answer(pruned, full, limit)
 
 
 @settings(max_examples=300, deadline=None)
@@ -213,9 +218,7 @@ def test_the_services_steps_always_end_with_the_full_answer(
     held, session_of, query, limit, share, when = graph
     full = score(held, query, session_of, None, when)
     found, reads = search(held, query, session_of, share, limit, first_expansion, when)
-    assert top(found, limit) == top(full, limit)
-    for _, entry_id in top(found, limit):
-        assert found.final[entry_id] == pytest.approx(full.final[entry_id], abs=1e-12)
+    assert_same_answer(found, full, limit)
     # Each step reads more (one more holder at least, or a seed more), so few are needed;
     # postings are read once per term, a holder's neighbourhood once per search.
     assert len(reads) <= 2 * (2 + len(set(query)) + len(held))
@@ -233,9 +236,7 @@ def test_a_decided_pruned_answer_is_the_full_answer(
     pruned = score(held, query, session_of, share, when)
     assert full.decides(limit)  # a full gathering is always certain
     if pruned.decides(limit):
-        assert top(pruned, limit) == top(full, limit)
-        for _, entry_id in top(pruned, limit):
-            assert pruned.final[entry_id] == pytest.approx(full.final[entry_id], abs=1e-12)
+        assert_same_answer(pruned, full, limit)
 
 
 @settings(max_examples=300, deadline=None)
@@ -262,9 +263,7 @@ def test_pruning_stays_exact_when_query_terms_stand_for_groups(
     if pruned.decides(limit):
         assert top(pruned, limit) == top(full, limit)
     found, _ = search(held, query, session_of, share, limit, max_holders, when, groups=groups)
-    assert top(found, limit) == top(full, limit)
-    for _, entry_id in top(found, limit):
-        assert found.final[entry_id] == pytest.approx(full.final[entry_id], abs=1e-12)
+    assert_same_answer(found, full, limit)
 
 
 @settings(max_examples=300, deadline=None)
@@ -295,9 +294,7 @@ def test_pruning_stays_exact_when_query_words_stand_for_related_words(
     if pruned.decides(limit):
         assert top(pruned, limit) == top(full, limit)
     found, _ = search(held, query, session_of, share, limit, max_holders, when, groups=groups)
-    assert top(found, limit) == top(full, limit)
-    for _, entry_id in top(found, limit):
-        assert found.final[entry_id] == pytest.approx(full.final[entry_id], abs=1e-12)
+    assert_same_answer(found, full, limit)
 
 
 def test_pruning_decides_when_a_rare_term_dominates() -> None:
