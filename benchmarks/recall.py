@@ -65,7 +65,7 @@ __all__ = ["ALL_SYSTEMS", "backends_note", "evaluate", "graphmem_recall", "graph
 
 APP = "graphmem-bench-recall"
 KS = (5, 10)
-ALL_SYSTEMS = ("graphmem", "graphmem-related", "graphmem-neo4j", "bm25", "bm25s", "adk", "anyword", "minilm")
+ALL_SYSTEMS = ("graphmem", "graphmem-no-related", "graphmem-neo4j", "bm25", "bm25s", "adk", "anyword", "minilm")
 
 ServiceFactory = Callable[..., MemoryService | Awaitable[MemoryService]]
 
@@ -293,10 +293,10 @@ def _system_factories(
     for name in names:
         if name == "graphmem":
             out[name] = graphmem_factory(nlp, APP, weights=weights)
-        elif name == "graphmem-related":
-            # The same store with related words on (graphmem[vectors]), in the same run.
+        elif name == "graphmem-no-related":
+            # The same store with related words off (on by default), in the same run.
             out[name] = graphmem_factory(
-                nlp, APP, name, dataclasses.replace(weights or ScoringWeights(), related_words=True)
+                nlp, APP, name, dataclasses.replace(weights or ScoringWeights(), related_words=False)
             )
         elif name == "graphmem-neo4j":
             out[name] = graphmem_neo4j_factory(neo4j_uri, nlp, APP, weights)
@@ -379,7 +379,7 @@ async def _run(args: argparse.Namespace) -> int:
         say(f"--perturb {args.perturb}: {changed} questions changed")
     skipped_q = sum(c.skipped_questions for c in conversations)
     say(f"{len(conversations)} conversations, {sum(len(c.questions) for c in conversations)} questions (categories 1-4)")
-    weights = ScoringWeights(related_words=True) if args.related_words else None
+    weights = ScoringWeights(related_words=False) if args.no_related_words else None
     factories = _system_factories(names, args.neo4j_uri, say, weights)
     # Warm spaCy once on every text so that no graphmem system pays for loading the model.
     if any(n.startswith("graphmem") and not isinstance(factories.get(n), str) for n in names):
@@ -405,7 +405,7 @@ async def _run(args: argparse.Namespace) -> int:
         notes.append(f"{skipped_q} question(s) of categories 1-4 have no evidence turn and are left out")
     ids = ", ".join(c.sample_id for c in conversations)
     perturbed = f", questions perturbed: {args.perturb}" if args.perturb else ""
-    perturbed += ", graphmem with related words" if args.related_words else ""
+    perturbed += ", graphmem without related words" if args.no_related_words else ""
     print(f"## Recall on LoCoMo dev ({ids}), QA categories 1-4{perturbed}\n")
     print(f"graphmem {checkout()}, {datetime.now(UTC):%Y-%m-%d}\n")
     print(markdown_tables(results, conversations))
@@ -445,9 +445,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "'british' writes every word with a British spelling that way (spaCy's en_lexeme_norm)",
     )
     parser.add_argument(
-        "--related-words",
+        "--no-related-words",
         action="store_true",
-        help="graphmem reads queries through related words too (ScoringWeights(related_words=True), extra graphmem[vectors])",
+        help="graphmem reads no related words (ScoringWeights(related_words=False); on by default)",
     )
     return asyncio.run(_run(parser.parse_args(argv)))
 

@@ -16,6 +16,8 @@ scores) are compared with the first arm's::
     python benchmarks/search_cpu.py --size 10000 --entries-per-user 0 \\
         --variant '' --variant 'first_expansion=None'
     python benchmarks/search_cpu.py --size 10000 --entries-per-user 0 --profile /tmp/p.prof
+    # a field of ScoringWeights is set on the service's weights
+    python benchmarks/search_cpu.py --size 10000 --variant 'related_words=False' --variant 'related_words=True'
 
 ``--against REV`` copies ``graphmem/`` at REV (``git archive``) into a temporary package
 ``graphmem_base`` and searches a second store built by it (networkx only). ``--uri`` puts
@@ -29,6 +31,7 @@ import argparse
 import ast
 import asyncio
 import cProfile
+import dataclasses
 import importlib
 import io
 import os
@@ -59,6 +62,20 @@ def _parse_variant(text: str) -> dict[str, Any]:
         name, _, value = part.partition("=")
         settings[name.strip()] = ast.literal_eval(value.strip())
     return settings
+
+
+def _setting(service: Any, name: str) -> Any:
+    """A service attribute, or a field of its ``ScoringWeights`` (``related_words=False``)."""
+    weights = service.weights
+    return getattr(weights, name) if name in getattr(type(weights), "__dataclass_fields__", {}) else getattr(service, name)
+
+
+def _set(service: Any, name: str, value: Any) -> None:
+    weights = service.weights
+    if name in getattr(type(weights), "__dataclass_fields__", {}):
+        service.weights = dataclasses.replace(weights, **{name: value})
+    else:
+        setattr(service, name, value)
 
 
 def _pct(values: Sequence[float], pct: float) -> float:
@@ -166,12 +183,12 @@ async def _main(args: argparse.Namespace) -> int:
         settings = [_parse_variant(v) for v in args.variant] or [{}]
         runs = [(arm, s) for arm in arms for s in settings]
         names = [f"{arm.name} `{v or 'defaults'}`" for arm in arms for v in (args.variant or [""])]
-        defaults = {name: getattr(arms[0].service, name) for s in settings for name in s}
+        defaults = {name: _setting(arms[0].service, name) for s in settings for name in s}
 
         async def one(run: tuple[_Arm, dict[str, Any]], user: str, q: str) -> tuple[float, float, list[tuple[str, float]]]:
             arm, chosen = run
             for name, value in {**defaults, **chosen}.items():
-                setattr(arm.service, name, value)
+                _set(arm.service, name, value)
             t0, w0 = time.process_time(), time.perf_counter()
             hits = await arm.search(user, q)
             return (time.process_time() - t0) * 1000, (time.perf_counter() - w0) * 1000, hits
@@ -211,7 +228,7 @@ async def _main(args: argparse.Namespace) -> int:
         if args.profile:
             arm, chosen = runs[0]
             for name, value in {**defaults, **chosen}.items():
-                setattr(arm.service, name, value)
+                _set(arm.service, name, value)
             profiler = cProfile.Profile()
             profiler.enable()
             for user, q in queries:

@@ -220,10 +220,11 @@ async def _measure(system_name: str, size: int, args: argparse.Namespace) -> dic
     else:
         raise SystemExit(f"unknown system {system_name!r}")
 
-    if args.related_words and isinstance(system, GraphmemSystem):
-        # Queries also read through related words (graphmem._vectors, off by default).
-        system.service.weights = dataclasses.replace(system.service.weights, related_words=True)
-        result["related_words"] = True
+    if args.no_related_words and isinstance(system, GraphmemSystem):
+        # Queries read no related words (graphmem._related, on by default).
+        system.service.weights = dataclasses.replace(system.service.weights, related_words=False)
+    if isinstance(system, GraphmemSystem):
+        result["related_words"] = system.service.weights.related_words
 
     server_pid = _neo4j_server_pid(args.neo4j_uri) if system_name == "graphmem-neo4j" else None
     server_before = _status_kb("VmRSS", server_pid) if server_pid else None
@@ -420,8 +421,8 @@ def _run_worker(system: str, size: int, args: argparse.Namespace, say: Any) -> d
         for opt in ("data", "neo4j_uri", "profile"):
             if getattr(args, opt):
                 cmd += [f"--{opt.replace('_', '-')}", str(getattr(args, opt))]
-        if args.related_words:
-            cmd += ["--related-words"]
+        if args.no_related_words:
+            cmd += ["--no-related-words"]
         started = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0 or not out.exists():
@@ -442,7 +443,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=300, help="timed searches per system and size (default 300)")
     parser.add_argument("--processes", type=int, default=2, help="graphmem's spaCy worker processes for ingest (default 2; 1 = none)")
     parser.add_argument("--real-ner-max", type=int, default=10_000, help="above this size graphmem networkx reuses decompositions (default 10000)")
-    parser.add_argument("--related-words", action="store_true", help="graphmem reads queries through related words too (ScoringWeights(related_words=True), extra graphmem[vectors])")
+    parser.add_argument("--no-related-words", action="store_true", help="graphmem reads no related words (ScoringWeights(related_words=False); on by default)")
     parser.add_argument("--neo4j-uri", default=os.environ.get("GRAPHMEM_NEO4J_URI"), help="Bolt URI for graphmem-neo4j (default $GRAPHMEM_NEO4J_URI)")
     parser.add_argument("--data", default=None, help="LoCoMo conversations.json (default ../shared/data/locomo-dev/)")
     parser.add_argument("--out", default=str(HERE / "results"), help="where speed.json and speed.md go (default benchmarks/results)")
@@ -481,7 +482,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             say(notes[-1])
     meta = {"date": datetime.now(UTC).isoformat(timespec="seconds"), "machine": machine(), "versions": versions(), "checkout": checkout(),
             "entries_per_user": args.entries_per_user, "queries": args.queries, "real_ner_max": args.real_ner_max,
-            "processes": args.processes, "related_words": args.related_words}
+            "processes": args.processes, "related_words": not args.no_related_words}
     rows: list[dict[str, Any]] = []
     for size in sizes:
         say(f"{size:,} entries")

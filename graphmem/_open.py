@@ -213,12 +213,12 @@ async def open_memory(
         weights: the scorer's constants.
         language: every entry's and query's language (``"ja"``, ...), ``"auto"``, or
             ``None`` to leave it to the decomposer (see :class:`MemoryService`).
-        related_words: read a query's nouns and adjectives also as the user's words close
-            to them in meaning (``ScoringWeights.related_words``, extra
-            ``graphmem[vectors]``; off by default: more recall, about three times the search
-            time). ``None``: from ``GRAPHMEM_RELATED_WORDS`` (``1``, ``true``, ``yes``,
-            ``on``), else as ``weights`` say. So every entry point that opens a store through
-            this factory (CLI, MCP server, ADK service) can turn it on.
+        related_words: whether a query's nouns and adjectives are also read as the user's
+            words close to them in meaning (``ScoringWeights.related_words``, on by
+            default). ``None``: from ``GRAPHMEM_RELATED_WORDS`` (``1``, ``true``, ``yes``,
+            ``on``, or ``0``, ``false``, ``no``, ``off``), else as ``weights`` say. So every
+            entry point that opens a store through this factory (CLI, MCP server, ADK
+            service) can turn it off.
         **options: passed to the backend's constructor (for Neo4j: ``connection_timeout``,
             ``retry_time``, ``read_timeout``, ...).
 

@@ -51,6 +51,7 @@ from graphmem._models import (
     validate_identifier,
     validate_project_id,
 )
+from graphmem._related import load_related_words, related_words_loaded
 from graphmem._scoring import (
     CandidateStats,
     CorpusStats,
@@ -72,7 +73,6 @@ from graphmem._spelling import (
     uncased_word_variant,
 )
 from graphmem._time import query_time
-from graphmem._vectors import load_related_words, related_words_loaded
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -232,6 +232,9 @@ MAX_TERM_LENGTH = 512
 _WORD = re.compile(r"[^\W\d_]+")
 #: A word of an entity name as graphmem._entities reads it.
 _NAME_WORD = re.compile(r"\w+")
+#: A word written with a capital that does not start a sentence: a name ("Pet" in "what did
+#: Pet Shop Boys play"), never read through related words.
+_NAME_INSIDE_SENTENCE = re.compile(r"(?<![.!?]\s)(?<!^)(?<![.!?\"'])\b([A-Z][^\W\d_]*)")
 
 
 def _capitalised_words(text: str) -> set[str]:
@@ -1134,24 +1137,24 @@ class MemoryService(ABC):
     async def _related_candidates(
         self, text: str, tokens: Sequence[str], language: str | None
     ) -> dict[str, tuple[tuple[str, float], ...]]:
-        """The query tokens that are nouns or adjectives of ``text`` with a vector, each with
-        the word forms related to it (see :mod:`graphmem._vectors`): none when related words
-        are off (``ScoringWeights.related_words``) or weigh nothing, the query is not
-        English, or the vectors or the tagger are missing (then a warning, once). The forms
+        """The query tokens read through related words, each with the words related to it
+        (the table of :mod:`graphmem._related`): none when related words are off
+        (``ScoringWeights.related_words``) or weigh nothing, or the query is not English.
+        A token is read so when the table says it is mostly a noun or an adjective and the
+        query does not write it as a name (capitalised inside a sentence). The related words
         are candidates: the search keeps those the user holds (:func:`related_tokens`)."""
         weights = self.weights
         if not weights.related_words or weights.related_word_weight <= 0.0 or language != "en" or not tokens:
             return {}
-        model = load_related_words() if related_words_loaded() else await asyncio.to_thread(load_related_words)
-        if model is None:
+        table = load_related_words() if related_words_loaded() else await asyncio.to_thread(load_related_words)
+        if table is None:
             return {}
-        query = set(tokens)
+        names = {m.group(1).lower() for m in _NAME_INSIDE_SENTENCE.finditer(text)}
         near: dict[str, tuple[tuple[str, float], ...]] = {}
-        for word in dict.fromkeys(model.nouns_and_adjectives(text)):
-            for token in (await self.decompose_query(word)).tokens:
-                if token in query and token not in near and token.isalpha():
-                    if found := model.vectors.related(token):
-                        near[token] = found
+        for token in tokens:
+            if token not in near and token not in names and table.reads_related(token):
+                if found := table.related(token):
+                    near[token] = found
         return near
 
     async def _term_groups(

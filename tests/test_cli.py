@@ -302,9 +302,9 @@ def test_search_table_and_json(runner: CliRunner, demo_store: str) -> None:
 
 
 def test_search_with_nothing_recalled(runner: CliRunner, demo_store: str) -> None:
-    result = gm(runner, demo_store, "search", *ALICE, "xylophone")
+    result = gm(runner, demo_store, "search", *ALICE, "zyzzyva")
     assert result.exit_code == 0 and "nothing recalled" in result.stdout
-    assert gm(runner, demo_store, "search", *ALICE, "xylophone", "--json").stdout.strip() == "[]"
+    assert gm(runner, demo_store, "search", *ALICE, "zyzzyva", "--json").stdout.strip() == "[]"
 
 
 def test_search_in_a_project_on_networkx_is_refused(runner: CliRunner, demo_store: str) -> None:
@@ -610,18 +610,16 @@ def test_unknown_language_is_a_one_line_usage_error(runner: CliRunner, store: st
 # ---------------------------------------------------------------------------- related words
 
 
-@pytest.mark.skipif(
-    __import__("graphmem._vectors", fromlist=["vectors_path"]).vectors_path() is None,
-    reason="graphmem[vectors] is not installed",
-)
-def test_related_words_are_turned_on_from_the_command_line(
+def test_related_words_are_turned_off_and_on_from_the_command_line(
     runner: CliRunner, store: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("GRAPHMEM_RELATED_WORDS", "0")  # restored after the test (the flag sets it)
+    monkeypatch.delenv("GRAPHMEM_RELATED_WORDS", raising=False)  # restored after the test (the flags set it)
     fixture = write_lines(tmp_path / "s.jsonl", session("s1", "We adopted a puppy last week!"))
     assert gm(runner, store, "load", fixture).exit_code == 0
     query = ("search", "--app", "app", "--user", "ann", "What pets do I have?", "--json")
-    plain = json.loads(gm(runner, store, *query).stdout)
-    assert plain == []  # nothing shares a word with the question
-    related = json.loads(run(runner, "--related-words", "--store", store, *query).stdout)
+    related = json.loads(gm(runner, store, *query).stdout)
     assert [h["related_to"] for h in related] == [{"puppy": "pet"}]
+    plain = json.loads(run(runner, "--no-related-words", "--store", store, *query).stdout)
+    assert plain == []  # nothing shares a word with the question
+    again = json.loads(run(runner, "--related-words", "--store", store, *query).stdout)
+    assert [h["related_to"] for h in again] == [{"puppy": "pet"}]

@@ -647,6 +647,7 @@ def test_the_wheel_ships_every_cypher_file(tmp_path: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     expected = {f"graphmem/cypher/{p.name}" for p in CYPHER_DIR.glob("*.cypher")}
     assert expected and expected <= names
+    assert "graphmem/_data/related_words.npz" in names  # the table a search reads
 
     # Installed (here: unpacked) the package loads its queries from inside itself.
     unpacked = tmp_path / "site"
@@ -655,7 +656,8 @@ def test_the_wheel_ships_every_cypher_file(tmp_path: Path) -> None:
         [
             sys.executable,
             "-c",
-            "import graphmem._cypher as c; print(c._folder()); print(len(c.load_cypher('neighbourhood')))",
+            "import graphmem._cypher as c, graphmem._related as r; print(c._folder()); "
+            "print(len(c.load_cypher('neighbourhood'))); print(len(r.load_related_words()))",
         ],
         cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": str(unpacked)},
@@ -664,6 +666,6 @@ def test_the_wheel_ships_every_cypher_file(tmp_path: Path) -> None:
         timeout=120,
     )
     assert probe.returncode == 0, probe.stderr[-2000:]
-    folder, size = probe.stdout.split()
+    folder, size, words = probe.stdout.split()
     assert Path(folder) == unpacked / "graphmem" / "cypher"
-    assert int(size) > 0
+    assert int(size) > 0 and int(words) > 40_000

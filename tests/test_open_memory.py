@@ -199,14 +199,17 @@ async def test_related_words_from_the_factory_or_the_environment(
     decomposer: Decomposer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("GRAPHMEM_RELATED_WORDS", raising=False)
-    assert not (await open_memory("memory:", nlp=decomposer)).weights.related_words
-    assert (await open_memory("memory:", nlp=decomposer, related_words=True)).weights.related_words
-    kept = ScoringWeights(context_share=0.5)
+    assert (await open_memory("memory:", nlp=decomposer)).weights.related_words  # on by default
+    assert not (await open_memory("memory:", nlp=decomposer, related_words=False)).weights.related_words
+    kept = ScoringWeights(context_share=0.5, related_words=False)
+    assert not (await open_memory("memory:", nlp=decomposer, weights=kept)).weights.related_words
     opened = await open_memory("memory:", nlp=decomposer, weights=kept, related_words=True)
     assert opened.weights.related_words and opened.weights.context_share == 0.5
+    monkeypatch.setenv("GRAPHMEM_RELATED_WORDS", "off")
+    assert not (await open_memory("memory:", nlp=decomposer)).weights.related_words
+    assert (await open_memory("memory:", nlp=decomposer, related_words=True)).weights.related_words
     monkeypatch.setenv("GRAPHMEM_RELATED_WORDS", "yes")
-    assert (await open_memory("memory:", nlp=decomposer)).weights.related_words
-    assert not (await open_memory("memory:", nlp=decomposer, related_words=False)).weights.related_words
+    assert (await open_memory("memory:", nlp=decomposer, weights=kept)).weights.related_words
     monkeypatch.setenv("GRAPHMEM_RELATED_WORDS", "sometimes")
     with pytest.raises(ValueError, match="GRAPHMEM_RELATED_WORDS"):
         await open_memory("memory:", nlp=decomposer)

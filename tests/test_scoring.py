@@ -498,7 +498,7 @@ def test_an_entry_holding_the_word_and_a_related_word_holds_the_group_once_at_it
 
 
 def test_related_words_weigh_nothing_when_their_weight_is_zero() -> None:
-    assert ScoringWeights().related_words is False  # off by default (their cost)
+    assert ScoringWeights().related_words is True  # on by default
     corpus = CorpusStats(40, {"pet": 2, "dog": 6}, {})
     groups = TermGroups(tokens={"pet": "pet", "dog": "pet"}, similarity={"dog": 0.8})
     scored = score_candidates(

@@ -1,5 +1,6 @@
-"""Related words (``graphmem._vectors``): the vector table's rules, which of the user's
-tokens a query word is read through, and the fallback when the vectors are missing."""
+"""Related words: the vectors' rules (``graphmem._vectors``, what the shipped table is built
+from), which of the user's tokens a query word is read through, and the fallback when the
+vectors are missing."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from graphmem import _vectors
 from graphmem._scoring import CorpusStats, TermGroups
 from graphmem._service import related_tokens
-from graphmem._vectors import MIN_SIMILARITY, WordVectors, vectors_path
+from graphmem._vectors import MIN_SIMILARITY, WordVectors
 
 # Hand-made vectors: cos(pet, dog) = 0.8, cos(pet, cat) = 0.7, cos(pet, car) = 0.6.
 TABLE = WordVectors.from_words(
@@ -63,23 +64,6 @@ def test_missing_vectors_fall_back_with_a_warning_naming_the_extra(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     monkeypatch.setattr(_vectors, "vectors_path", lambda: None)
-    monkeypatch.setattr(_vectors, "_loaded", {})
     with caplog.at_level(logging.WARNING, logger="graphmem"):
-        assert _vectors.load_related_words() is None
+        assert _vectors.read_vectors() is None
     assert "graphmem[vectors]" in caplog.text
-    assert _vectors.related_words_loaded()  # once per process: no warning on every search
-
-
-needs_vectors = pytest.mark.skipif(vectors_path() is None, reason="graphmem[vectors] is not installed")
-
-
-@needs_vectors
-def test_the_installed_vectors_relate_a_category_to_its_instances_and_tag_nouns() -> None:
-    model = _vectors.load_related_words()
-    assert model is not None
-    related = dict(model.vectors.related("pet"))
-    assert {"dog", "puppy"} <= related.keys() and all(s >= MIN_SIMILARITY for s in related.values())
-    # Only English words that are their own lemma are candidates (no "dogs", no "dessa").
-    assert "dogs" not in related and "dessa" not in dict(model.vectors.related("dessert"))
-    assert model.nouns_and_adjectives("What pets does Kate have?") == ["pets"]
-    assert model.nouns_and_adjectives("What did Kate paint recently?") == []

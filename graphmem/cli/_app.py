@@ -160,19 +160,20 @@ def _global_options(
         ),
     ] = "auto",
     related_words: Annotated[
-        bool,
+        bool | None,
         typer.Option(
-            "--related-words",
+            "--related-words/--no-related-words",
             help=(
-                "Also read a query's nouns and adjectives as words close in meaning (pets -> puppy); "
-                "needs graphmem[vectors]; about three times the search time. Same as GRAPHMEM_RELATED_WORDS=1."
+                "Whether a query's nouns and adjectives are also read as words close in meaning "
+                "(pets -> puppy); on unless turned off. Same as GRAPHMEM_RELATED_WORDS=1 / 0."
             ),
+            show_default=False,
         ),
-    ] = False,
+    ] = None,
 ) -> None:
-    if related_words:
+    if related_words is not None:
         # Every store this process opens (open_memory reads it), the MCP server's too.
-        os.environ["GRAPHMEM_RELATED_WORDS"] = "1"
+        os.environ["GRAPHMEM_RELATED_WORDS"] = "1" if related_words else "0"
     backend = backend.strip().lower()
     if backend not in BACKENDS:
         raise fail(
