@@ -590,7 +590,14 @@ class Decomposer:
         name's characters (``健太``, ``健``, ``太``). An entry holds both, so the speaker's own
         turns share with such a question what the turns that mention the name share. The
         name is read as a query (the tokenizer alone, memoised; it may load the pipeline of
-        its script, so call it off the event loop)."""
+        its script, so call it off the event loop).
+
+        Args:
+            name: an author's name as written.
+
+        Returns:
+            The name's tokens in Han or kana (``("健太", "健", "太")``), in their order.
+        """
         if name.isascii() or _NO_SPACE_RUN.search(name) is None:
             return ()
         return tuple(t for t in self.decompose_query(name).tokens if _NO_SPACE_RUN.search(t))
