@@ -590,7 +590,9 @@ class Decomposer:
         name's characters (``健太``, ``健``, ``太``). An entry holds both, so the speaker's own
         turns share with such a question what the turns that mention the name share. The
         name is read as a query (the tokenizer alone, memoised; it may load the pipeline of
-        its script, so call it off the event loop).
+        its script, so call it off the event loop), in the language the name alone is
+        detected as: a Japanese name in kanji alone goes to the Chinese segmenter, which
+        may cut it otherwise, but its characters are the same either way.
 
         Args:
             name: an author's name as written.

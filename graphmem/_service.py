@@ -1512,7 +1512,7 @@ def _participants(entries: Sequence[MemoryEntry]) -> set[str]:
 
 
 def _own_terms(
-    entry: MemoryEntry, parts: Decomposition, participants: set[str], name_tokens: Sequence[str] = ()
+    entry: MemoryEntry, parts: Decomposition, participants: set[str], name_tokens: Sequence[str]
 ) -> Decomposition:
     """An entry's terms: its text's, less the names it only addresses, plus its author's
     (the words of the name, and ``name_tokens``: the Han and kana tokens a text saying it
