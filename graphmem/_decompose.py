@@ -581,6 +581,29 @@ class Decomposer:
             return None  # the query would run the pipeline's components
         return language, pipeline
 
+    def name_tokens(self, name: str) -> tuple[str, ...]:
+        """The tokens in Han or kana that a text saying ``name`` gives, for a name written in
+        those scripts (``()`` for any other name, at once for ASCII).
+
+        :func:`author_tokens` gives a name's whole words; a question that names the speaker
+        ("健太は何をしましたか") is decomposed by its language's pipeline, which also takes the
+        name's characters (``健太``, ``健``, ``太``). An entry holds both, so the speaker's own
+        turns share with such a question what the turns that mention the name share. The
+        name is read as a query (the tokenizer alone, memoised; it may load the pipeline of
+        its script, so call it off the event loop), in the language the name alone is
+        detected as: a Japanese name in kanji alone goes to the Chinese segmenter, which
+        may cut it otherwise, but its characters are the same either way.
+
+        Args:
+            name: an author's name as written.
+
+        Returns:
+            The name's tokens in Han or kana (``("健太", "健", "太")``), in their order.
+        """
+        if name.isascii() or _NO_SPACE_RUN.search(name) is None:
+            return ()
+        return tuple(t for t in self.decompose_query(name).tokens if _NO_SPACE_RUN.search(t))
+
     def decompose(self, text: str) -> Decomposition:
         """Decompose one entry text."""
         return self.decompose_many([text])[0]

@@ -906,16 +906,28 @@ class MemoryService(ABC):
                     raise TypeError(f"entries must be MemoryEntry objects, got {type(entry).__name__}")
             kept_per_session.append([e for e in entries if e.text.strip()])
         decomposed = iter(await self.decompose_many([e.text for kept in kept_per_session for e in kept]))
+        names = await self._name_tokens([e for kept in kept_per_session for e in kept])
         result: list[list[PreparedEntry]] = []
         for (session_id, _), kept in zip(sessions, kept_per_session, strict=True):
             parts_list = [next(decomposed) for _ in kept]
-            result.append(self._prepared(kept, parts_list, session_id=session_id, project_id=project_id))
+            result.append(self._prepared(kept, parts_list, names, session_id=session_id, project_id=project_id))
         return result
+
+    async def _name_tokens(self, entries: Sequence[MemoryEntry]) -> dict[str, tuple[str, ...]]:
+        """The Han and kana tokens of each author's name (:meth:`Decomposer.name_tokens`),
+        for the authors whose name has any: English names cost one ``isascii`` each."""
+        names = {e.author for e in entries if not e.author.isascii()}
+        if not names:
+            return {}
+        decomposer = self._decomposer
+        found = await asyncio.to_thread(lambda: {name: decomposer.name_tokens(name) for name in names})
+        return {name: tokens for name, tokens in found.items() if tokens}
 
     def _prepared(
         self,
         kept: Sequence[MemoryEntry],
         decomposed: Sequence[Decomposition],
+        names: Mapping[str, tuple[str, ...]],
         *,
         session_id: str | None,
         project_id: str | None,
@@ -931,7 +943,7 @@ class MemoryService(ABC):
                     position=position,
                     language=parts.language,
                 ),
-                _own_terms(entry, parts, participants),
+                _own_terms(entry, parts, participants, names.get(entry.author, ())),
             )
             for position, (entry, parts) in enumerate(zip(kept, decomposed, strict=True))
         ]
@@ -949,6 +961,7 @@ class MemoryService(ABC):
         session, each entry alone, as ``add_entry`` does)."""
         to_decompose = [r.memory for r in records if r.terms is None]
         decomposed = iter(await self.decompose_many([m.text for m in to_decompose]))
+        names = await self._name_tokens(to_decompose)
         participants = _participants([r.memory for r in records]) if session_id is not None else None
         prepared: list[PreparedEntry] = []
         for record, position in zip(records, positions, strict=True):
@@ -960,7 +973,7 @@ class MemoryService(ABC):
             else:
                 parts = next(decomposed)
                 own = _participants([record.memory]) if participants is None else participants
-                terms = _own_terms(record.memory, parts, own)
+                terms = _own_terms(record.memory, parts, own, names.get(record.memory.author, ()))
                 language = parts.language
             stored = StoredEntry(
                 entry_id=record.entry_id or new_entry_id(),
@@ -1501,14 +1514,20 @@ def _participants(entries: Sequence[MemoryEntry]) -> set[str]:
     return {t for e in entries for t in author_tokens(e.author)}
 
 
-def _own_terms(entry: MemoryEntry, parts: Decomposition, participants: set[str]) -> Decomposition:
-    """An entry's terms: its text's, less the names it only addresses, plus its author's,
-    plus the type tokens of the entities it names (see :mod:`graphmem._answer_types`)."""
+def _own_terms(
+    entry: MemoryEntry, parts: Decomposition, participants: set[str], name_tokens: Sequence[str]
+) -> Decomposition:
+    """An entry's terms: its text's, less the names it only addresses, plus its author's
+    (the words of the name, and ``name_tokens``: the Han and kana tokens a text saying it
+    gives), plus the type tokens of the entities it names (see :mod:`graphmem._answer_types`).
+    Only the words are the speaker's (``speaker_tokens``): a character of the name is no
+    name of the speaker ("美" is also in "由美")."""
     own = author_tokens(entry.author)
     addressed = addressed_names(entry.text, participants.difference(own))
     # A word written like a type token ("@place") is no claim that the entry names a place.
     tokens = dict.fromkeys(t for t in parts.tokens if t not in addressed and t not in TYPE_TOKENS)
     tokens.update(dict.fromkeys(own))
+    tokens.update(dict.fromkeys(name_tokens))
     entities = tuple(e for e in parts.entities if e.name not in addressed)
     tokens.update(dict.fromkeys(type_tokens(entities)))
     return Decomposition(tokens=tuple(tokens), entities=entities, language=parts.language)

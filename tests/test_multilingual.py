@@ -229,6 +229,50 @@ def test_a_hindi_authors_name_is_whole_words_and_their_stems() -> None:
     assert author_tokens("राहुल।") == ["राहुल"]
 
 
+def test_a_name_in_han_or_kana_gives_the_tokens_a_text_saying_it_gives(decomposer: Decomposer) -> None:
+    # A question naming the speaker takes the name's characters besides its word: so does
+    # the speaker's own entry (Decomposer.name_tokens, added to author_tokens' words).
+    for name, question in [("健太", "健太は何をしましたか"), ("王小明", "王小明去哪儿了？")]:
+        tokens = decomposer.name_tokens(name)
+        assert set(name) <= set(tokens)
+        assert set(tokens) <= set(decomposer.decompose_query(question).tokens)
+    assert "け" not in decomposer.name_tokens("けんた")  # a hiragana character alone is no token
+    # Other names give nothing more (Latin at once; Devanagari has its own stems).
+    assert decomposer.name_tokens("Maria") == () and decomposer.name_tokens("प्रिया") == ()
+    assert decomposer.name_tokens("María") == ()
+    # Words alone (char_grams=()) give the name as a word, as author_tokens does.
+    assert Decomposer(language="ja", char_grams=()).name_tokens("健太") == ("健太",)
+
+
+async def test_a_question_naming_a_cjk_speaker_and_a_day_finds_what_they_said_that_day(
+    service: MemoryService,
+) -> None:
+    day = timedelta(days=1)
+    sessions = {
+        "s1": [turn("美咲", "健太、元気？最近どう？", 0), turn("健太", "元気だよ。仕事が忙しいけど。", 1)],
+        "s2": [
+            MemoryEntry(content=Content(role="user").with_text("健太、週末はどうだった？"), author="美咲", timestamp=T0 + 7 * day),
+            MemoryEntry(content=Content(role="user").with_text("昨日、友達と高尾山に登った。"), author="健太", timestamp=T0 + 7 * day),
+        ],
+        "s3": [
+            MemoryEntry(content=Content(role="user").with_text("健太、来週は暇？"), author="美咲", timestamp=T0 + 14 * day),
+            MemoryEntry(content=Content(role="user").with_text("うん、水曜なら大丈夫。"), author="健太", timestamp=T0 + 14 * day),
+        ],
+    }
+    await service.add_sessions(APP, USER, sessions)
+    # 2026-03-07 is the day before the second session: 健太's "昨日" of that session.
+    response = await service.search(SearchRequest(query="2026年3月7日に健太は何をしましたか？", app_name=APP, user_id=USER))
+    top = response.hits[0]
+    assert top.memory.text == "昨日、友達と高尾山に登った。"
+    # The speaker's turn holds the name's characters as the turns naming him do.
+    assert {"健太", "健", "太"} <= set(top.matched_tokens) and top.by_named_speaker is True
+    # A character of a speaker's name is no name of the speaker: a question about 由美
+    # (who shares 美 with 美咲) names no speaker.
+    await service.add_session(APP, USER, "s4", [turn("健太", "由美は福岡に引っ越した。", 20)])
+    asked = await service.search(SearchRequest(query="由美はどこに引っ越しましたか", app_name=APP, user_id=USER))
+    assert asked.hits[0].memory.text == "由美は福岡に引っ越した。" and asked.hits[0].by_named_speaker is None
+
+
 async def test_a_question_naming_a_hindi_speaker_finds_their_turns(service: MemoryService) -> None:
     await service.add_session(
         APP,
