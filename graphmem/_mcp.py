@@ -103,6 +103,12 @@ class Hit(_Compact):
     context: float | None = Field(None, description="part of the score from neighbouring turns of its conversation")
     context_from: str | None = Field(None, description="id of the neighbouring turn whose match lent that part")
     time_match: str | None = Field(None, description="how it matched a date or time named in the query")
+    related_to: dict[str, str] | None = Field(
+        None, description="matched words read as related to a query word, and that word ({'puppy': 'pet'})"
+    )
+    read_as: dict[str, str] | None = Field(
+        None, description="query words read as another word of the memory (a misspelling, a name spelled another way)"
+    )
     other_speaker: bool | None = Field(
         None, description="true when the query names a speaker and someone else said this (its score was lowered)"
     )
@@ -371,6 +377,8 @@ def create_server(
                     context=round(hit.context_score, 3) if hit.context_score else None,
                     context_from=hit.context_from,
                     time_match=hit.matched_time,
+                    related_to=hit.related_to or None,
+                    read_as=hit.read_as or None,
                     other_speaker=True if hit.by_named_speaker is False else None,
                 )
                 for hit in response.hits

@@ -19,7 +19,9 @@ How ADK's calls map onto graphmem (ADK's ``app_name`` and ``user_id`` are graphm
   graphmem entry id, ``author``, ``timestamp`` (ISO 8601, UTC) and ``custom_metadata``
   saying why it came back: ``score``, ``matched_tokens``, ``matched_entities``,
   ``context_score`` (the share of the score that came from neighbouring turns),
-  ``context_from`` (the id of the turn that lent it), ``session_id`` and ``project_id``.
+  ``context_from`` (the id of the turn that lent it), ``related_to`` (matched words read as
+  related to a query word, and that word: ``{"puppy": "pet"}``), ``read_as`` (query words
+  read as another word of the entry), ``session_id`` and ``project_id``.
 - ``delete_memory(..., memory_id)``: deletes that entry if the user has it in this
   service's scope (global, or the service's project); any other id deletes nothing.
 
@@ -263,6 +265,8 @@ class GraphmemMemoryService(BaseMemoryService):
                         "matched_entities": list(hit.matched_entities),
                         "context_score": hit.context_score,
                         "context_from": hit.context_from,
+                        "related_to": dict(hit.related_to),
+                        "read_as": dict(hit.read_as),
                         "session_id": hit.session_id,
                         "project_id": hit.project_id,
                     },

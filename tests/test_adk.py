@@ -168,8 +168,10 @@ async def test_search_memory_explains_every_memory(service: MemoryService) -> No
     assert best.content.role == "user" and best.content.parts and best.content.parts[0].text == entry.memory.text
     meta = best.custom_metadata
     assert set(meta) == {
-        "score", "matched_tokens", "matched_entities", "context_score", "context_from", "session_id", "project_id"
+        "score", "matched_tokens", "matched_entities", "context_score", "context_from", "related_to", "read_as",
+        "session_id", "project_id",
     }
+    assert meta["related_to"] == {} and meta["read_as"] == {}
     assert 0 < meta["score"] <= 1 and "maria" in meta["matched_tokens"] and "maria" in [e.lower() for e in meta["matched_entities"]]
     assert meta["session_id"] == "s1" and meta["project_id"] is None
     json.dumps(response.model_dump(mode="json"))  # what load_memory hands the model is plain JSON

@@ -148,6 +148,13 @@ async def test_tools_over_stdio(backend_uri: tuple[str, str]) -> None:
         assert [m["text"] for m in recent][0] == "I drink green tea every morning."
         assert (await call(client, "stats"))["entries"] == 3
 
+        # A hit read through a related word says so ("puppy" for "pets"); the others do not.
+        puppy = await call(client, "remember", text="We adopted a puppy last week!", author="Ann")
+        [pet] = (await call(client, "recall", query="What pets do I have?", limit=5))["hits"]
+        assert pet["text"] == "We adopted a puppy last week!" and pet["related_to"] == {"puppy": "pet"}
+        assert "related_to" not in hits[0] and "read_as" not in hits[0]
+        assert await call(client, "forget", entry_id=puppy["id"]) == {"removed": 1}
+
         assert await call(client, "forget", entry_id=alone["id"]) == {"removed": 1}
         assert await call(client, "forget", entry_id=alone["id"]) == {"removed": 0}
         assert await call(client, "forget", query="piano") == {"removed": 1}
