@@ -3,10 +3,19 @@
 //   token_df     [token, degree of its node, whether it is a word of a speaker's name]
 //   entity_df    [name, degree] for the query's entities
 // As term_stats_or_gather.cypher reports them.
+// N is the owner's counter (create_entries.cypher): one seek. Only a user written before
+// the counter existed, and not since, is counted entry by entry (the second CALL reads
+// nothing when the first found the counter).
 CALL () {
-  MATCH (e:Entry {app_name: $app_name, user_id: $user_id})
-  RETURN count(e) AS entry_count
+  OPTIONAL MATCH (c:GraphmemUser {app_name: $app_name, user_id: $user_id})
+  RETURN c.entries AS counted
 }
+CALL (counted) {
+  WITH counted WHERE counted IS NULL
+  MATCH (e:Entry {app_name: $app_name, user_id: $user_id})
+  RETURN count(e) AS uncounted
+}
+WITH coalesce(counted, uncounted) AS entry_count
 CALL () {
   UNWIND $tokens AS value
   MATCH (t:Token {app_name: $app_name, user_id: $user_id, value: value})

@@ -90,7 +90,7 @@ T = TypeVar("T")
 
 #: Schema migrations, oldest first: ``cypher/schema_v<N>.cypher`` for N = 1..SCHEMA_VERSION.
 #: Each holds idempotent statements whose object names start with ``graphmem_v<N>_``.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 class Neo4jMemoryService(MemoryService):
