@@ -27,11 +27,13 @@ CALL (terms) {
 // keeps no counter: nothing of an erased user stays.
 CALL (doomed, in_projects) {
   OPTIONAL MATCH (counter:GraphmemUser {app_name: $app_name, user_id: $user_id})
-  CALL (counter) {
-    WITH counter WHERE counter IS NULL
-    MATCH (e:Entry {app_name: $app_name, user_id: $user_id})
-    RETURN count(e) AS counted, count(e.project_id) AS counted_in_projects
-  }
+  // CASE runs the counts only without a counter (a WHERE before a MATCH would not: the
+  // planner seeks first and filters after).
+  WITH doomed, in_projects,
+       CASE WHEN counter IS NULL THEN COUNT { MATCH (e:Entry {app_name: $app_name, user_id: $user_id}) } END AS counted,
+       CASE WHEN counter IS NULL THEN COUNT {
+         MATCH (e:Entry {app_name: $app_name, user_id: $user_id}) WHERE e.project_id IS NOT NULL
+       } END AS counted_in_projects
   MERGE (c:GraphmemUser {app_name: $app_name, user_id: $user_id})
     ON CREATE SET c.entries = counted, c.project_entries = counted_in_projects
     ON MATCH SET c.entries = c.entries - size(doomed), c.project_entries = c.project_entries - in_projects

@@ -17,8 +17,7 @@ CALL (everywhere) {
   MATCH (:Token {app_name: $app_name, user_id: $user_id, value: value})<-[:HAS_TOKEN]-(e:Entry)
   WHERE everywhere OR e.project_id IS NULL OR e.project_id = $project_id
   WITH value,
-       CASE WHEN $with_times THEN collect([e.id, e.timestamp, coalesce(e.time_refs, [])]) ELSE collect(e.id) END
-         AS holders
+       collect(CASE WHEN $with_times THEN [e.id, e.timestamp, coalesce(e.time_refs, [])] ELSE e.id END) AS holders
   RETURN collect([value, holders]) AS token_holders
 }
 CALL (everywhere) {
@@ -26,8 +25,7 @@ CALL (everywhere) {
   MATCH (:Entity {app_name: $app_name, user_id: $user_id, name: name})<-[:MENTIONS]-(e:Entry)
   WHERE everywhere OR e.project_id IS NULL OR e.project_id = $project_id
   WITH name,
-       CASE WHEN $with_times THEN collect([e.id, e.timestamp, coalesce(e.time_refs, [])]) ELSE collect(e.id) END
-         AS holders
+       collect(CASE WHEN $with_times THEN [e.id, e.timestamp, coalesce(e.time_refs, [])] ELSE e.id END) AS holders
   RETURN collect([name, holders]) AS entity_holders
 }
 RETURN token_holders, entity_holders

@@ -4,18 +4,14 @@
 //   entity_df    [name, degree] for the query's entities
 // As term_stats_or_gather.cypher reports them.
 // N is the owner's counter (create_entries.cypher): one seek. Only a user written before
-// the counter existed, and not since, is counted entry by entry (the second CALL reads
-// nothing when the first found the counter).
+// the counter existed, and not since, is counted entry by entry.
 CALL () {
   OPTIONAL MATCH (c:GraphmemUser {app_name: $app_name, user_id: $user_id})
-  RETURN c.entries AS counted
+  // CASE runs the count only without a counter (a WHERE before a MATCH would not: the
+  // planner seeks first and filters after).
+  RETURN CASE WHEN c IS NULL THEN COUNT { MATCH (e:Entry {app_name: $app_name, user_id: $user_id}) } ELSE c.entries END
+           AS entry_count
 }
-CALL (counted) {
-  WITH counted WHERE counted IS NULL
-  MATCH (e:Entry {app_name: $app_name, user_id: $user_id})
-  RETURN count(e) AS uncounted
-}
-WITH coalesce(counted, uncounted) AS entry_count
 CALL () {
   UNWIND $tokens AS value
   MATCH (t:Token {app_name: $app_name, user_id: $user_id, value: value})

@@ -12,14 +12,10 @@
 // project, so every holder is in scope and the prefetched postings need no scope check.
 CALL () {
   OPTIONAL MATCH (c:GraphmemUser {app_name: $app_name, user_id: $user_id})
-  RETURN c.entries AS counted, c.project_entries = 0 AS everywhere
+  RETURN CASE WHEN c IS NULL THEN COUNT { MATCH (e:Entry {app_name: $app_name, user_id: $user_id}) } ELSE c.entries END
+           AS entry_count,
+         coalesce(c.project_entries = 0, false) AS everywhere
 }
-CALL (counted) {
-  WITH counted WHERE counted IS NULL
-  MATCH (e:Entry {app_name: $app_name, user_id: $user_id})
-  RETURN count(e) AS uncounted
-}
-WITH coalesce(counted, uncounted) AS entry_count, coalesce(everywhere, false) AS everywhere
 CALL () {
   UNWIND $tokens AS value
   MATCH (t:Token {app_name: $app_name, user_id: $user_id, value: value})
@@ -60,8 +56,7 @@ CALL (entry_count, everywhere) {
   MATCH (t)<-[:HAS_TOKEN]-(e:Entry)
   WHERE everywhere OR e.project_id IS NULL OR e.project_id = $project_id
   WITH value,
-       CASE WHEN $with_times THEN collect([e.id, e.timestamp, coalesce(e.time_refs, [])]) ELSE collect(e.id) END
-         AS holders
+       collect(CASE WHEN $with_times THEN [e.id, e.timestamp, coalesce(e.time_refs, [])] ELSE e.id END) AS holders
   RETURN collect([value, holders]) AS token_holders
 }
 CALL (entry_count, everywhere) {
@@ -72,8 +67,7 @@ CALL (entry_count, everywhere) {
   MATCH (n)<-[:MENTIONS]-(e:Entry)
   WHERE everywhere OR e.project_id IS NULL OR e.project_id = $project_id
   WITH name,
-       CASE WHEN $with_times THEN collect([e.id, e.timestamp, coalesce(e.time_refs, [])]) ELSE collect(e.id) END
-         AS holders
+       collect(CASE WHEN $with_times THEN [e.id, e.timestamp, coalesce(e.time_refs, [])] ELSE e.id END) AS holders
   RETURN collect([name, holders]) AS entity_holders
 }
 RETURN entry_count, token_df, entity_df, entry_count <= $full_at_most AS gathered, candidates,
