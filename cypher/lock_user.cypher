@@ -7,7 +7,8 @@
 //
 // The key is schema v1's GraphmemSessionLock constraint with an empty scope and session
 // ('' is never a session id), so it needs no schema migration. The node is deleted again in
-// the same transaction, so it is never committed: the stored graph is only Entry, Token and
-// Entity nodes, and an erased user leaves no lock node behind.
+// the same transaction, so it is never committed: an erased user leaves no lock node behind
+// (the only node of a user besides its Entry, Token and Entity nodes is its counter,
+// GraphmemUser, deleted with its last entry: see create_entries.cypher).
 MERGE (lock:GraphmemSessionLock {app_name: $app_name, user_id: $user_id, scope: '', session_id: ''})
 DELETE lock

@@ -2,7 +2,9 @@
 // entries with the ids $around and every entry within $reach (0 to 2) NEXT steps of one,
 // each once, matched against the query's $tokens and $entities by reading its own few
 // HAS_TOKEN and MENTIONS links; with $holding_only, only those holding one of them. An id
-// naming no entry of the owner (any more) names nothing.
+// naming no entry of the owner (any more), or one out of scope, names nothing: in scope are
+// global entries, plus those of $project_id when it is not null (postings.cypher may list a
+// holder out of scope, see there).
 //   candidates  [id, matched tokens, matched entities, project_id, ids one NEXT step
 //               away, ids two NEXT steps away, author, null or (with $with_times)
 //               [timestamp, time_refs]]; a neighbour is in its entry's session, so in
@@ -10,7 +12,7 @@
 // Rows are lists, not maps: decoding the answer is much of a search's time.
 UNWIND $around AS id
 MATCH (s:Entry {id: id})
-WHERE s.app_name = $app_name AND s.user_id = $user_id
+WHERE s.app_name = $app_name AND s.user_id = $user_id AND (s.project_id IS NULL OR s.project_id = $project_id)
 MATCH path = (s)-[:NEXT*0..2]-(e:Entry)
 WHERE length(path) <= $reach
 WITH DISTINCT e

@@ -3,9 +3,14 @@
 //   token_df     [token, degree of its node, whether it is a word of a speaker's name]
 //   entity_df    [name, degree] for the query's entities
 // As term_stats_or_gather.cypher reports them.
+// N is the owner's counter (create_entries.cypher): one seek. Only a user written before
+// the counter existed, and not since, is counted entry by entry.
 CALL () {
-  MATCH (e:Entry {app_name: $app_name, user_id: $user_id})
-  RETURN count(e) AS entry_count
+  OPTIONAL MATCH (c:GraphmemUser {app_name: $app_name, user_id: $user_id})
+  // CASE runs the count only without a counter (a WHERE before a MATCH would not: the
+  // planner seeks first and filters after).
+  RETURN CASE WHEN c IS NULL THEN COUNT { MATCH (e:Entry {app_name: $app_name, user_id: $user_id}) } ELSE c.entries END
+           AS entry_count
 }
 CALL () {
   UNWIND $tokens AS value

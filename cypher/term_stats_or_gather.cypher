@@ -8,9 +8,13 @@
 //   candidates   as in neighbourhood_of_holders.cypher when gathered, else []
 //   token_holders, entity_holders   as in postings.cypher, of the terms prefetched ([]
 //                when gathered)
+// N as in term_stats.cypher; `everywhere`: the owner's counter says no entry is in a
+// project, so every holder is in scope and the prefetched postings need no scope check.
 CALL () {
-  MATCH (e:Entry {app_name: $app_name, user_id: $user_id})
-  RETURN count(e) AS entry_count
+  OPTIONAL MATCH (c:GraphmemUser {app_name: $app_name, user_id: $user_id})
+  RETURN CASE WHEN c IS NULL THEN COUNT { MATCH (e:Entry {app_name: $app_name, user_id: $user_id}) } ELSE c.entries END
+           AS entry_count,
+         coalesce(c.project_entries = 0, false) AS everywhere
 }
 CALL () {
   UNWIND $tokens AS value
@@ -44,28 +48,26 @@ CALL (entry_count) {
     CASE WHEN $with_times THEN [e.timestamp, coalesce(e.time_refs, [])] END
   ]) AS candidates
 }
-CALL (entry_count) {
-  WITH entry_count WHERE entry_count > $full_at_most AND $prefetch_df_share IS NOT NULL
+CALL (entry_count, everywhere) {
+  WITH entry_count, everywhere WHERE entry_count > $full_at_most AND $prefetch_df_share IS NOT NULL
   UNWIND $tokens AS value
   MATCH (t:Token {app_name: $app_name, user_id: $user_id, value: value})
   WHERE COUNT { (t)<-[:HAS_TOKEN]-() } <= $prefetch_df_share * entry_count
   MATCH (t)<-[:HAS_TOKEN]-(e:Entry)
-  WHERE e.project_id IS NULL OR e.project_id = $project_id
+  WHERE everywhere OR e.project_id IS NULL OR e.project_id = $project_id
   WITH value,
-       CASE WHEN $with_times THEN collect([e.id, e.timestamp, coalesce(e.time_refs, [])]) ELSE collect(e.id) END
-         AS holders
+       collect(CASE WHEN $with_times THEN [e.id, e.timestamp, coalesce(e.time_refs, [])] ELSE e.id END) AS holders
   RETURN collect([value, holders]) AS token_holders
 }
-CALL (entry_count) {
-  WITH entry_count WHERE entry_count > $full_at_most AND $prefetch_df_share IS NOT NULL
+CALL (entry_count, everywhere) {
+  WITH entry_count, everywhere WHERE entry_count > $full_at_most AND $prefetch_df_share IS NOT NULL
   UNWIND $entities AS name
   MATCH (n:Entity {app_name: $app_name, user_id: $user_id, name: name})
   WHERE COUNT { (n)<-[:MENTIONS]-() } <= $prefetch_df_share * entry_count
   MATCH (n)<-[:MENTIONS]-(e:Entry)
-  WHERE e.project_id IS NULL OR e.project_id = $project_id
+  WHERE everywhere OR e.project_id IS NULL OR e.project_id = $project_id
   WITH name,
-       CASE WHEN $with_times THEN collect([e.id, e.timestamp, coalesce(e.time_refs, [])]) ELSE collect(e.id) END
-         AS holders
+       collect(CASE WHEN $with_times THEN [e.id, e.timestamp, coalesce(e.time_refs, [])] ELSE e.id END) AS holders
   RETURN collect([name, holders]) AS entity_holders
 }
 RETURN entry_count, token_df, entity_df, entry_count <= $full_at_most AS gathered, candidates,

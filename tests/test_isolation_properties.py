@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -140,6 +141,7 @@ async def run_program(service: MemoryService, decomposer: Decomposer, program: l
     all_owners = [(app, user) for app in apps for user in USERS]
     model = Model(decomposer)
     projects_ok = service.supports_project_scoping()
+    counted = neo4j_counter(service)
 
     for step, op in enumerate(program):
         kind = op[0]
@@ -238,6 +240,10 @@ async def run_program(service: MemoryService, decomposer: Decomposer, program: l
             # Appends and replacements never give two turns of one session the same place.
             places = [(e.project_id, e.session_id, e.position) for e in stored if e.session_id is not None]
             assert len(places) == len(set(places)), (op, each)
+            if counted is not None:
+                assert await counted(*each) == (
+                    (len(stored), sum(e.project_id is not None for e in stored)) if stored else None
+                ), (op, each)
 
     # Finally, every word of the vocabulary from the busiest owner, globally and in a project.
     owner = (apps[0], USERS[0])
@@ -247,6 +253,27 @@ async def run_program(service: MemoryService, decomposer: Decomposer, program: l
                 SearchRequest(query=word, app_name=owner[0], user_id=owner[1], project_id=project, limit=1000)
             )
             check_hits(model, owner, project, word, response.hits, ("final sweep", word, project))
+
+
+def neo4j_counter(service: MemoryService) -> Callable[[str, str], Awaitable[tuple[int, int] | None]] | None:
+    """On Neo4j, a reader of an owner's entry counter (the GraphmemUser node a search reads
+    its N from: (entries, project entries), None without one); elsewhere None."""
+    try:
+        from graphmem.backends.neo4j import Neo4jMemoryService
+    except ImportError:  # no neo4j driver installed: no Neo4j service either
+        return None
+    if not isinstance(service, Neo4jMemoryService):
+        return None
+    driver = service.driver
+
+    async def read(app: str, user: str) -> tuple[int, int] | None:
+        result = await driver.execute_query(
+            "MATCH (c:GraphmemUser {app_name: $a, user_id: $u}) RETURN c.entries AS n, c.project_entries AS p",
+            {"a": app, "u": user},
+        )
+        return (result.records[0]["n"], result.records[0]["p"]) if result.records else None
+
+    return read
 
 
 def check_hits(model: Model, owner: tuple[str, str], project: str | None, query: str, hits: list, op: object) -> None:  # type: ignore[type-arg]

@@ -162,6 +162,7 @@ async def test_schema_migration_twice_changes_nothing(neo: Any) -> None:
         "graphmem_v1_entry_session",
         "graphmem_v1_entry_project",
         "graphmem_v1_session_lock",
+        "graphmem_v2_user_key",
     } <= names
     assert all(row[4] == "ONLINE" for row in after if len(row) == 5)
 
@@ -198,7 +199,12 @@ async def test_graph_shape_matches_the_shared_model(neo: Any) -> None:
     assert await count(neo, "MATCH (:Entry)-[:NEXT]->(:Entry) RETURN count(*)") == 1
     assert await count(neo, "MATCH (n) WHERE n.app_name IS NULL OR n.user_id IS NULL RETURN count(n)") == 0
     labels = await neo.driver.execute_query("MATCH (n) RETURN DISTINCT labels(n) AS l")
-    assert sorted(r["l"] for r in labels.records) == [["Entity"], ["Entry"], ["Token"]]
+    # The shared model's nodes, and one Neo4j-only counter node per user that holds entries.
+    assert sorted(r["l"] for r in labels.records) == [["Entity"], ["Entry"], ["GraphmemUser"], ["Token"]]
+    counters = await neo.driver.execute_query("MATCH (c:GraphmemUser) RETURN properties(c) AS p")
+    assert [r["p"] for r in counters.records] == [
+        {"app_name": "app", "user_id": "u", "entries": 3, "project_entries": 1}
+    ]
     assert await count(neo, "MATCH (n:Entity {name: 'lisbon'}) RETURN count(n)") == 1
 
 
@@ -209,8 +215,11 @@ async def test_delete_user_leaves_no_node_of_that_user(neo: Any) -> None:
         await neo.add_entry("app", user, entry("Standalone note about Berlin"))
     kept_before = await count(neo, "MATCH (n {app_name: 'app', user_id: 'kept'}) RETURN count(n)")
 
+    assert await count(neo, "MATCH (c:GraphmemUser {app_name: 'app', user_id: 'gone'}) RETURN count(c)") == 1
     assert await neo.delete_user("app", "gone") == 4
     assert await count(neo, "MATCH (n) WHERE n.app_name = $a AND n.user_id = $u RETURN count(n)", a="app", u="gone") == 0
+    assert await count(neo, "MATCH (c:GraphmemUser {app_name: 'app', user_id: 'gone'}) RETURN count(c)") == 0
+    assert await counter(neo, "app", "kept") == (4, 1)
     assert await count(neo, "MATCH (n {app_name: 'app', user_id: 'kept'}) RETURN count(n)") == kept_before
     assert await neo.delete_user("app", "gone") == 0
 
@@ -287,6 +296,161 @@ async def test_replacing_a_session_is_all_or_nothing(neo: Any) -> None:
     assert await count(neo, "MATCH (n) RETURN count(n)") == before
     hits = await neo.search(SearchRequest(app_name="app", user_id="u", query="original"))
     assert [m.text for m in hits.memories] == ["the original words"]
+
+
+# ---------------------------------------------------------------------- the per-user entry counter
+
+
+async def counter(svc: Any, app: str, user: str) -> tuple[int, int] | None:
+    """The (entries, project_entries) of the owner's GraphmemUser node; None without one."""
+    result = await svc.driver.execute_query(
+        "MATCH (c:GraphmemUser {app_name: $a, user_id: $u}) RETURN c.entries AS n, c.project_entries AS p",
+        {"a": app, "u": user},
+    )
+    assert len(result.records) <= 1
+    return (result.records[0]["n"], result.records[0]["p"]) if result.records else None
+
+
+async def stored_counts(svc: Any, app: str, user: str) -> tuple[int, int] | None:
+    """What the counter should say: the owner's entries counted one by one (None: none)."""
+    result = await svc.driver.execute_query(
+        "MATCH (e:Entry {app_name: $a, user_id: $u}) RETURN count(e) AS n, count(e.project_id) AS p",
+        {"a": app, "u": user},
+    )
+    n, p = result.records[0]["n"], result.records[0]["p"]
+    return (n, p) if n else None
+
+
+async def test_the_entry_counter_is_exact_after_every_write_path(neo: Any) -> None:
+    """Every public write, on one owner among others (same user in another app, another
+    user in the same app): the counter equals a count of the stored entries, and a user
+    left with no entry has no counter node."""
+    from graphmem import EntryRecord
+
+    owners = [("app", "u"), ("app", "v"), ("other", "u")]
+    for app, user in owners[1:]:
+        await neo.add_session(app, user, "s1", [entry("apples"), entry("pears", minute=1)])
+        await neo.add_session_to_project(app, user, "s1", "p", [entry("plums")])
+
+    async def ids_of(session: str | None, project: str | None = None) -> list[str]:
+        return [e.entry_id for e in await neo.list_entries("app", "u", project) if e.session_id == session]
+
+    async def delete_one() -> None:
+        await neo.delete_entry("app", "u", (await ids_of("s1"))[0])
+
+    async def delete_by_ids() -> None:  # a project's entry, a global one, and an unknown id
+        ids = [*(await ids_of(None, "q")), (await ids_of("s1"))[0], "no-such-entry"]
+        assert await neo.delete_entries_by_id("app", "u", ids) == 2
+
+    async def restore_keeping_ids() -> None:
+        kept = await neo.list_entries("app", "u")
+        records = [EntryRecord(e.memory, e.entry_id, e.position) for e in kept if e.session_id == "s1"]
+        await neo.restore_session("app", "u", "s1", [*records, EntryRecord(entry("and a new one", minute=9), position=9)])
+
+    steps: list[tuple[str, Any]] = [
+        ("add_session", lambda: neo.add_session("app", "u", "s1", [entry("a cat"), entry("a dog", minute=1)])),
+        ("replace with more", lambda: neo.add_session("app", "u", "s1", [entry(f"cat {i}", minute=i) for i in range(4)])),
+        ("replace with fewer", lambda: neo.add_session("app", "u", "s1", [entry("one cat")])),
+        ("add_sessions", lambda: neo.add_sessions("app", "u", {"s2": [entry("owls")], "s1": [entry("cats"), entry("x", minute=1)]})),
+        ("to a project", lambda: neo.add_session_to_project("app", "u", "s3", "p", [entry("Atlas"), entry("Berlin", minute=1)])),
+        ("replace in a project", lambda: neo.add_session_to_project("app", "u", "s3", "p", [entry("Atlas again")])),
+        ("append", lambda: neo.append_to_session("app", "u", "s2", [entry("more owls", minute=5)])),
+        ("append in a project", lambda: neo.append_to_session_in_project("app", "u", "s3", "p", [entry("later", minute=6)])),
+        ("add_entry", lambda: neo.add_entry("app", "u", entry("a lone note"))),
+        ("add_entry_to_project", lambda: neo.add_entry_to_project("app", "u", "q", entry("a project note"))),
+        ("restore keeping ids", restore_keeping_ids),
+        ("restore in a project", lambda: neo.restore_session("app", "u", None, [EntryRecord(entry("restored"))], project_id="q")),
+        ("delete_entries", lambda: neo.delete_entries("app", "u", "owls")),
+        ("delete_entries_in_project", lambda: neo.delete_entries_in_project("app", "u", "q", "restored")),
+        ("delete_entry", delete_one),
+        ("delete_entries_by_id", delete_by_ids),
+        ("delete_session", lambda: neo.delete_session("app", "u", "s1")),
+        ("delete_project", lambda: neo.delete_project("app", "u", "p")),
+    ]
+    for step, write in steps:
+        await write()
+        for app, user in owners:
+            assert await counter(neo, app, user) == await stored_counts(neo, app, user), (step, app, user)
+    for kept in await neo.list_entries("app", "u", all_projects=True):
+        await neo.delete_entry("app", "u", kept.entry_id)
+        assert await counter(neo, "app", "u") == await stored_counts(neo, "app", "u")
+    assert await counter(neo, "app", "u") is None  # the last entry took the counter with it
+    await neo.add_entry_to_project("app", "u", "p", entry("back again"))
+    assert await counter(neo, "app", "u") == (1, 1)
+    assert await neo.delete_user("app", "u") == 1
+    assert await counter(neo, "app", "u") is None
+    for app, user in owners[1:]:
+        assert await counter(neo, app, user) == (3, 1)
+
+
+async def test_a_failed_write_leaves_the_counter_as_it_was(neo: Any) -> None:
+    """The counter is written in the write's own transaction: a write refused half-way
+    (the unique constraint, after the old entries were deleted and new ones created) counts
+    nothing."""
+    from graphmem._service import Owner
+
+    await neo.add_session("app", "u", "s", [entry("the original words"), entry("two", minute=1)])
+    (prepared,) = await neo._prepare([entry("replacement words")], session_id="s", project_id=None)
+    with pytest.raises(Exception, match="already exists"):
+        await neo._replace_session(Owner("app", "u"), None, "s", [prepared, prepared])
+    assert await counter(neo, "app", "u") == (2, 0)
+    # A first write of a user that fails leaves no counter either.
+    (fresh,) = await neo._prepare([entry("new user words")], session_id="s", project_id=None)
+    with pytest.raises(Exception, match="already exists"):
+        await neo._replace_session(Owner("app", "w"), None, "s", [fresh, fresh])
+    assert await counter(neo, "app", "w") is None
+    assert await stored_counts(neo, "app", "w") is None
+
+
+async def test_a_store_written_before_the_counter_searches_the_same_and_counts_on_its_next_write(
+    neo: Any,
+) -> None:
+    """A store from schema version 1 has no counter nodes: searches count the entries
+    themselves (the same statistics, so the same answers, small and pruned), and the next
+    write of a user, whichever it is, counts its entries once and keeps them counted."""
+    sessions = load_fixture_sessions()
+    for s in sessions:
+        if s["app_name"] == "companion" and s.get("project_id") is None:
+            await neo.add_session(s["app_name"], s["user_id"], s["session_id"], fixture_entries(s))
+    await neo.add_session_to_project("companion", "alice", "p1", "p", [entry("Maria moved to Porto")])
+    queries = [(a, u, q) for a, u, q in PARITY_QUERIES if a == "companion"]
+
+    async def answers() -> list[list[tuple[str, float]]]:
+        found = []
+        for full_at_most in (1200, 1):  # a small user's one read, and the pruned steps
+            neo.full_gathering_entries = full_at_most
+            found += [await ranked(neo, a, u, q) for a, u, q in queries]
+        neo.full_gathering_entries = 1200
+        return found
+
+    counted = await answers()
+    expected = {user: await counter(neo, "companion", user) for user in ("alice", "bob")}
+    await neo.driver.execute_query("MATCH (c:GraphmemUser) DELETE c")  # as before version 2
+    assert await answers() == counted
+    # The next write counts: one that adds, and one that deletes.
+    await neo.add_entry("companion", "alice", entry("a note"))
+    assert await counter(neo, "companion", "alice") == await stored_counts(neo, "companion", "alice")
+    assert await counter(neo, "companion", "alice") == (expected["alice"][0] + 1, 1)  # type: ignore[index]
+    assert await counter(neo, "companion", "bob") is None
+    bobs = await neo.list_entries("companion", "bob")
+    assert await neo.delete_entry("companion", "bob", bobs[0].entry_id) == 1
+    assert await counter(neo, "companion", "bob") == (expected["bob"][0] - 1, 0)  # type: ignore[index]
+
+
+async def test_a_pruned_search_never_returns_an_entry_out_of_scope(neo: Any) -> None:
+    """Postings skip the scope check when the counter says no entry is in a project; a
+    project entry written meanwhile (here: the counter made to say so) may then be among
+    the postings, but the neighbourhood read checks each holder it expands."""
+    await neo.add_session("app", "u", "g", [entry(f"global words about kiwi {i}", minute=i) for i in range(6)])
+    await neo.add_session_to_project("app", "u", "p", "proj", [entry("project words about kiwi and mango")])
+    neo.full_gathering_entries = 1  # the pruned steps
+    request = SearchRequest(app_name="app", user_id="u", query="kiwi mango", limit=10)
+    before = [(h.entry_id, h.score) for h in (await neo.search(request)).hits]
+    assert len(before) == 6
+    await neo.driver.execute_query("MATCH (c:GraphmemUser) SET c.project_entries = 0")  # a racing write
+    assert [(h.entry_id, h.score) for h in (await neo.search(request)).hits] == before
+    in_project = SearchRequest(app_name="app", user_id="u", project_id="proj", query="kiwi mango", limit=10)
+    assert "project words about kiwi and mango" in [m.text for m in (await neo.search(in_project)).memories]
 
 
 # ---------------------------------------------------------------------- parity with networkx

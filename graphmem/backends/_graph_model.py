@@ -1,7 +1,8 @@
 """The graph schema shared by every backend: labels, relationship types and properties.
 
 Both backends store the same nodes and relationships with the same properties, so one
-Cypher debugging query reads either:
+Cypher debugging query reads either (Neo4j keeps one bookkeeping node per user besides,
+its entry count: ``GraphmemUser``, see :mod:`graphmem.backends.neo4j`):
 
 - ``(:Entry {id, app_name, user_id, project_id, session_id, position, author, role, text,
   timestamp, time_refs, language})`` — ``timestamp`` is an ISO-8601 UTC string, ``project_id`` and

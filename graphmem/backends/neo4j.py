@@ -2,7 +2,13 @@
 
 The graph is the one the networkx backend keeps (see :mod:`graphmem.backends._graph_model`):
 ``Entry``, ``Token`` and ``Entity`` nodes, each carrying ``app_name`` and ``user_id``, linked
-by ``HAS_TOKEN``, ``MENTIONS`` and ``NEXT``. Every query lives in a ``.cypher`` file (see
+by ``HAS_TOKEN``, ``MENTIONS`` and ``NEXT``. One node more per user that holds entries:
+``(:GraphmemUser {app_name, user_id, entries, project_entries})``, its entry count and how
+many of those are in a project, so that a search reads the N of its idf in one seek and
+knows when its postings need no scope check. Every write transaction keeps it exact
+(``cypher/create_entries.cypher``, ``delete_entries.cypher``); it goes with the user's last
+entry. A user written before schema version 2 has none until its next write counts it;
+until then its searches count its entries. Every query lives in a ``.cypher`` file (see
 :mod:`graphmem._cypher`) and takes its values as parameters.
 
 How the driver is used:
@@ -22,12 +28,15 @@ How the driver is used:
   check is in ``cypher/all_entries.cypher``, ``fetch_entries`` and ``list_recent``).
 - Reads run in auto-commit transactions of a read-mode session (one round trip each; a
   lost connection falls back to ``execute_query``, which retries), so a ``neo4j://``
-  cluster URI spreads them over readers. A search reads its terms' degrees
-  (``cypher/term_stats.cypher``; for a small user with every holder of its terms,
+  cluster URI spreads them over readers. A search reads the user's counter and its terms'
+  degrees (``cypher/term_stats.cypher``; for a small user with every holder of its terms,
   ``term_stats_or_gather.cypher``), then what :mod:`graphmem._gathering` asks for: the
   postings of its seed terms (``postings.cypher``) and bounded neighbourhoods
   (``neighbourhood.cypher``; ``neighbourhood_of_holders.cypher`` for every holder). Each
   starts from the query's Token and Entity nodes or from given entries, never from a scan.
+  Candidates come only from neighbourhoods, which check every entry's scope; postings,
+  which only steer a pruned search, skip that check when the counter says the user has no
+  project entries.
 - Timeouts are bounded: with the server down a call fails in a few seconds with
   :class:`~graphmem.BackendUnavailableError`, and the same object works again once the
   server is back (the driver reconnects by itself).
@@ -90,7 +99,7 @@ T = TypeVar("T")
 
 #: Schema migrations, oldest first: ``cypher/schema_v<N>.cypher`` for N = 1..SCHEMA_VERSION.
 #: Each holds idempotent statements whose object names start with ``graphmem_v<N>_``.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 class Neo4jMemoryService(MemoryService):
