@@ -153,14 +153,14 @@ async def test_an_unreachable_server_names_the_uri_without_its_password(decompos
 
 
 async def test_the_factory_sets_up_the_neo4j_schema(decomposer: Decomposer) -> None:
-    from graphmem.backends.neo4j import Neo4jMemoryService
+    from graphmem.backends.neo4j import SCHEMA_VERSION, Neo4jMemoryService
 
     uri = neo4j_uri_or_skip()
     service = await open_memory(uri, nlp=decomposer)
     assert isinstance(service, Neo4jMemoryService)
     try:
         await service.driver.execute_query("DROP INDEX graphmem_v1_entry_owner IF EXISTS")
-        assert await service.ensure_schema() == 1  # put back by hand, then by the factory
+        assert await service.ensure_schema() == SCHEMA_VERSION  # put back by hand, then by the factory
         await service.driver.execute_query("DROP INDEX graphmem_v1_entry_owner IF EXISTS")
     finally:
         await service.close()

@@ -233,12 +233,15 @@ class Neo4jMemoryService(MemoryService):
         return SCHEMA_VERSION
 
     async def _schema_version(self) -> int:
-        """The newest migration version whose indexes and constraints are all in place."""
+        """The newest migration version whose indexes and constraints, and those of every
+        version before it, are all in place (an index of version 1 dropped by hand under a
+        version-2 store makes it version 0, so every migration runs again: each is
+        idempotent)."""
         present = set(await self._read_single("schema_objects", {}, "names"))
-        for version in range(SCHEMA_VERSION, 0, -1):
-            if _schema_objects(version) <= present:
-                return version
-        return 0
+        version = 0
+        while version < SCHEMA_VERSION and _schema_objects(version + 1) <= present:
+            version += 1
+        return version
 
     async def close(self) -> None:
         """Close the driver and the decomposer if this service created them. Idempotent."""
