@@ -49,8 +49,11 @@ The rules:
    range to a week after it: people tell of an event on the day or in the days after) or
    its text refers to it ("last week" said in early June refers to late May). A date alone
    recalls nothing.
-6. Ties go to the newer entry (timestamp, then position in its session), then to a stable
-   order of session and entry ids.
+6. Ties go to an entry whose text refers to a time (its ``time_refs``: "yesterday", "last
+   week", "on 3 May": it tells of a dated event, what a question about someone's doings
+   asks for), then to the newer entry (timestamp, then position in its session), then to a
+   stable order of session and entry ids. Only the order within a tie changes, never a
+   score, so pruning stays exact (ties at the cut are all fetched).
 
 Pruning. A term held by many of the user's entries (the speaker's name is on half of them)
 weighs little but would make a search read half the graph. So a search may first gather
@@ -949,18 +952,24 @@ def _timed_plan(
 
 @dataclass(frozen=True, slots=True)
 class RecencyKey:
-    """What breaks a tie between equal scores: newer first, then a stable order."""
+    """What breaks a tie between equal scores: an entry whose text refers to a time first
+    (rule 6), then newer first, then a stable order."""
 
     timestamp: datetime
     position: int
     session_id: str
     project_id: str | None
     entry_id: str
+    #: Whether the entry's text refers to a time ("yesterday", "last week": its
+    #: ``time_refs`` are not empty).
+    refers_to_time: bool = False
 
     @property
-    def order(self) -> tuple[float, int, str, str, str]:
-        """Sort key: newer first (timestamp, then position), then a stable order of ids."""
+    def order(self) -> tuple[bool, float, int, str, str, str]:
+        """Sort key: an entry that refers to a time first, then newer first (timestamp, then
+        position), then a stable order of ids."""
         return (
+            not self.refers_to_time,
             -self.timestamp.timestamp(),
             -self.position,
             self.session_id,
@@ -976,7 +985,8 @@ def rank(
     limit: int,
     min_score: float | None = None,
 ) -> list[ScoredEntry]:
-    """Order scored entries best first (ties to the newer entry) and cut to ``limit``.
+    """Order scored entries best first (ties to an entry that refers to a time, then to the
+    newer entry) and cut to ``limit``.
 
     Entries missing from ``recency`` (not in scope) are dropped.
     """

@@ -110,16 +110,20 @@ class StoredEntry:
     position: int
     #: The language its text was decomposed as (``None``: stored before languages were).
     language: str | None = None
+    #: Whether its text refers to a time (its ``time_refs`` property is not empty).
+    refers_to_time: bool = False
 
     @property
     def recency(self) -> RecencyKey:
-        """What orders this entry among equal scores (newer first)."""
+        """What orders this entry among equal scores (one that refers to a time first, then
+        newer first)."""
         return RecencyKey(
             timestamp=self.memory.timestamp,
             position=self.position,
             session_id=self.session_id or "",
             project_id=self.project_id,
             entry_id=self.entry_id,
+            refers_to_time=self.refers_to_time,
         )
 
 

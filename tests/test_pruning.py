@@ -12,14 +12,14 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Hashable, Mapping, Sequence
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphmem import MemoryService, SearchRequest, StoredEntry
+from graphmem import Content, MemoryEntry, MemoryService, SearchRequest, StoredEntry
 from graphmem._fixtures import demo_fixtures_path, load_fixtures
 from graphmem._gathering import Days, NeighbourhoodRequest, PrunedGathering, TermPostings, gather_scores
 from graphmem._scoring import (
@@ -379,6 +379,34 @@ async def test_pruned_search_equals_full_search_on_the_demo_fixtures(service: Me
     # The comparison means something only if pruning did answer on its own.
     assert decided_by_pruning > 20
     assert decided_expanding_some > 10
+
+
+async def test_ties_go_to_an_entry_that_refers_to_a_time_pruned_or_not(service: MemoryService) -> None:
+    """Rule 6 of graphmem._scoring: among equal scores, an entry whose text refers to a time
+    ("yesterday") comes before newer ones, on every backend and whether the search pruned
+    (the tie at the cut is fetched whole) or not."""
+    base = datetime(2024, 5, 1, 12, tzinfo=UTC)
+    texts = [
+        "We went hiking yesterday with the kids.",  # the oldest turn, dated
+        *(f"Hiking is great, note {i}." for i in range(12)),  # newer, undated, tied
+    ]
+    entries = [MemoryEntry(content=Content(role="user").with_text(t), author="Ann", timestamp=base + timedelta(hours=i)) for i, t in enumerate(texts)]
+    # Many entries by Ann without "hiking": "ann" is a weak term and "hiking" a seed (on 13
+    # of 313 entries, under the 5% seed share), so the second search prunes.
+    filler = [MemoryEntry(content=Content(role="user").with_text(f"Note number {i} about tea."), author="Ann", timestamp=base + timedelta(days=2, minutes=i)) for i in range(300)]
+    await service.add_session("pruning-ties", "u-ties", "s1", entries)
+    await service.add_session("pruning-ties", "u-ties", "s2", filler)
+    answers = []
+    for full_up_to, share in ((10_000, None), (0, 0.05)):
+        service.full_gathering_entries = full_up_to
+        service.seed_df_share = share
+        response = await service.search(SearchRequest(query="Ann hiking", app_name="pruning-ties", user_id="u-ties", limit=3))
+        answers.append([h.memory.text for h in response.hits])
+        scores = {round(h.score, 12) for h in response.hits}
+        assert len(scores) == 1  # the three are tied
+    assert answers[0] == answers[1]
+    assert answers[0][0] == "We went hiking yesterday with the kids."
+    assert answers[0][1:] == ["Hiking is great, note 11.", "Hiking is great, note 10."]
 
 
 async def test_a_small_user_is_searched_in_one_full_gathering(service: MemoryService) -> None:

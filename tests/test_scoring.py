@@ -39,8 +39,10 @@ def cand(
     return CandidateStats(entry_id, frozenset(tokens), frozenset(entities), neighbours, second_neighbours)
 
 
-def recency(entry_id: str, minutes: float = 0, position: int = 0, session: str = "s") -> RecencyKey:
-    return RecencyKey(T0 + timedelta(minutes=minutes), position, session, None, entry_id)
+def recency(
+    entry_id: str, minutes: float = 0, position: int = 0, session: str = "s", *, refers_to_time: bool = False
+) -> RecencyKey:
+    return RecencyKey(T0 + timedelta(minutes=minutes), position, session, None, entry_id, refers_to_time)
 
 
 # ---------------------------------------------------------------------------- term weights
@@ -322,6 +324,26 @@ def test_ties_go_to_the_newer_entry() -> None:
     scored = scored_equally("old", "new", "middle")
     keys = {"old": recency("old", 0), "new": recency("new", 60), "middle": recency("middle", 30)}
     assert [s.entry_id for s in rank(scored, keys, limit=10)] == ["new", "middle", "old"]
+
+
+def test_ties_go_to_an_entry_that_refers_to_a_time_before_a_newer_one() -> None:
+    scored = scored_equally("old_dated", "new", "older_dated")
+    keys = {
+        "old_dated": recency("old_dated", 30, refers_to_time=True),
+        "new": recency("new", 60),
+        "older_dated": recency("older_dated", 0, refers_to_time=True),
+    }
+    # Dated ones first (newer first among them), then the rest by recency.
+    assert [s.entry_id for s in rank(scored, keys, limit=10)] == ["old_dated", "older_dated", "new"]
+    assert [s.entry_id for s in rank(scored, keys, limit=1)] == ["old_dated"]
+
+
+def test_a_time_reference_never_beats_a_better_score() -> None:
+    corpus = CorpusStats(10, {"a": 3, "b": 3}, {})
+    scored = score_candidates(["a", "b"], [], corpus, [cand("full", {"a", "b"}), cand("half_dated", {"a"})])
+    keys = {"full": recency("full", 0), "half_dated": recency("half_dated", 600, refers_to_time=True)}
+    assert [s.entry_id for s in rank(scored, keys, limit=10)] == ["full", "half_dated"]
+    assert scored["half_dated"].score < scored["full"].score  # the score itself is untouched
 
 
 def test_equal_times_go_to_the_later_position() -> None:

@@ -83,12 +83,16 @@ def _ref_ordinals(ref: str) -> tuple[int, int]:
 
 
 def stored_entry_from_properties(props: dict[str, Any]) -> StoredEntry:
-    """Rebuild a :class:`StoredEntry` from ``Entry`` node properties."""
+    """Rebuild a :class:`StoredEntry` from ``Entry`` node properties (``time_refs`` missing:
+    written before they were recorded, so resolved from the text, as the networkx store does)."""
     memory = MemoryEntry(
         content=Content(role=props["role"], parts=[Part(text=props["text"])]),
         author=props["author"],
         timestamp=datetime.fromisoformat(props["timestamp"]),
     )
+    refs = props.get("time_refs")
+    if refs is None:
+        refs = time_refs(memory.text, memory.timestamp)
     return StoredEntry(
         entry_id=props["id"],
         memory=memory,
@@ -96,4 +100,5 @@ def stored_entry_from_properties(props: dict[str, Any]) -> StoredEntry:
         project_id=props["project_id"],
         position=int(props["position"]),
         language=props.get("language"),
+        refers_to_time=bool(refs),
     )

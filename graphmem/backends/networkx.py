@@ -130,7 +130,13 @@ class _Entry:
             timestamp=self.timestamp,
         )
         return StoredEntry(
-            self.entry_id, memory, self.session_id, self.project_id, self.position, language=props.get("language")
+            self.entry_id,
+            memory,
+            self.session_id,
+            self.project_id,
+            self.position,
+            language=props.get("language"),
+            refers_to_time=bool(self.time_refs()),
         )
 
     def time_refs(self) -> list[str]:
