@@ -21,6 +21,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from graphmem._answer_types import TYPE_TOKENS, asked_types, type_tokens
+from graphmem._collector import collector_paused
 from graphmem._decompose import (
     Decomposer,
     Decomposition,
@@ -636,6 +637,13 @@ class MemoryService(ABC):
             ProjectScopingUnsupportedError: a project id on a backend without projects.
             InvalidIdentifierError: a bad app or user id.
         """
+        # The collector is paused while a search runs (graphmem._collector): the answer is
+        # the same, the slowest searches are not.
+        with collector_paused():
+            return await self._search(request)
+
+    async def _search(self, request: SearchRequest) -> SearchResponse:
+        """:meth:`search`, with the collector paused."""
         owner = self._owner(request.app_name, request.user_id)
         if request.project_id is not None:
             self._require_projects("search")

@@ -1,6 +1,7 @@
-"""The networkx search pauses Python's cyclic garbage collector while it runs (see
-``graphmem.backends.networkx._collector_paused``): it must always hand the collector back
-as it found it, whatever the search did and however pauses overlap."""
+"""Every backend's search pauses Python's cyclic garbage collector while it runs (see
+``graphmem._collector``): it must always hand the collector back as it found it, whatever
+the search did and however pauses overlap, and overlapping pauses must not keep it from
+collecting for long."""
 
 from __future__ import annotations
 
@@ -11,9 +12,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from graphmem import Content, Decomposer, MemoryEntry, SearchRequest
-from graphmem.backends import networkx as backend
-from graphmem.backends.networkx import GraphMemoryService
+from graphmem import Content, MemoryEntry, MemoryService, SearchRequest
+from graphmem import _collector as collector
 
 
 @pytest.fixture
@@ -25,54 +25,53 @@ def collector_on() -> Iterator[None]:
         gc.disable()
 
 
-async def _service(decomposer: Decomposer) -> GraphMemoryService:
-    service = GraphMemoryService(decomposer)
+async def _stored(service: MemoryService) -> MemoryService:
     turn = lambda text: MemoryEntry(content=Content(role="user").with_text(text), author="Ana")  # noqa: E731
     await service.add_session("app", "ana", "s1", [turn("We watched a film about whales."), turn("It was long.")])
     return service
 
 
-async def test_a_search_pauses_the_collector_and_resumes_it(decomposer: Decomposer, collector_on: None) -> None:
-    service = await _service(decomposer)
+async def test_a_search_pauses_the_collector_and_resumes_it(service: MemoryService, collector_on: None) -> None:
+    service = await _stored(service)
     seen: list[bool] = []
-    original = service._neighbourhood
+    original = service._term_stats_or_gather
 
     async def gather(*args, **kwargs):  # type: ignore[no-untyped-def]
         seen.append(gc.isenabled())
         return await original(*args, **kwargs)
 
-    service._neighbourhood = gather  # type: ignore[method-assign]
+    service._term_stats_or_gather = gather  # type: ignore[method-assign]
     hits = (await service.search(SearchRequest(query="film about whales", app_name="app", user_id="ana"))).hits
     assert hits and seen and not any(seen)  # paused while gathering
     assert gc.isenabled()
 
 
-async def test_a_failing_search_resumes_the_collector(decomposer: Decomposer, collector_on: None) -> None:
-    service = await _service(decomposer)
+async def test_a_failing_search_resumes_the_collector(service: MemoryService, collector_on: None) -> None:
+    service = await _stored(service)
 
     async def broken(*args, **kwargs):  # type: ignore[no-untyped-def]
         raise RuntimeError("boom")
 
-    service._neighbourhood = broken  # type: ignore[method-assign]
+    service._term_stats_or_gather = broken  # type: ignore[method-assign]
     with pytest.raises(RuntimeError):
         await service.search(SearchRequest(query="film about whales", app_name="app", user_id="ana"))
     assert gc.isenabled()
 
 
-async def test_a_collector_the_host_turned_off_stays_off(decomposer: Decomposer, collector_on: None) -> None:
-    service = await _service(decomposer)
+async def test_a_collector_the_host_turned_off_stays_off(service: MemoryService, collector_on: None) -> None:
+    service = await _stored(service)
     gc.disable()
     await service.search(SearchRequest(query="film about whales", app_name="app", user_id="ana"))
     assert not gc.isenabled()
 
 
 async def test_overlapping_searches_resume_the_collector_once_the_last_ends(
-    decomposer: Decomposer, collector_on: None
+    service: MemoryService, collector_on: None
 ) -> None:
-    service = await _service(decomposer)
+    service = await _stored(service)
     release = asyncio.Event()
     inside = 0
-    original = service._neighbourhood
+    original = service._term_stats_or_gather
 
     async def slow_gather(*args, **kwargs):  # type: ignore[no-untyped-def]
         nonlocal inside
@@ -80,7 +79,7 @@ async def test_overlapping_searches_resume_the_collector_once_the_last_ends(
         await release.wait()  # every search waits here, inside its pause
         return await original(*args, **kwargs)
 
-    service._neighbourhood = slow_gather  # type: ignore[method-assign]
+    service._term_stats_or_gather = slow_gather  # type: ignore[method-assign]
     request = SearchRequest(query="film about whales", app_name="app", user_id="ana")
     first = asyncio.create_task(service.search(request))
     second = asyncio.create_task(service.search(request))
@@ -98,7 +97,7 @@ def test_pauses_in_threads_overlap(collector_on: None) -> None:
     leave = threading.Event()
 
     def pause() -> None:
-        with backend._collector_paused():
+        with collector.collector_paused():
             entered.wait()
             leave.wait()
 
@@ -111,3 +110,61 @@ def test_pauses_in_threads_overlap(collector_on: None) -> None:
     for t in threads:
         t.join()
     assert gc.isenabled()
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The collector module's clock, set by hand (seconds)."""
+    now = [1000.0]
+    monkeypatch.setattr(collector.time, "monotonic", lambda: now[0])
+    return now
+
+
+@pytest.fixture
+def young_collections(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The generations of the collections the module runs, recorded instead of run."""
+    runs: list[int] = []
+    monkeypatch.setattr(collector.gc, "collect", lambda generation=2: runs.append(generation) or 0)
+    return runs
+
+
+def test_overlapping_pauses_collect_the_young_generations_once_off_too_long(
+    collector_on: None, clock: list[float], young_collections: list[int]
+) -> None:
+    with collector.collector_paused():
+        with collector.collector_paused():  # ends soon: nothing to do
+            clock[0] += collector.MAX_PAUSE_SECONDS / 2
+        assert young_collections == []
+        with collector.collector_paused():  # ends after the collector was off too long
+            clock[0] += collector.MAX_PAUSE_SECONDS
+        assert young_collections == [1]
+        assert not gc.isenabled()  # the outer pause is still on
+        with collector.collector_paused():  # the stretch starts again from that collection
+            clock[0] += collector.MAX_PAUSE_SECONDS / 2
+        assert young_collections == [1]
+    assert young_collections == [1]  # the last pause turns the collector back on instead
+    assert gc.isenabled()
+
+
+def test_no_young_collection_during_a_long_pause(
+    collector_on: None, clock: list[float], young_collections: list[int]
+) -> None:
+    with collector.collector_paused(long=True):  # a store loading
+        with collector.collector_paused():
+            clock[0] += 10 * collector.MAX_PAUSE_SECONDS
+    assert young_collections == []
+    with collector.collector_paused():
+        with collector.collector_paused():
+            clock[0] += 10 * collector.MAX_PAUSE_SECONDS
+    assert young_collections == [1]  # the long pause's count went back to zero
+
+
+def test_no_collection_when_the_host_turned_the_collector_off(
+    collector_on: None, clock: list[float], young_collections: list[int]
+) -> None:
+    gc.disable()
+    with collector.collector_paused():
+        with collector.collector_paused():
+            clock[0] += 10 * collector.MAX_PAUSE_SECONDS
+    assert young_collections == []
+    assert not gc.isenabled()

@@ -470,8 +470,8 @@ class Neo4jMemoryService(MemoryService):
     async def _fetch_entries(self, owner: Owner, entry_ids: Sequence[str]) -> list[StoredEntry]:
         if not entry_ids:
             return []
-        records = await self._read("fetch_entries", {**_owner_params(owner), "ids": list(entry_ids)})
-        return [stored_entry_from_properties(r["entry"]) for r in records]
+        entries = await self._read_single("fetch_entries", {**_owner_params(owner), "ids": list(entry_ids)}, "entries")
+        return [stored_entry_from_properties(e) for e in entries]
 
     async def _list_recent(self, owner: Owner, limit: int) -> list[StoredEntry]:
         records = await self._read("list_recent", {**_owner_params(owner), "limit": limit})

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import logging
 import operator
 import os
@@ -39,10 +38,11 @@ from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 
+from graphmem._collector import collector_paused
 from graphmem._decompose import Decomposer, Decomposition, Entity, speaker_tokens
 from graphmem._errors import JournalCompactionError, JournalCorruptError, ReadOnlyStoreError
 from graphmem._gathering import Days, NeighbourhoodRequest, TermPostings
-from graphmem._models import Content, MemoryEntry, Part, SearchRequest, SearchResponse, as_utc, ensure_unicode
+from graphmem._models import Content, MemoryEntry, Part, as_utc, ensure_unicode
 from graphmem._scoring import CandidateStats, CorpusStats, ScoringWeights
 from graphmem._service import (
     CypherView,
@@ -433,13 +433,6 @@ class GraphMemoryService(MemoryService):
 
     # ------------------------------------------------------------------ reads
 
-    async def search(self, request: SearchRequest) -> SearchResponse:
-        """See :meth:`MemoryService.search`. The cyclic garbage collector is paused while
-        a search runs (see ``_collector_paused``): the answer is the same, the slowest
-        searches are not."""
-        with _collector_paused():
-            return await super().search(request)
-
     async def _term_stats(self, owner: Owner, tokens: Sequence[str], entities: Sequence[str]) -> CorpusStats:
         with self._lock:
             self._ensure_loaded()
@@ -725,7 +718,7 @@ class GraphMemoryService(MemoryService):
                 if not journal.read_only:
                     journal.check()  # never create a lock file beside a foreign file
                     journal.acquire()  # before reading: no other writer can change it after
-                with _collector_paused():
+                with collector_paused(long=True):
                     contents = journal.read()
                     removed_by = self._load(contents)
                 if not journal.read_only:
@@ -1161,43 +1154,6 @@ class GraphMemoryService(MemoryService):
             "entities": [[n[3], graph._node[n]["label"]] for n in linked if n[0] == ENTITY],
             "time_refs": props.get("time_refs"),
         }
-
-
-#: Pauses of the collector in progress (any thread or task), and whether it was on before
-#: the first of them: the last one to end turns it back on.
-_pauses = 0
-_resume_collector = False
-_pause_lock = threading.Lock()
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector, re-entrantly (pauses of several threads or
-    tasks overlap; the collector resumes when the last one ends, if it was on before the
-    first).
-
-    A load allocates millions of dicts and tuples, none of them garbage, and the
-    collector's passes over them (each pass over more of them) took a third of its time.
-    A search allocates thousands of short-lived objects (a candidate, its term sets and
-    neighbour tuples per entry gathered): with the collector running, the younger
-    collections that these allocations trigger mid-search move the live ones to the oldest
-    generation, and every few searches that sets off a full collection, which walks the
-    whole store (0.1-0.2 s at 10k entries, 0.4-2 s at 100k, most of the slowest searches'
-    time; benchmarks/README.md). Paused, they are freed by reference counting when the
-    search ends (they hold no cycles) and never reach the older generations."""
-    global _pauses, _resume_collector
-    with _pause_lock:
-        if _pauses == 0:
-            _resume_collector = gc.isenabled()
-            gc.disable()
-        _pauses += 1
-    try:
-        yield
-    finally:
-        with _pause_lock:
-            _pauses -= 1
-            if _pauses == 0 and _resume_collector:
-                gc.enable()
 
 
 def _intern_opt(value: str | None) -> str | None:
