@@ -396,12 +396,23 @@ async def test_ties_go_to_an_entry_that_refers_to_a_time_pruned_or_not(service: 
     filler = [MemoryEntry(content=Content(role="user").with_text(f"Note number {i} about tea."), author="Ann", timestamp=base + timedelta(days=2, minutes=i)) for i in range(300)]
     await service.add_session("pruning-ties", "u-ties", "s1", entries)
     await service.add_session("pruning-ties", "u-ties", "s2", filler)
+    gathered: list[int | None] = []
+    original = service._neighbourhood
+
+    async def counting(owner: Any, project_id: Any, request: NeighbourhoodRequest) -> Any:
+        gathered.append(None if request.around is None else len(request.around))
+        return await original(owner, project_id, request)
+
+    service._neighbourhood = counting  # type: ignore[method-assign]
     answers = []
     for full_up_to, share in ((10_000, None), (0, 0.05)):
         service.full_gathering_entries = full_up_to
         service.seed_df_share = share
+        gathered.clear()
         response = await service.search(SearchRequest(query="Ann hiking", app_name="pruning-ties", user_id="u-ties", limit=3))
         answers.append([h.memory.text for h in response.hits])
+        if share is not None:
+            assert gathered and None not in gathered  # pruned: only neighbourhoods of seed holders
         scores = {round(h.score, 12) for h in response.hits}
         assert len(scores) == 1  # the three are tied
     assert answers[0] == answers[1]
