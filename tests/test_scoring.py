@@ -527,3 +527,19 @@ def test_related_words_weigh_nothing_when_their_weight_is_zero() -> None:
         ["pet", "dog"], [], corpus, [cand("d", {"dog"})], ScoringWeights(related_word_weight=0.0), groups=groups
     )
     assert "d" not in scored
+
+
+def test_an_entry_read_back_knows_whether_it_refers_to_a_time() -> None:
+    """Rule 6 reads ``time_refs`` as stored; an entry written before they were recorded
+    (no property) has them resolved from its text, as the networkx store does."""
+    from graphmem.backends._graph_model import stored_entry_from_properties
+
+    props = {
+        "id": "e1", "session_id": "s", "project_id": None, "position": 0, "author": "Ann", "role": "user",
+        "timestamp": "2024-05-01T12:00:00+00:00", "language": "en",
+    }
+    said = {**props, "text": "We went hiking yesterday."}
+    assert stored_entry_from_properties({**said, "time_refs": ["2024-04-30/2024-04-30"]}).refers_to_time
+    assert not stored_entry_from_properties({**said, "time_refs": []}).refers_to_time  # as stored
+    assert stored_entry_from_properties(said).refers_to_time  # not stored: resolved
+    assert not stored_entry_from_properties({**props, "text": "Hiking is great."}).refers_to_time
