@@ -22,8 +22,6 @@ this module only counts, compares and hands keys back to the backend that gave t
 
 from __future__ import annotations
 
-import heapq
-import operator
 from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
@@ -52,10 +50,8 @@ __all__ = [
     "NeighbourhoodRequest",
     "PrunedGathering",
     "TermPostings",
-    "expand_holders",
-    "expand_timed_holders",
+    "SeedShares",
     "gather_scores",
-    "holder_shares",
     "seed_terms",
 ]
 
@@ -145,69 +141,133 @@ def seed_terms(dfs: Mapping[TermT, int], entry_count: int, max_df_share: float) 
     return {term for term, df in held.items() if df == rarest or df <= max_df_share * entry_count}
 
 
-def holder_shares(postings: Iterable[tuple[float, Collection[KeyT]]]) -> dict[KeyT, float]:
-    """Each seed holder's *seed share*: the sum of the shares of the seed terms it holds,
-    given each seed's share and holders."""
-    # The longest postings copied at C speed, then the others added to it.
-    ordered = sorted((p for p in postings if p[1]), key=lambda p: -len(p[1]))
-    if not ordered:
-        return {}
-    shares: dict[KeyT, float] = dict.fromkeys(ordered[0][1], ordered[0][0])
-    get = shares.get
-    for share, holders in ordered[1:]:
-        for key in holders:
-            shares[key] = get(key, 0.0) + share
-    return shares
+class SeedShares:
+    """Each seed holder's *seed share* (the sum of the shares of the seed terms it holds),
+    kept as groups of holders with one share: most holders hold one seed, so a group per
+    seed of those, and the few holding several by their sums. Built with set operations
+    (at C speed) from each seed's share and holders; a step then chooses holders group by
+    group, best first, instead of ranking every holder.
+
+    A holder's share is the same float a left-to-right sum would give: the seeds' shares
+    added in the order of their postings, longest first."""
+
+    def __init__(self, postings: Iterable[tuple[float, Collection[Hashable]]]) -> None:
+        ordered = sorted((p for p in postings if p[1]), key=lambda p: -len(p[1]))
+        sets = [(share, frozenset(holders)) for share, holders in ordered]
+        seen: set[Hashable] = set()
+        several: set[Hashable] = set()
+        for _, members in sets:
+            if seen:
+                several |= members & seen
+            seen |= members
+        # The holders of several seeds, summed seed by seed: fewer than the holders.
+        sums: dict[Hashable, float] = {}
+        if several:
+            get = sums.get
+            for share, members in sets:
+                for key in members & several:
+                    sums[key] = get(key, 0.0) + share
+        by_share: dict[float, list[Hashable]] = {}
+        for key, total in sums.items():
+            by_share.setdefault(total, []).append(key)
+        shortest_first = tuple(holders for _, holders in reversed(ordered))
+        groups: list[tuple[float, Collection[Hashable], tuple[Collection[Hashable], ...]]] = [
+            (share, frozenset(keys), shortest_first) for share, keys in by_share.items()
+        ]
+        for (share, members), (_, holders) in zip(sets, ordered, strict=True):
+            only = members - several if several else members
+            if only:
+                groups.append((share, only, (holders,)))
+        groups.sort(key=lambda g: -g[0])
+        #: ``(share, members, sources)``: the holders with this share, and postings holding
+        #: them all, in whose order a step takes some of them (not in hashing's order, which
+        #: changes from process to process).
+        self.groups = groups
+
+    def expand(
+        self, min_share: float, max_holders: int | None, expanded: Collection[Hashable] = frozenset()
+    ) -> tuple[list[Hashable], float | None]:
+        """The holders to expand, none of ``expanded``: those with a share of at least
+        ``min_share``, and at most ``max_holders`` of them (``None``: no cap), the highest
+        first; and the highest share among the other holders not in ``expanded`` (``None``
+        when there are none)."""
+        chosen: list[Hashable] = []
+        for share, members, order in self.groups:
+            if expanded and members <= expanded:  # type: ignore[operator]
+                continue
+            room = None if max_holders is None else max_holders - len(chosen)
+            if share < min_share or room == 0:
+                return chosen, share
+            left = members - expanded if expanded else members  # type: ignore[operator]
+            if room is None or len(left) <= room:
+                chosen.extend(left)
+                continue
+            chosen.extend(_first(left, room, order))
+            return chosen, share
+        return chosen, None
+
+    def expand_timed(
+        self,
+        untimed: Collection[Hashable],
+        plan: GatherPlan,
+        max_holders: int | None,
+        untimed_weight: float,
+        expanded: Collection[Hashable] = frozenset(),
+    ) -> tuple[list[Hashable], float | None, float | None]:
+        """:meth:`expand` for a query with a time, where the holders in ``untimed`` are
+        known not to match it: those need ``plan.min_share_untimed``, and under the cap they
+        rank by their share times ``untimed_weight`` (what the time leaves of their score).
+
+        Returns:
+            The holders to expand, the highest share among the others that may match the time,
+            and among those that do not (each ``None`` when there are none).
+        """
+        floor = plan.min_share
+        untimed_floor = floor if plan.min_share_untimed is None else plan.min_share_untimed
+        # (rank, share, known not to match, members, order), each group split by the time.
+        parts: list[tuple[float, float, bool, Collection[Hashable], tuple[Collection[Hashable], ...]]] = []
+        for share, members, order in self.groups:
+            if expanded and members <= expanded:  # type: ignore[operator]
+                continue
+            left = members - expanded if expanded else members  # type: ignore[operator]
+            off = left & untimed if untimed else frozenset()  # type: ignore[operator]
+            on = left - off if off else left
+            if on:
+                parts.append((share, share, False, on, order))
+            if off:
+                parts.append((share * untimed_weight, share, True, off, order))
+        parts.sort(key=lambda p: -p[0])  # stable: equal ranks keep the groups' order
+        chosen: list[Hashable] = []
+        rest_timed: float | None = None
+        rest_untimed: float | None = None
+        for _, share, off, members, order in parts:
+            room = None if max_holders is None else max_holders - len(chosen)
+            if share < (untimed_floor if off else floor) or room == 0:
+                taken = 0
+            elif room is None or len(members) <= room:
+                chosen.extend(members)
+                continue
+            else:
+                chosen.extend(_first(members, room, order))
+                taken = room
+            if taken < len(members):
+                if off:
+                    rest_untimed = share if rest_untimed is None else max(rest_untimed, share)
+                else:
+                    rest_timed = share if rest_timed is None else max(rest_timed, share)
+        return chosen, rest_timed, rest_untimed
 
 
-def expand_holders(
-    shares: Mapping[KeyT, float], min_share: float, max_holders: int | None
-) -> tuple[list[KeyT], float | None]:
-    """The seed holders to expand, given each one's seed share: those with a share of at
-    least ``min_share``, and at most ``max_holders`` of them (``None``: no cap), the highest
-    first; and the highest share among the others (``None`` when there are none)."""
-    if max_holders is None or len(shares) <= max_holders:
-        expand = [k for k, s in shares.items() if s >= min_share]
-        rest = max((s for s in shares.values() if s < min_share), default=None)
-        return expand, rest
-    ranked = heapq.nlargest(max_holders + 1, shares.items(), key=operator.itemgetter(1))
-    expand = [k for k, s in ranked[:max_holders] if s >= min_share]
-    return expand, ranked[len(expand)][1]
-
-
-def expand_timed_holders(
-    shares: Mapping[KeyT, float],
-    untimed: Collection[KeyT],
-    plan: GatherPlan,
-    max_holders: int | None,
-    untimed_weight: float,
-) -> tuple[list[KeyT], float | None, float | None]:
-    """:func:`expand_holders` for a query with a time, where the holders in ``untimed`` are
-    known not to match it: those need ``plan.min_share_untimed``, and under the cap they
-    rank by their share times ``untimed_weight`` (what the time leaves of their score).
-
-    Returns:
-        The holders to expand, the highest share among the others that may match the time,
-        and among those that do not (each ``None`` when there are none).
-    """
-    floor = plan.min_share
-    untimed_floor = floor if plan.min_share_untimed is None else plan.min_share_untimed
-    eligible = [k for k, s in shares.items() if s >= (untimed_floor if k in untimed else floor)]
-    if max_holders is not None and len(eligible) > max_holders:
-        eligible = heapq.nlargest(
-            max_holders, eligible, key=lambda k: shares[k] * (untimed_weight if k in untimed else 1.0)
-        )
-    chosen = set(eligible)
-    rest_timed = rest_untimed = None
-    for key, share in shares.items():
-        if key in chosen:
-            continue
-        if key in untimed:
-            if rest_untimed is None or share > rest_untimed:
-                rest_untimed = share
-        elif rest_timed is None or share > rest_timed:
-            rest_timed = share
-    return eligible, rest_timed, rest_untimed
+def _first(members: Collection[Hashable], room: int, sources: Iterable[Collection[Hashable]]) -> list[Hashable]:
+    """``room`` of ``members``, the first ones in the order of ``sources`` (which hold them)."""
+    taken: dict[Hashable, None] = {}
+    for source in sources:
+        for key in source:
+            if key in members and key not in taken:
+                taken[key] = None
+                if len(taken) == room:
+                    return list(taken)
+    return list(taken)
 
 
 class PrunedGathering:
@@ -238,8 +298,13 @@ class PrunedGathering:
         self._groups = groups
         self._token_shares, self._entity_shares = query_shares(tokens, entities, corpus, weights, groups)
         self._postings: dict[tuple[int, str], Collection[Hashable]] = {}
-        #: With a time in the query: whether each holder read so far does not match it.
-        self._untimed: dict[Hashable, bool] = {}
+        #: With a time in the query: the holders read so far, and those known not to match it
+        #: (by their days: many holders share theirs, so each distinct one is matched once).
+        self._timed_read: set[Hashable] = set()
+        self._untimed: set[Hashable] = set()
+        self._days_untimed: dict[Days, bool] = {}
+        #: The seed shares of the last seeds asked for (a later step often keeps them).
+        self._shares: tuple[tuple[tuple[str, ...], tuple[str, ...]], SeedShares] | None = None
         self._expanded: set[Hashable] = set()
         self._candidates: dict[str, CandidateStats] = {}
         #: The highest seed share of a holder the last step did not expand (``None``: none);
@@ -280,12 +345,19 @@ class PrunedGathering:
         when = self._when
         if when is None:
             return
-        untimed, days, weights = self._untimed, read.days, self._weights
-        for holders in fresh:
-            for key in holders:
-                if key not in untimed:
-                    known = days.get(key)
-                    untimed[key] = known is not None and days_match(known[0], known[1], when, weights) is None
+        untimed, days, weights, memo = self._untimed, read.days, self._weights, self._days_untimed
+        new = set().union(*fresh)
+        new -= self._timed_read
+        self._timed_read |= new
+        for key in new:
+            known = days.get(key)
+            if known is None:
+                continue
+            off = memo.get(known)
+            if off is None:
+                off = memo[known] = days_match(known[0], known[1], when, weights) is None
+            if off:
+                untimed.add(key)
 
     async def step(self, plan: GatherPlan, max_holders: int | None) -> QueryScores:
         """Read what ``plan`` needs that no earlier step read, expanding at most
@@ -300,23 +372,23 @@ class PrunedGathering:
         if missing_t or missing_e:
             read = await self._reader.postings(missing_t, missing_e, with_times=when is not None)
             self._take(read, missing_t, missing_e)
-        shares = holder_shares(
-            [
-                *((self._token_shares[t], self._postings[(0, t)]) for t in seed_tokens),
-                *((self._entity_shares[e], self._postings[(1, e)]) for e in seed_entities),
-            ]
-        )
+        seeds = (tuple(seed_tokens), tuple(seed_entities))
+        if self._shares is None or self._shares[0] != seeds:
+            self._shares = seeds, SeedShares(
+                [
+                    *((self._token_shares[t], self._postings[(0, t)]) for t in seed_tokens),
+                    *((self._entity_shares[e], self._postings[(1, e)]) for e in seed_entities),
+                ]
+            )
+        shares = self._shares[1]
         expanded = self._expanded
-        if expanded:
-            shares = {k: s for k, s in shares.items() if k not in expanded}
         unexpanded_untimed = None
         if when is None or self._weights.time_share <= 0.0:
-            expand, unexpanded = expand_holders(shares, plan.min_share, max_holders)
+            expand, unexpanded = shares.expand(plan.min_share, max_holders, expanded)
         else:
-            untimed_keys = {k for k in shares if self._untimed.get(k)}
             keep = 1.0 / (1.0 + self._weights.time_share)
-            expand, unexpanded, unexpanded_untimed = expand_timed_holders(
-                shares, untimed_keys, plan, max_holders, keep
+            expand, unexpanded, unexpanded_untimed = shares.expand_timed(
+                self._untimed, plan, max_holders, keep, expanded
             )
         if expand:
             # Entries holding no query term add nothing to the scores: their direct score is
