@@ -63,6 +63,10 @@ TermT = TypeVar("TermT", bound=Hashable)
 SEED_DF_SHARE = 0.2
 #: A pruned search first expands at most this many seed holders per result asked for.
 FIRST_EXPANSION = 4
+#: Each later step of a pruned search expands at most this many times as many new holders
+#: as the step before (best first): the ``limit``-th score the steps find rises with what
+#: they read, and the holders a step must expand fall with it.
+EXPANSION_GROWTH = 2
 #: A user holding at most this many entries is searched in one full gathering: reading every
 #: holder of every query term took 0.84x the pruned steps' CPU (median per search) in one
 #: user of 1,000 LoCoMo turns, about as much at 1,500, 1.2x at 2,000 (``benchmarks/
@@ -468,6 +472,6 @@ async def gather_scores(
             limit,
             unexpanded_untimed_share=gathering.unexpanded_untimed,
         )
-        max_holders = None
+        max_holders = None if max_holders is None or not EXPANSION_GROWTH else max_holders * EXPANSION_GROWTH
     candidates = await reader.neighbourhood(every_holder)
     return score_query(tokens, entities, corpus, candidates, weights, when=when, groups=groups)
