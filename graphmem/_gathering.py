@@ -306,7 +306,7 @@ class PrunedGathering:
         #: (by their days: many holders share theirs, so each distinct one is matched once).
         self._timed_read: set[Hashable] = set()
         self._untimed: set[Hashable] = set()
-        self._days_untimed: dict[Days, bool] = {}
+        self._days_untimed: dict[Days | int, bool] = {}
         #: The seed shares of the last seeds asked for (a later step often keeps them).
         self._shares: tuple[tuple[tuple[str, ...], tuple[str, ...]], SeedShares] | None = None
         self._expanded: set[Hashable] = set()
@@ -353,13 +353,16 @@ class PrunedGathering:
         new = set().union(*fresh)
         new -= self._timed_read
         self._timed_read |= new
+        get = days.get
         for key in new:
-            known = days.get(key)
+            known = get(key)
             if known is None:
                 continue
-            off = memo.get(known)
+            # Most entries refer to no time: their day alone decides (an int key is cheaper).
+            memo_key = known[0] if not known[1] else known
+            off = memo.get(memo_key)
             if off is None:
-                off = memo[known] = days_match(known[0], known[1], when, weights) is None
+                off = memo[memo_key] = days_match(known[0], known[1], when, weights) is None
             if off:
                 untimed.add(key)
 

@@ -489,8 +489,12 @@ class GraphMemoryService(MemoryService):
                 own = self._entries.get(owner, {})
                 for edges in (*token_edges.values(), *entity_edges.values()):
                     for key in edges:
-                        if key not in days and (known := own[key[3]].known_days()) is not None:
-                            days[key] = known
+                        entry = own[key[3]]
+                        # The days once computed, read without a call (this runs per holder).
+                        known = entry._days
+                        if known is None and (known := entry.known_days()) is None:
+                            continue
+                        days[key] = known
             return TermPostings(
                 {t: tuple(edges) for t, edges in token_edges.items()},
                 {e: tuple(edges) for e, edges in entity_edges.items()},
