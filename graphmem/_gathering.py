@@ -22,7 +22,7 @@ this module only counts, compares and hands keys back to the backend that gave t
 
 from __future__ import annotations
 
-from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
@@ -174,18 +174,19 @@ class SeedShares:
         by_share: dict[float, list[Hashable]] = {}
         for key, total in sums.items():
             by_share.setdefault(total, []).append(key)
-        shortest_first = tuple(holders for _, holders in reversed(ordered))
         groups: list[tuple[float, Collection[Hashable], tuple[Collection[Hashable], ...]]] = [
-            (share, frozenset(keys), shortest_first) for share, keys in by_share.items()
+            (share, frozenset(keys), (keys,)) for share, keys in by_share.items()
         ]
         for (share, members), (_, holders) in zip(sets, ordered, strict=True):
             only = members - several if several else members
             if only:
                 groups.append((share, only, (holders,)))
         groups.sort(key=lambda g: -g[0])
-        #: ``(share, members, sources)``: the holders with this share, and postings holding
-        #: them all, in whose order a step takes some of them (not in hashing's order, which
-        #: changes from process to process).
+        #: ``(share, members, sources)``: the holders with this share, and sequences holding
+        #: them all, in whose order a step takes some of them: the seed's postings for the
+        #: holders of one seed; for the holders of several, the order they were summed in
+        #: (hashing's, which may change from process to process: which of equal holders a
+        #: step takes first changes the work, never the answer).
         self.groups = groups
 
     def expand(
@@ -212,15 +213,17 @@ class SeedShares:
 
     def expand_timed(
         self,
-        untimed: Collection[Hashable],
+        known_off: Callable[[Hashable], bool],
         plan: GatherPlan,
         max_holders: int | None,
         untimed_weight: float,
         expanded: Collection[Hashable] = frozenset(),
     ) -> tuple[list[Hashable], float | None, float | None]:
-        """:meth:`expand` for a query with a time, where the holders in ``untimed`` are
-        known not to match it: those need ``plan.min_share_untimed``, and under the cap they
-        rank by their share times ``untimed_weight`` (what the time leaves of their score).
+        """:meth:`expand` for a query with a time, where a holder for which ``known_off``
+        is true is known not to match it: those need ``plan.min_share_untimed``, and under
+        the cap they rank by their share times ``untimed_weight`` (what the time leaves of
+        their score). ``known_off`` is asked only about the holders that could be chosen,
+        and about others until each kind's highest share is known.
 
         Returns:
             The holders to expand, the highest share among the others that may match the time,
@@ -228,38 +231,81 @@ class SeedShares:
         """
         floor = plan.min_share
         untimed_floor = floor if plan.min_share_untimed is None else plan.min_share_untimed
-        # (rank, share, known not to match, members, order), each group split by the time.
-        parts: list[tuple[float, float, bool, Collection[Hashable], tuple[Collection[Hashable], ...]]] = []
-        for share, members, order in self.groups:
-            if expanded and members <= expanded:  # type: ignore[operator]
-                continue
-            left = members - expanded if expanded else members  # type: ignore[operator]
-            off = left & untimed if untimed else frozenset()  # type: ignore[operator]
-            on = left - off if off else left
-            if on:
-                parts.append((share, share, False, on, order))
-            if off:
-                parts.append((share * untimed_weight, share, True, off, order))
-        parts.sort(key=lambda p: -p[0])  # stable: equal ranks keep the groups' order
+        lowest = min(floor, untimed_floor)
         chosen: list[Hashable] = []
-        rest_timed: float | None = None
-        rest_untimed: float | None = None
-        for _, share, off, members, order in parts:
+        rest: list[float | None] = [None, None]  # may match the time, does not
+        # Parts of groups known not to match, waiting for their rank (their share times
+        # untimed_weight) to come: groups come best share first, so this stays ordered.
+        waiting: list[tuple[float, float, Collection[Hashable], tuple[Collection[Hashable], ...]]] = []
+        on_part: Collection[Hashable]
+        off_part: Collection[Hashable]
+
+        def offer(
+            share: float, off: bool, members: Collection[Hashable], order: tuple[Collection[Hashable], ...]
+        ) -> None:
             room = None if max_holders is None else max_holders - len(chosen)
             if share < (untimed_floor if off else floor) or room == 0:
                 taken = 0
             elif room is None or len(members) <= room:
                 chosen.extend(members)
-                continue
+                return
             else:
                 chosen.extend(_first(members, room, order))
                 taken = room
             if taken < len(members):
-                if off:
-                    rest_untimed = share if rest_untimed is None else max(rest_untimed, share)
-                else:
-                    rest_timed = share if rest_timed is None else max(rest_timed, share)
-        return chosen, rest_timed, rest_untimed
+                best = rest[off]
+                rest[off] = share if best is None else max(best, share)
+
+        for share, members, order in self.groups:
+            while waiting and waiting[0][0] >= share:
+                _, theirs, their_part, their_order = waiting.pop(0)
+                offer(theirs, True, their_part, their_order)
+            if expanded and members <= expanded:  # type: ignore[operator]
+                continue
+            room = None if max_holders is None else max_holders - len(chosen)
+            if room == 0 or share < lowest:
+                # None of these can be chosen: only whether each kind is among them counts.
+                if rest[0] is not None and rest[1] is not None:
+                    break  # and those after them (what waits is offered below)
+                left = members - expanded if expanded else members  # type: ignore[operator]
+                for key in left:
+                    off = known_off(key)
+                    if rest[off] is None or rest[off] < share:  # type: ignore[operator]
+                        rest[off] = share
+                        if rest[not off] is not None and rest[not off] >= share:  # type: ignore[operator]
+                            break
+                continue
+            left = members - expanded if expanded else members  # type: ignore[operator]
+            if room is not None and share >= max(floor, untimed_floor) and len(left) > room:
+                # More than the room, each one eligible whether it matches the time or not:
+                # the first ones in the postings' order fill it, not asked about. Those left
+                # may be of either kind, so each kind's highest share left is this (a bound).
+                chosen.extend(_first(left, room, order))
+                for kind in (0, 1):
+                    best = rest[kind]
+                    rest[kind] = share if best is None else max(best, share)
+                continue
+            if room is not None and share >= floor and len(left) > room:
+                # More than the room, and only those that may match the time eligible: the
+                # first such ones in the postings' order fill it, when there are enough.
+                on_first, off_seen, asked_all = _first_matching(left, room, order, known_off)
+                if not asked_all:
+                    chosen.extend(on_first)
+                    for kind in (0, 1):
+                        best = rest[kind]
+                        rest[kind] = share if best is None else max(best, share)
+                    continue
+                on_part, off_part = on_first, frozenset(off_seen)
+            else:
+                off_part = frozenset(k for k in left if known_off(k))
+                on_part = left - off_part if off_part else left  # type: ignore[operator]
+            if on_part:
+                offer(share, False, on_part, order)
+            if off_part:
+                waiting.append((share * untimed_weight, share, off_part, order))
+        for _, theirs, their_part, their_order in waiting:
+            offer(theirs, True, their_part, their_order)
+        return chosen, rest[0], rest[1]
 
 
 def _first(members: Collection[Hashable], room: int, sources: Iterable[Collection[Hashable]]) -> list[Hashable]:
@@ -272,6 +318,31 @@ def _first(members: Collection[Hashable], room: int, sources: Iterable[Collectio
                 if len(taken) == room:
                     return list(taken)
     return list(taken)
+
+
+def _first_matching(
+    members: Collection[Hashable],
+    room: int,
+    sources: Iterable[Collection[Hashable]],
+    known_off: Callable[[Hashable], bool],
+) -> tuple[list[Hashable], list[Hashable], bool]:
+    """The first ``room`` of ``members`` for which ``known_off`` is false, in the order of
+    ``sources`` (which hold them all), and those met before for which it is true; and
+    whether every member was asked about."""
+    on: list[Hashable] = []
+    off: list[Hashable] = []
+    seen: set[Hashable] = set()
+    for source in sources:
+        for key in source:
+            if key in members and key not in seen:
+                seen.add(key)
+                if known_off(key):
+                    off.append(key)
+                else:
+                    on.append(key)
+                    if len(on) == room:
+                        return on, off, len(seen) == len(members)
+    return on, off, True
 
 
 class PrunedGathering:
@@ -302,11 +373,12 @@ class PrunedGathering:
         self._groups = groups
         self._token_shares, self._entity_shares = query_shares(tokens, entities, corpus, weights, groups)
         self._postings: dict[tuple[int, str], Collection[Hashable]] = {}
-        #: With a time in the query: the holders read so far, and those known not to match it
-        #: (by their days: many holders share theirs, so each distinct one is matched once).
-        self._timed_read: set[Hashable] = set()
-        self._untimed: set[Hashable] = set()
-        self._days_untimed: dict[Days | int, bool] = {}
+        #: With a time in the query: the holders' days from each read, and whether each holder
+        #: asked about does not match it (by its days: many holders share theirs, so each
+        #: distinct one is matched once).
+        self._days: list[Mapping[Hashable, Days]] = []
+        self._off: dict[Hashable, bool] = {}
+        self._days_off: dict[Days | int, bool] = {}
         #: The seed shares of the last seeds asked for (a later step often keeps them).
         self._shares: tuple[tuple[tuple[str, ...], tuple[str, ...]], SeedShares] | None = None
         self._expanded: set[Hashable] = set()
@@ -341,30 +413,35 @@ class PrunedGathering:
         )
 
     def _take(self, read: TermPostings, tokens: Sequence[str], entities: Sequence[str]) -> None:
-        """Keep the postings of these terms (none: no holder), and note which of their
-        holders do not match the query's time (a holder whose days are unknown may)."""
+        """Keep the postings of these terms (none: no holder), and with a time in the query
+        their holders' days."""
         fresh = [read.tokens.get(t, ()) for t in tokens] + [read.entities.get(e, ()) for e in entities]
         self._postings.update(((0, t), holders) for t, holders in zip(tokens, fresh, strict=False))
         self._postings.update(((1, e), holders) for e, holders in zip(entities, fresh[len(tokens) :], strict=True))
-        when = self._when
-        if when is None:
-            return
-        untimed, days, weights, memo = self._untimed, read.days, self._weights, self._days_untimed
-        new = set().union(*fresh)
-        new -= self._timed_read
-        self._timed_read |= new
-        get = days.get
-        for key in new:
-            known = get(key)
+        if self._when is not None:
+            self._days.append(read.days)
+
+    def _known_off(self, key: Hashable) -> bool:
+        """Whether the holder ``key`` is known not to match the query's time (a holder whose
+        days are unknown may match it)."""
+        off = self._off.get(key)
+        if off is None:
+            known = None
+            for days in self._days:
+                if (known := days.get(key)) is not None:
+                    break
             if known is None:
-                continue
-            # Most entries refer to no time: their day alone decides (an int key is cheaper).
-            memo_key = known[0] if not known[1] else known
-            off = memo.get(memo_key)
-            if off is None:
-                off = memo[memo_key] = days_match(known[0], known[1], when, weights) is None
-            if off:
-                untimed.add(key)
+                off = False
+            else:
+                assert self._when is not None
+                # Most entries refer to no time: their day alone decides (an int key is cheaper).
+                memo_key = known[0] if not known[1] else known
+                off = self._days_off.get(memo_key)
+                if off is None:
+                    off = days_match(known[0], known[1], self._when, self._weights) is None
+                    self._days_off[memo_key] = off
+            self._off[key] = off
+        return off
 
     async def step(self, plan: GatherPlan, max_holders: int | None) -> QueryScores:
         """Read what ``plan`` needs that no earlier step read, expanding at most
@@ -395,7 +472,7 @@ class PrunedGathering:
         else:
             keep = 1.0 / (1.0 + self._weights.time_share)
             expand, unexpanded, unexpanded_untimed = shares.expand_timed(
-                self._untimed, plan, max_holders, keep, expanded
+                self._known_off, plan, max_holders, keep, expanded
             )
         if expand:
             # Entries holding no query term add nothing to the scores: their direct score is
