@@ -42,6 +42,7 @@ from graphmem._scoring import (
 from graphmem._time import QueryTime
 
 __all__ = [
+    "EXPANSION_GROWTH",
     "FIRST_EXPANSION",
     "FULL_GATHERING_ENTRIES",
     "SEED_DF_SHARE",
@@ -530,8 +531,10 @@ async def gather_scores(
     caller read it already). Otherwise the search first reads the seeds' postings (those
     not ``prefetched`` by the caller) and
     expands at most ``first_expansion * limit`` of their holders (``None``: all), then what
-    :func:`~graphmem._scoring.plan_gathering` asks for, until the scores decide; when only
-    a full gathering can, that (see ``graphmem._scoring``, "Pruning" and what follows)."""
+    :func:`~graphmem._scoring.plan_gathering` asks for, each step at most
+    :data:`EXPANSION_GROWTH` times as many new holders as the one before, best first, until
+    the scores decide; when only a full gathering can, that (see ``graphmem._scoring``,
+    "Pruning" and what follows)."""
     every_holder = NeighbourhoodRequest(tuple(tokens), tuple(entities), with_times=when is not None)
     if seed_df_share is None or corpus.entry_count <= full_at_most:
         if full is None:
@@ -552,6 +555,7 @@ async def gather_scores(
             limit,
             unexpanded_untimed_share=gathering.unexpanded_untimed,
         )
-        max_holders = None if max_holders is None or not EXPANSION_GROWTH else max_holders * EXPANSION_GROWTH
+        if max_holders is not None:
+            max_holders *= EXPANSION_GROWTH
     candidates = await reader.neighbourhood(every_holder)
     return score_query(tokens, entities, corpus, candidates, weights, when=when, groups=groups)
