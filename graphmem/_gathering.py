@@ -22,9 +22,7 @@ this module only counts, compares and hands keys back to the backend that gave t
 
 from __future__ import annotations
 
-import heapq
-import operator
-from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
@@ -44,6 +42,7 @@ from graphmem._scoring import (
 from graphmem._time import QueryTime
 
 __all__ = [
+    "EXPANSION_GROWTH",
     "FIRST_EXPANSION",
     "FULL_GATHERING_ENTRIES",
     "SEED_DF_SHARE",
@@ -52,10 +51,8 @@ __all__ = [
     "NeighbourhoodRequest",
     "PrunedGathering",
     "TermPostings",
-    "expand_holders",
-    "expand_timed_holders",
+    "SeedShares",
     "gather_scores",
-    "holder_shares",
     "seed_terms",
 ]
 
@@ -67,6 +64,10 @@ TermT = TypeVar("TermT", bound=Hashable)
 SEED_DF_SHARE = 0.2
 #: A pruned search first expands at most this many seed holders per result asked for.
 FIRST_EXPANSION = 4
+#: Each later step of a pruned search expands at most this many times as many new holders
+#: as the step before (best first): the ``limit``-th score the steps find rises with what
+#: they read, and the holders a step must expand fall with it.
+EXPANSION_GROWTH = 2
 #: A user holding at most this many entries is searched in one full gathering: reading every
 #: holder of every query term took 0.84x the pruned steps' CPU (median per search) in one
 #: user of 1,000 LoCoMo turns, about as much at 1,500, 1.2x at 2,000 (``benchmarks/
@@ -145,69 +146,204 @@ def seed_terms(dfs: Mapping[TermT, int], entry_count: int, max_df_share: float) 
     return {term for term, df in held.items() if df == rarest or df <= max_df_share * entry_count}
 
 
-def holder_shares(postings: Iterable[tuple[float, Collection[KeyT]]]) -> dict[KeyT, float]:
-    """Each seed holder's *seed share*: the sum of the shares of the seed terms it holds,
-    given each seed's share and holders."""
-    # The longest postings copied at C speed, then the others added to it.
-    ordered = sorted((p for p in postings if p[1]), key=lambda p: -len(p[1]))
-    if not ordered:
-        return {}
-    shares: dict[KeyT, float] = dict.fromkeys(ordered[0][1], ordered[0][0])
-    get = shares.get
-    for share, holders in ordered[1:]:
-        for key in holders:
-            shares[key] = get(key, 0.0) + share
-    return shares
+class SeedShares:
+    """Each seed holder's *seed share* (the sum of the shares of the seed terms it holds),
+    kept as groups of holders with one share: most holders hold one seed, so a group per
+    seed of those, and the few holding several by their sums. Built with set operations
+    (at C speed) from each seed's share and holders; a step then chooses holders group by
+    group, best first, instead of ranking every holder.
+
+    A holder's share is the same float a left-to-right sum would give: the seeds' shares
+    added in the order of their postings, longest first."""
+
+    def __init__(self, postings: Iterable[tuple[float, Collection[Hashable]]]) -> None:
+        ordered = sorted((p for p in postings if p[1]), key=lambda p: -len(p[1]))
+        sets = [(share, frozenset(holders)) for share, holders in ordered]
+        seen: set[Hashable] = set()
+        several: set[Hashable] = set()
+        for _, members in sets:
+            if seen:
+                several |= members & seen
+            seen |= members
+        # The holders of several seeds, summed seed by seed: fewer than the holders.
+        sums: dict[Hashable, float] = {}
+        if several:
+            get = sums.get
+            for share, members in sets:
+                for key in members & several:
+                    sums[key] = get(key, 0.0) + share
+        by_share: dict[float, list[Hashable]] = {}
+        for key, total in sums.items():
+            by_share.setdefault(total, []).append(key)
+        groups: list[tuple[float, Collection[Hashable], tuple[Collection[Hashable], ...]]] = [
+            (share, frozenset(keys), (keys,)) for share, keys in by_share.items()
+        ]
+        for (share, members), (_, holders) in zip(sets, ordered, strict=True):
+            only = members - several if several else members
+            if only:
+                groups.append((share, only, (holders,)))
+        groups.sort(key=lambda g: -g[0])
+        #: ``(share, members, sources)``: the holders with this share, and sequences holding
+        #: them all, in whose order a step takes some of them: the seed's postings for the
+        #: holders of one seed; for the holders of several, the order they were summed in
+        #: (hashing's, which may change from process to process: which of equal holders a
+        #: step takes first changes the work, never the answer).
+        self.groups = groups
+
+    def expand(
+        self, min_share: float, max_holders: int | None, expanded: Collection[Hashable] = frozenset()
+    ) -> tuple[list[Hashable], float | None]:
+        """The holders to expand, none of ``expanded``: those with a share of at least
+        ``min_share``, and at most ``max_holders`` of them (``None``: no cap), the highest
+        first; and the highest share among the other holders not in ``expanded`` (``None``
+        when there are none)."""
+        chosen: list[Hashable] = []
+        for share, members, order in self.groups:
+            if expanded and members <= expanded:  # type: ignore[operator]
+                continue
+            room = None if max_holders is None else max_holders - len(chosen)
+            if share < min_share or room == 0:
+                return chosen, share
+            left = members - expanded if expanded else members  # type: ignore[operator]
+            if room is None or len(left) <= room:
+                chosen.extend(left)
+                continue
+            chosen.extend(_first(left, room, order))
+            return chosen, share
+        return chosen, None
+
+    def expand_timed(
+        self,
+        known_off: Callable[[Hashable], bool],
+        plan: GatherPlan,
+        max_holders: int | None,
+        untimed_weight: float,
+        expanded: Collection[Hashable] = frozenset(),
+    ) -> tuple[list[Hashable], float | None, float | None]:
+        """:meth:`expand` for a query with a time, where a holder for which ``known_off``
+        is true is known not to match it: those need ``plan.min_share_untimed``, and under
+        the cap they rank by their share times ``untimed_weight`` (what the time leaves of
+        their score). ``known_off`` is asked only about the holders that could be chosen,
+        and about others until each kind's highest share is known.
+
+        Returns:
+            The holders to expand, the highest share among the others that may match the time,
+            and among those that do not (each ``None`` when there are none).
+        """
+        floor = plan.min_share
+        untimed_floor = floor if plan.min_share_untimed is None else plan.min_share_untimed
+        lowest = min(floor, untimed_floor)
+        chosen: list[Hashable] = []
+        rest: list[float | None] = [None, None]  # may match the time, does not
+        # Parts of groups known not to match, waiting for their rank (their share times
+        # untimed_weight) to come: groups come best share first, so this stays ordered.
+        waiting: list[tuple[float, float, Collection[Hashable], tuple[Collection[Hashable], ...]]] = []
+        on_part: Collection[Hashable]
+        off_part: Collection[Hashable]
+
+        def offer(
+            share: float, off: bool, members: Collection[Hashable], order: tuple[Collection[Hashable], ...]
+        ) -> None:
+            room = None if max_holders is None else max_holders - len(chosen)
+            if share < (untimed_floor if off else floor) or room == 0:
+                taken = 0
+            elif room is None or len(members) <= room:
+                chosen.extend(members)
+                return
+            else:
+                chosen.extend(_first(members, room, order))
+                taken = room
+            if taken < len(members):
+                best = rest[off]
+                rest[off] = share if best is None else max(best, share)
+
+        for share, members, order in self.groups:
+            while waiting and waiting[0][0] >= share:
+                _, theirs, their_part, their_order = waiting.pop(0)
+                offer(theirs, True, their_part, their_order)
+            if expanded and members <= expanded:  # type: ignore[operator]
+                continue
+            room = None if max_holders is None else max_holders - len(chosen)
+            if room == 0 or share < lowest:
+                # None of these can be chosen: only whether each kind is among them counts.
+                if rest[0] is not None and rest[1] is not None:
+                    break  # and those after them (what waits is offered below)
+                left = members - expanded if expanded else members  # type: ignore[operator]
+                for key in left:
+                    off = known_off(key)
+                    if rest[off] is None or rest[off] < share:  # type: ignore[operator]
+                        rest[off] = share
+                        if rest[not off] is not None and rest[not off] >= share:  # type: ignore[operator]
+                            break
+                continue
+            left = members - expanded if expanded else members  # type: ignore[operator]
+            if room is not None and share >= max(floor, untimed_floor) and len(left) > room:
+                # More than the room, each one eligible whether it matches the time or not:
+                # the first ones in the postings' order fill it, not asked about. Those left
+                # may be of either kind, so each kind's highest share left is this (a bound).
+                chosen.extend(_first(left, room, order))
+                for kind in (0, 1):
+                    best = rest[kind]
+                    rest[kind] = share if best is None else max(best, share)
+                continue
+            if room is not None and share >= floor and len(left) > room:
+                # More than the room, and only those that may match the time eligible: the
+                # first such ones in the postings' order fill it, when there are enough.
+                on_first, off_seen, asked_all = _first_matching(left, room, order, known_off)
+                if not asked_all:
+                    chosen.extend(on_first)
+                    for kind in (0, 1):
+                        best = rest[kind]
+                        rest[kind] = share if best is None else max(best, share)
+                    continue
+                on_part, off_part = on_first, frozenset(off_seen)
+            else:
+                off_part = frozenset(k for k in left if known_off(k))
+                on_part = left - off_part if off_part else left  # type: ignore[operator]
+            if on_part:
+                offer(share, False, on_part, order)
+            if off_part:
+                waiting.append((share * untimed_weight, share, off_part, order))
+        for _, theirs, their_part, their_order in waiting:
+            offer(theirs, True, their_part, their_order)
+        return chosen, rest[0], rest[1]
 
 
-def expand_holders(
-    shares: Mapping[KeyT, float], min_share: float, max_holders: int | None
-) -> tuple[list[KeyT], float | None]:
-    """The seed holders to expand, given each one's seed share: those with a share of at
-    least ``min_share``, and at most ``max_holders`` of them (``None``: no cap), the highest
-    first; and the highest share among the others (``None`` when there are none)."""
-    if max_holders is None or len(shares) <= max_holders:
-        expand = [k for k, s in shares.items() if s >= min_share]
-        rest = max((s for s in shares.values() if s < min_share), default=None)
-        return expand, rest
-    ranked = heapq.nlargest(max_holders + 1, shares.items(), key=operator.itemgetter(1))
-    expand = [k for k, s in ranked[:max_holders] if s >= min_share]
-    return expand, ranked[len(expand)][1]
+def _first(members: Collection[Hashable], room: int, sources: Iterable[Collection[Hashable]]) -> list[Hashable]:
+    """``room`` of ``members``, the first ones in the order of ``sources`` (which hold them)."""
+    taken: dict[Hashable, None] = {}
+    for source in sources:
+        for key in source:
+            if key in members and key not in taken:
+                taken[key] = None
+                if len(taken) == room:
+                    return list(taken)
+    return list(taken)
 
 
-def expand_timed_holders(
-    shares: Mapping[KeyT, float],
-    untimed: Collection[KeyT],
-    plan: GatherPlan,
-    max_holders: int | None,
-    untimed_weight: float,
-) -> tuple[list[KeyT], float | None, float | None]:
-    """:func:`expand_holders` for a query with a time, where the holders in ``untimed`` are
-    known not to match it: those need ``plan.min_share_untimed``, and under the cap they
-    rank by their share times ``untimed_weight`` (what the time leaves of their score).
-
-    Returns:
-        The holders to expand, the highest share among the others that may match the time,
-        and among those that do not (each ``None`` when there are none).
-    """
-    floor = plan.min_share
-    untimed_floor = floor if plan.min_share_untimed is None else plan.min_share_untimed
-    eligible = [k for k, s in shares.items() if s >= (untimed_floor if k in untimed else floor)]
-    if max_holders is not None and len(eligible) > max_holders:
-        eligible = heapq.nlargest(
-            max_holders, eligible, key=lambda k: shares[k] * (untimed_weight if k in untimed else 1.0)
-        )
-    chosen = set(eligible)
-    rest_timed = rest_untimed = None
-    for key, share in shares.items():
-        if key in chosen:
-            continue
-        if key in untimed:
-            if rest_untimed is None or share > rest_untimed:
-                rest_untimed = share
-        elif rest_timed is None or share > rest_timed:
-            rest_timed = share
-    return eligible, rest_timed, rest_untimed
+def _first_matching(
+    members: Collection[Hashable],
+    room: int,
+    sources: Iterable[Collection[Hashable]],
+    known_off: Callable[[Hashable], bool],
+) -> tuple[list[Hashable], list[Hashable], bool]:
+    """The first ``room`` of ``members`` for which ``known_off`` is false, in the order of
+    ``sources`` (which hold them all), and those met before for which it is true; and
+    whether every member was asked about."""
+    on: list[Hashable] = []
+    off: list[Hashable] = []
+    seen: set[Hashable] = set()
+    for source in sources:
+        for key in source:
+            if key in members and key not in seen:
+                seen.add(key)
+                if known_off(key):
+                    off.append(key)
+                else:
+                    on.append(key)
+                    if len(on) == room:
+                        return on, off, len(seen) == len(members)
+    return on, off, True
 
 
 class PrunedGathering:
@@ -238,8 +374,14 @@ class PrunedGathering:
         self._groups = groups
         self._token_shares, self._entity_shares = query_shares(tokens, entities, corpus, weights, groups)
         self._postings: dict[tuple[int, str], Collection[Hashable]] = {}
-        #: With a time in the query: whether each holder read so far does not match it.
-        self._untimed: dict[Hashable, bool] = {}
+        #: With a time in the query: the holders' days from each read, and whether each holder
+        #: asked about does not match it (by its days: many holders share theirs, so each
+        #: distinct one is matched once).
+        self._days: list[Mapping[Hashable, Days]] = []
+        self._off: dict[Hashable, bool] = {}
+        self._days_off: dict[Days | int, bool] = {}
+        #: The seed shares of the last seeds asked for (a later step often keeps them).
+        self._shares: tuple[tuple[tuple[str, ...], tuple[str, ...]], SeedShares] | None = None
         self._expanded: set[Hashable] = set()
         self._candidates: dict[str, CandidateStats] = {}
         #: The highest seed share of a holder the last step did not expand (``None``: none);
@@ -272,20 +414,35 @@ class PrunedGathering:
         )
 
     def _take(self, read: TermPostings, tokens: Sequence[str], entities: Sequence[str]) -> None:
-        """Keep the postings of these terms (none: no holder), and note which of their
-        holders do not match the query's time (a holder whose days are unknown may)."""
+        """Keep the postings of these terms (none: no holder), and with a time in the query
+        their holders' days."""
         fresh = [read.tokens.get(t, ()) for t in tokens] + [read.entities.get(e, ()) for e in entities]
         self._postings.update(((0, t), holders) for t, holders in zip(tokens, fresh, strict=False))
         self._postings.update(((1, e), holders) for e, holders in zip(entities, fresh[len(tokens) :], strict=True))
-        when = self._when
-        if when is None:
-            return
-        untimed, days, weights = self._untimed, read.days, self._weights
-        for holders in fresh:
-            for key in holders:
-                if key not in untimed:
-                    known = days.get(key)
-                    untimed[key] = known is not None and days_match(known[0], known[1], when, weights) is None
+        if self._when is not None:
+            self._days.append(read.days)
+
+    def _known_off(self, key: Hashable) -> bool:
+        """Whether the holder ``key`` is known not to match the query's time (a holder whose
+        days are unknown may match it)."""
+        off = self._off.get(key)
+        if off is None:
+            known = None
+            for days in self._days:
+                if (known := days.get(key)) is not None:
+                    break
+            if known is None:
+                off = False
+            else:
+                assert self._when is not None
+                # Most entries refer to no time: their day alone decides (an int key is cheaper).
+                memo_key = known[0] if not known[1] else known
+                off = self._days_off.get(memo_key)
+                if off is None:
+                    off = days_match(known[0], known[1], self._when, self._weights) is None
+                    self._days_off[memo_key] = off
+            self._off[key] = off
+        return off
 
     async def step(self, plan: GatherPlan, max_holders: int | None) -> QueryScores:
         """Read what ``plan`` needs that no earlier step read, expanding at most
@@ -300,23 +457,23 @@ class PrunedGathering:
         if missing_t or missing_e:
             read = await self._reader.postings(missing_t, missing_e, with_times=when is not None)
             self._take(read, missing_t, missing_e)
-        shares = holder_shares(
-            [
-                *((self._token_shares[t], self._postings[(0, t)]) for t in seed_tokens),
-                *((self._entity_shares[e], self._postings[(1, e)]) for e in seed_entities),
-            ]
-        )
+        seeds = (tuple(seed_tokens), tuple(seed_entities))
+        if self._shares is None or self._shares[0] != seeds:
+            self._shares = seeds, SeedShares(
+                [
+                    *((self._token_shares[t], self._postings[(0, t)]) for t in seed_tokens),
+                    *((self._entity_shares[e], self._postings[(1, e)]) for e in seed_entities),
+                ]
+            )
+        shares = self._shares[1]
         expanded = self._expanded
-        if expanded:
-            shares = {k: s for k, s in shares.items() if k not in expanded}
         unexpanded_untimed = None
         if when is None or self._weights.time_share <= 0.0:
-            expand, unexpanded = expand_holders(shares, plan.min_share, max_holders)
+            expand, unexpanded = shares.expand(plan.min_share, max_holders, expanded)
         else:
-            untimed_keys = {k for k in shares if self._untimed.get(k)}
             keep = 1.0 / (1.0 + self._weights.time_share)
-            expand, unexpanded, unexpanded_untimed = expand_timed_holders(
-                shares, untimed_keys, plan, max_holders, keep
+            expand, unexpanded, unexpanded_untimed = shares.expand_timed(
+                self._known_off, plan, max_holders, keep, expanded
             )
         if expand:
             # Entries holding no query term add nothing to the scores: their direct score is
@@ -374,8 +531,10 @@ async def gather_scores(
     caller read it already). Otherwise the search first reads the seeds' postings (those
     not ``prefetched`` by the caller) and
     expands at most ``first_expansion * limit`` of their holders (``None``: all), then what
-    :func:`~graphmem._scoring.plan_gathering` asks for, until the scores decide; when only
-    a full gathering can, that (see ``graphmem._scoring``, "Pruning" and what follows)."""
+    :func:`~graphmem._scoring.plan_gathering` asks for, each step at most
+    :data:`EXPANSION_GROWTH` times as many new holders as the one before, best first, until
+    the scores decide; when only a full gathering can, that (see ``graphmem._scoring``,
+    "Pruning" and what follows)."""
     every_holder = NeighbourhoodRequest(tuple(tokens), tuple(entities), with_times=when is not None)
     if seed_df_share is None or corpus.entry_count <= full_at_most:
         if full is None:
@@ -396,6 +555,7 @@ async def gather_scores(
             limit,
             unexpanded_untimed_share=gathering.unexpanded_untimed,
         )
-        max_holders = None
+        if max_holders is not None:
+            max_holders *= EXPANSION_GROWTH
     candidates = await reader.neighbourhood(every_holder)
     return score_query(tokens, entities, corpus, candidates, weights, when=when, groups=groups)

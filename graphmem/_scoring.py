@@ -99,7 +99,10 @@ least that can decide: with the same seeds, every holder whose ``s + w`` reaches
 ``b⁻¹(t)``; when even all holders cannot (``b(w) >= t``), the weak terms moved into the
 seeds rarest first (the cheapest to read and the heaviest), only until ``b(w) < t``; else
 every term (the full gathering, which always decides). Each step expands at least one more
-holder or adds a seed, so a search ends, and its answer is always the full one.
+holder or adds a seed, so a search ends, and its answer is always the full one. A gathering
+may expand only some of the holders a plan allows (``graphmem._gathering`` caps each step
+at twice the one before, best first): the bound above holds for any set of holders
+expanded, since ``u`` is the best share among those that were not.
 
 Times and pruning. With a time in the query, an entry that does not match it keeps only
 ``keep = 1 / (1 + time_share)`` of its score, and only an entry holding a query term can

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from graphmem import Content, MemoryEntry, MemoryService
-from graphmem._gathering import NeighbourhoodRequest, expand_holders, holder_shares, seed_terms
+from graphmem._gathering import NeighbourhoodRequest, SeedShares, seed_terms
 from graphmem._service import Owner
 
 TEXTS = [
@@ -94,12 +94,17 @@ def test_reach_is_bounded_by_the_context_steps() -> None:
 
 
 def test_seed_shares_add_up_and_the_best_holders_are_expanded_first() -> None:
-    shares = holder_shares([(0.5, ["a", "b"]), (0.25, ["b", "c"]), (0.1, [])])
-    assert shares == {"a": 0.5, "b": 0.75, "c": 0.25}
-    assert expand_holders(shares, 0.0, 1) == (["b"], 0.5)
-    assert sorted(expand_holders(shares, 0.3, None)[0]) == ["a", "b"]
-    assert expand_holders(shares, 0.3, None)[1] == 0.25
-    assert expand_holders(shares, 0.0, None) == (["a", "b", "c"], None)
+    shares = SeedShares([(0.5, ["a", "b"]), (0.25, ["b", "c"]), (0.1, [])])
+    assert [(share, sorted(members)) for share, members, _ in shares.groups] == [
+        (0.75, ["b"]),
+        (0.5, ["a"]),
+        (0.25, ["c"]),
+    ]
+    assert shares.expand(0.0, 1) == (["b"], 0.5)
+    assert shares.expand(0.3, None) == (["b", "a"], 0.25)
+    assert shares.expand(0.0, None) == (["b", "a", "c"], None)
+    assert shares.expand(0.0, 1, {"b"}) == (["a"], 0.25)
+    assert shares.expand(0.0, None, {"a", "b", "c"}) == ([], None)
 
 
 def test_seeds_are_the_rarer_terms_and_always_the_rarest() -> None:

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from graphmem import Content, MemoryEntry, MemoryService, SearchRequest, StoredEntry
 from graphmem._fixtures import demo_fixtures_path, load_fixtures
-from graphmem._gathering import Days, NeighbourhoodRequest, PrunedGathering, TermPostings, gather_scores
+from graphmem._gathering import Days, NeighbourhoodRequest, PrunedGathering, SeedShares, TermPostings, gather_scores
 from graphmem._scoring import (
     CandidateStats,
     CorpusStats,
@@ -191,6 +191,89 @@ def graphs(draw: Any) -> tuple[list[frozenset[str]], list[int], list[str], int, 
         first = date.fromordinal(DAY0 + draw(st.integers(min_value=-5, max_value=25)))
         when = QueryTime((DayRange(first, first + timedelta(days=draw(st.integers(0, 6)))),), (), ())
     return held, session_of, query, limit, share, when
+
+
+@st.composite
+def seed_postings(draw: Any) -> tuple[list[tuple[float, list[int]]], set[int], set[int]]:
+    """Seeds' shares and holders (a holder often on several seeds, shares often equal),
+    holders known not to match a time, and holders expanded before."""
+    keys = st.integers(0, 30)
+    postings = draw(
+        st.lists(
+            st.tuples(st.sampled_from([0.05, 0.1, 0.15, 0.2, 0.3, 1 / 3, 0.45]), st.lists(keys, unique=True)),
+            max_size=6,
+        )
+    )
+    return postings, set(draw(st.lists(keys))), set(draw(st.lists(keys)))
+
+
+def reference_shares(postings: Sequence[tuple[float, Sequence[int]]]) -> dict[int, float]:
+    """Each holder's seed share, summed left to right over the postings, longest first."""
+    shares: dict[int, float] = {}
+    for share, holders in sorted((p for p in postings if p[1]), key=lambda p: -len(p[1])):
+        for key in holders:
+            shares[key] = shares.get(key, 0.0) + share
+    return shares
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    seed_postings(),
+    st.sampled_from([0.0, 0.1, 0.2, 0.3, 0.5]),
+    st.sampled_from([None, 0.0, 0.15, 0.4]),
+    st.sampled_from([None, 0, 1, 2, 5]),
+    st.booleans(),
+)
+def test_seed_shares_choose_the_best_holders_and_bound_the_rest(
+    drawn: tuple[list[tuple[float, list[int]]], set[int], set[int]],
+    floor: float,
+    untimed_floor: float | None,
+    cap: int | None,
+    timed: bool,
+) -> None:
+    """What a step expands, and the highest shares it leaves, follow every holder's own
+    sum: the bound on the holders not expanded (``unexpanded_share``, of each kind with a
+    time) is never below one of theirs, and no holder a step had to expand (its share
+    above the floor, under the cap, best first) is left out."""
+    postings, untimed, expanded = drawn
+    shares = reference_shares(postings)
+    seed_shares = SeedShares(postings)
+    assert {k: share for share, members, _ in seed_shares.groups for k in members} == shares
+    assert sum(len(members) for _, members, _ in seed_shares.groups) == len(shares)
+    keep = 2 / 3
+    if not timed:
+        untimed, untimed_floor = set(), None
+        chosen, rest = seed_shares.expand(floor, cap, expanded)
+        rest_untimed = None
+    else:
+        chosen, rest, rest_untimed = seed_shares.expand_timed(
+            untimed.__contains__, GatherPlan(frozenset(), frozenset(), floor, untimed_floor), cap, keep, expanded
+        )
+    needed = untimed_floor if untimed_floor is not None else floor
+    eligible = {k for k, s in shares.items() if k not in expanded and s >= (needed if k in untimed else floor)}
+    assert len(chosen) == len(set(chosen)) and set(chosen) <= eligible
+    assert len(chosen) == (len(eligible) if cap is None else min(cap, len(eligible)))
+    rank = {k: shares[k] * (keep if k in untimed else 1.0) for k in shares}
+    left_out = eligible - set(chosen)
+    if chosen and left_out:
+        # Best first: by rank; with a time, a group eligible either way may fill the cap
+        # without asking which of its holders match (by share, then).
+        best_left_out = max(rank[k] for k in left_out)
+        assert min((shares if timed else rank)[k] for k in chosen) >= best_left_out
+    others = [k for k in shares if k not in expanded and k not in chosen]
+    highest = max((shares[k] for k in others), default=None)
+    for found, true in (
+        (rest, max((shares[k] for k in others if k not in untimed), default=None)),
+        (rest_untimed, max((shares[k] for k in others if k in untimed), default=None)),
+    ):
+        if not timed:
+            assert found == true
+        elif true is not None:
+            # With a time, a holder not asked about may be of either kind: a bound, never
+            # below the true highest share of the kind, never above the highest left.
+            assert found is not None and highest is not None and true <= found <= highest
+        else:
+            assert found is None or (highest is not None and found <= highest)
 
 
 @settings(max_examples=300, deadline=None)

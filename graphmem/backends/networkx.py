@@ -165,6 +165,38 @@ class _Entry:
         return self._days
 
 
+class _KnownDays(Mapping[Hashable, "Days"]):
+    """The days (:meth:`_Entry.known_days`) of one owner's entries by holder key, read
+    when asked; an entry deleted since is missing (a search then takes it as possibly
+    matching any time)."""
+
+    __slots__ = ("_own",)
+
+    def __init__(self, own: Mapping[str, _Entry]) -> None:
+        self._own = own
+
+    def get(self, key: Hashable, default: Any = None) -> Any:
+        entry = self._own.get(key[3]) if isinstance(key, tuple) and len(key) == 4 else None
+        if entry is None:
+            return default
+        known = entry._days  # once computed, read without a call (this runs per holder)
+        if known is None and (known := entry.known_days()) is None:
+            return default
+        return known
+
+    def __getitem__(self, key: Hashable) -> Days:
+        known = self.get(key)
+        if known is None:
+            raise KeyError(key)
+        return known  # type: ignore[no-any-return]
+
+    def __iter__(self) -> Iterator[Hashable]:
+        return (entry.key for entry in self._own.values() if entry.known_days() is not None)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
 class GraphMemoryService(MemoryService):
     """Memory in a networkx graph; optionally persisted to an fsync-ed journal.
 
@@ -479,17 +511,13 @@ class GraphMemoryService(MemoryService):
         with self._lock:
             self._ensure_loaded()
             token_edges, entity_edges = self._term_edges(owner, tokens, entities)
-            days: dict[Hashable, Days] = {}
+            days: Mapping[Hashable, Days] = {}
             if with_times:
-                # Only the days already known: parsing the text of every holder of a seed
-                # would cost more than the search. A holder left out may match the time,
-                # which only makes the search read more (its answer is the same); its days
-                # are known once it has been a candidate.
-                own = self._entries.get(owner, {})
-                for edges in (*token_edges.values(), *entity_edges.values()):
-                    for key in edges:
-                        if key not in days and (known := own[key[3]].known_days()) is not None:
-                            days[key] = known
+                # Read when asked: a search asks about the holders it may expand, not about
+                # every holder of its seeds. Only days already known: parsing the text of an
+                # entry would cost more than the search; a holder whose days are unknown may
+                # match the time, which only makes the search read more (its answer is the same).
+                days = _KnownDays(self._entries.get(owner, {}))
             return TermPostings(
                 {t: tuple(edges) for t, edges in token_edges.items()},
                 {e: tuple(edges) for e, edges in entity_edges.items()},
