@@ -26,11 +26,23 @@ def in_ci() -> bool:
 
 
 def neo4j_uri_or_skip() -> str:
+    """The Neo4j the tests may use, or skip (fail in CI). The tests delete every node of its
+    database, so it must be declared disposable (``GRAPHMEM_TEST_NEO4J_DISPOSABLE=1``, set by
+    ``scripts/test`` for the server it starts): a memory store of one's own at the same
+    address is never wiped by mistake."""
     uri = os.environ.get("GRAPHMEM_NEO4J_URI")
     if not uri:
         if in_ci():
             pytest.fail("CI=true but GRAPHMEM_NEO4J_URI is unset: Neo4j tests must run in CI")
-        pytest.skip("GRAPHMEM_NEO4J_URI is unset; start Neo4j with `scripts/neo4j start` to run these")
+        pytest.skip("GRAPHMEM_NEO4J_URI is unset; start Neo4j with `scripts/neo4j start --temp` to run these")
+    if os.environ.get("GRAPHMEM_TEST_NEO4J_DISPOSABLE") != "1":
+        reason = (
+            f"the Neo4j tests delete every node of the database at {uri}: set "
+            "GRAPHMEM_TEST_NEO4J_DISPOSABLE=1 to say it is a throwaway server (scripts/test starts one and does)"
+        )
+        if in_ci():
+            pytest.fail(reason)
+        pytest.skip(reason)
     return uri
 
 
