@@ -418,6 +418,20 @@ def demo_queries(texts: Mapping[str, list[str]], count: int) -> list[str]:
     return queries
 
 
+def _count_gathers(service: MemoryService) -> list[int | None]:
+    """Make ``service`` record each neighbourhood it reads: the number of holders it
+    expands, or ``None`` for a full gathering (every holder of every term)."""
+    gathered: list[int | None] = []
+    original = service._neighbourhood
+
+    async def counting(owner: Any, project_id: Any, request: NeighbourhoodRequest) -> Any:
+        gathered.append(None if request.around is None else len(request.around))
+        return await original(owner, project_id, request)
+
+    service._neighbourhood = counting  # type: ignore[method-assign]
+    return gathered
+
+
 async def _demo_user_counting_gathers(
     service: MemoryService,
 ) -> tuple[tuple[str, str], list[StoredEntry], dict[str, list[str]], list[int | None]]:
@@ -430,14 +444,7 @@ async def _demo_user_counting_gathers(
     texts: dict[str, list[str]] = {}
     for stored in entries:
         texts.setdefault(stored.memory.author, []).append(stored.memory.text)
-    gathered: list[int | None] = []
-    original = service._neighbourhood
-
-    async def counting(owner: Any, project_id: Any, request: NeighbourhoodRequest) -> Any:
-        gathered.append(None if request.around is None else len(request.around))
-        return await original(owner, project_id, request)
-
-    service._neighbourhood = counting  # type: ignore[method-assign]
+    gathered = _count_gathers(service)
     return owner, entries, texts, gathered
 
 
@@ -479,14 +486,7 @@ async def test_ties_go_to_an_entry_that_refers_to_a_time_pruned_or_not(service: 
     filler = [MemoryEntry(content=Content(role="user").with_text(f"Note number {i} about tea."), author="Ann", timestamp=base + timedelta(days=2, minutes=i)) for i in range(300)]
     await service.add_session("pruning-ties", "u-ties", "s1", entries)
     await service.add_session("pruning-ties", "u-ties", "s2", filler)
-    gathered: list[int | None] = []
-    original = service._neighbourhood
-
-    async def counting(owner: Any, project_id: Any, request: NeighbourhoodRequest) -> Any:
-        gathered.append(None if request.around is None else len(request.around))
-        return await original(owner, project_id, request)
-
-    service._neighbourhood = counting  # type: ignore[method-assign]
+    gathered = _count_gathers(service)
     answers = []
     for full_up_to, share in ((10_000, None), (0, 0.05)):
         service.full_gathering_entries = full_up_to
