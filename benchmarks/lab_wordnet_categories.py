@@ -32,6 +32,7 @@ import json
 import runpy
 import sys
 from collections import defaultdict
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,6 +41,18 @@ sys.path.insert(0, str(ROOT))
 MAX_SHARE = 0.01
 SIMILARITY = 0.70
 
+
+
+def _reachable(links: Mapping[str, Iterable[str]], start: str) -> set[str]:
+    """Every synset reached from ``start`` through ``links`` (not ``start`` itself, unless a cycle leads back)."""
+    seen: set[str] = set()
+    stack = [start]
+    while stack:
+        for linked in links[stack.pop()]:
+            if linked not in seen:
+                seen.add(linked)
+                stack.append(linked)
+    return seen
 
 class WordNet:
     """The noun part of WordNet 3.0: synsets, hypernyms, senses in index order, SemCor counts."""
@@ -92,24 +105,10 @@ class WordNet:
         return None if (word, best) in self.names else best
 
     def ancestors(self, offset: str) -> set[str]:
-        seen: set[str] = set()
-        stack = [offset]
-        while stack:
-            for h in self.hypernyms[stack.pop()]:
-                if h not in seen:
-                    seen.add(h)
-                    stack.append(h)
-        return seen
+        return _reachable(self.hypernyms, offset)
 
     def lemmas_under(self, offset: str) -> int:
-        seen: set[str] = set()
-        stack = [offset]
-        while stack:
-            for h in self.hyponyms[stack.pop()]:
-                if h not in seen:
-                    seen.add(h)
-                    stack.append(h)
-        return len({w for o in seen for w in self.lemmas[o]})
+        return len({w for o in _reachable(self.hyponyms, offset) for w in self.lemmas[o]})
 
 
 def category_links(wordnet: WordNet, words: set[str], variant: str) -> dict[str, set[str]]:
