@@ -7,6 +7,7 @@ directory; a few run the installed console script, to see exactly what a person 
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import subprocess
@@ -20,6 +21,7 @@ from typer.testing import CliRunner
 
 from conftest import make_neo4j_service, neo4j_uri_or_skip
 from graphmem import Decomposer
+from graphmem import _collector as collector
 from graphmem._fixtures import demo_fixtures_path
 from graphmem.cli import _app, main
 from graphmem.cli._app import app
@@ -142,6 +144,20 @@ def test_usage_errors_are_one_line_from_main(capsys: pytest.CaptureFixture[str])
         assert exited.value.code == 2
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and err[0].startswith("error: ") and text in err[0], err
+
+
+def test_main_has_the_store_it_loads_frozen(demo_store: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """The console script owns its process: what opening the store loaded is moved out of the
+    collector's reach (graphmem._collector.loads_kept_frozen), and only while main runs."""
+    assert gc.isenabled()
+    before = gc.get_freeze_count()
+    try:
+        main(["--store", demo_store, "stats", "--json"])
+        assert json.loads(capsys.readouterr().out)["entries"] > 0
+        assert gc.get_freeze_count() > before
+        assert not collector._freeze_after_loads
+    finally:
+        gc.unfreeze()
 
 
 def test_console_script_reports_a_missing_file_in_one_line(tmp_path: Path) -> None:

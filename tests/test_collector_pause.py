@@ -168,3 +168,27 @@ def test_no_collection_when_the_host_turned_the_collector_off(
             clock[0] += 10 * collector.MAX_PAUSE_SECONDS
     assert young_collections == []
     assert not gc.isenabled()
+
+
+def test_only_a_process_that_asks_has_its_loads_frozen(collector_on: None) -> None:
+    """A library never freezes its host's objects; the command line, which owns its process,
+    has what a store's load leaves alive frozen (no collection walks it again)."""
+    before = gc.get_freeze_count()
+    try:
+        with collector.collector_paused(long=True):
+            loaded = [[i] for i in range(1_000)]
+        assert gc.get_freeze_count() == before
+        with collector.loads_kept_frozen():
+            with collector.collector_paused():  # a search, not a load
+                searched = [[i] for i in range(1_000)]
+            assert gc.get_freeze_count() == before
+            with collector.collector_paused(long=True):
+                loaded = [[i] for i in range(1_000)]
+            frozen = gc.get_freeze_count()
+        assert frozen >= before + len(loaded) + len(searched)
+        assert gc.isenabled()
+        with collector.collector_paused(long=True):  # the setting ends with the block
+            loaded_after = [[i] for i in range(1_000)]
+        assert loaded_after and gc.get_freeze_count() <= frozen
+    finally:
+        gc.unfreeze()
