@@ -34,7 +34,7 @@ import re
 import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,7 @@ if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks._env import checkout, machine, versions
-from benchmarks._locomo import CATEGORY_NAMES, Conversation, load_conversations
+from benchmarks._locomo import CATEGORY_NAMES, Conversation, Session, load_conversations
 from benchmarks._report import fmt, markdown_table, summary
 from benchmarks._systems import (
     AdkSystem,
@@ -284,6 +284,22 @@ def perturb_questions(conversations: Sequence[Conversation], how: str) -> int:
 # ---------------------------------------------------------------------------- the script
 
 
+def as_one_session(conversations: Sequence[Conversation]) -> list[Conversation]:
+    """Each conversation as one long session, every turn stamped with its LoCoMo session's
+    date plus a minute per turn before it in that session: a chat an agent keeps open for
+    weeks with a time on each turn, not LoCoMo's dated sessions (the turns and their order
+    are the same; ``NEXT`` then also joins the last turn of a day to the first of the next)."""
+    out = []
+    for conv in conversations:
+        turns = tuple(
+            dataclasses.replace(turn, timestamp=turn.timestamp + timedelta(minutes=i))
+            for session in conv.sessions
+            for i, turn in enumerate(session.turns)
+        )
+        out.append(dataclasses.replace(conv, sessions=(Session("whole-chat", conv.sessions[0].timestamp, turns),)))
+    return out
+
+
 def _system_factories(
     names: Sequence[str], neo4j_uri: str | None, say: Callable[[str], None], weights: ScoringWeights | None = None
 ) -> dict[str, SystemFactory | str]:
@@ -377,6 +393,8 @@ async def _run(args: argparse.Namespace) -> int:
     if args.perturb:
         changed = perturb_questions(conversations, args.perturb)
         say(f"--perturb {args.perturb}: {changed} questions changed")
+    if args.one_session:
+        conversations = as_one_session(conversations)
     skipped_q = sum(c.skipped_questions for c in conversations)
     say(f"{len(conversations)} conversations, {sum(len(c.questions) for c in conversations)} questions (categories 1-4)")
     weights = ScoringWeights(related_words=False) if args.no_related_words else None
@@ -406,6 +424,7 @@ async def _run(args: argparse.Namespace) -> int:
     ids = ", ".join(c.sample_id for c in conversations)
     perturbed = f", questions perturbed: {args.perturb}" if args.perturb else ""
     perturbed += ", graphmem without related words" if args.no_related_words else ""
+    perturbed += ", each conversation one session (a time per turn)" if args.one_session else ""
     print(f"## Recall on LoCoMo dev ({ids}), QA categories 1-4{perturbed}\n")
     print(f"graphmem {checkout()}, {datetime.now(UTC):%Y-%m-%d}\n")
     print(markdown_tables(results, conversations))
@@ -448,6 +467,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--no-related-words",
         action="store_true",
         help="graphmem reads no related words (ScoringWeights(related_words=False); on by default)",
+    )
+    parser.add_argument(
+        "--one-session",
+        action="store_true",
+        help="robustness: store each conversation as one session, each turn stamped with its session's date "
+        "plus a minute per turn before it (a chat kept open for weeks, not dated sessions)",
     )
     return asyncio.run(_run(parser.parse_args(argv)))
 
