@@ -18,13 +18,13 @@ collection waits for a moment without a search. Not while a *long* pause is on (
 loading millions of objects, none of them garbage): a young collection would walk them all.
 
 When the collector resumes after a load, the first young collections still walk every object
-the load made, and later a full one walks them again (at 100k entries about a fifth of
-opening the store). A process that runs one command and ends, the command line, may say so
-with :func:`loads_kept_frozen`: the end of a long pause then moves every object alive to the
-collector's permanent generation (``gc.freeze``), which no collection walks, and the command
-goes on with a collector that sees only what it allocates itself. A library cannot do that
-for its host (whatever cyclic garbage the host held at that moment would never be freed),
-so nothing else does it.
+the load made, and later a full one walks them again (at 100k entries about 15% of opening
+the store). A process that keeps what it loads until it ends (the command line: one command,
+or the MCP server it runs) may say so with :func:`loads_kept_frozen`: the end of a long
+pause then moves every object alive to the collector's permanent generation (``gc.freeze``),
+which no collection walks, and the process goes on with a collector that sees only what it
+allocates itself. A library cannot do that for its host (whatever cyclic garbage the host
+held at that moment would never be freed), so nothing else does it.
 """
 
 from __future__ import annotations
@@ -88,8 +88,8 @@ def collector_paused(*, long: bool = False) -> Iterator[None]:
 @contextlib.contextmanager
 def loads_kept_frozen() -> Iterator[None]:
     """While the block runs, the end of a long pause (a store's load) freezes every object
-    alive (``gc.freeze``) before the collector resumes: for a process that runs one command
-    and ends (see the module docstring). Frozen objects stay frozen after the block; the
+    alive (``gc.freeze``) before the collector resumes: for a process that keeps what it
+    loads until it ends (see the module docstring). Frozen objects stay frozen after the block; the
     setting is as before."""
     global _freeze_after_loads
     was = _freeze_after_loads

@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(1) from None
     # The process is the command line's own (one command, or the MCP server it runs): a
     # store it loads lives until it ends, so the collector need never walk it
-    # (graphmem._collector; about a fifth of opening a 100k-entry store).
+    # (graphmem._collector; about 15% of opening a 100k-entry store).
     from graphmem._collector import loads_kept_frozen
 
     with loads_kept_frozen():
