@@ -88,6 +88,9 @@ NodeKey = tuple[str, str, str, str]
 SessionKey = tuple[str | None, str]  # (project_id, session_id) inside one owner
 _Term = tuple[NodeKey, dict[NodeKey, Any]]  # a term node's key and its incoming edges
 _NO_TERMS: frozenset[str] = frozenset()
+#: A user's cache of term holders (``_holder_ids``) holds at most this many ids per entry of
+#: the user: a few MB at 100k entries, against the ~265 MB the entries hold.
+_HOLDER_CACHE_SHARE = 2
 
 
 class _Entry:
@@ -176,7 +179,7 @@ class _KnownDays(Mapping[Hashable, "Days"]):
         self._own = own
 
     def get(self, key: Hashable, default: Any = None) -> Any:
-        entry = self._own.get(key[3]) if isinstance(key, tuple) and len(key) == 4 else None
+        entry = self._own.get(key) if isinstance(key, str) else None  # (holder keys are entry ids)
         if entry is None:
             return default
         known = entry._days  # once computed, read without a call (this runs per holder)
@@ -191,7 +194,7 @@ class _KnownDays(Mapping[Hashable, "Days"]):
         return known  # type: ignore[no-any-return]
 
     def __iter__(self) -> Iterator[Hashable]:
-        return (entry.key for entry in self._own.values() if entry.known_days() is not None)
+        return (entry.entry_id for entry in self._own.values() if entry.known_days() is not None)
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
@@ -261,6 +264,11 @@ class GraphMemoryService(MemoryService):
         #: Per owner, its Token and Entity nodes by value / name: the node's one key tuple
         #: (every edge reuses it, not a copy each) and its incoming edges (its postings).
         self._terms: dict[Owner, tuple[dict[str, _Term], dict[str, _Term]]] = {}
+        #: Per owner, the holder ids of terms a search read the postings of, by term node key:
+        #: a frozenset is what a search's seed shares intersect, built once and not per search
+        #: (at 100k entries freezing 4-tuple keys was a fifth of a search's CPU). Dropped on
+        #: any write to the owner; bounded (:data:`_HOLDER_CACHE_SHARE`).
+        self._holder_ids: dict[Owner, dict[NodeKey, frozenset[str]]] = {}
 
     # ------------------------------------------------------------------ public extras
 
@@ -506,11 +514,16 @@ class GraphMemoryService(MemoryService):
         *,
         with_times: bool = False,
     ) -> TermPostings:
-        # Holder keys are the entries' node keys. No scope filter: this backend stores no
-        # project entries (every holder is global). Copied: the views change with the graph.
+        # Holder keys are entry ids (strings: their hash is cached, where a node key's 4-tuple
+        # is hashed again by every set operation); ``_neighbourhood`` reads them in this
+        # owner's entries only. No scope filter: this backend stores no project entries
+        # (every holder is global). Frozen copies: the views change with the graph.
         with self._lock:
             self._ensure_loaded()
-            token_edges, entity_edges = self._term_edges(owner, tokens, entities)
+            holders_of = self._holders_of(owner)
+            app, user = owner.app_name, owner.user_id
+            token_holders = {t: holders_of((TOKEN, app, user, t)) for t in dict.fromkeys(tokens)}
+            entity_holders = {e: holders_of((ENTITY, app, user, e)) for e in dict.fromkeys(entities)}
             days: Mapping[Hashable, Days] = {}
             if with_times:
                 # Read when asked: a search asks about the holders it may expand, not about
@@ -518,11 +531,33 @@ class GraphMemoryService(MemoryService):
                 # entry would cost more than the search; a holder whose days are unknown may
                 # match the time, which only makes the search read more (its answer is the same).
                 days = _KnownDays(self._entries.get(owner, {}))
-            return TermPostings(
-                {t: tuple(edges) for t, edges in token_edges.items()},
-                {e: tuple(edges) for e, edges in entity_edges.items()},
-                days,
-            )
+            return TermPostings(token_holders, entity_holders, days)
+
+    def _holders_of(self, owner: Owner) -> Callable[[NodeKey], frozenset[str]]:
+        """The ids of the entries holding a term node (none: an empty set), from the cache
+        of ``owner`` (read under the lock). The cache holds at most
+        :data:`_HOLDER_CACHE_SHARE` times the owner's entry count of ids; when a term would
+        pass that, it is emptied first (a heavy user's searches read the same few seeds)."""
+        cache = self._holder_ids.get(owner)
+        if cache is None:
+            cache = self._holder_ids[owner] = {}
+        pred = self._graph._pred
+        room = _HOLDER_CACHE_SHARE * len(self._entries.get(owner, ()))
+        value_of = operator.itemgetter(3)  # an entry node's key ends with its id
+
+        def holders(term: NodeKey) -> frozenset[str]:
+            found = cache.get(term)
+            if found is None:
+                edges = pred.get(term)
+                if not edges:
+                    return _NO_TERMS
+                found = frozenset(map(value_of, edges))
+                if sum(map(len, cache.values())) + len(found) > room:
+                    cache.clear()
+                cache[term] = found
+            return found
+
+        return holders
 
     async def _neighbourhood(
         self, owner: Owner, project_id: str | None, request: NeighbourhoodRequest
@@ -537,12 +572,10 @@ class GraphMemoryService(MemoryService):
             app, user = owner.app_name, owner.user_id
             reached: dict[str, None] = {}
             for key in request.around:
-                # A key is an entry node's; one of another owner, or deleted since, names nothing here.
-                if not isinstance(key, tuple) or len(key) != 4 or key[:3] != (ENTRY, app, user):
-                    continue
-                entry_id = key[3]
-                if entry_id in own:
-                    reached[entry_id] = None
+                # A key is an entry id, read in this owner's entries only: so a search never
+                # reaches another owner's entry, and one deleted since names nothing.
+                if isinstance(key, str) and key in own:
+                    reached[key] = None
             neighbours_of = self._neighbours
             for _ in range(request.reach):
                 for entry_id in list(reached):
@@ -835,6 +868,7 @@ class GraphMemoryService(MemoryService):
         self._speaker_values = defaultdict(set)
         self._needs_compaction = set()
         self._terms = {}
+        self._holder_ids = {}
         self._loaded = self._journal is None
 
     def _apply(self, record: dict[str, Any]) -> int:
@@ -903,6 +937,7 @@ class GraphMemoryService(MemoryService):
         self, owner: Owner, project_id: str | None, session_id: str | None, rec: dict[str, Any]
     ) -> _Entry:
         own = self._entries[owner]  # (an Owner's hash is a Python call: looked up once an entry)
+        self._holder_ids.pop(owner, None)  # its postings change
         entry_id = rec["id"]
         if entry_id in own:
             self._remove_entries(owner, [entry_id])  # stored again: the new one replaces it
@@ -972,6 +1007,7 @@ class GraphMemoryService(MemoryService):
         own = self._entries.get(owner)
         if not own:
             return 0
+        self._holder_ids.pop(owner, None)  # its postings change
         graph = self._graph
         removed = 0
         spoken: set[str] = set()
@@ -1097,6 +1133,7 @@ class GraphMemoryService(MemoryService):
         the records it was taken after builds, with whole dicts built at once (C speed)
         rather than edge by edge."""
         owner = Owner(sys.intern(owner.app_name), sys.intern(owner.user_id))
+        self._holder_ids.pop(owner, None)  # its postings change
         app, user = owner.app_name, owner.user_id
         nodes, succ, pred = self._graph._node, self._graph._succ, self._graph._pred
         has_token, mentions, next_ = _EDGE[HAS_TOKEN], _EDGE[MENTIONS], _EDGE[NEXT]
