@@ -31,6 +31,7 @@ from graphmem._scoring import (
     CandidateStats,
     CorpusStats,
     GatherPlan,
+    QueryScorer,
     QueryScores,
     ScoringWeights,
     TermGroups,
@@ -348,7 +349,7 @@ def _first_matching(
 
 class PrunedGathering:
     """The steps of one pruned search: each reads what its :class:`GatherPlan` asks for
-    and scores everything read so far.
+    and gives the scores of everything read so far (scoring only what it read).
 
     Postings are read once per term, and a holder's neighbourhood once per search: a later
     step only adds seeds or holders (more candidates only bring computed scores closer to
@@ -383,7 +384,8 @@ class PrunedGathering:
         #: The seed shares of the last seeds asked for (a later step often keeps them).
         self._shares: tuple[tuple[tuple[str, ...], tuple[str, ...]], SeedShares] | None = None
         self._expanded: set[Hashable] = set()
-        self._candidates: dict[str, CandidateStats] = {}
+        #: Scores what each step adds (a step used to score every candidate read so far again).
+        self._scorer = QueryScorer(tokens, entities, corpus, weights, when=when, groups=groups)
         #: The highest seed share of a holder the last step did not expand (``None``: none);
         #: with a time in the query, of those that may match it, and of those that do not
         #: (:attr:`unexpanded_untimed`).
@@ -489,21 +491,14 @@ class PrunedGathering:
                 )
             )
             expanded.update(expand)
-            self._candidates.update((c.entry_id, c) for c in found)
+            self._scorer.add(found)
         self.unexpanded, self.unexpanded_untimed = unexpanded, unexpanded_untimed
         weak_tokens, weak_entities = self.weak_terms(plan)
-        return score_query(
-            self._tokens,
-            self._entities,
-            self._corpus,
-            list(self._candidates.values()),
-            self._weights,
+        return self._scorer.scores(
             weak_tokens=weak_tokens,
             weak_entities=weak_entities,
-            when=self._when,
             unexpanded_share=unexpanded,
             unexpanded_untimed_share=unexpanded_untimed,
-            groups=self._groups,
         )
 
 

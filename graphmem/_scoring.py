@@ -146,6 +146,7 @@ __all__ = [
     "TermGroups",
     "rank",
     "score_candidates",
+    "QueryScorer",
     "QueryScores",
     "score_query",
     "GatherPlan",
@@ -778,6 +779,192 @@ def score_query(
         total_weight=total,
         groups=groups,
     )
+
+
+class QueryScorer:
+    """:func:`score_query` over candidates that come in batches (the steps of a pruned
+    gathering): each :meth:`add` scores only what it adds and the entries it links to,
+    not every candidate read so far again. The scores after any batches are those of
+    :func:`score_query` over all of them at once (``test_scores_added_in_batches_are_
+    the_scores_of_all_at_once``).
+
+    Why that holds: an entry's direct score is its own; its context is the best (decayed)
+    direct score among its linked entries, a maximum, which no order changes; ``NEXT``
+    links are symmetric (a candidate's neighbours list it back, and so do its second
+    neighbours), so a new candidate both lends to and borrows from every entry it lists,
+    old or new; and the speaker and time factors depend on the entry alone. So an entry's
+    final score changes only when it is added or its context rises, and only those are
+    computed again, from their direct score and context, as :func:`_scores` does.
+
+    The mappings of the :class:`QueryScores` it returns are its own, updated by the next
+    :meth:`add`: read one before adding more."""
+
+    def __init__(
+        self,
+        query_tokens: Iterable[str],
+        query_entities: Iterable[str],
+        corpus: CorpusStats,
+        weights: ScoringWeights,
+        *,
+        when: QueryTime | None = None,
+        groups: TermGroups | None = None,
+    ) -> None:
+        self._token_w, self._entity_w, self._total = _weights(query_tokens, query_entities, corpus, weights, groups)
+        self._weights = weights
+        self._when = when if weights.time_share > 0.0 else None
+        self._time_named = when is not None
+        self._groups = groups
+        self._grouped = groups is not None and bool(groups.tokens or groups.entities)
+        self._named = corpus.speaker_tokens & self._token_w.keys()
+        self._direct: dict[str, float] = {}
+        self._context: dict[str, float] = {}
+        self._final: dict[str, float] = {}
+        self._by_id: dict[str, CandidateStats] = {}
+        self._matches: dict[str, str] = {}
+        self._by_terms: dict[tuple[frozenset[str], frozenset[str]], float] = {}
+
+    def add(self, candidates: Iterable[CandidateStats]) -> None:
+        """Score these candidates with those added before (one already added is skipped:
+        a candidate is the same whichever read brought it)."""
+        if self._total <= 0.0:
+            return
+        by_id, direct, by_terms = self._by_id, self._direct, self._by_terms
+        token_w, entity_w, total = self._token_w, self._entity_w, self._total
+        fresh: list[CandidateStats] = []
+        for cand in candidates:
+            me = cand.entry_id
+            if me in by_id:
+                continue
+            by_id[me] = cand
+            fresh.append(cand)
+            terms = (cand.matched_tokens, cand.matched_entities)
+            own = by_terms.get(terms)
+            if own is None:
+                if self._grouped:
+                    held = _held_once(cand, token_w, entity_w, self._groups)
+                else:
+                    held = [token_w[t] for t in cand.matched_tokens if t in token_w]
+                    if cand.matched_entities:
+                        held.extend(entity_w[e] for e in cand.matched_entities if e in entity_w)
+                own = by_terms[terms] = min(1.0, math.fsum(held) / total) if held else 0.0
+            direct[me] = own
+        if not fresh:
+            return
+        # The same loop as _scores', over the new candidates: each lends to and borrows from
+        # every entry it lists (links are symmetric). ``changed``: whose context or direct
+        # score may be new.
+        context = self._context
+        decay = self._weights.second_neighbour_decay
+        context_of, direct_of = context.get, direct.get
+        changed: dict[str, None] = {}
+        for cand in fresh:
+            me = cand.entry_id
+            own = direct[me]
+            changed[me] = None
+            best = context_of(me, 0.0)
+            for other in cand.neighbour_ids:
+                if other != me:
+                    if own > context_of(other, 0.0):
+                        context[other] = own
+                        changed[other] = None
+                    theirs = direct_of(other, 0.0)
+                    if theirs > best:
+                        best = theirs
+            if cand.second_neighbour_ids:
+                far = own * decay
+                for other in cand.second_neighbour_ids:
+                    if other != me:
+                        if far > context_of(other, 0.0):
+                            context[other] = far
+                            changed[other] = None
+                        theirs = direct_of(other, 0.0) * decay
+                        if theirs > best:
+                            best = theirs
+            if best > 0.0:
+                context[me] = best
+        share = self._weights.context_share
+        final, matches = self._final, self._matches
+        named, when, weights = self._named, self._when, self._weights
+        speaker_factor = weights.other_speaker_factor
+        keep = 1.0 / (1.0 + weights.time_share)
+        for entry_id in changed:
+            # _scores' final score, then _focus_on_speakers' and _weigh_by_time's factors.
+            own = direct_of(entry_id)
+            near = context_of(entry_id)
+            if own is None:
+                score = 0.0 if near is None else share * near
+            else:
+                score = own
+                if near is not None:
+                    score += share * (1.0 - own) * near
+            if score > 1.0:
+                score = 1.0
+            if score <= 0.0:
+                final.pop(entry_id, None)
+                matches.pop(entry_id, None)
+                continue
+            held = own is not None and own > 0.0
+            if named:
+                cand = by_id.get(entry_id)
+                if not held or (
+                    cand is not None and cand.author is not None and named.isdisjoint(speaker_tokens(cand.author))
+                ):
+                    score *= speaker_factor
+            if when is not None:
+                how = None
+                if held and (cand := by_id.get(entry_id)) is not None:
+                    how = time_match(cand, when, weights)
+                if how is None:
+                    matches.pop(entry_id, None)
+                    score *= keep
+                else:
+                    matches[entry_id] = how
+            final[entry_id] = score
+
+    def scores(
+        self,
+        *,
+        weak_tokens: Iterable[str] = (),
+        weak_entities: Iterable[str] = (),
+        unexpanded_share: float | None = None,
+        unexpanded_untimed_share: float | None = None,
+    ) -> QueryScores:
+        """The scores of everything added, as :func:`score_query` gives them with these
+        arguments."""
+        token_w, entity_w, total, weights = self._token_w, self._entity_w, self._total, self._weights
+        if total <= 0.0:
+            return QueryScores({}, {}, {}, token_w, entity_w)
+        groups = self._groups
+        token_key = groups.tokens if groups is not None else {}
+        entity_key = groups.entities if groups is not None else {}
+        weak = math.fsum(
+            [
+                *_best_by_group(set(weak_tokens), token_w, token_key),
+                *_best_by_group(set(weak_entities), entity_w, entity_key),
+            ]
+        )
+        weak_share = min(1.0, weak / total)
+        return QueryScores(
+            self._final,
+            self._direct,
+            self._by_id,
+            token_w,
+            entity_w,
+            weak_share=weak_share,
+            exact_above=_exact_above(
+                weak_share,
+                unexpanded_share,
+                unexpanded_untimed_share,
+                1.0 / (1.0 + weights.time_share) if self._time_named and weights.time_share > 0.0 else 1.0,
+                weights,
+            ),
+            weights=weights,
+            time_named=self._time_named,
+            time_matches=self._matches,
+            named_speakers=self._named,
+            total_weight=total,
+            groups=groups,
+        )
 
 
 def _lending_bound(weak_share: float, *unexpanded: float | None) -> float:

@@ -26,6 +26,7 @@ from graphmem._scoring import (
     CandidateStats,
     CorpusStats,
     GatherPlan,
+    QueryScorer,
     QueryScores,
     ScoringWeights,
     TermGroups,
@@ -191,6 +192,54 @@ def graphs(draw: Any) -> tuple[list[frozenset[str]], list[int], list[str], int, 
         first = date.fromordinal(DAY0 + draw(st.integers(min_value=-5, max_value=25)))
         when = QueryTime((DayRange(first, first + timedelta(days=draw(st.integers(0, 6)))),), (), ())
     return held, session_of, query, limit, share, when
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    graph=graphs(),
+    batches=st.lists(st.lists(st.integers(0, 59), max_size=12), max_size=5),
+    context_share=st.sampled_from([0.0, 0.3, 1.0]),
+    decay=st.sampled_from([0.0, 0.5, 1.0]),
+    time_share=st.sampled_from([0.0, 0.5]),
+)
+def test_scores_added_in_batches_are_the_scores_of_all_at_once(
+    graph: tuple[list[frozenset[str]], list[int], list[str], int, float, QueryTime | None],
+    batches: list[list[int]],
+    context_share: float,
+    decay: float,
+    time_share: float,
+) -> None:
+    """The incremental scorer a pruned gathering uses: candidates added in batches (an entry
+    possibly in several, entries holding no query term too) score exactly as
+    :func:`score_query` scores them all at once, speakers and a time in the query included."""
+    held, session_of, query, _, _, when = graph
+    weights = ScoringWeights(context_share=context_share, second_neighbour_decay=decay, time_share=time_share)
+    corpus = stats(held, query)
+    chunks = [[candidate(i, held, set(query), session_of) for i in batch if i < len(held)] for batch in batches]
+    scorer = QueryScorer(query, [], corpus, weights, when=when)
+    everything: dict[str, CandidateStats] = {}
+    weak = query[:1]
+    for chunk in chunks:
+        scorer.add(chunk)
+        for c in chunk:
+            everything.setdefault(c.entry_id, c)
+        batched = scorer.scores(weak_tokens=weak, unexpanded_share=0.25, unexpanded_untimed_share=0.1)
+        at_once = score_query(
+            query,
+            [],
+            corpus,
+            list(everything.values()),
+            weights,
+            weak_tokens=weak,
+            when=when,
+            unexpanded_share=0.25,
+            unexpanded_untimed_share=0.1,
+        )
+        assert dict(batched.final) == dict(at_once.final)  # equal to the last bit
+        assert dict(batched.direct) == dict(at_once.direct)
+        assert dict(batched.time_matches) == dict(at_once.time_matches)
+        assert batched.candidates.keys() == at_once.candidates.keys()
+        assert (batched.exact_above, batched.weak_share) == (at_once.exact_above, at_once.weak_share)
 
 
 @st.composite
