@@ -88,6 +88,22 @@ async def test_keys_of_another_user_or_of_nothing_name_nothing(service: MemorySe
     assert await service._neighbourhood(owner, None, NeighbourhoodRequest(("puppy",), (), gone, 2)) == []
 
 
+async def test_postings_follow_every_write_to_the_user(service: MemoryService) -> None:
+    # The networkx backend keeps each term's holders between searches: a write must drop them.
+    owner, ids = await stored(service)
+    before = set((await service._postings(owner, None, ["puppy"], [])).tokens["puppy"])
+    await service.add_session("app", "ana", "s2", [entry("A second puppy arrived.", 20)])
+    after = set((await service._postings(owner, None, ["puppy"], [])).tokens["puppy"])
+    assert len(after) == len(before) + 1 and before < after
+    await service.delete_session("app", "ana", "s2")
+    assert set((await service._postings(owner, None, ["puppy"], [])).tokens["puppy"]) == before
+    await service.delete_entries_by_id("app", "ana", [ids[0]])
+    left = (await service._postings(owner, None, ["puppy"], [])).tokens["puppy"]
+    assert len(left) == len(before) - 1
+    found = await service._neighbourhood(owner, None, NeighbourhoodRequest(("puppy",), (), tuple(before)))
+    assert sorted(c.entry_id for c in found) == sorted([ids[1], ids[5]])  # the deleted key names nothing
+
+
 def test_reach_is_bounded_by_the_context_steps() -> None:
     with pytest.raises(ValueError, match="reach"):
         NeighbourhoodRequest(("puppy",), (), ("x",), 3)

@@ -89,8 +89,9 @@ SessionKey = tuple[str | None, str]  # (project_id, session_id) inside one owner
 _Term = tuple[NodeKey, dict[NodeKey, Any]]  # a term node's key and its incoming edges
 _NO_TERMS: frozenset[str] = frozenset()
 #: A user's cache of term holders (``_holder_ids``) holds at most this many ids per entry of
-#: the user: a few MB at 100k entries, against the ~265 MB the entries hold.
-_HOLDER_CACHE_SHARE = 2
+#: the user: ~50 bytes an id (set tables; the strings are the entries' own), so at most
+#: ~20 MB at 100k entries, against the ~265 MB the entries hold.
+_HOLDER_CACHE_SHARE = 4
 
 
 class _Entry:
@@ -537,7 +538,7 @@ class GraphMemoryService(MemoryService):
         """The ids of the entries holding a term node (none: an empty set), from the cache
         of ``owner`` (read under the lock). The cache holds at most
         :data:`_HOLDER_CACHE_SHARE` times the owner's entry count of ids; when a term would
-        pass that, it is emptied first (a heavy user's searches read the same few seeds)."""
+        pass that, the terms read least recently leave it first."""
         cache = self._holder_ids.get(owner)
         if cache is None:
             cache = self._holder_ids[owner] = {}
@@ -546,15 +547,20 @@ class GraphMemoryService(MemoryService):
         value_of = operator.itemgetter(3)  # an entry node's key ends with its id
 
         def holders(term: NodeKey) -> frozenset[str]:
-            found = cache.get(term)
+            found = cache.pop(term, None)
             if found is None:
                 edges = pred.get(term)
                 if not edges:
                     return _NO_TERMS
                 found = frozenset(map(value_of, edges))
-                if sum(map(len, cache.values())) + len(found) > room:
-                    cache.clear()
-                cache[term] = found
+                # Least recently read first out (a dict keeps the order terms were put back
+                # in), until this one fits: emptying the whole cache made a heavy user's
+                # searches freeze again the seeds they share (the benchmark's 320 questions
+                # read ~115k ids of seeds in all).
+                held = sum(map(len, cache.values()))
+                while cache and held + len(found) > room:
+                    held -= len(cache.pop(next(iter(cache))))
+            cache[term] = found
             return found
 
         return holders
