@@ -903,17 +903,17 @@ class QueryScorer:
                 final.pop(entry_id, None)
                 matches.pop(entry_id, None)
                 continue
-            held = own is not None and own > 0.0
+            matches_terms = own is not None and own > 0.0
             if named:
-                cand = by_id.get(entry_id)
-                if not held or (
-                    cand is not None and cand.author is not None and named.isdisjoint(speaker_tokens(cand.author))
+                stats = by_id.get(entry_id)
+                if not matches_terms or (
+                    stats is not None and stats.author is not None and named.isdisjoint(speaker_tokens(stats.author))
                 ):
                     score *= speaker_factor
             if when is not None:
                 how = None
-                if held and (cand := by_id.get(entry_id)) is not None:
-                    how = time_match(cand, when, weights)
+                if matches_terms and (stats := by_id.get(entry_id)) is not None:
+                    how = time_match(stats, when, weights)
                 if how is None:
                     matches.pop(entry_id, None)
                     score *= keep
