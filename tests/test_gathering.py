@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from graphmem import Content, MemoryEntry, MemoryService
+from graphmem import Content, Decomposer, GraphMemoryService, MemoryEntry, MemoryService
 from graphmem._gathering import NeighbourhoodRequest, SeedShares, seed_terms
 from graphmem._service import Owner
 
@@ -97,11 +97,28 @@ async def test_postings_follow_every_write_to_the_user(service: MemoryService) -
     assert len(after) == len(before) + 1 and before < after
     await service.delete_session("app", "ana", "s2")
     assert set((await service._postings(owner, None, ["puppy"], [])).tokens["puppy"]) == before
+    one = await service.add_entry("app", "ana", entry("The puppy sleeps all day.", 30))
+    assert one is not None
+    assert set((await service._postings(owner, None, ["puppy"], [])).tokens["puppy"]) == before | {one}
+    await service.delete_entries_by_id("app", "ana", [one])
     await service.delete_entries_by_id("app", "ana", [ids[0]])
     left = (await service._postings(owner, None, ["puppy"], [])).tokens["puppy"]
     assert len(left) == len(before) - 1
     found = await service._neighbourhood(owner, None, NeighbourhoodRequest(("puppy",), (), tuple(before)))
     assert sorted(c.entry_id for c in found) == sorted([ids[1], ids[5]])  # the deleted key names nothing
+
+
+async def test_networkx_keeps_no_holders_of_a_user_it_erased_or_never_held(decomposer: Decomposer) -> None:
+    # The holder cache is per user: delete_user must leave none of it, and searching a user
+    # with no entries must not start one (a trace of the names searched).
+    service = GraphMemoryService(nlp=decomposer)
+    owner, _ = await stored(service)
+    await service._postings(owner, None, ["puppy", "porto"], ["porto"])
+    assert owner in service._holder_ids
+    await service.delete_user("app", "ana")
+    await service._postings(owner, None, ["puppy"], [])
+    await service._postings(Owner("app", "nobody"), None, ["puppy"], [])
+    assert set(service._holder_ids) <= {Owner("app", "eve")}
 
 
 def test_reach_is_bounded_by_the_context_steps() -> None:

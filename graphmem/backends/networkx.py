@@ -539,11 +539,13 @@ class GraphMemoryService(MemoryService):
         of ``owner`` (read under the lock). The cache holds at most
         :data:`_HOLDER_CACHE_SHARE` times the owner's entry count of ids; when a term would
         pass that, the terms read least recently leave it first."""
+        room = _HOLDER_CACHE_SHARE * len(self._entries.get(owner, ()))
         cache = self._holder_ids.get(owner)
         if cache is None:
-            cache = self._holder_ids[owner] = {}
+            cache = {}
+            if room:  # a user with no entries keeps no cache: a search leaves no trace of it
+                self._holder_ids[owner] = cache
         pred = self._graph._pred
-        room = _HOLDER_CACHE_SHARE * len(self._entries.get(owner, ()))
         value_of = operator.itemgetter(3)  # an entry node's key ends with its id
 
         def holders(term: NodeKey) -> frozenset[str]:
@@ -933,6 +935,7 @@ class GraphMemoryService(MemoryService):
             raise JournalCorruptError(f"unknown journal operation {op!r}")
         removed = self._remove_entries(owner, ids)
         if op == "delete_user":
+            self._holder_ids.pop(owner, None)
             self._entries.pop(owner, None)
             self._sessions.pop(owner, None)
             self._speaker_values.pop(owner, None)
