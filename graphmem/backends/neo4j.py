@@ -385,7 +385,7 @@ class Neo4jMemoryService(MemoryService):
         *,
         with_times: bool = False,
     ) -> TermPostings:
-        # Holder keys are entry ids.
+        # Holder keys are element ids (see postings.cypher), which neighbourhood.cypher takes.
         record = await self._read_one(
             "postings",
             {
@@ -411,7 +411,8 @@ class Neo4jMemoryService(MemoryService):
         if request.around is None:
             record = await self._read_one("neighbourhood_of_holders", params)
         else:
-            # Keys are the ids this backend's postings gave; anything else names no entry.
+            # Keys are the element ids this backend's postings gave; anything else names no
+            # entry (a string that is no element id of one of the owner's entries names none).
             around = [key for key in request.around if isinstance(key, str)]
             if not around:
                 return []
