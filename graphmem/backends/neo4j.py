@@ -31,8 +31,10 @@ How the driver is used:
   cluster URI spreads them over readers. A search reads the user's counter and its terms'
   degrees (``cypher/term_stats.cypher``; for a small user with every holder of its terms,
   ``term_stats_or_gather.cypher``), then what :mod:`graphmem._gathering` asks for: the
-  postings of its seed terms (``postings.cypher``) and bounded neighbourhoods
-  (``neighbourhood.cypher``; ``neighbourhood_of_holders.cypher`` for every holder). Each
+  postings of its seed terms (``postings.cypher``, holders named by element id, so that
+  listing them reads none of their properties) and bounded neighbourhoods
+  (``neighbourhood.cypher``, which takes those ids; ``neighbourhood_of_holders.cypher`` for
+  every holder). Each
   starts from the query's Token and Entity nodes or from given entries, never from a scan.
   Candidates come only from neighbourhoods, which check every entry's scope; postings,
   which only steer a pruned search, skip that check when the counter says the user has no
