@@ -1,32 +1,54 @@
 // A bounded neighbourhood (see graphmem._gathering.NeighbourhoodRequest): the owner's
-// entries with the ids $around and every entry within $reach (0 to 2) NEXT steps of one,
-// each once, matched against the query's $tokens and $entities by reading its own few
-// HAS_TOKEN and MENTIONS links; with $holding_only, only those holding one of them. An id
-// naming no entry of the owner (any more), or one out of scope, names nothing: in scope are
-// global entries, plus those of $project_id when it is not null (postings.cypher may list a
-// holder out of scope, see there).
+// entries with the element ids $around (postings.cypher names holders so) and every entry
+// within $reach (0 to 2) NEXT steps of one, each once, matched against the query's $tokens
+// and $entities; with $holding_only, only those holding one of them. An id naming no entry
+// of the owner (any more: element ids of deleted nodes are reused), or one out of scope,
+// names nothing: in scope are global entries, plus those of $project_id when it is not
+// null (postings.cypher may list a holder out of scope, see there).
 //   candidates  [id, matched tokens, matched entities, project_id, ids one NEXT step
 //               away, ids two NEXT steps away, author, null or (with $with_times)
 //               [timestamp, time_refs]]; a neighbour is in its entry's session, so in
 //               the scope of the entry it was reached from
 // Rows are lists, not maps: decoding the answer is much of a search's time.
-UNWIND $around AS id
-MATCH (s:Entry {id: id})
-WHERE s.app_name = $app_name AND s.user_id = $user_id AND (s.project_id IS NULL OR s.project_id = $project_id)
-MATCH path = (s)-[:NEXT*0..2]-(e:Entry)
-WHERE length(path) <= $reach
-WITH DISTINCT e
-WITH e,
-     [(e)-[:HAS_TOKEN]->(t:Token) WHERE t.value IN $tokens | t.value] AS tokens,
-     [(e)-[:MENTIONS]->(n:Entity) WHERE n.name IN $entities | n.name] AS entities
-WHERE NOT $holding_only OR size(tokens) + size(entities) > 0
+// The query's term nodes are found first, one index seek each; then each entry's HAS_TOKEN
+// and MENTIONS links are walked once and compared with those nodes, by identity: no
+// property of a linked term is read (comparing each link's value or name with the query's
+// read one property per link, of every entry reached), and only the terms it matches are
+// named, from the query's own lists. Its neighbours one and two steps away come from one
+// walk too.
+CALL () {
+  UNWIND $tokens AS value
+  MATCH (t:Token {app_name: $app_name, user_id: $user_id, value: value})
+  RETURN collect(t) AS token_nodes, collect(value) AS token_values
+}
+CALL () {
+  UNWIND $entities AS name
+  MATCH (n:Entity {app_name: $app_name, user_id: $user_id, name: name})
+  RETURN collect(n) AS entity_nodes, collect(name) AS entity_names
+}
+WITH token_nodes + entity_nodes AS terms, size(token_nodes) AS token_count, token_values, entity_names
+CALL (terms) {
+  UNWIND $around AS key
+  MATCH (s:Entry)
+  WHERE elementId(s) = key AND s.app_name = $app_name AND s.user_id = $user_id
+    AND (s.project_id IS NULL OR s.project_id = $project_id)
+  // Only entries are linked by NEXT: the entries reached need no label check.
+  MATCH path = (s)-[:NEXT*0..2]-(e)
+  WHERE length(path) <= $reach
+  WITH DISTINCT e
+  WITH e, [(e)-[:HAS_TOKEN|MENTIONS]->(t) WHERE t IN terms | t] AS held
+  WHERE NOT $holding_only OR size(held) > 0
+  RETURN e, [i IN range(0, size(terms) - 1) WHERE terms[i] IN held] AS matched
+}
+WITH e, matched, token_count, token_values, entity_names,
+     [p = (e)-[:NEXT*1..2]-(f) WHERE f <> e | [length(p), f.id]] AS near_and_far
 RETURN collect([
   e.id,
-  tokens,
-  entities,
+  [i IN matched WHERE i < token_count | token_values[i]],
+  [i IN matched WHERE i >= token_count | entity_names[i - token_count]],
   e.project_id,
-  [(e)-[:NEXT]-(n:Entry) | n.id],
-  [(e)-[:NEXT]-(:Entry)-[:NEXT]-(f:Entry) WHERE f <> e | f.id],
+  [step IN near_and_far WHERE step[0] = 1 | step[1]],
+  [step IN near_and_far WHERE step[0] = 2 | step[1]],
   e.author,
   CASE WHEN $with_times THEN [e.timestamp, coalesce(e.time_refs, [])] END
 ]) AS candidates

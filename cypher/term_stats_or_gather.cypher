@@ -6,8 +6,8 @@
 //   entry_count, token_df, entity_df   as in term_stats.cypher
 //   gathered     whether the entries were gathered (entry_count <= $full_at_most)
 //   candidates   as in neighbourhood_of_holders.cypher when gathered, else []
-//   token_holders, entity_holders   as in postings.cypher, of the terms prefetched ([]
-//                when gathered)
+//   token_holders, entity_holders   as in postings.cypher (holders named by element id,
+//                no holder's label or property read), of the terms prefetched ([] when gathered)
 // The gathering and the prefetch read only the tokens token_df found held: a query's
 // related words (graphmem._related) are mostly held by no entry, and each is an index seek
 // (a query with 1,950 candidate forms paid 10 ms for seeking them twice instead of once).
@@ -56,10 +56,10 @@ CALL (entry_count, everywhere, token_df) {
   UNWIND [held IN token_df | held[0]] AS value
   MATCH (t:Token {app_name: $app_name, user_id: $user_id, value: value})
   WHERE COUNT { (t)<-[:HAS_TOKEN]-() } <= $prefetch_df_share * entry_count
-  MATCH (t)<-[:HAS_TOKEN]-(e:Entry)
+  MATCH (t)<-[:HAS_TOKEN]-(e)
   WHERE everywhere OR e.project_id IS NULL OR e.project_id = $project_id
   WITH value,
-       collect(CASE WHEN $with_times THEN [e.id, e.timestamp, coalesce(e.time_refs, [])] ELSE e.id END) AS holders
+       collect(CASE WHEN $with_times THEN [elementId(e), e.timestamp, coalesce(e.time_refs, [])] ELSE elementId(e) END) AS holders
   RETURN collect([value, holders]) AS token_holders
 }
 CALL (entry_count, everywhere) {
@@ -67,10 +67,10 @@ CALL (entry_count, everywhere) {
   UNWIND $entities AS name
   MATCH (n:Entity {app_name: $app_name, user_id: $user_id, name: name})
   WHERE COUNT { (n)<-[:MENTIONS]-() } <= $prefetch_df_share * entry_count
-  MATCH (n)<-[:MENTIONS]-(e:Entry)
+  MATCH (n)<-[:MENTIONS]-(e)
   WHERE everywhere OR e.project_id IS NULL OR e.project_id = $project_id
   WITH name,
-       collect(CASE WHEN $with_times THEN [e.id, e.timestamp, coalesce(e.time_refs, [])] ELSE e.id END) AS holders
+       collect(CASE WHEN $with_times THEN [elementId(e), e.timestamp, coalesce(e.time_refs, [])] ELSE elementId(e) END) AS holders
   RETURN collect([name, holders]) AS entity_holders
 }
 RETURN entry_count, token_df, entity_df, entry_count <= $full_at_most AS gathered, candidates,

@@ -253,6 +253,28 @@ async def test_a_small_users_search_is_two_round_trips(neo: Any) -> None:
     assert [(h.entry_id, h.score) for h in pruned.hits] == [(h.entry_id, h.score) for h in first.hits]
 
 
+async def test_prefetched_postings_name_holders_a_neighbourhood_reads(neo: Any) -> None:
+    """The first read's prefetched postings and postings.cypher name holders alike (element
+    ids), and the neighbourhood read takes those keys: a key it did not recognise would
+    only make a pruned search fall back to reading every holder, with the same answer."""
+    from graphmem._gathering import NeighbourhoodRequest
+    from graphmem._service import Owner
+
+    await neo.add_session("app", "u", "s1", [entry(f"kiwi note {i}", minute=i) for i in range(4)] + [entry("mango")])
+    owner = Owner("app", "u")
+    first = await neo._term_stats_or_gather(
+        owner, None, ["kiwi", "mango"], [], full_at_most=1, with_times=True, prefetch_df_share=1.0
+    )
+    read = await neo._postings(owner, None, ["kiwi", "mango"], [], with_times=True)
+    assert first.postings is not None
+    assert {t: set(h) for t, h in first.postings.tokens.items()} == {t: set(h) for t, h in read.tokens.items()}
+    assert len(read.tokens["kiwi"]) == 4 and all(read.days.get(key) is not None for key in read.tokens["kiwi"])
+    request = NeighbourhoodRequest(("kiwi", "mango"), (), tuple(first.postings.tokens["mango"]), 2, holding_only=True)
+    found = await neo._neighbourhood(owner, None, request)
+    # mango's entry, and the kiwi entries within two NEXT steps of it.
+    assert sorted(sorted(c.matched_tokens) for c in found) == [["kiwi"], ["kiwi"], ["mango"]]
+
+
 async def test_deletes_remove_orphan_tokens_and_entities(neo: Any) -> None:
     orphans = (
         "MATCH (n) WHERE (n:Token OR n:Entity) AND NOT EXISTS { (n)<--() } RETURN count(n)"

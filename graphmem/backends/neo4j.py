@@ -31,8 +31,10 @@ How the driver is used:
   cluster URI spreads them over readers. A search reads the user's counter and its terms'
   degrees (``cypher/term_stats.cypher``; for a small user with every holder of its terms,
   ``term_stats_or_gather.cypher``), then what :mod:`graphmem._gathering` asks for: the
-  postings of its seed terms (``postings.cypher``) and bounded neighbourhoods
-  (``neighbourhood.cypher``; ``neighbourhood_of_holders.cypher`` for every holder). Each
+  postings of its seed terms (``postings.cypher``, holders named by element id, so that
+  listing them reads none of their properties) and bounded neighbourhoods
+  (``neighbourhood.cypher``, which takes those ids; ``neighbourhood_of_holders.cypher`` for
+  every holder). Each
   starts from the query's Token and Entity nodes or from given entries, never from a scan.
   Candidates come only from neighbourhoods, which check every entry's scope; postings,
   which only steer a pruned search, skip that check when the counter says the user has no
@@ -47,7 +49,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import random
-from collections.abc import Awaitable, Callable, Hashable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from graphmem._cypher import load_cypher, load_statements
@@ -385,7 +387,7 @@ class Neo4jMemoryService(MemoryService):
         *,
         with_times: bool = False,
     ) -> TermPostings:
-        # Holder keys are entry ids.
+        # Holder keys are element ids (see postings.cypher), which neighbourhood.cypher takes.
         record = await self._read_one(
             "postings",
             {
@@ -411,7 +413,8 @@ class Neo4jMemoryService(MemoryService):
         if request.around is None:
             record = await self._read_one("neighbourhood_of_holders", params)
         else:
-            # Keys are the ids this backend's postings gave; anything else names no entry.
+            # Keys are the element ids this backend's postings gave; anything else names no
+            # entry (a string that is no element id of one of the owner's entries names none).
             around = [key for key in request.around if isinstance(key, str)]
             if not around:
                 return []
@@ -787,18 +790,45 @@ def _postings(record: Any, with_times: bool) -> TermPostings:
             {value: tuple(holders) for value, holders in record["token_holders"]},
             {name: tuple(holders) for name, holders in record["entity_holders"]},
         )
-    # Each holder is [id, timestamp, time_refs]; an entry deleted by a concurrent commit
-    # meanwhile reads as nulls and is left out.
-    days: dict[Hashable, Days] = {}
+    # Each holder is [element id, timestamp, time_refs]; an entry deleted by a concurrent
+    # commit meanwhile reads as null properties: its days are unknown (it may match any
+    # time), and the neighbourhood read finds no entry by its id.
+    raw: dict[Hashable, tuple[str, list[str]]] = {}
     for _, holders in (*record["token_holders"], *record["entity_holders"]):
-        for entry_id, timestamp, refs in holders:
-            if entry_id is not None and timestamp is not None and entry_id not in days:
-                days[entry_id] = entry_times(timestamp, refs)
+        for key, timestamp, refs in holders:
+            if timestamp is not None and key not in raw:
+                raw[key] = (timestamp, refs)
     return TermPostings(
-        {value: tuple(h[0] for h in holders if h[0] is not None) for value, holders in record["token_holders"]},
-        {name: tuple(h[0] for h in holders if h[0] is not None) for name, holders in record["entity_holders"]},
-        days,
+        {value: tuple(h[0] for h in holders) for value, holders in record["token_holders"]},
+        {name: tuple(h[0] for h in holders) for name, holders in record["entity_holders"]},
+        _LazyDays(raw),
     )
+
+
+class _LazyDays(Mapping[Hashable, Days]):
+    """Holders' :data:`Days` by key, each parsed from its ``timestamp`` and ``time_refs``
+    when the gathering first asks for it (as the networkx backend's days are): a pruned
+    search asks about the holders it may expand and few others, and parsing every holder's
+    timestamp of every seed was a cost per holder of a search with a time."""
+
+    __slots__ = ("_parsed", "_raw")
+
+    def __init__(self, raw: dict[Hashable, tuple[str, list[str]]]) -> None:
+        self._raw = raw
+        self._parsed: dict[Hashable, Days] = {}
+
+    def __getitem__(self, key: Hashable) -> Days:
+        days = self._parsed.get(key)
+        if days is None:
+            timestamp, refs = self._raw[key]
+            days = self._parsed[key] = entry_times(timestamp, refs)
+        return days
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    def __iter__(self) -> Iterator[Hashable]:
+        return iter(self._raw)
 
 
 def _candidates(rows: Sequence[Any]) -> list[CandidateStats]:
