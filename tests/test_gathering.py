@@ -99,7 +99,10 @@ async def test_postings_follow_every_write_to_the_user(service: MemoryService) -
     assert set((await service._postings(owner, None, ["puppy"], [])).tokens["puppy"]) == before
     one = await service.add_entry("app", "ana", entry("The puppy sleeps all day.", 30))
     assert one is not None
-    assert set((await service._postings(owner, None, ["puppy"], [])).tokens["puppy"]) == before | {one}
+    now = set((await service._postings(owner, None, ["puppy"], [])).tokens["puppy"])
+    assert before < now and len(now) == len(before) + 1
+    added = await service._neighbourhood(owner, None, NeighbourhoodRequest(("puppy",), (), tuple(now - before)))
+    assert [c.entry_id for c in added] == [one]  # (holder keys are the backend's own)
     await service.delete_entries_by_id("app", "ana", [one])
     await service.delete_entries_by_id("app", "ana", [ids[0]])
     left = (await service._postings(owner, None, ["puppy"], [])).tokens["puppy"]
