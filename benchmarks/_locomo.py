@@ -90,7 +90,8 @@ def load_conversations(
     """Read LoCoMo conversations (categories 1-4 of their QA only).
 
     Args:
-        path: ``conversations.json``; default ``../shared/data/locomo-dev/`` next to the repo.
+        path: ``conversations.json`` or the folder holding it; default
+            ``../shared/data/locomo-dev/`` next to the repo.
         only: sample ids to keep (``["conv-26"]``); ``None`` keeps all.
 
     Raises:
@@ -98,6 +99,8 @@ def load_conversations(
         ValueError: an unknown sample id in ``only``.
     """
     data_path = Path(path) if path is not None else DEFAULT_DATA
+    if data_path.is_dir():  # the data set's folder, as the scripts' help names it
+        data_path = data_path / DEFAULT_DATA.name
     if not data_path.is_file():
         raise FileNotFoundError(
             f"LoCoMo data not found at {data_path}; it is read from ../shared/data/locomo-dev/ "
