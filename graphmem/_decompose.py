@@ -1150,15 +1150,28 @@ def _token_value(token: Token, lemmas: Mapping[str, str] | None) -> str:
     way; a name stays as written."""
     lower = token.lower_
     if lemmas is None:
-        value = (token.lemma_ or token.text).lower()  # the pipeline's own lemmas, if any
+        value = _without_stray_marks((token.lemma_ or token.text).lower())  # the pipeline's own lemmas, if any
     elif token.ent_type_ in NAMING_ENTITY_LABELS or _capitalised_inside_sentence(token):
         # A name is no word form: "Maria" is not a form of "mare", nor "Mars" of "mar".
         # Entries know names from NER, queries (no NER) from how they are written.
-        value = lower
+        value = _without_stray_marks(lower)
     else:
-        form = _usual_spelling(token)
+        form = _without_stray_marks(_usual_spelling(token))
         value = lemmas.get(form, form)
     return value if any(ch.isalnum() for ch in value) else lower
+
+
+_STRAY_END = re.compile(r"[-\u2010-\u2015\"']+$")
+_STRAY_START = re.compile(r"^[-\u2010-\u2015\"']+")
+
+
+def _without_stray_marks(value: str) -> str:
+    """The word without the dashes and quotes the tokenizer left on its ends ("family-" of
+    "my family- friends too"), so that it is the token the bare word is. A plus
+    is part of a name ("LGBTQ+", "Disney+", "C++") and stays; so does what is left of a
+    word of one character."""
+    stripped = _STRAY_START.sub("", _STRAY_END.sub("", value))
+    return stripped if len(stripped) >= 2 else value
 
 
 def _usual_spelling(token: Token) -> str:

@@ -39,6 +39,18 @@ def test_british_and_american_spellings_give_one_token(decomposer: Decomposer) -
     assert "colour" in decomposer.decompose_query("did they see Colour live").tokens
 
 
+def test_a_dash_or_quote_left_on_a_word_is_not_part_of_its_token(decomposer: Decomposer) -> None:
+    # spaCy leaves a dash written as a pause on the word before it ("family- "): the word
+    # would otherwise be a token of its own that no question holds.
+    dashed = decomposer.decompose("Spent the day with my family- friends too, and some books-")
+    assert {"family", "friend", "book"} <= set(dashed.tokens)
+    assert not [t for t in dashed.tokens if t.endswith("-")]
+    assert "family" in decomposer.decompose_query("time with family").tokens
+    # A plus is part of a name, and a one-letter word keeps its marks.
+    assert "lgbtq+" in decomposer.decompose("We went to the LGBTQ+ parade").tokens
+    assert "c++" in decomposer.decompose("I am learning C++ now").tokens
+
+
 def test_stop_words_punctuation_and_whitespace_are_dropped(decomposer: Decomposer) -> None:
     text = "Well... the thing is, they were not at home!!!   (Really?)\n\t— we had been there; it's fine."
     tokens = decomposer.decompose(text).tokens
