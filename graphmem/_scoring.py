@@ -362,50 +362,13 @@ def _scores(
 ) -> tuple[dict[str, float], dict[str, float]]:
     """Direct and final scores by entry id (final only where it is above 0)."""
     # Written for speed (it runs over hundreds of candidates a search), computing exactly
-    # what the rules say: many candidates match the same terms, so a direct score is
-    # computed once per set of matched terms (``fsum`` is exact in any order).
+    # what the rules say.
     direct: dict[str, float] = {}
-    by_terms: dict[tuple[frozenset[str], frozenset[str]], float] = {}
-    grouped = groups is not None and bool(groups.tokens or groups.entities)
-    for cand in candidates:
-        terms = (cand.matched_tokens, cand.matched_entities)
-        own = by_terms.get(terms)
-        if own is None:
-            if grouped:
-                held = _held_once(cand, token_w, entity_w, groups)
-            else:
-                held = [token_w[t] for t in cand.matched_tokens if t in token_w]
-                if cand.matched_entities:
-                    held.extend(entity_w[e] for e in cand.matched_entities if e in entity_w)
-            own = by_terms[terms] = min(1.0, math.fsum(held) / total) if held else 0.0
-        direct[cand.entry_id] = own
-    # NEXT links are symmetric: every link a candidate declares carries score both ways,
-    # so each entry (candidate or not) gets the best score among its neighbours.
+    grouped = groups if groups is not None and (groups.tokens or groups.entities) else None
+    _score_directly(candidates, token_w, entity_w, total, grouped, direct, {})
     context: dict[str, float] = {}
-    decay = weights.second_neighbour_decay
-    context_of, direct_of = context.get, direct.get
-    for cand in candidates:
-        me = cand.entry_id
-        own = direct[me]
-        best = context_of(me, 0.0)
-        for other in cand.neighbour_ids:
-            if other != me:
-                if own > context_of(other, 0.0):
-                    context[other] = own
-                theirs = direct_of(other, 0.0)
-                if theirs > best:
-                    best = theirs
-        if cand.second_neighbour_ids:
-            far = own * decay
-            for other in cand.second_neighbour_ids:
-                if other != me:
-                    if far > context_of(other, 0.0):
-                        context[other] = far
-                    theirs = direct_of(other, 0.0) * decay
-                    if theirs > best:
-                        best = theirs
-        if best > 0.0:
-            context[me] = best
+    _lend_context(candidates, direct, context, weights.second_neighbour_decay, {})
+    context_of = context.get
     # score = min(1, direct + share * (1 - direct) * context), written out for the two
     # common cases (no context: the direct score; no direct match: share * context), and
     # without calls to min().
@@ -427,6 +390,75 @@ def _scores(
             if score > 0.0:
                 final[entry_id] = score
     return direct, final
+
+
+def _score_directly(
+    candidates: Iterable[CandidateStats],
+    token_w: Mapping[str, float],
+    entity_w: Mapping[str, float],
+    total: float,
+    groups: TermGroups | None,
+    direct: dict[str, float],
+    by_terms: dict[tuple[frozenset[str], frozenset[str]], float],
+) -> None:
+    """Write each candidate's direct score into ``direct``. Many candidates match the same
+    terms, so a score is computed once per set of matched terms and kept in ``by_terms``
+    (``fsum`` is exact in any order). ``groups``: only when it groups anything."""
+    for cand in candidates:
+        terms = (cand.matched_tokens, cand.matched_entities)
+        own = by_terms.get(terms)
+        if own is None:
+            if groups is not None:
+                held = _held_once(cand, token_w, entity_w, groups)
+            else:
+                held = [token_w[t] for t in cand.matched_tokens if t in token_w]
+                if cand.matched_entities:
+                    held.extend(entity_w[e] for e in cand.matched_entities if e in entity_w)
+            own = by_terms[terms] = min(1.0, math.fsum(held) / total) if held else 0.0
+        direct[cand.entry_id] = own
+
+
+def _lend_context(
+    candidates: Iterable[CandidateStats],
+    direct: Mapping[str, float],
+    context: dict[str, float],
+    decay: float,
+    changed: dict[str, None],
+) -> None:
+    """Raise ``context`` to the best neighbour score each of these candidates lends or
+    borrows; every entry whose context may be new is put in ``changed``.
+
+    NEXT links are symmetric: every link a candidate declares carries score both ways, so
+    each entry (candidate or not) gets the best direct score among its neighbours (the
+    second neighbours' times ``decay``). Taking maxima, it is the same in any order and in
+    any split of the candidates into batches, which is what lets :class:`QueryScorer` add
+    them read by read."""
+    context_of, direct_of = context.get, direct.get
+    for cand in candidates:
+        me = cand.entry_id
+        own = direct[me]
+        changed[me] = None
+        best = context_of(me, 0.0)
+        for other in cand.neighbour_ids:
+            if other != me:
+                if own > context_of(other, 0.0):
+                    context[other] = own
+                    changed[other] = None
+                theirs = direct_of(other, 0.0)
+                if theirs > best:
+                    best = theirs
+        if cand.second_neighbour_ids:
+            far = own * decay
+            for other in cand.second_neighbour_ids:
+                if other != me:
+                    if far > context_of(other, 0.0):
+                        context[other] = far
+                        changed[other] = None
+                    theirs = direct_of(other, 0.0) * decay
+                    if theirs > best:
+                        best = theirs
+        if best > 0.0:
+            context[me] = best
 
 
 def _held_once(
@@ -828,60 +860,22 @@ class QueryScorer:
         a candidate is the same whichever read brought it)."""
         if self._total <= 0.0:
             return
-        by_id, direct, by_terms = self._by_id, self._direct, self._by_terms
-        token_w, entity_w, total = self._token_w, self._entity_w, self._total
+        by_id, direct = self._by_id, self._direct
         fresh: list[CandidateStats] = []
         for cand in candidates:
-            me = cand.entry_id
-            if me in by_id:
-                continue
-            by_id[me] = cand
-            fresh.append(cand)
-            terms = (cand.matched_tokens, cand.matched_entities)
-            own = by_terms.get(terms)
-            if own is None:
-                if self._grouped:
-                    held = _held_once(cand, token_w, entity_w, self._groups)
-                else:
-                    held = [token_w[t] for t in cand.matched_tokens if t in token_w]
-                    if cand.matched_entities:
-                        held.extend(entity_w[e] for e in cand.matched_entities if e in entity_w)
-                own = by_terms[terms] = min(1.0, math.fsum(held) / total) if held else 0.0
-            direct[me] = own
+            if cand.entry_id not in by_id:
+                by_id[cand.entry_id] = cand
+                fresh.append(cand)
         if not fresh:
             return
-        # The same loop as _scores', over the new candidates: each lends to and borrows from
-        # every entry it lists (links are symmetric). ``changed``: whose context or direct
-        # score may be new.
-        context = self._context
-        decay = self._weights.second_neighbour_decay
-        context_of, direct_of = context.get, direct.get
+        groups = self._groups if self._grouped else None
+        _score_directly(fresh, self._token_w, self._entity_w, self._total, groups, direct, self._by_terms)
+        # The same lending as _scores', over the new candidates. ``changed``: whose context
+        # or direct score may be new.
         changed: dict[str, None] = {}
-        for cand in fresh:
-            me = cand.entry_id
-            own = direct[me]
-            changed[me] = None
-            best = context_of(me, 0.0)
-            for other in cand.neighbour_ids:
-                if other != me:
-                    if own > context_of(other, 0.0):
-                        context[other] = own
-                        changed[other] = None
-                    theirs = direct_of(other, 0.0)
-                    if theirs > best:
-                        best = theirs
-            if cand.second_neighbour_ids:
-                far = own * decay
-                for other in cand.second_neighbour_ids:
-                    if other != me:
-                        if far > context_of(other, 0.0):
-                            context[other] = far
-                            changed[other] = None
-                        theirs = direct_of(other, 0.0) * decay
-                        if theirs > best:
-                            best = theirs
-            if best > 0.0:
-                context[me] = best
+        context = self._context
+        _lend_context(fresh, direct, context, self._weights.second_neighbour_decay, changed)
+        context_of, direct_of = context.get, direct.get
         share = self._weights.context_share
         final, matches = self._final, self._matches
         named, when, weights = self._named, self._when, self._weights
