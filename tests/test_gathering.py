@@ -124,6 +124,32 @@ async def test_networkx_keeps_no_holders_of_a_user_it_erased_or_never_held(decom
     assert set(service._holder_ids) <= {Owner("app", "eve")}
 
 
+async def test_networkx_holder_cache_stays_in_its_bound_and_answers_as_the_graph(decomposer: Decomposer) -> None:
+    # It holds at most _HOLDER_CACHE_SHARE ids per entry of the user (one term above that
+    # alone may stay), evicting the terms read least recently; what it answers is what the
+    # graph holds, and the count it keeps is what it holds.
+    from graphmem.backends.networkx import _HOLDER_CACHE_SHARE
+
+    service = GraphMemoryService(nlp=decomposer)
+    owner, _ = await stored(service)
+    walks = [entry(f"Walk {n}: the puppy, the river, Porto, Lisbon, shoes and a garden.", 40 + n) for n in range(12)]
+    await service.add_session("app", "ana", "walks", walks)
+    terms = ["puppy", "porto", "sister", "lisbon", "river", "shoe", "garden", "walk", "old", "drive"]
+    room = _HOLDER_CACHE_SHARE * (len(TEXTS) + len(walks))
+    pred = service._graph._pred
+    expected = {t: frozenset(key[3] for key in pred.get(("Token", "app", "ana", t), ())) for t in terms}
+    assert sum(map(len, expected.values())) > room  # so the bound is reached
+    for round_ in range(3):
+        for term in terms[round_:] + terms[:round_]:
+            got = (await service._postings(owner, None, [term], [])).tokens[term]
+            assert got == expected[term]
+            cache = service._holder_ids[owner]
+            assert cache.held == sum(map(len, cache.ids.values()))
+            assert cache.held <= room or len(cache.ids) == 1
+            assert ("Token", "app", "ana", term) in cache.ids or not got
+    assert len(cache.ids) < len(terms)  # the bound was reached: some terms left
+
+
 def test_reach_is_bounded_by_the_context_steps() -> None:
     with pytest.raises(ValueError, match="reach"):
         NeighbourhoodRequest(("puppy",), (), ("x",), 3)

@@ -94,6 +94,18 @@ _NO_TERMS: frozenset[str] = frozenset()
 _HOLDER_CACHE_SHARE = 4
 
 
+class _HolderCache:
+    """One owner's cached term holders: the ids by term node key, least recently read
+    first, and how many ids they hold in all (kept as they come and go: summing the sets
+    on every miss cost a heavy user's search a pass over the whole cache)."""
+
+    __slots__ = ("held", "ids")
+
+    def __init__(self) -> None:
+        self.ids: dict[NodeKey, frozenset[str]] = {}
+        self.held = 0
+
+
 class _Entry:
     """An entry as this store keeps it: the fields a search reads, beside its node's
     properties (``props``, the very dict the graph holds, which has the rest).
@@ -269,7 +281,7 @@ class GraphMemoryService(MemoryService):
         #: a frozenset is what a search's seed shares intersect, built once and not per search
         #: (at 100k entries freezing 4-tuple keys was a fifth of a search's CPU). Dropped on
         #: any write to the owner; bounded (:data:`_HOLDER_CACHE_SHARE`).
-        self._holder_ids: dict[Owner, dict[NodeKey, frozenset[str]]] = {}
+        self._holder_ids: dict[Owner, _HolderCache] = {}
 
     # ------------------------------------------------------------------ public extras
 
@@ -542,14 +554,15 @@ class GraphMemoryService(MemoryService):
         room = _HOLDER_CACHE_SHARE * len(self._entries.get(owner, ()))
         cache = self._holder_ids.get(owner)
         if cache is None:
-            cache = {}
+            cache = _HolderCache()
             if room:  # a user with no entries keeps no cache: a search leaves no trace of it
                 self._holder_ids[owner] = cache
+        ids = cache.ids
         pred = self._graph._pred
         value_of = operator.itemgetter(3)  # an entry node's key ends with its id
 
         def holders(term: NodeKey) -> frozenset[str]:
-            found = cache.pop(term, None)
+            found = ids.pop(term, None)
             if found is None:
                 edges = pred.get(term)
                 if not edges:
@@ -559,10 +572,10 @@ class GraphMemoryService(MemoryService):
                 # in), until this one fits: emptying the whole cache made a heavy user's
                 # searches freeze again the seeds they share (the benchmark's 320 questions
                 # read ~115k ids of seeds in all).
-                held = sum(map(len, cache.values()))
-                while cache and held + len(found) > room:
-                    held -= len(cache.pop(next(iter(cache))))
-            cache[term] = found
+                cache.held += len(found)
+                while ids and cache.held > room:
+                    cache.held -= len(ids.pop(next(iter(ids))))
+            ids[term] = found
             return found
 
         return holders
