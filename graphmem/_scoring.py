@@ -276,9 +276,11 @@ def days_match(
     if day is not None:
         if when.matches_day(day + 1, after=weights.time_told_within_days + 1):
             return f"said {date.fromordinal(day).isoformat()}"
-    span = when.longest_days()
+    if not time_refs:
+        return None
+    longest = max(31, 2 * when.longest_days())
     for lo, hi in time_refs:
-        if hi - lo + 1 <= max(31, 2 * span) and when.overlaps(lo, hi):
+        if hi - lo + 1 <= longest and when.overlaps(lo, hi):
             return f"refers to {date.fromordinal(lo).isoformat()}/{date.fromordinal(hi).isoformat()}"
     return None
 

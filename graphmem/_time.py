@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import calendar
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
 __all__ = ["DayRange", "QueryTime", "mentioned_ranges", "parse_time_ref", "query_time"]
@@ -75,6 +75,16 @@ class QueryTime:
     ranges: tuple[DayRange, ...]
     yearless: tuple[tuple[int, int, int], ...]
     spans: tuple[tuple[int, int], ...]
+    #: ``ranges`` as ordinals, and :meth:`longest_days`: derived once, for they are asked per
+    #: entry a search matches against the time.
+    _ordinals: tuple[tuple[int, int], ...] = field(init=False, repr=False, compare=False)
+    _longest: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        ordinals = tuple(r.ordinals for r in self.ranges)
+        lengths = [hi - lo + 1 for lo, hi in ordinals] + [b - a + 1 for _, a, b in self.yearless]
+        object.__setattr__(self, "_ordinals", ordinals)
+        object.__setattr__(self, "_longest", max(lengths, default=1))
 
     def describe(self) -> str:
         parts = [r.iso() for r in self.ranges]
@@ -83,15 +93,12 @@ class QueryTime:
 
     def longest_days(self) -> int:
         """The length in days of the query's longest range (a month named without a year: 31)."""
-        lengths = [r.last.toordinal() - r.first.toordinal() + 1 for r in self.ranges]
-        lengths += [b - a + 1 for _, a, b in self.yearless]
-        return max(lengths, default=1)
+        return self._longest
 
     def matches_day(self, ordinal: int, *, after: int = 0) -> bool:
         """Whether the day (a ``date.toordinal()``) is in the query's time, or at most
         ``after`` days past its end (an event is told about on the day or later)."""
-        for r in self.ranges:
-            lo, hi = r.ordinals
+        for lo, hi in self._ordinals:
             if lo <= ordinal <= hi + after:
                 return True
         if self.yearless:
@@ -105,8 +112,7 @@ class QueryTime:
 
     def overlaps(self, lo: int, hi: int) -> bool:
         """Whether the day range ``lo..hi`` (ordinals) shares a day with the query's time."""
-        for r in self.ranges:
-            a, b = r.ordinals
+        for a, b in self._ordinals:
             if lo <= b and a <= hi:
                 return True
         if self.yearless:
