@@ -22,9 +22,10 @@ this module only counts, compares and hands keys back to the backend that gave t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from graphmem._scoring import (
     CONTEXT_STEPS,
@@ -160,27 +161,43 @@ class SeedShares:
     def __init__(self, postings: Iterable[tuple[float, Collection[Hashable]]]) -> None:
         ordered = sorted((p for p in postings if p[1]), key=lambda p: -len(p[1]))
         sets = [(share, frozenset(holders)) for share, holders in ordered]
-        seen: set[Hashable] = set()
+        # The holders of several seeds: each seed's holders met in a longer posting. The
+        # longest (often most of the holders) is only probed, never copied into ``seen``.
         several: set[Hashable] = set()
-        for _, members in sets:
-            if seen:
-                several |= members & seen
-            seen |= members
-        # The holders of several seeds, summed seed by seed: fewer than the holders.
-        sums: dict[Hashable, float] = {}
-        if several:
-            get = sums.get
-            for share, members in sets:
-                for key in members & several:
-                    sums[key] = get(key, 0.0) + share
-        by_share: dict[float, list[Hashable]] = {}
-        for key, total in sums.items():
-            by_share.setdefault(total, []).append(key)
+        if len(sets) > 1:
+            longest = sets[0][1]
+            seen: set[Hashable] = set()
+            for _, members in sets[1:]:
+                several |= members & longest
+                if seen:
+                    several |= members & seen
+                seen |= members
+        # The holders of several seeds by their share: split into the parts holding the same
+        # seeds, seed by seed (set operations, not a sum per holder: there may be thousands
+        # of them, and few parts), each part's share summed in the seeds' order.
+        parts: list[tuple[float, frozenset[Hashable]]] = [(0.0, frozenset(several))] if several else []
+        for share, members in sets:
+            split: list[tuple[float, frozenset[Hashable]]] = []
+            for total, part in parts:
+                inside = part & members
+                if not inside:
+                    split.append((total, part))
+                    continue
+                split.append((total + share, inside))
+                if len(inside) < len(part):
+                    split.append((total, part - inside))
+            parts = split
+        by_share: dict[float, frozenset[Hashable]] = {}
+        for total, part in parts:
+            same = by_share.get(total)
+            by_share[total] = part if same is None else same | part
         groups: list[tuple[float, Collection[Hashable], tuple[Collection[Hashable], ...]]] = [
-            (share, frozenset(keys), (keys,)) for share, keys in by_share.items()
+            (share, keys, (keys,)) for share, keys in by_share.items()
         ]
         for (share, members), (_, holders) in zip(sets, ordered, strict=True):
-            only = members - several if several else members
+            # The holders of this seed only: a view, not a copy (a step takes a few of a
+            # long posting's holders, in its order).
+            only = _Without(members, members & several) if several else members
             if only:
                 groups.append((share, only, (holders,)))
         groups.sort(key=lambda g: -g[0])
@@ -308,6 +325,41 @@ class SeedShares:
         for _, theirs, their_part, their_order in waiting:
             offer(theirs, True, their_part, their_order)
         return chosen, rest[0], rest[1]
+
+
+class _Without(AbstractSet[Hashable]):
+    """``base`` without ``removed`` (a subset of it), as a set, read without copying
+    ``base``: its length, membership and order (``base``'s) are read through."""
+
+    __slots__ = ("_base", "_removed")
+
+    def __init__(self, base: AbstractSet[Hashable], removed: AbstractSet[Hashable]) -> None:
+        self._base = base
+        self._removed = removed
+
+    @classmethod
+    def _from_iterable(cls, it: Iterable[Hashable]) -> frozenset[Hashable]:
+        return frozenset(it)
+
+    def __len__(self) -> int:
+        return len(self._base) - len(self._removed)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._base and key not in self._removed
+
+    def __iter__(self) -> Iterator[Hashable]:
+        removed = self._removed
+        return (key for key in self._base if key not in removed)
+
+    def __sub__(self, other: AbstractSet[Any]) -> AbstractSet[Hashable]:  # type: ignore[override]
+        # Linear in ``other`` (the few holders already expanded), not in ``base``.
+        gone = self._removed | (other & self._base)
+        return _Without(self._base, gone) if len(gone) > len(self._removed) else self
+
+    def __le__(self, other: AbstractSet[Any]) -> bool:
+        return len(self) <= len(other) and all(key in other for key in self)
+
+    __hash__ = None  # type: ignore[assignment]  # a view of sets, like a set
 
 
 def _first(members: Collection[Hashable], room: int, sources: Iterable[Collection[Hashable]]) -> list[Hashable]:

@@ -326,6 +326,22 @@ def test_seed_shares_choose_the_best_holders_and_bound_the_rest(
 
 
 @settings(max_examples=300, deadline=None)
+@given(st.frozensets(st.integers(0, 30)), st.data())
+def test_a_seed_holders_view_behaves_as_the_set_it_stands_for(base: frozenset[int], data: st.DataObject) -> None:
+    """SeedShares keeps the holders of one seed only as ``base`` without the holders of
+    several, not copied: every operation a step uses gives what the set itself would."""
+    from graphmem._gathering import _Without
+
+    removed = data.draw(st.frozensets(st.sampled_from(sorted(base)))) if base else frozenset()
+    other = data.draw(st.frozensets(st.integers(0, 40)))
+    view, real = _Without(base, removed), base - removed
+    assert len(view) == len(real) and bool(view) == bool(real) and set(view) == real
+    assert all((k in view) == (k in real) for k in range(-1, 42))
+    assert set(view - other) == real - other and len(view - other) == len(real - other)
+    assert (view <= other) == (real <= other) and view == real
+    assert set(view & other) == real & other
+
+
 @given(graphs(), st.sampled_from([None, 1, 2, 5]), st.sampled_from([0.0, 0.2, 0.5]))
 def test_a_decided_answer_expanding_only_the_best_holders_is_the_full_answer(
     graph: tuple[list[frozenset[str]], list[int], list[str], int, float, QueryTime | None],
