@@ -338,7 +338,8 @@ class _Without(AbstractSet[Hashable]):
         self._removed = removed
 
     @classmethod
-    def _from_iterable(cls, it: Iterable[Hashable]) -> frozenset[Hashable]:
+    def _from_iterable(cls, it: Iterable[Hashable]) -> frozenset[Hashable]:  # type: ignore[override]
+        # What the Set mixins (``&``, ``|``) build: a plain frozenset.
         return frozenset(it)
 
     def __len__(self) -> int:
@@ -351,7 +352,7 @@ class _Without(AbstractSet[Hashable]):
         removed = self._removed
         return (key for key in self._base if key not in removed)
 
-    def __sub__(self, other: AbstractSet[Any]) -> AbstractSet[Hashable]:  # type: ignore[override]
+    def __sub__(self, other: AbstractSet[Any]) -> AbstractSet[Hashable]:
         # Linear in ``other`` (the few holders already expanded), not in ``base``.
         gone = self._removed | (other & self._base)
         return _Without(self._base, gone) if len(gone) > len(self._removed) else self
