@@ -366,8 +366,7 @@ def _scores(
     # Written for speed (it runs over hundreds of candidates a search), computing exactly
     # what the rules say.
     direct: dict[str, float] = {}
-    grouped = groups if groups is not None and (groups.tokens or groups.entities) else None
-    _score_directly(candidates, token_w, entity_w, total, grouped, direct, {})
+    _score_directly(candidates, token_w, entity_w, total, _grouping(groups), direct, {})
     context: dict[str, float] = {}
     _lend_context(candidates, direct, context, weights.second_neighbour_decay, {})
     context_of = context.get
@@ -394,6 +393,11 @@ def _scores(
     return direct, final
 
 
+def _grouping(groups: TermGroups | None) -> TermGroups | None:
+    """``groups`` when it groups any term, else ``None`` (a direct score then sums plainly)."""
+    return groups if groups is not None and (groups.tokens or groups.entities) else None
+
+
 def _score_directly(
     candidates: Iterable[CandidateStats],
     token_w: Mapping[str, float],
@@ -405,7 +409,7 @@ def _score_directly(
 ) -> None:
     """Write each candidate's direct score into ``direct``. Many candidates match the same
     terms, so a score is computed once per set of matched terms and kept in ``by_terms``
-    (``fsum`` is exact in any order). ``groups``: only when it groups anything."""
+    (``fsum`` is exact in any order). ``groups``: see :func:`_grouping`."""
     for cand in candidates:
         terms = (cand.matched_tokens, cand.matched_entities)
         own = by_terms.get(terms)
@@ -848,7 +852,7 @@ class QueryScorer:
         self._when = when if weights.time_share > 0.0 else None
         self._time_named = when is not None
         self._groups = groups
-        self._grouped = groups is not None and bool(groups.tokens or groups.entities)
+        self._grouping = _grouping(groups)
         self._named = corpus.speaker_tokens & self._token_w.keys()
         self._direct: dict[str, float] = {}
         self._context: dict[str, float] = {}
@@ -870,8 +874,7 @@ class QueryScorer:
                 fresh.append(cand)
         if not fresh:
             return
-        groups = self._groups if self._grouped else None
-        _score_directly(fresh, self._token_w, self._entity_w, self._total, groups, direct, self._by_terms)
+        _score_directly(fresh, self._token_w, self._entity_w, self._total, self._grouping, direct, self._by_terms)
         # The same lending as _scores', over the new candidates. ``changed``: whose context
         # or direct score may be new.
         changed: dict[str, None] = {}
