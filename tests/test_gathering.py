@@ -150,6 +150,40 @@ async def test_networkx_holder_cache_stays_in_its_bound_and_answers_as_the_graph
     assert len(cache.ids) < len(terms)  # the bound was reached: some terms left
 
 
+async def test_networkx_neighbourhood_reads_held_terms_alike_from_cache_postings_or_entries(
+    decomposer: Decomposer,
+) -> None:
+    # Which reached entries hold a term is read three ways: from the holder cache (a seed
+    # read before), from the term's postings (no more holders than were reached), or asked
+    # of each reached entry (a term held widely and not cached). Each answers as the graph.
+    from graphmem.backends._graph_model import ENTRY, TOKEN
+
+    service = GraphMemoryService(nlp=decomposer)
+    owner, ids = await stored(service)
+    walks = [entry(f"Walk {n}: the puppy, the river and Porto.", 40 + n) for n in range(12)]
+    await service.add_session("app", "ana", "walks", walks)
+    await service._postings(owner, None, ["river"], ["porto"])  # these two now cached
+    tokens, entities = ("puppy", "river", "sister", "shoe", "lisbon"), ("porto",)
+    pred, succ = service._graph._pred, service._graph._succ
+    cached = service._holder_ids[owner].ids
+    for holding_only in (False, True):
+        request = NeighbourhoodRequest(tokens, entities, (ids[0], ids[4]), 1, holding_only=holding_only)
+        found = {c.entry_id: c for c in await service._neighbourhood(owner, None, request)}
+        reached = {ids[0], ids[1], ids[3], ids[4], ids[5]}
+        assert len(pred[(TOKEN, "app", "ana", "puppy")]) > len(reached)  # asked per entry
+        assert (TOKEN, "app", "ana", "puppy") not in cached and (TOKEN, "app", "ana", "river") in cached
+        assert len(pred[(TOKEN, "app", "ana", "sister")]) <= len(reached)  # read from its postings
+        expected: dict[str, tuple[set[str], set[str]]] = {}
+        for entry_id in reached:
+            keys = succ[(ENTRY, "app", "ana", entry_id)]
+            matched_tokens = {key[3] for key in keys if key[0] == TOKEN and key[3] in tokens}
+            matched_entities = {key[3] for key in keys if key[0] != TOKEN and key[3] in entities}
+            if matched_tokens or matched_entities or not holding_only:
+                expected[entry_id] = (matched_tokens, matched_entities)
+        assert {i: (set(c.matched_tokens), set(c.matched_entities)) for i, c in found.items()} == expected
+        assert expected[ids[5]] == ({"puppy", "river"}, set()) and expected[ids[3]] == ({"sister"}, {"porto"})
+
+
 def test_reach_is_bounded_by_the_context_steps() -> None:
     with pytest.raises(ValueError, match="reach"):
         NeighbourhoodRequest(("puppy",), (), ("x",), 3)

@@ -590,7 +590,6 @@ class GraphMemoryService(MemoryService):
             times = self._times_of(owner) if request.with_times else None
             if request.around is None:
                 return self._candidates_holding(own, project_id, token_edges, entity_edges, times)
-            app, user = owner.app_name, owner.user_id
             reached: dict[str, None] = {}
             for key in request.around:
                 # A key is an entry id, read in this owner's entries only: so a search never
@@ -598,35 +597,81 @@ class GraphMemoryService(MemoryService):
                 if isinstance(key, str) and key in own:
                     reached[key] = None
             neighbours_of = self._neighbours
+            frontier = list(reached)
             for _ in range(request.reach):
-                for entry_id in list(reached):
-                    reached.update(dict.fromkeys(neighbours_of.get(entry_id, ())))
+                # Only the entries the last step added: the others' neighbours are in already.
+                before = len(reached)
+                for entry_id in frontier:
+                    for near in neighbours_of.get(entry_id, ()):
+                        reached[near] = None
+                frontier = list(reached)[before:]
+            held_tokens = self._held_among(owner, TOKEN, token_edges, reached)
+            held_entities = self._held_among(owner, ENTITY, entity_edges, reached)
+            # Terms held by more entries than were reached, and not cached: asked per entry.
+            wide = [*held_tokens[1], *held_entities[1]]
+            tokens_of, entities_of = held_tokens[0], held_entities[0]
             succ = self._graph._succ
-            token_keys = {(TOKEN, app, user, t) for t in token_edges}
-            entity_keys = {(ENTITY, app, user, e) for e in entity_edges}
-            value_of = operator.itemgetter(3)  # a term node's key ends with its value
             found: list[CandidateStats] = []
             holding_only = request.holding_only
             for entry_id in reached:
+                if holding_only and not wide and entry_id not in tokens_of and entry_id not in entities_of:
+                    continue  # holds no query term (most reached entries)
                 entry = own[entry_id]
                 if entry.project_id is not None and entry.project_id != project_id:
                     continue  # a neighbour is in its holder's session: only a holder can be out of scope
-                held = succ[entry.key].keys()
-                held_tokens = held & token_keys
-                held_entities = held & entity_keys if entity_keys else _NO_TERMS
-                if holding_only and not held_tokens and not held_entities:
+                matched_tokens = tokens_of.get(entry_id)
+                matched_entities = entities_of.get(entry_id)
+                if wide:
+                    held = succ[entry.key]
+                    for key, into in wide:
+                        if key in held:
+                            into.setdefault(entry_id, []).append(key[3])
+                    matched_tokens = tokens_of.get(entry_id)
+                    matched_entities = entities_of.get(entry_id)
+                if holding_only and not matched_tokens and not matched_entities:
                     continue
                 found.append(
                     self._candidate(
                         entry_id,
                         entry.project_id,
-                        frozenset(map(value_of, held_tokens)),
-                        frozenset(map(value_of, held_entities)) if held_entities else _NO_TERMS,
+                        frozenset(matched_tokens) if matched_tokens else _NO_TERMS,
+                        frozenset(matched_entities) if matched_entities else _NO_TERMS,
                         entry,
                         times,
                     )
                 )
             return found
+
+    def _held_among(
+        self, owner: Owner, kind: str, postings: Mapping[str, Mapping[NodeKey, Any]], reached: Mapping[str, None]
+    ) -> tuple[dict[str, list[str]], list[tuple[NodeKey, dict[str, list[str]]]]]:
+        """Which of the ``reached`` entry ids hold each term of ``postings`` (its values, by
+        entry id), read from the holder cache (ids: strings, whose hash is cached) or the
+        term's postings when it has no more holders than were reached; and the other terms'
+        keys, to be asked per entry (with the dict their holders go into)."""
+        cache = self._holder_ids.get(owner)
+        cached = cache.ids if cache is not None else {}
+        app, user = owner.app_name, owner.user_id
+        among: set[str] | None = None
+        held: dict[str, list[str]] = {}
+        wide: list[tuple[NodeKey, dict[str, list[str]]]] = []
+        for value, edges in postings.items():
+            if not edges:
+                continue
+            key: NodeKey = (kind, app, user, value)
+            ids = cached.get(key)
+            if among is None:
+                among = set(reached)
+            if ids is not None:
+                for entry_id in ids & among:
+                    held.setdefault(entry_id, []).append(value)
+            elif len(edges) <= len(among):
+                for node in edges:
+                    if node[3] in among:
+                        held.setdefault(node[3], []).append(value)
+            else:
+                wide.append((key, held))
+        return held, wide
 
     def _candidates_holding(
         self,
