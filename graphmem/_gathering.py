@@ -386,6 +386,20 @@ def _first_matching(
     whether every member was asked about."""
     on: list[Hashable] = []
     off: list[Hashable] = []
+    sources = tuple(sources)
+    if isinstance(members, _Without) and len(sources) == 1 and sources[0] is members._base:
+        # One seed's holders less some (the usual group): its posting holds each once, and
+        # a member is one not removed (read here, not through the view, per holder).
+        removed = members._removed
+        for key in sources[0]:
+            if key not in removed:
+                if known_off(key):
+                    off.append(key)
+                else:
+                    on.append(key)
+                    if len(on) == room:
+                        return on, off, len(on) + len(off) == len(members)
+        return on, off, True
     seen: set[Hashable] = set()
     for source in sources:
         for key in source:

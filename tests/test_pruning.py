@@ -342,6 +342,28 @@ def test_a_seed_holders_view_behaves_as_the_set_it_stands_for(base: frozenset[in
     assert set(view & other) == real & other
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.frozensets(st.integers(0, 30)), st.integers(1, 8), st.data())
+def test_the_first_holders_matching_a_time_are_found_alike_in_a_view_or_a_set(
+    base: frozenset[int], room: int, data: st.DataObject
+) -> None:
+    """``_first_matching`` reads one seed's holders (a view over its posting) without the
+    view: it finds what it finds in the set the view stands for, in the posting's order."""
+    from graphmem._gathering import _first_matching, _Without
+
+    removed = data.draw(st.frozensets(st.sampled_from(sorted(base)))) if base else frozenset()
+    off = data.draw(st.frozensets(st.integers(0, 30)))
+    view, real = _Without(base, removed), base - removed
+    found = _first_matching(view, room, (base,), off.__contains__)
+    assert found == _first_matching(real, room, (base,), off.__contains__)
+    on, off_seen, asked_all = found
+    in_order = [k for k in base if k in real]
+    matching = [k for k in in_order if k not in off]
+    assert on == matching[:room]
+    assert asked_all == (len(on) < room or in_order[-1] == on[-1])
+    assert off_seen == [k for k in in_order[: in_order.index(on[-1]) + 1 if len(on) == room else None] if k in off]
+
+
 @given(graphs(), st.sampled_from([None, 1, 2, 5]), st.sampled_from([0.0, 0.2, 0.5]))
 def test_a_decided_answer_expanding_only_the_best_holders_is_the_full_answer(
     graph: tuple[list[frozenset[str]], list[int], list[str], int, float, QueryTime | None],

@@ -824,6 +824,16 @@ class _LazyDays(Mapping[Hashable, Days]):
             days = self._parsed[key] = entry_times(timestamp, refs)
         return days
 
+    def get(self, key: Hashable, default: Any = None) -> Any:
+        # Asked per holder a search may expand: without the Mapping mixin's try/except.
+        days = self._parsed.get(key)
+        if days is None:
+            raw = self._raw.get(key)
+            if raw is None:
+                return default
+            days = self._parsed[key] = entry_times(*raw)
+        return days
+
     def __len__(self) -> int:
         return len(self._raw)
 

@@ -192,7 +192,7 @@ class _KnownDays(Mapping[Hashable, "Days"]):
         self._own = own
 
     def get(self, key: Hashable, default: Any = None) -> Any:
-        entry = self._own.get(key) if isinstance(key, str) else None  # (holder keys are entry ids)
+        entry = self._own.get(key)  # type: ignore[call-overload]  # (holder keys are entry ids)
         if entry is None:
             return default
         known = entry._days  # once computed, read without a call (this runs per holder)
