@@ -610,7 +610,6 @@ class GraphMemoryService(MemoryService):
             # Terms held by more entries than were reached, and not cached: asked per entry.
             wide = [*held_tokens[1], *held_entities[1]]
             tokens_of, entities_of = held_tokens[0], held_entities[0]
-            succ = self._graph._succ
             found: list[CandidateStats] = []
             holding_only = request.holding_only
             for entry_id in reached:
@@ -622,10 +621,10 @@ class GraphMemoryService(MemoryService):
                 matched_tokens = tokens_of.get(entry_id)
                 matched_entities = entities_of.get(entry_id)
                 if wide:
-                    held = succ[entry.key]
-                    for key, into in wide:
-                        if key in held:
-                            into.setdefault(entry_id, []).append(key[3])
+                    node = entry.key
+                    for holders, value, into in wide:
+                        if node in holders:
+                            into.setdefault(entry_id, []).append(value)
                     matched_tokens = tokens_of.get(entry_id)
                     matched_entities = entities_of.get(entry_id)
                 if holding_only and not matched_tokens and not matched_entities:
@@ -644,17 +643,17 @@ class GraphMemoryService(MemoryService):
 
     def _held_among(
         self, owner: Owner, kind: str, postings: Mapping[str, Mapping[NodeKey, Any]], reached: Mapping[str, None]
-    ) -> tuple[dict[str, list[str]], list[tuple[NodeKey, dict[str, list[str]]]]]:
+    ) -> tuple[dict[str, list[str]], list[tuple[Mapping[NodeKey, Any], str, dict[str, list[str]]]]]:
         """Which of the ``reached`` entry ids hold each term of ``postings`` (its values, by
         entry id), read from the holder cache (ids: strings, whose hash is cached) or the
         term's postings when it has no more holders than were reached; and the other terms'
-        keys, to be asked per entry (with the dict their holders go into)."""
+        postings, to be asked per entry (with their value and the dict their holders go into)."""
         cache = self._holder_ids.get(owner)
         cached = cache.ids if cache is not None else {}
         app, user = owner.app_name, owner.user_id
         among: set[str] | None = None
         held: dict[str, list[str]] = {}
-        wide: list[tuple[NodeKey, dict[str, list[str]]]] = []
+        wide: list[tuple[Mapping[NodeKey, Any], str, dict[str, list[str]]]] = []
         for value, edges in postings.items():
             if not edges:
                 continue
@@ -670,7 +669,7 @@ class GraphMemoryService(MemoryService):
                     if node[3] in among:
                         held.setdefault(node[3], []).append(value)
             else:
-                wide.append((key, held))
+                wide.append((edges, value, held))
         return held, wide
 
     def _candidates_holding(
