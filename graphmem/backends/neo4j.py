@@ -818,11 +818,10 @@ class _LazyDays(Mapping[Hashable, Days]):
         self._parsed: dict[Hashable, Days] = {}
 
     def __getitem__(self, key: Hashable) -> Days:
-        days = self._parsed.get(key)
+        days = self.get(key)
         if days is None:
-            timestamp, refs = self._raw[key]
-            days = self._parsed[key] = entry_times(timestamp, refs)
-        return days
+            raise KeyError(key)
+        return days  # type: ignore[no-any-return]
 
     def get(self, key: Hashable, default: Any = None) -> Any:
         # Asked per holder a search may expand: without the Mapping mixin's try/except.

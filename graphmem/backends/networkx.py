@@ -33,6 +33,7 @@ import sys
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -605,8 +606,9 @@ class GraphMemoryService(MemoryService):
                     for near in neighbours_of.get(entry_id, ()):
                         reached[near] = None
                 frontier = list(reached)[before:]
-            held_tokens = self._held_among(owner, TOKEN, token_edges, reached)
-            held_entities = self._held_among(owner, ENTITY, entity_edges, reached)
+            among = set(reached)
+            held_tokens = self._held_among(owner, TOKEN, token_edges, among)
+            held_entities = self._held_among(owner, ENTITY, entity_edges, among)
             # Terms held by more entries than were reached, and not cached: asked per entry.
             wide = [*held_tokens[1], *held_entities[1]]
             tokens_of, entities_of = held_tokens[0], held_entities[0]
@@ -618,15 +620,13 @@ class GraphMemoryService(MemoryService):
                 entry = own[entry_id]
                 if entry.project_id is not None and entry.project_id != project_id:
                     continue  # a neighbour is in its holder's session: only a holder can be out of scope
-                matched_tokens = tokens_of.get(entry_id)
-                matched_entities = entities_of.get(entry_id)
                 if wide:
                     node = entry.key
                     for holders, value, into in wide:
                         if node in holders:
                             into.setdefault(entry_id, []).append(value)
-                    matched_tokens = tokens_of.get(entry_id)
-                    matched_entities = entities_of.get(entry_id)
+                matched_tokens = tokens_of.get(entry_id)
+                matched_entities = entities_of.get(entry_id)
                 if holding_only and not matched_tokens and not matched_entities:
                     continue
                 found.append(
@@ -642,16 +642,15 @@ class GraphMemoryService(MemoryService):
             return found
 
     def _held_among(
-        self, owner: Owner, kind: str, postings: Mapping[str, Mapping[NodeKey, Any]], reached: Mapping[str, None]
+        self, owner: Owner, kind: str, postings: Mapping[str, Mapping[NodeKey, Any]], among: AbstractSet[str]
     ) -> tuple[dict[str, list[str]], list[tuple[Mapping[NodeKey, Any], str, dict[str, list[str]]]]]:
-        """Which of the ``reached`` entry ids hold each term of ``postings`` (its values, by
+        """Which of the entry ids ``among`` (those reached) hold each term of ``postings`` (its values, by
         entry id), read from the holder cache (ids: strings, whose hash is cached) or the
         term's postings when it has no more holders than were reached; and the other terms'
         postings, to be asked per entry (with their value and the dict their holders go into)."""
         cache = self._holder_ids.get(owner)
         cached = cache.ids if cache is not None else {}
         app, user = owner.app_name, owner.user_id
-        among: set[str] | None = None
         held: dict[str, list[str]] = {}
         wide: list[tuple[Mapping[NodeKey, Any], str, dict[str, list[str]]]] = []
         for value, edges in postings.items():
@@ -659,8 +658,6 @@ class GraphMemoryService(MemoryService):
                 continue
             key: NodeKey = (kind, app, user, value)
             ids = cached.get(key)
-            if among is None:
-                among = set(reached)
             if ids is not None:
                 for entry_id in ids & among:
                     held.setdefault(entry_id, []).append(value)
