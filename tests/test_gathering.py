@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from graphmem import Content, Decomposer, GraphMemoryService, MemoryEntry, MemoryService
-from graphmem._gathering import NeighbourhoodRequest, SeedShares, seed_terms
+from graphmem._gathering import Days, NeighbourhoodRequest, SeedShares, seed_terms
 from graphmem._service import Owner
 
 TEXTS = [
@@ -66,7 +66,9 @@ async def test_a_neighbourhood_reaches_as_many_next_steps_as_asked(
     if reach == 2:
         assert found[ids[5]].matched_tokens == {"puppy"} and found[ids[1]].author == "Ben"
     holding = await service._neighbourhood(owner, None, dataclasses.replace(request, holding_only=True))
-    assert sorted(c.entry_id for c in holding) == sorted(i for i, c in found.items() if c.matched_tokens or c.matched_entities)
+    assert sorted(c.entry_id for c in holding) == sorted(
+        i for i, c in found.items() if c.matched_tokens or c.matched_entities
+    )
 
 
 async def test_every_holder_is_the_neighbourhood_without_around(service: MemoryService) -> None:
@@ -109,6 +111,49 @@ async def test_postings_follow_every_write_to_the_user(service: MemoryService) -
     assert len(left) == len(before) - 1
     found = await service._neighbourhood(owner, None, NeighbourhoodRequest(("puppy",), (), tuple(before)))
     assert sorted(c.entry_id for c in found) == sorted([ids[1], ids[5]])  # the deleted key names nothing
+
+
+async def test_postings_give_each_holders_days_as_they_are_after_every_write(service: MemoryService) -> None:
+    # A holder's days decide whether a search with a time expands it: after any write, a
+    # read gives each holder's days as its entry says them.
+    owner, ids = await stored(service)
+
+    async def days_of_puppy_holders() -> dict[str | None, Days | None]:
+        read = await service._postings(owner, None, ["puppy"], [], with_times=True)
+        found: dict[str | None, Days | None] = {}
+        for key in read.tokens.get("puppy", ()):
+            request = NeighbourhoodRequest(("puppy",), (), (key,), 0, with_times=True)
+            (held,) = await service._neighbourhood(owner, None, request)
+            assert read.days.get(key) == (held.day, held.time_refs)  # as the entry itself says
+            found[held.entry_id] = read.days.get(key)
+        return found
+
+    march = datetime(2024, 3, 1).toordinal()
+    assert await days_of_puppy_holders() == {ids[0]: (march, ()), ids[1]: (march, ()), ids[5]: (march, ())}
+    later = entry("The puppy was sick yesterday.", 0).model_copy(
+        update={"timestamp": datetime(2024, 5, 10, tzinfo=UTC)}
+    )
+    await service.add_session("app", "ana", "s2", [later])
+    await service.delete_entries_by_id("app", "ana", [ids[0]])
+    may = datetime(2024, 5, 10).toordinal()
+    (new_id,) = [e.entry_id for e in await service.list_entries("app", "ana") if e.session_id == "s2"]
+    assert await days_of_puppy_holders() == {
+        ids[1]: (march, ()),
+        ids[5]: (march, ()),
+        new_id: (may, ((may - 1, may - 1),)),
+    }
+    # The session said again on another day: its entries' days are the new ones.
+    await service.add_session(
+        "app", "ana", "s2", [later.model_copy(update={"timestamp": datetime(2024, 6, 2, tzinfo=UTC)})]
+    )
+    june = datetime(2024, 6, 2).toordinal()
+    assert sorted(d for d in (await days_of_puppy_holders()).values() if d is not None) == [
+        (march, ()),
+        (march, ()),
+        (june, ((june - 1, june - 1),)),
+    ]
+    await service.delete_user("app", "ana")
+    assert await days_of_puppy_holders() == {}
 
 
 async def test_networkx_keeps_no_holders_of_a_user_it_erased_or_never_held(decomposer: Decomposer) -> None:
