@@ -118,9 +118,9 @@ async def test_postings_give_each_holders_days_as_they_are_after_every_write(ser
     # read gives each holder's days as its entry says them.
     owner, ids = await stored(service)
 
-    async def days_of_puppy_holders() -> dict[str | None, Days | None]:
+    async def days_of_puppy_holders() -> dict[str, Days | None]:
         read = await service._postings(owner, None, ["puppy"], [], with_times=True)
-        found: dict[str | None, Days | None] = {}
+        found: dict[str, Days | None] = {}
         for key in read.tokens.get("puppy", ()):
             request = NeighbourhoodRequest(("puppy",), (), (key,), 0, with_times=True)
             (held,) = await service._neighbourhood(owner, None, request)
