@@ -33,6 +33,7 @@ from graphmem import (
     SearchRequest,
 )
 from graphmem._fixtures import FixtureError, dump_fixtures, export_fixtures, load_fixtures
+from graphmem.cli import _cypher_run
 from graphmem.cli._cypher_run import run_read_only
 from tests.conftest import make_neo4j_service
 
@@ -219,12 +220,24 @@ async def check_route(
         await wipe_neo4j(neo4j)
 
 
-# 20 random stores, each searched and queried with every debug file (in a forked worker) on
-# every backend of the route: 150-230 s alone on 2 cores, near 400 s when the machine is
-# busy. A hang still fails, at 15 minutes instead of the suite's 5.
+@pytest.fixture
+def cypher_in_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """networkx Cypher runs here, not in a forked worker per query (``_cypher_run._bounded``).
+
+    What this file checks is the rows, not the time bound (``test_adversarial_cypher`` checks
+    that). A fork per query copies the whole test process's page tables: ~20 ms each alone,
+    several times that late in the suite, when the process holds every language's pipeline,
+    for ~100 queries per example."""
+    monkeypatch.setattr(_cypher_run, "_bounded", lambda work, timeout: _cypher_run._attempt(work))
+
+
+# 20 random stores, each searched and queried with every debug file on every backend of the
+# route. Alone on 2 cores: ~200 s (430 s with a fork per networkx query). A hang still fails,
+# at 15 minutes instead of the suite's 5.
 @pytest.mark.timeout(900)
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(data=st.data())
+@pytest.mark.usefixtures("cypher_in_this_process")
 async def test_export_then_load_reproduces_every_search_and_debug_query(
     route: tuple[str, ...], neo4j_or_none: MemoryService | None, decomposer: Decomposer, data: st.DataObject
 ) -> None:
