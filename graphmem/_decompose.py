@@ -359,7 +359,7 @@ def load_lemma_table(lang: str) -> Mapping[str, str] | None:
     from spacy.lookups import load_lookups
 
     try:
-        return load_lookups(lang, ["lemma_lookup"]).get_table("lemma_lookup")
+        table = load_lookups(lang, ["lemma_lookup"]).get_table("lemma_lookup")
     except (ValueError, KeyError, OSError, ImportError) as exc:
         logger.warning(
             "graphmem: no lemma lookup table for language %r (%s); tokens are the "
@@ -369,6 +369,17 @@ def load_lemma_table(lang: str) -> Mapping[str, str] | None:
             exc,
         )
         return None
+    # Some tables (French and Catalan in spacy-lookups-data 1.0.5) give every form a list
+    # of lemmas, always of one. A token's value is a string: the list is read as its first
+    # lemma (a form with no string lemma is left out, so it stays as written). The keys
+    # are the table's own hashes, so it is fixed in place, once, when it is loaded, as the
+    # OrderedDict it is (its keys are in its Bloom filter already).
+    for key, value in [(k, v) for k, v in table.items() if not isinstance(v, str)]:
+        if isinstance(value, list | tuple) and value and isinstance(value[0], str):
+            OrderedDict.__setitem__(table, key, value[0])
+        else:
+            del table[key]
+    return table
 
 
 class Decomposer:

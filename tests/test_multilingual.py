@@ -297,6 +297,28 @@ def test_spanish_lemmas_and_stop_words(decomposer: Decomposer) -> None:
     assert "lisboa" in parts.tokens
 
 
+def test_french_lemmas_and_stop_words(decomposer: Decomposer) -> None:
+    # spaCy's French lemma table gives each form a list of lemmas (of one): tokens are
+    # still strings, the lemma (this text once failed to store: "unhashable type: 'list'").
+    parts = decomposer.decompose("Ma sœur habitait à Lisbonne ; je suis allé au café avec elle.")
+    assert parts.language == "fr"
+    assert all(isinstance(t, str) for t in parts.tokens)
+    assert {"habiter", "aller", "café", "lisbonne", "sœur"} <= set(parts.tokens)
+    assert "habitait" not in parts.tokens and "allé" not in parts.tokens
+    assert "ma" not in parts.tokens and "je" not in parts.tokens
+    assert decomposer.decompose_query("Où habite ma sœur ?").tokens == ("habiter", "sœur")
+
+
+async def test_french_is_stored_and_found(service: MemoryService) -> None:
+    said = ["Ma sœur habite à Lisbonne depuis l'année dernière.", "Je suis allé au café avec elle."]
+    await service.add_session(
+        APP, USER, "fr-1", [MemoryEntry(content=Content(role="user").with_text(t), author="Claire") for t in said]
+    )
+    response = await service.search(SearchRequest(query="Où habitait sa sœur ?", app_name=APP, user_id=USER))
+    assert response.hits[0].memory.text == said[0]
+    assert {"habiter", "sœur"} <= set(response.hits[0].matched_tokens)
+
+
 @pytest.mark.parametrize("text", [text for turns in CONVERSATIONS.values() for _, text in turns])
 def test_query_and_entry_are_decomposed_alike(decomposer: Decomposer, text: str) -> None:
     entry, query = decomposer.decompose(text), decomposer.decompose_query(text)
