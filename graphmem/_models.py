@@ -87,6 +87,16 @@ def validate_identifier(value: object, kind: str = "id") -> str:
     return value
 
 
+def is_identifier(value: object) -> bool:
+    """Whether ``value`` is a valid id (:func:`validate_identifier` accepts it): a string
+    that is not one names no stored entry, user or session."""
+    try:
+        validate_identifier(value)
+    except InvalidIdentifierError:
+        return False
+    return True
+
+
 def validate_project_id(project_id: object) -> str:
     """Check a project id and return it unchanged.
 

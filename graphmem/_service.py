@@ -48,6 +48,7 @@ from graphmem._models import (
     SearchRequest,
     SearchResponse,
     ensure_unicode,
+    is_identifier,
     quote_ids,
     validate_identifier,
     validate_project_id,
@@ -588,8 +589,12 @@ class MemoryService(ABC):
         Raises:
             EntryIdConflictError: an id is held by another user's entry, or by one of this
                 user's entries in another session or scope.
+            ProjectScopingUnsupportedError: a project id on a backend without projects.
         """
         owner = self._owner(app_name, user_id)
+        if project_id is not None:
+            self._require_projects("check_entry_ids")
+            validate_project_id(project_id)
         await self._held_entry_ids(owner, project_id, session_id, entry_ids)
 
     async def entry_terms(self, app_name: str, user_id: str, entry_ids: Sequence[str]) -> dict[str, Decomposition]:
@@ -825,6 +830,10 @@ class MemoryService(ABC):
         for entry_id in ids:
             if not isinstance(entry_id, str):
                 raise TypeError(f"entry ids must be strings, got {type(entry_id).__name__}")
+        # A string that is no valid id (empty, too long, a control character, a lone
+        # surrogate) names no entry: skipped like an unknown one, on every backend (Bolt
+        # cannot even carry a lone surrogate).
+        ids = [entry_id for entry_id in ids if is_identifier(entry_id)]
         return await self._delete_entries(owner, ids) if ids else 0
 
     async def delete_session(self, app_name: str, user_id: str, session_id: str) -> int:

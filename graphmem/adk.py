@@ -53,7 +53,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from graphmem._errors import ProjectScopingUnsupportedError
-from graphmem._models import Content, MemoryEntry, Part, SearchRequest, validate_project_id
+from graphmem._models import Content, MemoryEntry, Part, SearchRequest, is_identifier, validate_project_id
 from graphmem._open import open_memory, parse_store_uri
 from graphmem._service import MemoryService
 
@@ -108,7 +108,8 @@ class GraphmemMemoryService(BaseMemoryService):
         agents_dir: passed by ADK's registry; not used.
 
     Raises:
-        ValueError: neither or both of ``service`` and ``uri``; a ``limit`` below 1.
+        ValueError: neither or both of ``service`` and ``uri``; a ``limit`` below 1; a
+            ``min_score`` outside 0..1.
         InvalidStoreUriError: a URI that names no store.
         InvalidProjectIdError: a bad ``project_id``.
         ProjectScopingUnsupportedError: a ``project_id`` with a ``service`` that has no
@@ -130,10 +131,16 @@ class GraphmemMemoryService(BaseMemoryService):
             raise ValueError("give either a graphmem service or a store uri, not both and not neither")
         if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
             raise ValueError(f"limit must be an integer of at least 1, got {limit!r}")
+        if min_score is not None and (
+            not isinstance(min_score, int | float) or isinstance(min_score, bool) or not 0.0 <= min_score <= 1.0
+        ):
+            # Checked here, like the limit, not on the agent's first search.
+            raise ValueError(f"min_score must be a number from 0 to 1 (or None), got {min_score!r}")
         if project_id is not None:
             validate_project_id(project_id)
             if service is not None and not service.supports_project_scoping():
-                raise ProjectScopingUnsupportedError("GraphmemMemoryService(project_id=...)", type(service).__name__)
+                # Every write of such a service is add_session_to_project (as from a uri).
+                raise ProjectScopingUnsupportedError("add_session_to_project", type(service).__name__)
         if uri is not None:
             parse_store_uri(uri)  # a bad URI fails here, at start-up, not on the first turn
         self._service = service
@@ -280,8 +287,9 @@ class GraphmemMemoryService(BaseMemoryService):
     async def delete_memory(self, *, app_name: str, user_id: str, memory_id: str | None = None) -> None:
         """Delete the memory with this id (a search result's ``id``) if the user has it in
         this service's scope: a global entry, or one of the service's project. Any other id
-        (another user's, another project's, an unknown one, ``None``) deletes nothing."""
-        if not memory_id:
+        (another user's, another project's, an unknown one, ``None``, a string that is no
+        valid id: the model may garble one) deletes nothing."""
+        if not memory_id or not is_identifier(memory_id):
             return
         memory = await self.memory_service()
         stored = await memory.get_entry(app_name, user_id, memory_id)

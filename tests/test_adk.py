@@ -191,6 +191,8 @@ async def test_delete_memory_deletes_exactly_that_entry_of_that_user(service: Me
     await memory.delete_memory(app_name=APP, user_id="bob", memory_id=target)  # the other way round
     await memory.delete_memory(app_name=APP, user_id=USER, memory_id=None)
     await memory.delete_memory(app_name=APP, user_id=USER, memory_id="unknown")
+    for garbled in ("a\nb", "x" * 300, "\ud800"):  # no valid id: nothing to delete, no error
+        await memory.delete_memory(app_name=APP, user_id=USER, memory_id=garbled)
     assert len(await stored(service)) == 2 and len(await stored(service, "bob")) == 1
 
     await memory.delete_memory(app_name=APP, user_id=USER, memory_id=target)
@@ -200,7 +202,7 @@ async def test_delete_memory_deletes_exactly_that_entry_of_that_user(service: Me
 
 async def test_a_project_scopes_every_call_or_is_refused(service: MemoryService) -> None:
     if not service.supports_project_scoping():
-        with pytest.raises(ProjectScopingUnsupportedError):
+        with pytest.raises(ProjectScopingUnsupportedError, match=r"^GraphMemoryService\.add_session_to_project\(\) needs"):
             GraphmemMemoryService(service, project_id="trip")
         return
     trip = GraphmemMemoryService(service, project_id="trip")
@@ -240,6 +242,10 @@ def test_constructor_refuses_bad_arguments(decomposer: Decomposer) -> None:
         GraphmemMemoryService(GraphMemoryService(nlp=decomposer), uri="graphmem+memory:")
     with pytest.raises(ValueError, match="limit"):
         GraphmemMemoryService(GraphMemoryService(nlp=decomposer), limit=0)
+    for bad in (5, -0.1, float("nan"), True, "0.5"):
+        with pytest.raises(ValueError, match="min_score"):
+            GraphmemMemoryService(uri="graphmem+memory:", min_score=bad)  # type: ignore[arg-type]
+    assert GraphmemMemoryService(uri="graphmem+memory:", min_score=0).min_score == 0
     with pytest.raises(InvalidStoreUriError):
         GraphmemMemoryService(uri="graphmem+ftp://example.org/x")
 
