@@ -298,6 +298,51 @@ def test_export_writes_fixture_lines_to_standard_output(runner: CliRunner, demo_
     assert nobody.exit_code == 0 and nobody.stdout == "" and "nothing is stored" in nobody.stderr
 
 
+def run_with_file_size_limit(store: str, limit: int, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run the console script where no file may grow past ``limit`` bytes: a real failed write
+    (EFBIG, as a full disk gives ENOSPC) part-way through the output."""
+    import resource
+    import signal
+
+    def limit_file_size() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails instead of killing
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    env = os.environ | {"GRAPHMEM_STORE": store, "COLUMNS": "300"}
+    return subprocess.run(
+        [sys.executable, "-m", "graphmem.cli", *args],
+        capture_output=True, text=True, env=env, timeout=300, check=False, preexec_fn=limit_file_size,
+    )
+
+
+@pytest.mark.parametrize(
+    ("command", "name"),
+    [(["export", *ALICE], "alice.jsonl"), (["graph", *ALICE, "--entity", "Maria"], "maria.svg")],
+)
+def test_a_failed_write_leaves_the_earlier_output_file_as_it_was(
+    demo_store: str, tmp_path: Path, command: list[str], name: str
+) -> None:
+    out = tmp_path / name
+    out.write_text("the earlier file\n", encoding="utf-8")
+    out.chmod(0o640)
+    completed = run_with_file_size_limit(demo_store, 2048, *command, "-o", str(out))
+    assert completed.returncode == 1, completed.stderr
+    assert completed.stderr.strip() == f"error: cannot write {out}: File too large"
+    assert out.read_text(encoding="utf-8") == "the earlier file\n"
+    assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]  # no temporary left
+    done = run_with_file_size_limit(demo_store, 2**30, *command, "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    assert out.read_text(encoding="utf-8") != "the earlier file\n"
+    assert out.stat().st_mode & 0o777 == 0o640  # a replaced file keeps its mode
+
+
+def test_export_to_a_path_that_is_no_regular_file_writes_through_it(demo_store: str) -> None:
+    """``-o /dev/stdout`` (a pipe here) cannot be replaced by a rename: it is written in place."""
+    completed = run_with_file_size_limit(demo_store, 2**30, "export", *ALICE, "-o", "/dev/stdout")
+    assert completed.returncode == 0, completed.stderr
+    assert len(completed.stdout.splitlines()) == 10 and "to /dev/stdout" in completed.stderr
+
+
 def test_export_of_a_project_on_networkx_is_refused(runner: CliRunner, demo_store: str) -> None:
     result = gm(runner, demo_store, "export", *ALICE, "--project", "p")
     assert result.exit_code == 1 and "no projects" in one_line_error(result)

@@ -32,6 +32,7 @@ from graphmem.cli._context import (
     is_terminal,
     open_service,
     out_console,
+    replacing_file,
     run_async,
     shared_decomposer,
     user_errors,
@@ -316,7 +317,8 @@ def export(
         sys.stdout.write("".join(lines))
         sys.stdout.flush()
     else:
-        output.write_text("".join(lines), encoding="utf-8")
+        with replacing_file(output) as fh:
+            fh.write("".join(lines).encode("utf-8"))
     entries = sum(len(s.entries) for s in sessions)
     scope = f"project {quote_ids(project)}" if project else "global entries" if global_only else "all projects"
     where = f" to {output}" if output else ""

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import os
+import stat
 import sys
-from collections.abc import AsyncIterator, Callable, Coroutine
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import IO, Any, ParamSpec, TypeVar
 
 import typer
 from pydantic import ValidationError
@@ -40,6 +42,7 @@ __all__ = [
     "fail",
     "open_service",
     "out_console",
+    "replacing_file",
     "run_async",
     "user_errors",
 ]
@@ -185,7 +188,7 @@ def user_errors(command: Callable[P, T]) -> Callable[P, T]:
             raise fail(str(exc) or type(exc).__name__) from None
         except FileNotFoundError as exc:
             raise fail(f"no such file: {exc.filename}") from None
-        except OSError as exc:
+        except OSError as exc:  # exc.filename is None when a write to an open file fails (disk full)
             name = f" {exc.filename}" if exc.filename else ""
             raise fail(f"cannot use{name}: {exc.strerror or exc}") from None
         except KeyboardInterrupt:
@@ -193,6 +196,44 @@ def user_errors(command: Callable[P, T]) -> Callable[P, T]:
             raise typer.Exit(130) from None
 
     return wrapper
+
+
+@contextmanager
+def replacing_file(path: Path) -> Iterator[IO[bytes]]:
+    """Write ``path`` whole or not at all: the bytes go to a temporary file beside it, which
+    is ``fsync``-ed and renamed over ``path`` only when the block ends without an error.
+
+    A failed write (disk full, an exception while rendering) leaves an earlier file of that
+    name as it was, where writing in place would have truncated it. A symlink is followed (its
+    target is replaced, the link stays); a path that is no regular file (``/dev/stdout``, a
+    pipe) is written in place, since there is nothing to replace. A new file gets the mode a
+    plain ``open`` would give it; a replaced one keeps its mode.
+    """
+    try:
+        before = path.stat()  # follows a symlink, like open() would
+    except FileNotFoundError:
+        before = None
+    try:
+        if before is not None and not stat.S_ISREG(before.st_mode):
+            with open(path, "wb") as fh:
+                yield fh
+            return
+        target = Path(os.path.realpath(path))
+        temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                yield fh
+                fh.flush()
+                os.fsync(fh.fileno())
+            if before is not None:
+                os.chmod(temporary, stat.S_IMODE(before.st_mode))
+            os.replace(temporary, target)
+        except BaseException:
+            temporary.unlink(missing_ok=True)
+            raise
+    except OSError as exc:  # a failed write names no file (exc.filename is None): say which
+        raise CliError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
 def is_terminal() -> bool:

@@ -18,12 +18,12 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from graphmem._decompose import author_tokens, normalise_entity_name
 from graphmem._models import SearchRequest, quote_ids
 from graphmem._service import MemoryService
-from graphmem.cli._context import CliError
+from graphmem.cli._context import CliError, replacing_file
 from graphmem.cli._cypher_run import run_read_only
 
 __all__ = ["Picture", "gather_picture", "write_picture"]
@@ -260,14 +260,15 @@ def _spread(wanted: list[tuple[float, str]], *, top: float) -> list[tuple[float,
 def write_picture(picture: Picture, path: Path) -> None:
     """Write ``picture`` as ``.png``, ``.svg`` or ``.html`` (chosen by the suffix)."""
     suffix = path.suffix.lower()
-    if suffix == ".png":
-        _write_png(picture, path)
-    elif suffix == ".svg":
-        path.write_text(_svg(picture), encoding="utf-8")
-    elif suffix in (".html", ".htm"):
-        path.write_text(_html(picture), encoding="utf-8")
-    else:
+    if suffix not in (".png", ".svg", ".html", ".htm"):
         raise CliError(f"cannot draw {path.name}: the output file must end in .png, .svg or .html")
+    with replacing_file(path) as fh:  # a failed drawing leaves an earlier picture as it was
+        if suffix == ".png":
+            _write_png(picture, fh)
+        elif suffix == ".svg":
+            fh.write(_svg(picture).encode("utf-8"))
+        else:
+            fh.write(_html(picture).encode("utf-8"))
 
 
 def _edge_path(picture: Picture, edge: PictureEdge) -> tuple[tuple[float, float], ...] | None:
@@ -399,7 +400,7 @@ def _json_for_html(picture: Picture) -> str:
     return json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
 
 
-def _write_png(picture: Picture, path: Path) -> None:
+def _write_png(picture: Picture, out: IO[bytes]) -> None:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from matplotlib.patches import FancyBboxPatch, PathPatch
@@ -469,4 +470,4 @@ def _write_png(picture: Picture, path: Path) -> None:
             )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # glyphs the default font lacks (emoji, CJK) are drawn as boxes
-        figure.savefig(path, dpi=150, facecolor="white")
+        figure.savefig(out, format="png", dpi=150, facecolor="white")
