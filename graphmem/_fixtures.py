@@ -417,12 +417,14 @@ async def load_fixtures(
     """Validate fixture files, then store their sessions.
 
     Nothing is stored unless every line is valid and storable: a bad line, a project line on
-    a backend without project support (unless ``skip_projects``), or an entry id held
-    elsewhere (by another user, another session or scope, or another line of this load)
-    stops the load before the first write. A session is never widened from a project to
-    global memory. Sessions (and entries with ids) replace on reload, so loading the same
-    file twice does not duplicate. Entries keep their ids, positions and terms
-    (:meth:`MemoryService.restore_session`), so loading an export reproduces the store.
+    a backend without project support (unless ``skip_projects``), a session on two lines of
+    this load, or an entry id held elsewhere (by another user, another session or scope, or
+    another line of this load) stops the load before the first write. A session is never
+    widened from a project to global memory. Sessions (and entries with ids) replace on
+    reload, so loading the same file twice does not duplicate them; entries outside any
+    session (``session_id`` null) that have no id are added again by every load. Entries
+    keep their ids, positions and terms (:meth:`MemoryService.restore_session`), so loading
+    an export reproduces the store.
 
     Args:
         service: where to store.
@@ -436,8 +438,8 @@ async def load_fixtures(
         What was stored and how long it took.
 
     Raises:
-        FixtureError: a bad line, a project line the backend cannot store, or an entry id
-            held elsewhere.
+        FixtureError: a bad line, a project line the backend cannot store, a repeated
+            session, or an entry id held elsewhere.
         OSError: a file cannot be read.
     """
     started = time.perf_counter()
@@ -461,6 +463,7 @@ async def load_fixtures(
                 "with --skip-projects (skip_projects=True)"
             )
             raise FixtureError(problems, len(in_projects), kind="project line", hint=hint)
+    _check_each_session_once(kept)
     await _check_entry_ids(service, kept)
     loaded_at = utc_now()  # the timestamp of entries that give none: one instant per load
     users: set[tuple[str, str]] = set()
@@ -494,6 +497,33 @@ def _in_project(session: FixtureSession) -> str:
         f"session {quote_ids(session.session_id)}"
     )
     return f"{what} is in project {quote_ids(session.project_id)}"
+
+
+def _check_each_session_once(lines: Sequence[FixtureLine]) -> None:
+    """Refuse a session on two lines of one load (the same file given twice, or a session
+    split over lines): storing a line replaces its session, so all but the last would be
+    lost without a word. Lines of entries outside any session (``session_id`` null) add
+    their entries and may repeat."""
+    problems: list[FixtureProblem] = []
+    first_seen: dict[tuple[str, str, str | None, str], FixtureLine] = {}
+    for line in lines:
+        session = line.session
+        if session.session_id is None:
+            continue
+        place = (session.app_name, session.user_id, session.project_id, session.session_id)
+        seen = first_seen.setdefault(place, line)
+        if seen is not line:
+            scope = f" in project {quote_ids(session.project_id)}" if session.project_id is not None else ""
+            problems.append(
+                FixtureProblem(
+                    line.source,
+                    line.line_number,
+                    f"session {quote_ids(session.session_id)} of {quote_ids(session.app_name, session.user_id)}"
+                    f"{scope} is also on {seen.location}; a session is one line (a later line would replace it)",
+                )
+            )
+    if problems:
+        raise FixtureError(problems[:_MAX_PROBLEMS_KEPT], len(problems), kind="repeated session")
 
 
 async def _check_entry_ids(service: MemoryService, lines: Sequence[FixtureLine]) -> None:

@@ -177,6 +177,44 @@ async def test_loading_twice_does_not_duplicate(service: MemoryService, tmp_path
     assert await stored_texts(service) == ["hello Lisbon", "one", "two"]
 
 
+async def test_a_session_on_two_lines_of_one_load_stops_it(service: MemoryService, tmp_path: Path) -> None:
+    """The second line would replace the first: refused, as clashing entry ids are, before any write."""
+    path = write(tmp_path / "f.jsonl", session_line("a", texts=("one", "two")), session_line("b"))
+    with pytest.raises(FixtureError) as twice:
+        await load_fixtures(service, [path, path])
+    assert str(twice.value).startswith(
+        f'{path}:1: session "a" of "app" / "ann" is also on {path}:1; a session is one line'
+    )
+    assert "(and 1 more repeated session)" in str(twice.value) and "nothing was loaded" in str(twice.value)
+    split = write(tmp_path / "split.jsonl", session_line("a", texts=("one",)), session_line("b"), session_line("a", texts=("two",)))
+    with pytest.raises(FixtureError, match=rf'^{split}:3: session "a" of "app" / "ann" is also on {split}:1'):
+        await load_fixtures(service, [split])
+    assert await stored_texts(service) == []
+
+
+async def test_the_same_session_id_for_another_user_is_another_session(service: MemoryService, tmp_path: Path) -> None:
+    other = json.loads(session_line("a", texts=("bob's",))) | {"user_id": "bob"}
+    path = write(tmp_path / "f.jsonl", session_line("a"), json.dumps(other))
+    report = await load_fixtures(service, [path])
+    assert (report.sessions, report.users) == (2, 2)
+    assert await stored_texts(service) == ["hello Lisbon"] and await stored_texts(service, user="bob") == ["bob's"]
+
+
+async def test_loose_lines_add_their_entries_and_ids_make_reloads_replace(service: MemoryService, tmp_path: Path) -> None:
+    """Lines outside any session may repeat; entries without ids are added by every load (the README says so)."""
+    path = write(tmp_path / "loose.jsonl", session_line(None, texts=("loose one",)), session_line(None, texts=("loose two",)))
+    await load_fixtures(service, [path])
+    await load_fixtures(service, [path])
+    assert await stored_texts(service) == ["loose one", "loose one", "loose two", "loose two"]
+    with_id = session_line(None, texts=("kept once",))
+    data = json.loads(with_id)
+    data["entries"][0]["id"] = "loose-1"
+    path = write(tmp_path / "ids.jsonl", json.dumps(data))
+    await load_fixtures(service, [path])
+    await load_fixtures(service, [path])
+    assert (await stored_texts(service)).count("kept once") == 1
+
+
 async def test_project_lines_on_a_backend_without_projects(tmp_path: Path, decomposer: Any) -> None:
     service = GraphMemoryService(decomposer)
     path = write(tmp_path / "f.jsonl", session_line("a"), session_line("b", project_id="p"), session_line("c", project_id="p"))
