@@ -216,6 +216,25 @@ def test_the_command_takes_a_timeout(tmp_path: Path) -> None:
     assert read.exit_code == 0 and json.loads(read.stdout)[0]["n"] > 0
 
 
+@pytest.mark.parametrize("timeout", ["inf", "1e9", "86401", "0", "-1"])
+def test_a_timeout_out_of_range_is_a_usage_error(tmp_path: Path, timeout: str) -> None:
+    """inf and 1e9 overflowed a thread join into a traceback; a timeout is above 0 and at most a day."""
+    result = CliRunner().invoke(
+        app, ["--store", str(tmp_path / "m.journal"), "cypher", "MATCH (x:Entry) RETURN x", "--timeout", timeout]
+    )
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and "--timeout" in result.output
+
+
+async def test_the_library_refuses_a_timeout_out_of_range(decomposer: Decomposer) -> None:
+    from graphmem import GraphMemoryService
+
+    service = GraphMemoryService(nlp=decomposer)
+    for timeout in (float("inf"), 1e9, float("nan"), 0.0):
+        with pytest.raises(CliError, match="at most 86400"):
+            await run_read_only(service, "MATCH (t:Token) RETURN t.value", {}, timeout=timeout)
+
+
 # ---------------------------------------------------------------------------- the server itself
 
 

@@ -37,7 +37,7 @@ from graphmem.cli._context import (
     shared_decomposer,
     user_errors,
 )
-from graphmem.cli._cypher_run import DEFAULT_TIMEOUT
+from graphmem.cli._cypher_run import DEFAULT_TIMEOUT, MAX_TIMEOUT
 from graphmem.cli._render import (
     cypher_table,
     hits_table,
@@ -573,7 +573,8 @@ def cypher(
     ] = None,
     as_json: JsonOption = False,
     timeout: Annotated[
-        float, typer.Option("--timeout", min=0.001, help="Stop the query after this many seconds.")
+        float,
+        typer.Option("--timeout", min=0.001, max=MAX_TIMEOUT, help="Stop the query after this many seconds (at most a day)."),
     ] = DEFAULT_TIMEOUT,
 ) -> None:
     from graphmem.cli._cypher_run import parse_param, run_read_only

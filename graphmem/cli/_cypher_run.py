@@ -31,10 +31,12 @@ from graphmem.backends._graph_model import ENTITY, ENTRY, TOKEN
 from graphmem.cli._context import EXIT_UNAVAILABLE, CliError
 from graphmem.cli._cypher_text import CypherTextError, check_read_only, return_columns, to_grand_cypher
 
-__all__ = ["DEFAULT_TIMEOUT", "CypherResult", "parse_param", "run_read_only"]
+__all__ = ["DEFAULT_TIMEOUT", "MAX_TIMEOUT", "CypherResult", "parse_param", "run_read_only"]
 
 #: Seconds a debugging query may run before it is stopped (``graphmem cypher --timeout``).
 DEFAULT_TIMEOUT = 30.0
+#: The longest timeout taken: a day. Thread joins and pipe polls overflow past ~1e9 seconds.
+MAX_TIMEOUT = 86400.0
 
 _PARAM_NAME = re.compile(r"[^\W\d]\w*")
 _NODE_LABELS = frozenset({ENTRY, TOKEN, ENTITY})
@@ -89,8 +91,8 @@ async def run_read_only(
         CliError: the query is refused, fails, runs out of time, or uses Cypher the backend
             cannot run.
     """
-    if not timeout > 0:
-        raise CliError(f"the timeout must be a positive number of seconds, not {timeout}")
+    if not 0 < timeout <= MAX_TIMEOUT:
+        raise CliError(f"the timeout must be a number of seconds above 0 and at most {MAX_TIMEOUT:g}, not {timeout}")
     refuse_unless_read_only(query)
     view = service.cypher_view()
     if view is not None and view.graph is not None:
