@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
-from graphmem._errors import BackendUnavailableError, GraphmemError
+from graphmem._errors import BackendUnavailableError, GraphmemError, ProjectScopingUnsupportedError
 from graphmem._models import Content, MemoryEntry, SearchRequest, validate_identifier, validate_project_id
 from graphmem._open import open_memory, parse_store_uri
 from graphmem._service import MemoryService, StoredEntry
@@ -200,6 +200,13 @@ def _one_line(text: str) -> str:
     return " ".join(text.split()) or "failed"
 
 
+def _first_problem(exc: ValidationError) -> tuple[str, str]:
+    """Where the first refused value is and why, without pydantic's "Value error, " prefix
+    (our validators' messages are whole sentences)."""
+    first = exc.errors()[0]
+    return ".".join(str(p) for p in first["loc"]), str(first["msg"]).removeprefix("Value error, ")
+
+
 async def _answer(work: Callable[[], Awaitable[T]]) -> T:
     """Run a tool's work; every failure becomes a one-line tool error, none crashes the server."""
     try:
@@ -209,9 +216,8 @@ async def _answer(work: Callable[[], Awaitable[T]]) -> T:
     except BackendUnavailableError as exc:
         raise ToolError(_one_line(f"memory is unavailable, try again later: {exc}")) from exc
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise ToolError(_one_line(f"{where}: {first['msg']}" if where else first["msg"])) from exc
+        where, message = _first_problem(exc)
+        raise ToolError(_one_line(f"{where}: {message}" if where else message)) from exc
     except (GraphmemError, ValueError, TypeError) as exc:
         raise ToolError(_one_line(str(exc) or type(exc).__name__)) from exc
     except Exception as exc:  # a bug must not take the server down with it
@@ -234,9 +240,8 @@ class _GraphmemMcp(MCPServer[Any]):
         except ToolError as exc:
             cause = exc.__cause__
             if isinstance(cause, ValidationError):
-                first = cause.errors()[0]
-                where = ".".join(str(p) for p in first["loc"])
-                raise ToolError(_one_line(f"invalid arguments for {name}: {where}: {first['msg']}")) from cause
+                where, message = _first_problem(cause)
+                raise ToolError(_one_line(f"invalid arguments for {name}: {where}: {message}")) from cause
             raise ToolError(_one_line(str(exc))) from cause
 
 
@@ -472,7 +477,8 @@ async def serve(
     """Run the MCP server until its client goes away (stdio) or it is stopped (HTTP).
 
     The store is opened first, so a URI that names no store, a journal held by another
-    writer or a corrupt one stops the start with its error. An unreachable server does
+    writer or a corrupt one stops the start with its error, as does a project in ``scope``
+    on a store without project support (every tool would fail). An unreachable server does
     not: the tools answer with an error until it is back.
 
     Args:
@@ -483,13 +489,20 @@ async def serve(
         host: the address to listen on (HTTP).
         port: the port to listen on (HTTP).
         nlp: the spaCy pipeline (name or ``Decomposer``) for the store.
+
+    Raises:
+        InvalidStoreUriError: a URI that names no store.
+        ProjectScopingUnsupportedError: ``scope`` has a project and the store has no projects.
     """
     server, store = create_server(uri, scope, nlp=nlp)
     try:
         try:
-            await store.get()
+            service = await store.get()
         except BackendUnavailableError as exc:
             logger.warning("%s; starting anyway: the tools answer with an error until it is reachable", exc)
+        else:
+            if scope.project_id is not None and not service.supports_project_scoping():
+                raise ProjectScopingUnsupportedError("add_session_to_project", type(service).__name__)
         if transport == "http":
             await server.run_streamable_http_async(host=host, port=port)
         else:

@@ -113,6 +113,7 @@ async def error(client: Client, tool: str, **arguments: Any) -> str:
     assert result.is_error
     text: str = result.content[0].text  # type: ignore[union-attr]
     assert text and "\n" not in text and "Traceback" not in text
+    assert "Value error" not in text  # pydantic's prefix: our messages are sentences of their own
     return text
 
 
@@ -170,6 +171,7 @@ async def test_bad_arguments_are_one_line_errors_and_the_server_keeps_serving(ba
         assert "min_score" in await error(client, "recall", query="tea", min_score=2)
         assert "timestamp" in await error(client, "remember", text="tea", timestamp="yesterday")
         assert "blank" in await error(client, "remember", text="   ")
+        assert "since" in await error(client, "recall", query="tea", since="2026-02-01", until="2026-01-01")
         assert "session_id" in await error(client, "remember", text="tea", session_id="a\x00b")
         assert "exactly one" in await error(client, "forget", entry_id="x", query="tea")
         assert "exactly one" in await error(client, "forget")
@@ -338,3 +340,31 @@ async def test_an_outage_is_a_tool_error_and_the_server_recovers(decomposer: Dec
         assert [h["id"] for h in hits] == [stored["id"]]
         assert await call(client, "forget", query="umbrella") == {"removed": 1}
     await proxy.stop()
+
+
+# ---------------------------------------------------------------------------- refused at start
+
+
+def mcp_command(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "graphmem.cli", "mcp", "--app", APP, "--user", "ann", *args],
+        capture_output=True, text=True, env=os.environ | {"COLUMNS": "300"}, timeout=120, check=False,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_a_project_on_a_store_without_projects_is_refused_at_start(tmp_path: Path) -> None:
+    """Every tool would fail; the server does not start instead."""
+    completed = mcp_command("--project", "p", "--uri", str(tmp_path / "memory.journal"))
+    assert completed.returncode == 1
+    assert completed.stderr.strip() == (
+        "error: the networkx backend has no projects, which add_session_to_project() needs: "
+        "use --backend neo4j for project memory"
+    )
+
+
+def test_a_store_uri_that_names_no_store_is_a_usage_error(tmp_path: Path) -> None:
+    completed = mcp_command("--uri", "ftp://example.org/x")
+    assert completed.returncode == 2, completed.stderr
+    assert completed.stderr.startswith("error: ") and "Traceback" not in completed.stderr
+    assert "(--uri, GRAPHMEM_URI)" in completed.stderr

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from graphmem._errors import InvalidStoreUriError
 from graphmem._fixtures import (
     demo_fixtures_path,
     dump_fixtures,
@@ -574,7 +575,9 @@ def cypher(
     as_json: JsonOption = False,
     timeout: Annotated[
         float,
-        typer.Option("--timeout", min=0.001, max=MAX_TIMEOUT, help="Stop the query after this many seconds (at most a day)."),
+        typer.Option(
+            "--timeout", min=0.001, max=MAX_TIMEOUT, help="Stop the query after this many seconds (at most a day)."
+        ),
     ] = DEFAULT_TIMEOUT,
 ) -> None:
     from graphmem.cli._cypher_run import parse_param, run_read_only
@@ -742,8 +745,11 @@ def mcp_server(
         raise CliError(str(exc)) from exc
     scope = MemoryScope(app_name, user_id, project_id)
     target = uri or settings.target()
-    run_async(serve(target, scope, transport="http" if http else "stdio", host=host, port=port,
-                    nlp=shared_decomposer(settings.language)))
+    try:
+        run_async(serve(target, scope, transport="http" if http else "stdio", host=host, port=port,
+                        nlp=shared_decomposer(settings.language)))
+    except InvalidStoreUriError as exc:  # a usage error, as for every other command
+        raise CliError(f"{exc} (--uri, GRAPHMEM_URI)", EXIT_USAGE) from exc
 
 
 # ---------------------------------------------------------------------------- entry point
