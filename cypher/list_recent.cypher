@@ -1,5 +1,8 @@
-// The owner's newest entries first (every project); ties as the networkx backend breaks them.
+// The owner's newest entries first; ties as the networkx backend breaks them.
+// $scoped false: every entry (global and every project); true: global entries, plus
+// $project_id's when it is not null. The scope is applied before the LIMIT.
 MATCH (e:Entry {app_name: $app_name, user_id: $user_id})
+WHERE NOT $scoped OR e.project_id IS NULL OR e.project_id = $project_id
 // Ordered and cut first: only the entries returned are read whole (an entry deleted
 // meanwhile is then missing, not replaced by the next one: it was there when sorted).
 WITH e

@@ -398,7 +398,8 @@ def create_server(
     ) -> Annotated[CallToolResult, RecentResult]:
         async def work() -> CallToolResult:
             service = await store.get()
-            entries = await service.recent_entries(app, user, limit)
+            # Scoped before the limit is applied: other projects' newer entries do not shorten the page.
+            entries = await service.recent_entries(app, user, limit, project_id=project, global_only=project is None)
             return _result(RecentResult(memories=[_memory(e) for e in entries if scope.sees(e)]))
 
         return await _answer(work)

@@ -86,6 +86,7 @@ __all__ = [
     "MemoryService",
     "Owner",
     "PreparedEntry",
+    "RecentScope",
     "StoredEntry",
     "continued",
     "next_pairs",
@@ -99,6 +100,18 @@ class Owner:
 
     app_name: str
     user_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class RecentScope:
+    """Which entries a scoped :meth:`MemoryService.recent_entries` reads: global entries,
+    plus ``project_id``'s when it names a project."""
+
+    global_only: bool
+    project_id: str | None = None
+
+    def holds(self, entry_project_id: str | None) -> bool:
+        return entry_project_id is None or (not self.global_only and entry_project_id == self.project_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -705,8 +718,11 @@ class MemoryService(ABC):
         found = await self._fetch_entries(owner, [entry_id])
         return found[0] if found else None
 
-    async def list_recent(self, app_name: str, user_id: str, limit: int = 10) -> list[MemoryEntry]:
-        """The user's newest entries first, global and project entries alike.
+    async def list_recent(
+        self, app_name: str, user_id: str, limit: int = 10, *, project_id: str | None = None, global_only: bool = False
+    ) -> list[MemoryEntry]:
+        """The user's newest entries first, global and project entries alike (or a scope of
+        them: see :meth:`recent_entries`).
 
         Args:
             limit: how many at most, from 1 to 2**31 - 1.
@@ -714,14 +730,38 @@ class MemoryService(ABC):
         Raises:
             ValueError: ``limit`` is not an integer in that range.
         """
-        return [e.memory for e in await self.recent_entries(app_name, user_id, limit)]
+        entries = await self.recent_entries(app_name, user_id, limit, project_id=project_id, global_only=global_only)
+        return [e.memory for e in entries]
 
-    async def recent_entries(self, app_name: str, user_id: str, limit: int = 10) -> list[StoredEntry]:
-        """:meth:`list_recent` with each entry's id, session and project (to forget one by id)."""
+    async def recent_entries(
+        self, app_name: str, user_id: str, limit: int = 10, *, project_id: str | None = None, global_only: bool = False
+    ) -> list[StoredEntry]:
+        """:meth:`list_recent` with each entry's id, session and project (to forget one by id).
+
+        The newest ``limit`` entries of a scope, cut after the scope is applied (so a full
+        page whenever the scope holds that many):
+
+        - neither argument: every entry of the user, global and in any project;
+        - ``project_id``: global entries and that project's, what a search in the project sees;
+        - ``global_only``: global entries only.
+
+        Raises:
+            ValueError: ``limit`` is not an integer from 1 to 2**31 - 1, or both a
+                ``project_id`` and ``global_only`` are given.
+            ProjectScopingUnsupportedError: ``project_id`` on a backend without projects.
+        """
         owner = self._owner(app_name, user_id)
         if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIST_LIMIT:
             raise ValueError(f"limit must be an integer from 1 to {MAX_LIST_LIMIT}, got {limit!r}")
-        return await self._list_recent(owner, limit)
+        if project_id is not None:
+            if global_only:
+                raise ValueError("give a project_id or global_only=True, not both")
+            self._require_projects("recent_entries")
+            validate_project_id(project_id)
+            return await self._list_recent(owner, limit, RecentScope(global_only=False, project_id=project_id))
+        if global_only:
+            return await self._list_recent(owner, limit, RecentScope(global_only=True))
+        return await self._list_recent(owner, limit, None)
 
     async def list_entries(
         self, app_name: str, user_id: str, project_id: str | None = None, *, all_projects: bool = False
@@ -1461,7 +1501,9 @@ class MemoryService(ABC):
     async def _insert_entry(self, owner: Owner, entry: PreparedEntry) -> None:
         raise UnsupportedOperationError(f"{type(self).__name__} does not support add_entry()")
 
-    async def _list_recent(self, owner: Owner, limit: int) -> list[StoredEntry]:
+    async def _list_recent(self, owner: Owner, limit: int, scope: RecentScope | None) -> list[StoredEntry]:
+        """The owner's newest ``limit`` entries, newest first (``scope``: only the entries it
+        holds; ``None``: every entry)."""
         raise UnsupportedOperationError(f"{type(self).__name__} does not support list_recent()")
 
     async def _delete_entries(self, owner: Owner, entry_ids: Sequence[str]) -> int:

@@ -133,6 +133,10 @@ PROJECT_CALLS: dict[str, tuple[str, ProjectCall]] = {
         "append_to_session_in_project",
         lambda s: s.append_to_session_in_project(APP, USER, "s1", "proj", [entry("violin recital tonight")]),
     ),
+    "recent_entries_with_project_id": (
+        "recent_entries",
+        lambda s: s.recent_entries(APP, USER, 5, project_id="proj"),
+    ),
     "search_with_project_id": ("search", lambda s: search(s, "violin", project="proj")),
     "adapter.with_project_id.search": (
         "search",
@@ -664,6 +668,33 @@ async def test_delete_session_removes_only_that_session(service: MemoryService) 
     assert await stored_texts(service, user="bob") == ["bob hiking"]
     assert await service.delete_session(APP, USER, "s1") == 0
     assert await service.delete_session(APP, USER, "never-existed") == 0
+
+
+async def test_recent_entries_of_a_scope_fill_the_page_from_that_scope(service: MemoryService) -> None:
+    """The scope is applied before the limit: newer entries of other projects do not shorten it."""
+    needs_projects(service)
+    await service.add_session(APP, USER, "g", [entry("global one", at=0), entry("global two", at=1)])
+    await service.add_session_to_project(APP, USER, "s", "p1", [entry("p1 entry", at=2)])
+    await service.add_session_to_project(APP, USER, "t", "p2", [entry(f"p2 entry {i}", at=10 + i) for i in range(3)])
+
+    async def texts(limit: int, **scope: Any) -> list[str]:
+        return [e.memory.text for e in await service.recent_entries(APP, USER, limit, **scope)]
+
+    assert await texts(2, project_id="p1") == ["p1 entry", "global two"]
+    assert await texts(3, project_id="p1") == ["p1 entry", "global two", "global one"]
+    assert await texts(2, global_only=True) == ["global two", "global one"]
+    assert await texts(2) == ["p2 entry 2", "p2 entry 1"]  # everything, as before
+    assert await texts(2, project_id="nothing-here") == ["global two", "global one"]
+    assert [m.text for m in await service.list_recent(APP, USER, 1, project_id="p1")] == ["p1 entry"]
+    with pytest.raises(ValueError, match="not both"):
+        await service.recent_entries(APP, USER, 2, project_id="p1", global_only=True)
+
+
+async def test_recent_entries_global_only_on_any_backend(service: MemoryService) -> None:
+    await service.add_session(APP, USER, "g", [entry("global one", at=0), entry("global two", at=1)])
+    await service.add_entry(APP, "bob", entry("bob's", at=5))
+    assert [e.memory.text for e in await service.recent_entries(APP, USER, 5, global_only=True)] == [
+        "global two", "global one"]
 
 
 async def test_recent_entries_carry_ids_that_delete_by_id_takes(service: MemoryService) -> None:

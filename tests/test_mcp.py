@@ -309,10 +309,10 @@ class Proxy:
 
 
 @asynccontextmanager
-async def in_process(uri: str, user: str) -> AsyncIterator[Client]:
+async def in_process(uri: str, user: str, project: str | None = None) -> AsyncIterator[Client]:
     from graphmem._mcp import MemoryScope, create_server
 
-    server, store = create_server(uri, MemoryScope(APP, user))
+    server, store = create_server(uri, MemoryScope(APP, user, project))
     try:
         async with Client(server) as client:
             yield client
@@ -368,3 +368,32 @@ def test_a_store_uri_that_names_no_store_is_a_usage_error(tmp_path: Path) -> Non
     assert completed.returncode == 2, completed.stderr
     assert completed.stderr.startswith("error: ") and "Traceback" not in completed.stderr
     assert "(--uri, GRAPHMEM_URI)" in completed.stderr
+
+
+async def test_recent_fills_its_page_from_the_servers_scope(decomposer: Decomposer) -> None:
+    """Newer memories of another project are out of scope and do not shorten the page."""
+    from datetime import UTC, datetime, timedelta
+
+    from graphmem import Content, MemoryEntry
+
+    uri = neo4j_uri_or_skip()
+    service = await open_memory(uri, nlp=decomposer)
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def at(text: str, minutes: int) -> MemoryEntry:
+        return MemoryEntry(content=Content(role="user").with_text(text), author="Ann", timestamp=start + timedelta(minutes=minutes))
+
+    try:
+        await service.delete_user(APP, "ann")
+        await service.add_session(APP, "ann", "g", [at("global old", 0), at("global new", 1)])
+        await service.add_session_to_project(APP, "ann", "a", "p1", [at("p1 memory", 2)])
+        await service.add_session_to_project(APP, "ann", "b", "p2", [at(f"p2 memory {i}", 10 + i) for i in range(5)])
+        async with in_process(uri, "ann", "p1") as client:
+            memories = (await call(client, "recent", limit=3))["memories"]
+            assert [m["text"] for m in memories] == ["p1 memory", "global new", "global old"]
+        async with in_process(uri, "ann") as client:
+            memories = (await call(client, "recent", limit=2))["memories"]
+            assert [m["text"] for m in memories] == ["global new", "global old"]
+    finally:
+        await service.delete_user(APP, "ann")
+        await service.close()

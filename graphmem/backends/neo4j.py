@@ -63,6 +63,7 @@ from graphmem._service import (
     MemoryStats,
     Owner,
     PreparedEntry,
+    RecentScope,
     StoredEntry,
     continued,
     next_pairs,
@@ -476,8 +477,14 @@ class Neo4jMemoryService(MemoryService):
         entries = await self._read_single("fetch_entries", {**_owner_params(owner), "ids": list(entry_ids)}, "entries")
         return [stored_entry_from_properties(e) for e in entries]
 
-    async def _list_recent(self, owner: Owner, limit: int) -> list[StoredEntry]:
-        records = await self._read("list_recent", {**_owner_params(owner), "limit": limit})
+    async def _list_recent(self, owner: Owner, limit: int, scope: RecentScope | None) -> list[StoredEntry]:
+        params = {
+            **_owner_params(owner),
+            "limit": limit,
+            "scoped": scope is not None,
+            "project_id": None if scope is None or scope.global_only else scope.project_id,
+        }
+        records = await self._read("list_recent", params)
         return [stored_entry_from_properties(r["entry"]) for r in records]
 
     async def _all_entries(self, owner: Owner) -> list[StoredEntry]:

@@ -51,6 +51,7 @@ from graphmem._service import (
     MemoryStats,
     Owner,
     PreparedEntry,
+    RecentScope,
     StoredEntry,
     next_pairs,
 )
@@ -761,10 +762,10 @@ class GraphMemoryService(MemoryService):
             own = self._entries.get(owner, {})
             return [own[i].stored() for i in entry_ids if i in own]
 
-    async def _list_recent(self, owner: Owner, limit: int) -> list[StoredEntry]:
+    async def _list_recent(self, owner: Owner, limit: int, scope: RecentScope | None) -> list[StoredEntry]:
         with self._lock:
             self._ensure_loaded()
-            own = list(self._entries.get(owner, {}).values())
+            own = [e for e in self._entries.get(owner, {}).values() if scope is None or scope.holds(e.project_id)]
         own.sort(key=lambda e: (e.timestamp, e.position, e.session_id or "", e.entry_id), reverse=True)
         return [e.stored() for e in own[:limit]]
 
