@@ -170,6 +170,21 @@ def test_console_script_reports_a_missing_file_in_one_line(tmp_path: Path) -> No
     assert completed.stderr.strip() == f"error: no such file: {tmp_path / 'missing.jsonl'}"
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["search", "--app", "", "--user", "ann", "tea"],
+        ["recent", "--app", "app", "--user", "a\x1bb"],
+        ["delete-session", "--app", "app", "--user", "ann", "s" * 300, "--yes"],
+        ["stats", "--app", "app", "--user", "\ud800"],
+    ],
+)
+def test_an_invalid_id_is_a_usage_error(runner: CliRunner, demo_store: str, args: list[str]) -> None:
+    result = gm(runner, demo_store, *args)
+    assert result.exit_code == 2
+    assert any(w in one_line_error(result) for w in ("must not", "limit is", "lone surrogate"))
+
+
 def test_unreachable_neo4j_is_one_line_with_what_to_do(runner: CliRunner) -> None:
     result = run(runner, "--backend", "neo4j", "--neo4j-uri", "bolt://127.0.0.1:9", "stats")
     assert result.exit_code == 3

@@ -22,6 +22,7 @@ from graphmem._decompose import Decomposer
 from graphmem._errors import (
     BackendUnavailableError,
     GraphmemError,
+    InvalidIdentifierError,
     InvalidStoreUriError,
     ProjectScopingUnsupportedError,
 )
@@ -177,6 +178,8 @@ def user_errors(command: Callable[P, T]) -> Callable[P, T]:
             ) from None
         except BackendUnavailableError as exc:
             raise fail(str(exc), EXIT_UNAVAILABLE) from None
+        except InvalidIdentifierError as exc:  # an --app, --user, session or project id given
+            raise fail(str(exc), EXIT_USAGE) from None
         except GraphmemError as exc:  # invalid ids, unsupported operations, a corrupt journal
             raise fail(str(exc)) from None
         except ValidationError as exc:
