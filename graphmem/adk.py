@@ -289,7 +289,7 @@ class GraphmemMemoryService(BaseMemoryService):
         this service's scope: a global entry, or one of the service's project. Any other id
         (another user's, another project's, an unknown one, ``None``, a string that is no
         valid id: the model may garble one) deletes nothing."""
-        if not memory_id or not is_identifier(memory_id):
+        if not is_identifier(memory_id):  # None and "" too
             return
         memory = await self.memory_service()
         stored = await memory.get_entry(app_name, user_id, memory_id)
