@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import unicodedata
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeGuard
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -87,7 +87,7 @@ def validate_identifier(value: object, kind: str = "id") -> str:
     return value
 
 
-def is_identifier(value: object) -> bool:
+def is_identifier(value: object) -> TypeGuard[str]:
     """Whether ``value`` is a valid id (:func:`validate_identifier` accepts it): a string
     that is not one names no stored entry, user or session."""
     try:
