@@ -351,6 +351,21 @@ def test_a_failed_write_leaves_the_earlier_output_file_as_it_was(
     assert out.stat().st_mode & 0o777 == 0o640  # a replaced file keeps its mode
 
 
+@pytest.mark.parametrize("name", ["memory.journal", "memory.journal.lock", "memory.journal.d/x.svg", "link.svg"])
+def test_output_onto_the_stores_own_files_is_refused(
+    runner: CliRunner, demo_store: str, tmp_path: Path, name: str
+) -> None:
+    """``export -o memory.journal`` replaced the store's header with fixture lines: the store was gone."""
+    (tmp_path / "link.svg").symlink_to(tmp_path / "memory.journal")
+    before = {p.name: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file() and not p.is_symlink()}
+    command = ["export", *ALICE] if name.endswith(("journal", "lock")) else ["graph", *ALICE, "--entity", "Maria"]
+    result = gm(runner, demo_store, *command, "-o", str(tmp_path / name))
+    assert result.exit_code == 2
+    assert "is a file of the store itself" in one_line_error(result)
+    assert {p.name: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file() and not p.is_symlink()} == before
+    assert json.loads(gm(runner, demo_store, "stats", "--json").stdout)["entries"] > 0
+
+
 def test_export_to_a_path_that_is_no_regular_file_writes_through_it(demo_store: str) -> None:
     """``-o /dev/stdout`` (a pipe here) cannot be replaced by a rename: it is written in place."""
     completed = run_with_file_size_limit(demo_store, 2**30, "export", *ALICE, "-o", "/dev/stdout")

@@ -94,7 +94,7 @@ from typing import IO, Any
 
 from graphmem._errors import JournalCorruptError, StoreLockedError
 
-__all__ = ["HEADER", "Journal", "JournalContents", "JournalCorruptError", "StoreLockedError"]
+__all__ = ["HEADER", "Journal", "JournalContents", "JournalCorruptError", "StoreLockedError", "holds_path"]
 
 logger = logging.getLogger("graphmem")
 
@@ -145,6 +145,25 @@ class StoreContents:
 
     version: int = 0
     files: list[JournalContents] = field(default_factory=list)
+
+
+def _side_paths(path: Path) -> tuple[Path, Path, Path]:
+    """The files a store at ``path`` keeps beside its header: lock, temporary header, segments."""
+    return (
+        path.with_name(path.name + ".lock"),
+        path.with_name(path.name + ".tmp"),
+        path.with_name(path.name + ".d"),
+    )
+
+
+def holds_path(store: str | os.PathLike[str], other: str | os.PathLike[str]) -> bool:
+    """Whether ``other`` is one of the files of the store at ``store`` (its header, lock,
+    temporary header, or anything in its segments directory), symlinks resolved: writing
+    there would destroy the store."""
+    header = Path(os.path.realpath(store))
+    lock, tmp, segments = _side_paths(header)
+    target = Path(os.path.realpath(other))
+    return target in (header, lock, tmp, segments) or segments in target.parents
 
 
 def _fsync_dir(path: Path) -> None:
@@ -257,9 +276,7 @@ class Journal:
     def __init__(self, path: str | os.PathLike[str], *, read_only: bool = False) -> None:
         self.path = Path(path)
         self.read_only = read_only
-        self.lock_path = self.path.with_name(self.path.name + ".lock")
-        self.tmp_path = self.path.with_name(self.path.name + ".tmp")
-        self.segments_dir = self.path.with_name(self.path.name + ".d")
+        self.lock_path, self.tmp_path, self.segments_dir = _side_paths(self.path)
         self._lock_fd: int | None = None
         #: Segments where a failed append could not be undone: appending after it could
         #: acknowledge a line that follows an unacknowledged one.

@@ -33,6 +33,7 @@ from graphmem.cli._context import (
     is_terminal,
     open_service,
     out_console,
+    refuse_the_stores_own_files,
     replacing_file,
     run_async,
     shared_decomposer,
@@ -305,6 +306,8 @@ def export(
     if project is not None and global_only:
         raise CliError("give --project or --global-only, not both", EXIT_USAGE)
     settings = _settings(ctx)
+    if output is not None:
+        refuse_the_stores_own_files(settings, output)
 
     async def work() -> list[Any]:
         async with open_service(settings) as service:
@@ -634,6 +637,7 @@ def graph(
     if output.suffix.lower() not in (".png", ".svg", ".html", ".htm"):
         raise CliError(f"cannot draw {output.name}: the output file must end in .png, .svg or .html", EXIT_USAGE)
     settings = _settings(ctx)
+    refuse_the_stores_own_files(settings, output)
 
     async def work() -> Any:
         async with open_service(settings) as service:

@@ -43,6 +43,7 @@ __all__ = [
     "fail",
     "open_service",
     "out_console",
+    "refuse_the_stores_own_files",
     "replacing_file",
     "run_async",
     "user_errors",
@@ -199,6 +200,16 @@ def user_errors(command: Callable[P, T]) -> Callable[P, T]:
             raise typer.Exit(130) from None
 
     return wrapper
+
+
+def refuse_the_stores_own_files(settings: Settings, output: Path) -> None:
+    """An output file (``export -o``, ``graph -o``) must not be a file of the journal store
+    being read: writing it would destroy the store."""
+    from graphmem.backends._journal import holds_path
+
+    store = parse_store_uri(settings.target())
+    if store.kind == "file" and store.path is not None and holds_path(store.path, output):
+        raise CliError(f"{output} is a file of the store itself ({store.path}): write the output elsewhere", EXIT_USAGE)
 
 
 @contextmanager
