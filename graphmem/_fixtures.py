@@ -55,6 +55,7 @@ from graphmem._decompose import Decomposition, Entity
 from graphmem._errors import EntryIdConflictError, GraphmemError
 from graphmem._language import DETECTED_ONLY, SUPPORTED_LANGUAGES
 from graphmem._models import (
+    MAX_POSITION,
     Content,
     MemoryEntry,
     Part,
@@ -121,6 +122,7 @@ class FixtureEntry(BaseModel):
     position: int | None = Field(
         default=None,
         ge=0,
+        le=MAX_POSITION,
         description="The entry's place in its session: give it on every entry of the line or on none "
         "(then 0, 1, 2, ... in order); positions must increase. NEXT links positions p and p+1 only, so "
         "a gap stays a gap. Exports always write it.",

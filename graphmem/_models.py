@@ -17,6 +17,7 @@ from graphmem._errors import InvalidIdentifierError, InvalidProjectIdError
 __all__ = [
     "DEFAULT_SEARCH_LIMIT",
     "MAX_ID_LENGTH",
+    "MAX_POSITION",
     "Content",
     "MemoryEntry",
     "Part",
@@ -31,6 +32,9 @@ __all__ = [
 
 DEFAULT_SEARCH_LIMIT = 10
 MAX_ID_LENGTH = 256
+#: The largest position of an entry in its session: Neo4j stores 64-bit integers, and a
+#: session grows past its last position (``NEXT`` joins ``p`` and ``p + 1``), so far below 2**63.
+MAX_POSITION = 2**62
 
 
 def _has_control_characters(value: str) -> bool:

@@ -43,6 +43,7 @@ from graphmem._gathering import (
     gather_scores,
 )
 from graphmem._models import (
+    MAX_POSITION,
     MemoryEntry,
     SearchHit,
     SearchRequest,
@@ -581,10 +582,7 @@ class MemoryService(ABC):
         if session_id is not None:
             await self._replace_session(owner, project_id, session_id, prepared)
         else:
-            if held:  # replaced: the store allows one entry per id
-                await self._delete_entries(owner, held)
-            for entry in prepared:
-                await self._insert_entry(owner, entry)
+            await self._restore_loose_entries(owner, held, prepared)
         return [p.entry_id for p in prepared]
 
     async def check_entry_ids(
@@ -1501,6 +1499,15 @@ class MemoryService(ABC):
     async def _insert_entry(self, owner: Owner, entry: PreparedEntry) -> None:
         raise UnsupportedOperationError(f"{type(self).__name__} does not support add_entry()")
 
+    async def _restore_loose_entries(self, owner: Owner, held: Sequence[str], entries: Sequence[PreparedEntry]) -> None:
+        """Replace the owner's entries ``held`` (ids ``entries`` reuse) by ``entries``, outside
+        any session. A backend that can should do it as one write, so that a failure stores
+        none of it (Neo4j does); this default deletes, then inserts one by one."""
+        if held:  # replaced: the store allows one entry per id
+            await self._delete_entries(owner, held)
+        for entry in entries:
+            await self._insert_entry(owner, entry)
+
     async def _list_recent(self, owner: Owner, limit: int, scope: RecentScope | None) -> list[StoredEntry]:
         """The owner's newest ``limit`` entries, newest first (``scope``: only the entries it
         holds; ``None``: every entry)."""
@@ -1610,13 +1617,13 @@ def restored_positions(positions: Sequence[int | None], *, in_session: bool) -> 
     entries give none (0 for an entry outside any session, as ``add_entry`` stores it).
 
     Raises:
-        ValueError: a position that is no integer of at least 0; a session with positions
-            on some entries only, or positions that do not increase.
+        ValueError: a position that is no integer from 0 to :data:`MAX_POSITION` (2**62);
+            a session with positions on some entries only, or positions that do not increase.
     """
     given = [p for p in positions if p is not None]
     for position in given:
-        if not isinstance(position, int) or isinstance(position, bool) or position < 0:
-            raise ValueError(f"a position must be an integer of at least 0, got {position!r}")
+        if not isinstance(position, int) or isinstance(position, bool) or not 0 <= position <= MAX_POSITION:
+            raise ValueError(f"a position must be an integer from 0 to 2**62, got {position!r}")
     if not in_session:
         return [0 if p is None else p for p in positions]
     if not given:

@@ -21,6 +21,7 @@ from graphmem import (
     Content,
     Decomposition,
     Entity,
+    EntryIdConflictError,
     EntryRecord,
     GraphmemError,
     InvalidIdentifierError,
@@ -1294,3 +1295,50 @@ async def test_a_verb_or_a_name_reads_no_related_words(service: MemoryService) -
     for query in ("Did Kate walk yesterday?", "What did Kate say about Pet Sounds?"):
         hits = (await search(service, query)).hits
         assert all(not h.related_to for h in hits), query
+
+
+# ---------------------------------------------------------------------------- restores that fail
+
+
+@pytest.mark.parametrize("session_id", ["s1", None])
+async def test_a_position_past_2_to_the_62_is_refused_before_anything_is_written(
+    service: MemoryService, session_id: str | None
+) -> None:
+    """2**63 reached the Neo4j driver as an OverflowError, after a sessionless restore had
+    already replaced the entry it reused."""
+    await service.restore_session(APP, USER, session_id, [EntryRecord(entry("old note about apples"), "keep-x")])
+    before = await snapshot(service, [(APP, USER)])
+    for position in (2**63, 2**62 + 1):
+        records = [EntryRecord(entry("new note about pears"), "keep-x", position=0),
+                   EntryRecord(entry("huge position", at=1), "new-y", position=position)]
+        with pytest.raises(ValueError, match=r"from 0 to 2\*\*62"):
+            await service.restore_session(APP, USER, session_id, records)
+    assert await snapshot(service, [(APP, USER)]) == before
+    await service.restore_session(APP, USER, session_id, [EntryRecord(entry("at the limit"), "edge", position=2**62)])
+    assert "at the limit" in await stored_texts(service)
+
+
+async def test_two_users_restoring_one_entry_id_at_once(service: MemoryService) -> None:
+    """The id check runs before the write and each user takes their own lock, so both may
+    pass it: the store's uniqueness then refuses one, as an EntryIdConflictError, and that
+    call stores nothing (not even the replacement of an entry it already held)."""
+    for round_ in range(5):
+        ann, bob = f"ann-{round_}", f"bob-{round_}"
+        await service.restore_session(APP, ann, None, [EntryRecord(entry("ann's old note"), f"ann-x-{round_}")])
+        outcomes = await asyncio.gather(
+            service.restore_session(APP, ann, None, [
+                EntryRecord(entry("ann's new note"), f"ann-x-{round_}"),
+                EntryRecord(entry("ann's shared", at=1), f"shared-{round_}"),
+            ]),
+            service.restore_session(APP, bob, None, [EntryRecord(entry("bob's shared", at=1), f"shared-{round_}")]),
+            return_exceptions=True,
+        )
+        failed = [o for o in outcomes if isinstance(o, BaseException)]
+        assert len(failed) <= 1 and all(isinstance(o, EntryIdConflictError) for o in failed), outcomes
+        anns, bobs = await stored_texts(service, user=ann), await stored_texts(service, user=bob)
+        if failed and outcomes[0] is failed[0]:
+            assert (anns, bobs) == (["ann's old note"], ["bob's shared"])  # all of ann's write or none
+        elif failed:
+            assert (anns, bobs) == (["ann's new note", "ann's shared"], [])
+        else:  # the second check saw the first write (a backend that serialises writes)
+            raise AssertionError(f"both restores of one id succeeded: {anns}, {bobs}")

@@ -306,13 +306,14 @@ async def test_replacing_a_session_is_all_or_nothing(neo: Any) -> None:
     Fault injection through the backend primitive: two new entries with one id, so the
     unique constraint refuses the second after the old entries were read for replacement.
     """
+    from graphmem import EntryIdConflictError
     from graphmem._service import Owner
 
     await neo.add_session("app", "u", "s", [entry("the original words")])
     before = await count(neo, "MATCH (n) RETURN count(n)")
     (prepared,) = await neo._prepare([entry("replacement words")], session_id="s", project_id=None)
 
-    with pytest.raises(Exception, match="already exists"):
+    with pytest.raises(EntryIdConflictError, match="nothing of this write was stored"):
         await neo._replace_session(Owner("app", "u"), None, "s", [prepared, prepared])
 
     assert await count(neo, "MATCH (n) RETURN count(n)") == before
@@ -409,16 +410,17 @@ async def test_a_failed_write_leaves_the_counter_as_it_was(neo: Any) -> None:
     """The counter is written in the write's own transaction: a write refused half-way
     (the unique constraint, after the old entries were deleted and new ones created) counts
     nothing."""
+    from graphmem import EntryIdConflictError
     from graphmem._service import Owner
 
     await neo.add_session("app", "u", "s", [entry("the original words"), entry("two", minute=1)])
     (prepared,) = await neo._prepare([entry("replacement words")], session_id="s", project_id=None)
-    with pytest.raises(Exception, match="already exists"):
+    with pytest.raises(EntryIdConflictError, match="nothing of this write was stored"):
         await neo._replace_session(Owner("app", "u"), None, "s", [prepared, prepared])
     assert await counter(neo, "app", "u") == (2, 0)
     # A first write of a user that fails leaves no counter either.
     (fresh,) = await neo._prepare([entry("new user words")], session_id="s", project_id=None)
-    with pytest.raises(Exception, match="already exists"):
+    with pytest.raises(EntryIdConflictError, match="nothing of this write was stored"):
         await neo._replace_session(Owner("app", "w"), None, "s", [fresh, fresh])
     assert await counter(neo, "app", "w") is None
     assert await stored_counts(neo, "app", "w") is None

@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from graphmem._cypher import load_cypher, load_statements
 from graphmem._decompose import Decomposer, Decomposition, Entity, speaker_tokens
-from graphmem._errors import BackendUnavailableError, GraphmemError
+from graphmem._errors import BackendUnavailableError, EntryIdConflictError, GraphmemError
 from graphmem._gathering import Days, FirstRead, NeighbourhoodRequest, TermPostings
 from graphmem._scoring import CandidateStats, CorpusStats, ScoringWeights
 from graphmem._service import (
@@ -80,6 +80,7 @@ try:
     )
     from neo4j.exceptions import (
         AuthError,
+        ConstraintError,
         DatabaseError,
         DatabaseUnavailable,
         DriverError,
@@ -333,6 +334,14 @@ class Neo4jMemoryService(MemoryService):
     async def _insert_entry(self, owner: Owner, entry: PreparedEntry) -> None:
         async def work(tx: AsyncManagedTransaction) -> None:
             await _create_entries(tx, owner, [[entry]])
+
+        await self._write(owner, work)
+
+    async def _restore_loose_entries(self, owner: Owner, held: Sequence[str], entries: Sequence[PreparedEntry]) -> None:
+        async def work(tx: AsyncManagedTransaction) -> None:  # one transaction: all of it or nothing
+            if held:
+                await _delete_ids(tx, owner, list(held))
+            await _create_entries(tx, owner, [[entry] for entry in entries])
 
         await self._write(owner, work)
 
@@ -603,6 +612,13 @@ class Neo4jMemoryService(MemoryService):
                     pass  # retry below
                 elif isinstance(exc, _DRIVER_ERRORS):
                     raise self._unavailable(exc) from exc
+                elif _is_entry_id_clash(exc):
+                    # restore_session checks ids before it writes, but a concurrent write (of
+                    # another user, who takes another lock) can store the same id in between.
+                    raise EntryIdConflictError(
+                        "an entry id of this write was stored by another entry at the same time "
+                        "(another user's, or another session or scope); nothing of this write was stored"
+                    ) from None
                 else:
                     raise  # a client error: a bug in a query, not an outage
             await asyncio.sleep(delay * random.uniform(0.5, 1.5))
@@ -649,6 +665,13 @@ def _is_contention(exc: BaseException) -> bool:
     """Whether another attempt of the same write will likely succeed: deadlocks and other
     transient errors, except an unavailable database (an outage)."""
     return isinstance(exc, TransientError) and not isinstance(exc, DatabaseUnavailable)
+
+
+def _is_entry_id_clash(exc: BaseException) -> bool:
+    """Whether a write broke the uniqueness of ``Entry.id`` (``graphmem_v1_entry_id``): the
+    only unique property a write can clash on whose value a caller chose."""
+    text = str(exc)
+    return isinstance(exc, ConstraintError) and "`Entry`" in text and "`id`" in text
 
 
 def _is_already_exists(exc: Neo4jError) -> bool:
