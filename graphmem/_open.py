@@ -279,8 +279,13 @@ async def open_memory(
         except OSError as exc:
             if isinstance(exc, GraphmemError):
                 raise
-            # A journal under a file, in a directory that cannot be created or read.
-            raise InvalidStoreUriError(f"cannot use {store.display} as a journal: {exc.strerror or exc}") from exc
+            if isinstance(exc, NotADirectoryError | IsADirectoryError):
+                # A journal under a file, or a path that is a directory: the URI is wrong.
+                raise InvalidStoreUriError(f"cannot use {store.display} as a journal: {exc.strerror or exc}") from exc
+            # Permissions, a full disk, an I/O error: the URI is right, the file system refuses.
+            if exc.filename is None:
+                raise OSError(exc.errno, exc.strerror or str(exc), str(store.path or store.display)) from exc
+            raise
         if not read_only:
             await service.ensure_schema()
     except BaseException:

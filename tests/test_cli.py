@@ -366,6 +366,27 @@ def test_output_onto_the_stores_own_files_is_refused(
     assert json.loads(gm(runner, demo_store, "stats", "--json").stdout)["entries"] > 0
 
 
+def test_a_store_the_file_system_refuses_to_create_is_an_error_naming_it(tmp_path: Path) -> None:
+    """A full disk (here: no file may grow) is no bad URI: exit 1, not the usage error it was."""
+    store = tmp_path / "new.journal"
+    completed = run_with_file_size_limit(str(store), 0, "load", "--demo", "--skip-projects")
+    assert completed.returncode == 1, completed.stderr
+    line = completed.stderr.strip()
+    assert line.startswith("error: cannot use ") and "File too large" in line, line
+    assert "--uri" not in line and "Traceback" not in line
+
+
+def test_an_append_the_disk_refuses_names_the_segment_and_is_undone(tmp_path: Path) -> None:
+    store = tmp_path / "m.journal"
+    completed = run_with_file_size_limit(str(store), 10_240, "load", "--demo", "--skip-projects")
+    assert completed.returncode == 1, completed.stderr
+    line = completed.stderr.strip().splitlines()[-1]
+    assert line.startswith(f"error: cannot use {store}.d/") and "File too large (the write was undone)" in line, line
+    stats = run_with_file_size_limit(str(store), 2**30, "stats", "--json")  # the store still opens, whole
+    assert stats.returncode == 0, stats.stderr
+    assert json.loads(stats.stdout)["entries"] > 0
+
+
 def test_export_to_a_path_that_is_no_regular_file_writes_through_it(demo_store: str) -> None:
     """``-o /dev/stdout`` (a pipe here) cannot be replaced by a rename: it is written in place."""
     completed = run_with_file_size_limit(demo_store, 2**30, "export", *ALICE, "-o", "/dev/stdout")

@@ -621,8 +621,10 @@ class Journal:
             try:
                 _write_all(fd, _encode(record))
                 os.fsync(fd)
-            except BaseException:
+            except BaseException as exc:
                 self._roll_back(owner, fd, size)
+                if isinstance(exc, OSError) and exc.filename is None:  # say which file refused it
+                    raise OSError(exc.errno, f"{exc.strerror or exc} (the write was undone)", str(path)) from exc
                 raise
         finally:
             os.close(fd)
