@@ -617,3 +617,44 @@ async def test_concurrent_writes_and_erasures_of_many_users_survive_a_reload(sto
         assert files_holding(store.parent, f"secret{round_}x") == []
     assert len(files_holding(store.parent, "secret0x")) == len(users)
     assert len(before["user0"]) == 6 + 4  # the loose notes, and sessions s0, s2, s3, s5
+
+
+async def test_a_write_that_meets_close_fails_cleanly_and_loses_nothing_acknowledged(
+    tmp_path: Path, decomposer: Decomposer
+) -> None:
+    """Writes still running when the service is closed (a cancelled request's thread) met a
+    bare ``assert`` (AssertionError, and nothing at all under ``python -O``). Now such a write
+    is a BackendUnavailableError that stored nothing; every acknowledged write is on disk."""
+    from graphmem import BackendUnavailableError, open_memory
+
+    path = tmp_path / "m.journal"
+    service = await open_memory(path, nlp=decomposer)
+    turns = [entry(f"Note {k} about Paris and Maria") for k in range(3)]
+    acknowledged = {u: 0 for u in range(4)}
+    refused: list[BaseException] = []
+
+    async def writer(u: int) -> None:
+        for _ in range(10):
+            try:
+                await service.append_to_session(APP, f"u{u}", "s", turns)
+                acknowledged[u] += len(turns)
+            except Exception as exc:  # noqa: BLE001 - what each refusal is, is the assertion below
+                refused.append(exc)
+
+    async def closer() -> None:
+        for _ in range(200):
+            await asyncio.sleep(0)
+            await service.close()
+
+    for _ in range(3):
+        await asyncio.gather(*(writer(u) for u in range(4)), closer())
+    await service.close()
+    assert all(isinstance(exc, BackendUnavailableError) and "closed while" in str(exc) for exc in refused), {
+        f"{type(e).__name__}: {e}" for e in refused
+    }
+    reopened = GraphMemoryService(nlp=decomposer, path=path)
+    try:
+        on_disk = {u: len(await reopened.list_entries(APP, f"u{u}")) for u in range(4)}
+    finally:
+        await reopened.close()
+    assert on_disk == acknowledged

@@ -92,7 +92,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from graphmem._errors import JournalCorruptError, StoreLockedError
+from graphmem._errors import BackendUnavailableError, JournalCorruptError, StoreLockedError
 
 __all__ = ["HEADER", "Journal", "JournalContents", "JournalCorruptError", "StoreLockedError", "holds_path"]
 
@@ -448,7 +448,7 @@ class Journal:
         Written atomically (temporary file, fsync, rename); the header holds the SHA-256
         of the segment part it covers and of its own payload, which a reader checks.
         """
-        assert self._lock_fd is not None, "write without the writer lock"
+        self._require_writer_lock()
         segment = self.segment_path(owner)
         with _open_regular(segment, "graphmem segment") as fh:
             data = fh.read()
@@ -604,7 +604,7 @@ class Journal:
         On failure the segment is cut back to its last acknowledged length before the
         error is raised, so the record is not there after a restart either.
         """
-        assert self._lock_fd is not None, "write without the writer lock"
+        self._require_writer_lock()
         if owner in self._broken:
             raise OSError(errno.EIO, self._broken[owner])
         path = self.segment_path(owner)
@@ -629,6 +629,16 @@ class Journal:
         finally:
             os.close(fd)
 
+    def _require_writer_lock(self) -> None:
+        """Refuse a write once the lock is gone: the service was closed while a call was
+        still on its way here (a thread left running by a cancelled request). Not an
+        ``assert``: ``python -O`` would drop it, and the write would run unlocked."""
+        if self._lock_fd is None:
+            raise BackendUnavailableError(
+                f"{self.path}: the store was closed while this write was running; nothing of it "
+                "was stored (open the store again to write)"
+            )
+
     def _roll_back(self, owner: OwnerKey, fd: int, size: int) -> None:
         try:
             os.ftruncate(fd, size)
@@ -643,7 +653,7 @@ class Journal:
     def rewrite(self, owner: OwnerKey, records: Iterable[dict[str, Any]]) -> None:
         """Replace the user's segment with ``records`` atomically (temporary file, fsync,
         rename); with no records, delete it."""
-        assert self._lock_fd is not None, "write without the writer lock"
+        self._require_writer_lock()
         records = list(records)
         if not records:
             self.remove(owner)
@@ -657,7 +667,7 @@ class Journal:
 
     def remove(self, owner: OwnerKey) -> None:
         """Delete the user's segment (everything of the user on disk), durably."""
-        assert self._lock_fd is not None, "write without the writer lock"
+        self._require_writer_lock()
         self._remove_snapshot(owner)
         self.segment_path(owner).unlink(missing_ok=True)
         _fsync_dir(self.segments_dir)
