@@ -37,6 +37,7 @@ from graphmem._scoring import (
     ScoringWeights,
     TermGroups,
     days_match,
+    matching_days,
     plan_gathering,
     query_shares,
     score_query,
@@ -46,6 +47,7 @@ from graphmem._time import QueryTime
 __all__ = [
     "EXPANSION_GROWTH",
     "FIRST_EXPANSION",
+    "DayIndex",
     "FULL_GATHERING_ENTRIES",
     "SEED_DF_SHARE",
     "FirstRead",
@@ -81,15 +83,45 @@ FULL_GATHERING_ENTRIES = 1200
 Days = tuple[int, tuple[tuple[int, int], ...]]
 
 
+class DayIndex(Protocol):
+    """One user's entries by the day they were said and the day ranges they refer to, as a
+    backend may offer it with the postings of a query with a time
+    (:attr:`TermPostings.day_index`). Which holders may match the time is then a few set
+    operations per group of holders instead of a question per holder
+    (:meth:`PrunedGathering._split`); what matches stays the scorer's rule
+    (:func:`graphmem._scoring.matching_days`). Keys are the postings' holder keys."""
+
+    def span(self) -> tuple[int, int] | None:
+        """The first and last day (ordinals) an entry was said on or refers to; ``None``:
+        no entry."""
+        ...
+
+    def said_in(self, ranges: Sequence[tuple[int, int]]) -> frozenset[Hashable]:
+        """The entries said on a day of one of ``ranges`` (inclusive ordinals)."""
+        ...
+
+    def referring_to(self, ranges: Sequence[tuple[int, int]], max_days: int) -> frozenset[Hashable]:
+        """The entries referring to a day range of at most ``max_days`` days that shares a
+        day with one of ``ranges``."""
+        ...
+
+    def unread_among(self, keys: Iterable[Hashable]) -> AbstractSet[Hashable]:
+        """Those of ``keys`` whose references the index does not know (their text was not
+        read for times yet): they are asked one by one."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class TermPostings:
     """The in-scope holders of each term asked for (an empty collection when none), and,
     when asked ``with_times``, each holder's :data:`Days` by key (a holder missing there,
-    deleted meanwhile, is taken as possibly matching any time)."""
+    deleted meanwhile, is taken as possibly matching any time) and, where the backend
+    keeps one, its :class:`DayIndex` (``None``: the days are asked holder by holder)."""
 
     tokens: Mapping[str, Collection[Hashable]] = field(default_factory=dict)
     entities: Mapping[str, Collection[Hashable]] = field(default_factory=dict)
     days: Mapping[Hashable, Days] = field(default_factory=dict)
+    day_index: DayIndex | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,12 +269,15 @@ class SeedShares:
         max_holders: int | None,
         untimed_weight: float,
         expanded: Collection[Hashable] = frozenset(),
+        split: Callable[[Collection[Hashable]], tuple[Collection[Hashable], Collection[Hashable]]] | None = None,
     ) -> tuple[list[Hashable], float | None, float | None]:
         """:meth:`expand` for a query with a time, where a holder for which ``known_off``
         is true is known not to match it: those need ``plan.min_share_untimed``, and under
         the cap they rank by their share times ``untimed_weight`` (what the time leaves of
         their score). ``known_off`` is asked only about the holders that could be chosen,
-        and about others until each kind's highest share is known.
+        and about others until each kind's highest share is known. ``split``, when given,
+        tells of a whole group at once which of its holders may match and which do not
+        (what ``known_off`` tells of each), and is asked instead.
 
         Returns:
             The holders to expand, the highest share among the others that may match the time,
@@ -287,6 +322,11 @@ class SeedShares:
                 if rest[0] is not None and rest[1] is not None:
                     break  # and those after them (what waits is offered below)
                 left = members - expanded if expanded else members  # type: ignore[operator]
+                if split is not None:
+                    for kind, part in enumerate(split(left)):
+                        if part and (rest[kind] is None or rest[kind] < share):  # type: ignore[operator]
+                            rest[kind] = share
+                    continue
                 for key in left:
                     off = known_off(key)
                     if rest[off] is None or rest[off] < share:  # type: ignore[operator]
@@ -304,7 +344,11 @@ class SeedShares:
                     best = rest[kind]
                     rest[kind] = share if best is None else max(best, share)
                 continue
-            if room is not None and share >= floor and len(left) > room:
+            if split is not None:
+                # Both kinds at once, by set operations (not a question per holder); those
+                # known not to match wait for their rank, as below.
+                on_part, off_part = split(left)
+            elif room is not None and share >= floor and len(left) > room:
                 # More than the room, and only those that may match the time eligible: the
                 # first such ones in the postings' order fill it, when there are enough.
                 on_first, off_seen, asked_all = _first_matching(left, room, order, known_off)
@@ -448,6 +492,10 @@ class PrunedGathering:
         self._days: list[Mapping[Hashable, Days]] = []
         self._off: dict[Hashable, bool] = {}
         self._days_off: dict[Days | int, bool] = {}
+        #: The backend's index of days, when it keeps one, and the entries it says match the
+        #: time (read on first use).
+        self._day_index: DayIndex | None = None
+        self._matching: frozenset[Hashable] | None = None
         #: The seed shares of the last seeds asked for (a later step often keeps them).
         self._shares: tuple[tuple[tuple[str, ...], tuple[str, ...]], SeedShares] | None = None
         self._expanded: set[Hashable] = set()
@@ -490,6 +538,8 @@ class PrunedGathering:
         self._postings.update(((1, e), holders) for e, holders in zip(entities, fresh[len(tokens) :], strict=True))
         if self._when is not None:
             self._days.append(read.days)
+            if self._day_index is None:
+                self._day_index = read.day_index
 
     def _known_off(self, key: Hashable) -> bool:
         """Whether the holder ``key`` is known not to match the query's time (a holder whose
@@ -512,6 +562,34 @@ class PrunedGathering:
                     self._days_off[memo_key] = off
             self._off[key] = off
         return off
+
+    def _split(self, members: Collection[Hashable]) -> tuple[Collection[Hashable], Collection[Hashable]]:
+        """The holders of ``members`` that may match the query's time, and those known not
+        to: what :meth:`_known_off` tells of each, read from the backend's
+        :class:`DayIndex` (only holders whose references it does not know are asked one
+        by one)."""
+        index = self._day_index
+        assert index is not None
+        matching = self._matching
+        if matching is None:
+            assert self._when is not None
+            span = index.span()
+            if span is None:
+                matching = frozenset()
+            else:
+                days = matching_days(self._when, self._weights, *span)
+                matching = index.said_in(days.said) | index.referring_to(days.referred, days.longest_reference)
+            self._matching = matching
+        # One seed's holders less some (the usual group) are read through the posting.
+        base, removed = (members._base, members._removed) if isinstance(members, _Without) else (members, None)
+        on = set(matching.intersection(base))  # (a set's intersection walks the smaller side)
+        known_off = self._known_off
+        on.update(k for k in index.unread_among(base) if k not in on and not known_off(k))
+        if removed:
+            on.difference_update(removed)
+        if len(on) == len(members):
+            return members, ()
+        return on, members - on  # type: ignore[operator]
 
     async def step(self, plan: GatherPlan, max_holders: int | None) -> QueryScores:
         """Read what ``plan`` needs that no earlier step read, expanding at most
@@ -542,7 +620,12 @@ class PrunedGathering:
         else:
             keep = 1.0 / (1.0 + self._weights.time_share)
             expand, unexpanded, unexpanded_untimed = shares.expand_timed(
-                self._known_off, plan, max_holders, keep, expanded
+                self._known_off,
+                plan,
+                max_holders,
+                keep,
+                expanded,
+                split=self._split if self._day_index is not None else None,
             )
         if expand:
             # Entries holding no query term add nothing to the scores: their direct score is

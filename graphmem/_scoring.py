@@ -278,11 +278,39 @@ def days_match(
             return f"said {date.fromordinal(day).isoformat()}"
     if not time_refs:
         return None
-    longest = max(31, 2 * when.longest_days())
+    longest = longest_reference(when)
     for lo, hi in time_refs:
         if hi - lo + 1 <= longest and when.overlaps(lo, hi):
             return f"refers to {date.fromordinal(lo).isoformat()}/{date.fromordinal(hi).isoformat()}"
     return None
+
+
+def longest_reference(when: QueryTime) -> int:
+    """The most days a range an entry refers to may span and still pin ``when`` (a whole
+    "last year" does not pin a day; a month or two does)."""
+    return max(31, 2 * when.longest_days())
+
+
+@dataclass(frozen=True, slots=True)
+class MatchingDays:
+    """:func:`days_match` as day ranges, for an index of days (``first`` to ``last``,
+    ordinals, inclusive ranges that may overlap): an entry matches exactly when it was
+    said on a day of ``said``, or refers to a range of at most ``longest_reference`` days
+    that shares a day with ``referred``."""
+
+    said: tuple[tuple[int, int], ...]
+    referred: tuple[tuple[int, int], ...]
+    longest_reference: int
+
+
+def matching_days(when: QueryTime, weights: ScoringWeights, first: int, last: int) -> MatchingDays:
+    """The :class:`MatchingDays` of ``when`` from ``first`` to ``last`` (ordinals)."""
+    said = when.day_ranges(first + 1, last + 1, after=weights.time_told_within_days + 1)
+    return MatchingDays(
+        tuple((lo - 1, hi - 1) for lo, hi in said),
+        tuple(when.day_ranges(first, last)),
+        longest_reference(when),
+    )
 
 
 def term_weight(df: int, entry_count: int) -> float:

@@ -110,18 +110,40 @@ class QueryTime:
                         return True
         return False
 
+    def day_ranges(self, first: int, last: int, *, after: int = 0) -> list[tuple[int, int]]:
+        """The days from ``first`` to ``last`` (ordinals) that :meth:`matches_day` accepts
+        with ``after``, as inclusive ranges (they may overlap): what an index of days reads
+        instead of asking day by day."""
+        found = [(max(lo, first), min(hi + after, last)) for lo, hi in self._ordinals]
+        if self.yearless:
+            # A day matches when one of the ``after`` days before it (or itself) falls on
+            # the month's days: per year, from the first such day to ``after`` past the last.
+            years = range(
+                max(date.min.year, date.fromordinal(max(first - after, 1)).year),
+                date.fromordinal(max(last, 1)).year + 1,
+            )
+            for month, a, b in self.yearless:
+                for year in years:
+                    days_in_month = calendar.monthrange(year, month)[1]
+                    if a > days_in_month:
+                        continue
+                    start = date(year, month, a).toordinal()
+                    end = date(year, month, min(b, days_in_month)).toordinal() + after
+                    found.append((max(start, first), min(end, last)))
+        return [(lo, hi) for lo, hi in found if lo <= hi]
+
     def overlaps(self, lo: int, hi: int) -> bool:
         """Whether the day range ``lo..hi`` (ordinals) shares a day with the query's time."""
         for a, b in self._ordinals:
             if lo <= b and a <= hi:
                 return True
         if self.yearless:
-            if hi - lo > 400:
-                return True  # a range of more than a year holds every month
             for month, a, b in self.yearless:
                 for year in range(date.fromordinal(lo).year, date.fromordinal(hi).year + 1):
                     last = calendar.monthrange(year, month)[1]
-                    start = date(year, month, min(a, last)).toordinal()
+                    if a > last:
+                        continue  # 29 February of a year without one (as matches_day reads it)
+                    start = date(year, month, a).toordinal()
                     end = date(year, month, min(b, last)).toordinal()
                     if lo <= end and start <= hi:
                         return True

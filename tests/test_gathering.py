@@ -156,6 +156,39 @@ async def test_postings_give_each_holders_days_as_they_are_after_every_write(ser
     assert await days_of_puppy_holders() == {}
 
 
+async def test_networkx_day_index_answers_as_each_entrys_days(decomposer: Decomposer) -> None:
+    # What a search with a time reads instead of each holder's days: the entries said in
+    # day ranges, those referring to a short enough range sharing a day with them, and
+    # the span of both; the same answers as the entries' own days, after writes too.
+    service = GraphMemoryService(nlp=decomposer)
+    owner = Owner("app", "ana")
+    said = ["We hiked yesterday.", "Tea last week.", "Porto in May!", "Nothing dated here.", "Two years ago I moved."]
+    for n in range(6):
+        day = datetime(2023, 4, 1, 9, tzinfo=UTC) + timedelta(days=11 * n)
+        memories = [entry(t, 0).model_copy(update={"timestamp": day + timedelta(minutes=i)}) for i, t in enumerate(said)]
+        await service.add_session("app", "ana", f"s{n}", memories)
+    await service.delete_session("app", "ana", "s2")
+    ids = [e.entry_id for e in await service.list_entries("app", "ana")]
+    await service.delete_entries_by_id("app", "ana", ids[:2])
+    index = (await service._postings(owner, None, ["tea"], [], with_times=True)).day_index
+    assert index is not None
+    days = {i: e.days() for i, e in service._entries[owner].items()}
+    ends = [d for day, refs in days.values() for d in (day, *(x for r in refs for x in r))]
+    assert index.span() == (min(ends), max(ends))
+    first = min(ends)
+    for lo in range(first - 3, max(ends) + 3, 4):
+        for length in (0, 3, 20, 400):
+            ranges = [(lo, lo + length), (lo + 300, lo + 301)]
+            assert index.said_in(ranges) == {i for i, (d, _) in days.items() if any(a <= d <= b for a, b in ranges)}
+            for max_days in (1, 7, 31, 62, 800):
+                assert index.referring_to(ranges, max_days) == {
+                    i
+                    for i, (_, refs) in days.items()
+                    if any(hi - lo_ + 1 <= max_days and any(lo_ <= b and a <= hi for a, b in ranges) for lo_, hi in refs)
+                }
+    assert not index.unread_among(days)  # every entry written now has its references read
+
+
 async def test_networkx_keeps_no_holders_of_a_user_it_erased_or_never_held(decomposer: Decomposer) -> None:
     # The holder cache is per user: delete_user must leave none of it, and searching a user
     # with no entries must not start one (a trace of the names searched).

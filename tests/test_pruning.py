@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -46,8 +46,19 @@ def neighbours(index: int, session_of: Sequence[int]) -> tuple[list[int], list[i
     return near, [j for j in far if j not in near]
 
 
-#: Entry i was said on day DAY0 + i // 3 (three entries a day); queries may name a time.
+#: Entry i was said on day DAY0 + i // 3 (three entries a day), some referring to earlier
+#: days (``refs_of``); queries may name a time.
 DAY0 = date(2023, 5, 1).toordinal()
+
+
+def refs_of(index: int) -> tuple[tuple[int, int], ...]:
+    """What entry ``index`` refers to: every fourth a week a month before it was said, and
+    every eighth also a year before that (longer than any time a query pins)."""
+    said = DAY0 + index // 3
+    if index % 4:
+        return ()
+    month_before = (said - 37, said - 31)
+    return (month_before, (said - 400, said - 1)) if index % 8 == 0 else (month_before,)
 
 
 def candidate(index: int, held: Sequence[frozenset[str]], query: set[str], session_of: Sequence[int]) -> CandidateStats:
@@ -59,18 +70,47 @@ def candidate(index: int, held: Sequence[frozenset[str]], query: set[str], sessi
         neighbour_ids=tuple(f"e{j:03d}" for j in near),
         second_neighbour_ids=tuple(f"e{j:03d}" for j in far),
         day=DAY0 + index // 3,
-        time_refs=((DAY0 + index // 3 - 7, DAY0 + index // 3 - 1),) if index % 4 == 0 else (),
+        time_refs=refs_of(index),
         author="w0" if index % 2 else "someone else",  # "w0" is also a speaker's name
     )
 
 
+class ReferenceDayIndex:
+    """A ``graphmem._gathering.DayIndex`` of the reference graph's entries, by brute force:
+    the references of every fifth entry are not known to it (they are asked one by one)."""
+
+    def __init__(self, days: Mapping[int, Days]) -> None:
+        self.days = days
+        self.unread = {i for i in days if i % 5 == 0}
+
+    def span(self) -> tuple[int, int] | None:
+        ends = [d for day, refs in self.days.values() for d in (day, *(x for r in refs for x in r))]
+        return (min(ends), max(ends)) if ends else None
+
+    def said_in(self, ranges: Sequence[tuple[int, int]]) -> frozenset[Hashable]:
+        return frozenset(i for i, (day, _) in self.days.items() if any(lo <= day <= hi for lo, hi in ranges))
+
+    def referring_to(self, ranges: Sequence[tuple[int, int]], max_days: int) -> frozenset[Hashable]:
+        return frozenset(
+            i
+            for i, (_, refs) in self.days.items()
+            if i not in self.unread
+            and any(hi - lo + 1 <= max_days and any(lo <= b and a <= hi for a, b in ranges) for lo, hi in refs)
+        )
+
+    def unread_among(self, keys: Iterable[Hashable]) -> set[Hashable]:
+        return self.unread.intersection(keys)
+
+
 class ReferenceGraph:
     """What a backend's two reads return (``graphmem._gathering.GraphReader``) for a graph of
-    entries ``0..n-1`` holding ``held[i]``, in sessions ``session_of[i]``; counts the reads."""
+    entries ``0..n-1`` holding ``held[i]``, in sessions ``session_of[i]``; counts the reads.
+    ``indexed``: postings with times come with a :class:`ReferenceDayIndex`."""
 
-    def __init__(self, held: Sequence[frozenset[str]], session_of: Sequence[int]) -> None:
+    def __init__(self, held: Sequence[frozenset[str]], session_of: Sequence[int], indexed: bool = False) -> None:
         self.held = held
         self.session_of = session_of
+        self.indexed = indexed
         self.reads: list[str] = []
 
     async def postings(self, tokens: Sequence[str], entities: Sequence[str], *, with_times: bool = False) -> TermPostings:
@@ -82,6 +122,10 @@ class ReferenceGraph:
                 c = candidate(i, self.held, set(tokens), self.session_of)
                 assert c.day is not None
                 days[i] = (c.day, c.time_refs)
+        if with_times and self.indexed:
+            every = {i: candidate(i, self.held, set(), self.session_of) for i in range(len(self.held))}
+            index = ReferenceDayIndex({i: (c.day, c.time_refs) for i, c in every.items() if c.day is not None})
+            return TermPostings(holders, {e: () for e in entities}, days, index)
         return TermPostings(holders, {e: () for e in entities}, days)
 
     async def neighbourhood(self, request: NeighbourhoodRequest) -> list[CandidateStats]:
@@ -124,9 +168,10 @@ def score(
     min_share: float = 0.0,
     max_holders: int | None = None,
     groups: TermGroups | None = None,
+    indexed: bool = False,
 ) -> QueryScores:
     """One gathering, as a search's first: seeds by ``seed_terms`` (``None``: full)."""
-    graph, corpus = ReferenceGraph(held, session_of), stats(held, query)
+    graph, corpus = ReferenceGraph(held, session_of, indexed), stats(held, query)
     if share is None:
         every_holder = NeighbourhoodRequest(tuple(query), (), with_times=True)
         found = asyncio.run(graph.neighbourhood(every_holder))
@@ -145,10 +190,11 @@ def search(
     first_expansion: int | None,
     when: QueryTime | None = None,
     groups: TermGroups | None = None,
+    indexed: bool = False,
 ) -> tuple[QueryScores, list[str]]:
     """A search's steps (``graphmem._gathering.gather_scores``), pruning every user.
     Returns the scores and the reads it made."""
-    graph = ReferenceGraph(held, session_of)
+    graph = ReferenceGraph(held, session_of, indexed)
     scores = asyncio.run(
         gather_scores(
             graph,
@@ -189,7 +235,7 @@ def graphs(draw: Any) -> tuple[list[frozenset[str]], list[int], list[str], int, 
     share = draw(st.sampled_from([0.0, 0.05, 0.2, 0.5]))
     when = None
     if draw(st.booleans()):
-        first = date.fromordinal(DAY0 + draw(st.integers(min_value=-5, max_value=25)))
+        first = date.fromordinal(DAY0 + draw(st.integers(min_value=-45, max_value=25)))
         when = QueryTime((DayRange(first, first + timedelta(days=draw(st.integers(0, 6)))),), (), ())
     return held, session_of, query, limit, share, when
 
@@ -272,6 +318,7 @@ def reference_shares(postings: Sequence[tuple[float, Sequence[int]]]) -> dict[in
     st.sampled_from([None, 0.0, 0.15, 0.4]),
     st.sampled_from([None, 0, 1, 2, 5]),
     st.booleans(),
+    st.booleans(),
 )
 def test_seed_shares_choose_the_best_holders_and_bound_the_rest(
     drawn: tuple[list[tuple[float, list[int]]], set[int], set[int]],
@@ -279,11 +326,13 @@ def test_seed_shares_choose_the_best_holders_and_bound_the_rest(
     untimed_floor: float | None,
     cap: int | None,
     timed: bool,
+    by_groups: bool,
 ) -> None:
     """What a step expands, and the highest shares it leaves, follow every holder's own
     sum: the bound on the holders not expanded (``unexpanded_share``, of each kind with a
     time) is never below one of theirs, and no holder a step had to expand (its share
-    above the floor, under the cap, best first) is left out."""
+    above the floor, under the cap, best first) is left out. With a time, whether the
+    kinds are told holder by holder or a group at once (a day index's ``split``)."""
     postings, untimed, expanded = drawn
     shares = reference_shares(postings)
     seed_shares = SeedShares(postings)
@@ -295,8 +344,19 @@ def test_seed_shares_choose_the_best_holders_and_bound_the_rest(
         chosen, rest = seed_shares.expand(floor, cap, expanded)
         rest_untimed = None
     else:
+        def split(members: Collection[Hashable]) -> tuple[list[Hashable], list[Hashable]]:
+            return [k for k in members if k not in untimed], [k for k in members if k in untimed]
+
+        def never_asked(key: Hashable) -> bool:
+            raise AssertionError("a split group is not asked holder by holder")
+
         chosen, rest, rest_untimed = seed_shares.expand_timed(
-            untimed.__contains__, GatherPlan(frozenset(), frozenset(), floor, untimed_floor), cap, keep, expanded
+            never_asked if by_groups else untimed.__contains__,
+            GatherPlan(frozenset(), frozenset(), floor, untimed_floor),
+            cap,
+            keep,
+            expanded,
+            split=split if by_groups else None,
         )
     needed = untimed_floor if untimed_floor is not None else floor
     eligible = {k for k, s in shares.items() if k not in expanded and s >= (needed if k in untimed else floor)}
@@ -364,30 +424,63 @@ def test_the_first_holders_matching_a_time_are_found_alike_in_a_view_or_a_set(
     assert off_seen == [k for k in in_order[: in_order.index(on[-1]) + 1 if len(on) == room else None] if k in off]
 
 
-@given(graphs(), st.sampled_from([None, 1, 2, 5]), st.sampled_from([0.0, 0.2, 0.5]))
+@settings(max_examples=300, deadline=None)
+@given(graphs(), st.integers(-45, 25), st.integers(0, 40), st.data())
+def test_a_day_index_splits_holders_as_asking_each_one_does(
+    graph: tuple[list[frozenset[str]], list[int], list[str], int, float, QueryTime | None],
+    start: int,
+    length: int,
+    data: st.DataObject,
+) -> None:
+    """``PrunedGathering._split`` reads a group's holders that may match the time from the
+    backend's day index: exactly those of which ``_known_off`` (the holder's own days) is
+    false, for a set of holders and for one seed's holders less some (a view)."""
+    from graphmem._gathering import _Without
+
+    held, session_of, query, _, _, when = graph
+    if when is None:
+        first = date.fromordinal(DAY0 + start)
+        when = QueryTime((DayRange(first, first + timedelta(days=length)),), (), ())
+    reader = ReferenceGraph(held, session_of, indexed=True)
+    read = asyncio.run(reader.postings(query, (), with_times=True))
+    gathering = PrunedGathering(reader, query, (), stats(held, query), ScoringWeights(), when, read)
+    base = frozenset(k for found in read.tokens.values() for k in found)
+    removed = data.draw(st.frozensets(st.sampled_from(sorted(base)))) if base else frozenset()
+    for members in (base - removed, _Without(base, removed)):
+        on, off = gathering._split(members)
+        expected_off = {k for k in members if gathering._known_off(k)}
+        assert set(off) == expected_off and set(on) == set(members) - expected_off
+        assert len(on) + len(off) == len(members)
+
+
+@given(graphs(), st.sampled_from([None, 1, 2, 5]), st.sampled_from([0.0, 0.2, 0.5]), st.booleans())
 def test_a_decided_answer_expanding_only_the_best_holders_is_the_full_answer(
     graph: tuple[list[frozenset[str]], list[int], list[str], int, float, QueryTime | None],
     max_holders: int | None,
     min_share: float,
+    indexed: bool,
 ) -> None:
     """Holders not expanded (by count or by share) are bounded like weak terms: with a
-    speaker ("w0") or a time in the query too."""
+    speaker ("w0") or a time in the query too, its matches read from a day index or not."""
     held, session_of, query, limit, share, when = graph
     full = score(held, query, session_of, None, when)
-    pruned = score(held, query, session_of, share, when, min_share=min_share, max_holders=max_holders)
+    pruned = score(
+        held, query, session_of, share, when, min_share=min_share, max_holders=max_holders, indexed=indexed
+    )
     if pruned.decides(limit):
         assert_same_answer(pruned, full, limit)
 
 
 @settings(max_examples=300, deadline=None)
-@given(graphs(), st.sampled_from([None, 1, 3]))
+@given(graphs(), st.sampled_from([None, 1, 3]), st.booleans())
 def test_the_services_steps_always_end_with_the_full_answer(
     graph: tuple[list[frozenset[str]], list[int], list[str], int, float, QueryTime | None],
     first_expansion: int | None,
+    indexed: bool,
 ) -> None:
     held, session_of, query, limit, share, when = graph
     full = score(held, query, session_of, None, when)
-    found, reads = search(held, query, session_of, share, limit, first_expansion, when)
+    found, reads = search(held, query, session_of, share, limit, first_expansion, when, indexed=indexed)
     assert_same_answer(found, full, limit)
     # Each step reads more (one more holder at least, or a seed more), so few are needed;
     # postings are read once per term, a holder's neighbourhood once per search.
@@ -396,14 +489,15 @@ def test_the_services_steps_always_end_with_the_full_answer(
 
 
 @settings(max_examples=400, deadline=None)
-@given(graphs())
+@given(graphs(), st.booleans())
 def test_a_decided_pruned_answer_is_the_full_answer(
     graph: tuple[list[frozenset[str]], list[int], list[str], int, float, QueryTime | None],
+    indexed: bool,
 ) -> None:
     """Also with a time in the query: the time lift keeps pruning exact."""
     held, session_of, query, limit, share, when = graph
     full = score(held, query, session_of, None, when)
-    pruned = score(held, query, session_of, share, when)
+    pruned = score(held, query, session_of, share, when, indexed=indexed)
     assert full.decides(limit)  # a full gathering is always certain
     if pruned.decides(limit):
         assert_same_answer(pruned, full, limit)
@@ -588,6 +682,65 @@ async def test_ties_go_to_an_entry_that_refers_to_a_time_pruned_or_not(service: 
     assert answers[0] == answers[1]
     assert answers[0][0] == "We went hiking yesterday with the kids."
     assert answers[0][1:] == ["Hiking is great, note 11.", "Hiking is great, note 10."]
+
+
+async def test_pruned_search_with_a_time_in_the_query_equals_full_search(service: MemoryService) -> None:
+    """A query naming a time prunes by which holders may match it (networkx reads them from
+    its index of days, Neo4j from each holder's days): dates, months without a year, 29
+    February, and references inside entries ("last week", "in May"), on every backend the
+    same answer as reading every holder."""
+    base = datetime(2023, 1, 2, 12, tzinfo=UTC)
+    texts = [
+        "We went hiking yesterday with the kids.",
+        "Hiking in the hills again last week, Ben came too.",
+        "I bought a new violin today.",
+        "Tea with Ana in May was lovely.",
+        "The violin lesson was two weeks ago.",
+        "Hiking boots are expensive.",
+        "We might go hiking next month.",
+        "My violin teacher moved to Porto last year.",
+        "Note about tea and nothing else.",
+    ]
+    sessions = {
+        f"s{day:03d}": [
+            MemoryEntry(
+                content=Content(role="user").with_text(texts[(day + i) % len(texts)]),
+                author="Ann" if (day + i) % 3 else "Ben",
+                timestamp=base + timedelta(days=day * 5, minutes=i),
+            )
+            for i in range(4)
+        ]
+        for day in range(110)
+    }
+    await service.add_sessions("pruning-times", "u-times", sessions)
+    queries = [
+        "What did Ann do on 4 March 2023?",
+        "hiking in March 2023",
+        "violin in May",
+        "Ann hiking last summer",
+        "tea on 29 February",
+        "violin lesson in 2024",
+        "Ben hiking the week before 10 June 2023",
+    ]
+    gathered = _count_gathers(service)
+    pruned_alone = 0
+    for query in queries:
+        answers = []
+        for full_up_to, share, first_expansion in ((10_000, None, None), (0, 0.05, 1), (0, 0.2, 4)):
+            service.full_gathering_entries = full_up_to
+            service.seed_df_share = share
+            service.first_expansion = first_expansion
+            gathered.clear()
+            request = SearchRequest(
+                query=query, app_name="pruning-times", user_id="u-times", limit=5, as_of=datetime(2024, 2, 1, tzinfo=UTC)
+            )
+            response = await service.search(request)
+            answers.append([(h.entry_id, round(h.score, 12), h.matched_time) for h in response.hits])
+            pruned_alone += share is not None and None not in gathered
+        assert answers[0] and all(hit[2] is not None for hit in answers[0][:1]), query  # the time matched
+        assert answers[1] == answers[0], query
+        assert answers[2] == answers[0], query
+    assert pruned_alone >= len(queries)  # pruning did answer on its own
 
 
 async def test_a_small_user_is_searched_in_one_full_gathering(service: MemoryService) -> None:

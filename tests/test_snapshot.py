@@ -32,7 +32,7 @@ SESSIONS = ["s1", "s2"]
 AUTHORS = ["user", "Alice", "Bob"]
 # Real words, a speaker's name and a time expression: token, entity, speaker and
 # time_refs paths all get exercised.
-VOCABULARY = ["apple", "river", "violin", "Alice", "Paris", "yesterday", "coffee", "the"]
+VOCABULARY = ["apple", "river", "violin", "Alice", "Paris", "yesterday", "coffee", "the", "last week"]
 T0 = datetime(2024, 3, 1, tzinfo=UTC)
 
 texts = st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=4).map(" ".join)
@@ -82,18 +82,44 @@ async def _run(service: GraphMemoryService, store: Path, decomposer: Decomposer,
     return service
 
 
+def _days_index(service: GraphMemoryService) -> dict[Any, Any]:
+    """Each user's index of days (what a search with a time reads its holders' days from),
+    checked against its entries: an entry is under the day it was said and under each range
+    it refers to, or among the unread when its references were not read yet."""
+    found: dict[Any, Any] = {}
+    for owner, own in service._entries.items():
+        if not own:
+            continue
+        index = service._said_days[owner]
+        unread = {i for i, e in own.items() if e.props.get("time_refs") is None}
+        by_day: dict[int, set[str]] = {}
+        by_ref: dict[tuple[int, int], set[str]] = {}
+        for entry_id, entry in own.items():
+            by_day.setdefault(entry.timestamp.date().toordinal(), set()).add(entry_id)
+            for ref in () if entry_id in unread else entry.days()[1]:
+                by_ref.setdefault(ref, set()).add(entry_id)
+        assert (index.by_day, index.by_ref, index.unread) == (by_day, by_ref, unread)
+        assert index.days() == sorted(by_day) and index.refs() == sorted(by_ref)
+        found[owner] = (by_day, by_ref, unread)
+    assert set(service._said_days) <= set(service._entries)  # an erased user leaves none
+    return found
+
+
 async def _state(service: GraphMemoryService) -> dict[str, Any]:
     """Everything a reader can see: the graph (nodes, properties, edges), the entries, the
-    counts and what each word finds, in its ranked order.
+    counts and what each word finds, in its ranked order; and the index of days beside the
+    graph.
 
     Not the order of the graph's dicts: a compaction (and so a replay) lists a user's
     sessions before its entries outside a session, whatever order they came in.
     """
+    days = _days_index(service)  # before searches read any entry's references
     graph = service.graph
     state: dict[str, Any] = {
         "nodes": {n: dict(graph.nodes[n]) for n in graph.nodes},
         "edges": {(u, v, frozenset(labels)) for u, v, labels in graph.edges(data="__labels__")},
         "stats": await service.stats(),
+        "days": days,
     }
     for user in USERS:
         state[user] = sorted(

@@ -7,14 +7,17 @@ The parser is pure (``graphmem._time``); the lift is part of the pure scorer; ``
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, date, datetime, timedelta
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from graphmem import Content, MemoryEntry, MemoryService, SearchRequest
-from graphmem._scoring import CandidateStats, CorpusStats, ScoringWeights, score_query
-from graphmem._time import DayRange, mentioned_ranges, parse_time_ref, query_time
+from graphmem._scoring import CandidateStats, CorpusStats, ScoringWeights, days_match, matching_days, score_query
+from graphmem._time import DayRange, QueryTime, mentioned_ranges, parse_time_ref, query_time
 from graphmem.cli._cypher_run import run_read_only
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -288,3 +291,70 @@ async def test_a_query_that_is_only_a_time_matches_its_words(service: MemoryServ
     response = await service.search(SearchRequest(query="tomorrow", app_name="app", user_id="u", as_of=NOW))
     assert [h.memory.text for h in response.hits][0] == "See you tomorrow then."
     assert response.hits[0].matched_time is None and "tomorrow" in response.hits[0].matched_tokens
+
+
+# ---------------------------------------------------------------------------- days as ranges
+
+#: Around a leap day and a year's end, so that yearless times and "told after" cross both.
+_FIRST = date(2023, 11, 1).toordinal()
+_DAYS = st.integers(_FIRST, _FIRST + 560)
+
+
+@st.composite
+def query_times(draw: st.DrawFn) -> QueryTime:
+    ranges = []
+    for _ in range(draw(st.integers(0, 2))):
+        first = date.fromordinal(draw(_DAYS))
+        ranges.append(DayRange(first, first + timedelta(days=draw(st.sampled_from([0, 1, 6, 30, 200, 400])))))
+    yearless = []
+    for _ in range(draw(st.integers(0 if ranges else 1, 2))):
+        month = draw(st.integers(1, 12))
+        a = draw(st.sampled_from([1, 3, 28, 29]) if month == 2 else st.integers(1, 30))
+        yearless.append((month, a, draw(st.sampled_from([a, min(a + 4, 31), 31]))))
+    return QueryTime(tuple(ranges), tuple(yearless), ())
+
+
+@settings(max_examples=300, deadline=None)
+@given(query_times(), st.integers(0, 9), st.lists(_DAYS, min_size=1, max_size=12))
+def test_a_querys_days_as_ranges_are_the_days_it_matches(when: QueryTime, after: int, days: list[int]) -> None:
+    """``day_ranges`` (what an index of days reads) holds a day exactly when
+    ``matches_day`` accepts it, yearless months and 29 February included."""
+    first, last = min(days) - 40, max(days) + 40
+    ranges = when.day_ranges(first, last, after=after)
+    assert all(first <= lo <= hi <= last for lo, hi in ranges)
+    for day in [*days, first, last]:
+        assert any(lo <= day <= hi for lo, hi in ranges) == when.matches_day(day, after=after)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    query_times(),
+    _DAYS,
+    st.lists(st.tuples(st.integers(-400, 200), st.sampled_from([0, 2, 6, 30, 61, 89, 364, 500])), max_size=3),
+)
+def test_matching_days_is_days_match_as_ranges(when: QueryTime, day: int, refs: list[tuple[int, int]]) -> None:
+    """What the scorer's rule says of an entry's day and references (``days_match``), said
+    as ranges of days for an index (``matching_days``): the same entries match."""
+    weights = ScoringWeights()
+    time_refs = tuple((day + start, day + start + length) for start, length in refs)
+    first = min([day, *(lo for lo, _ in time_refs)])
+    last = max([day, *(hi for _, hi in time_refs)])
+    days = matching_days(when, weights, first, last)
+    said = any(lo <= day <= hi for lo, hi in days.said)
+    referred = any(
+        hi - lo + 1 <= days.longest_reference and any(lo <= b and a <= hi for a, b in days.referred)
+        for lo, hi in time_refs
+    )
+    assert (said or referred) == (days_match(day, time_refs, when, weights) is not None)
+
+
+def test_29_february_without_a_year_is_no_day_of_a_year_without_one() -> None:
+    # Said or referred to, 28 February 2025 is not "29 February"; 29 February 2024 is.
+    when = QueryTime((), ((2, 29, 29),), ())
+    weights = dataclasses.replace(ScoringWeights(), time_told_within_days=0)
+    feb28 = date(2025, 2, 28).toordinal()
+    assert days_match(feb28 - 400, ((feb28, feb28),), when, weights) is None
+    leap_day = date(2024, 2, 29).toordinal()
+    assert days_match(feb28 - 400, ((leap_day, leap_day),), when, weights) is not None
+    days = matching_days(when, weights, leap_day - 1, feb28 + 1)
+    assert [r for r in days.referred] == [(leap_day, leap_day)]

@@ -25,6 +25,7 @@ lock; the lock guarding the in-memory graph is held for in-memory work only.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import contextlib
 import logging
 import operator
@@ -32,7 +33,7 @@ import os
 import sys
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -215,6 +216,127 @@ class _KnownDays(Mapping[Hashable, "Days"]):
         return sum(1 for _ in self)
 
 
+class _DaysOfEntries:
+    """One owner's entry ids by the UTC day they were said (``date.toordinal()``) and by
+    the day ranges their ``time_refs`` name, and the ids of those whose references are not
+    read yet (records written before they were kept): in step with every write, so that a
+    search with a time in its query finds the holders that may match it by set operations
+    (``graphmem._gathering.DayIndex``), not by reading each holder's entry."""
+
+    __slots__ = ("by_day", "by_ref", "unread", "_days", "_refs")
+
+    def __init__(self) -> None:
+        self.by_day: dict[int, set[str]] = {}
+        self.by_ref: dict[tuple[int, int], set[str]] = {}
+        self.unread: set[str] = set()
+        # The keys of by_day and by_ref in order, made when first read after a change.
+        self._days: list[int] | None = None
+        self._refs: list[tuple[int, int]] | None = None
+
+    def add(self, entry_id: str, days: Days | None, day: int) -> None:
+        """An entry said on ``day`` whose days are ``days`` (``None``: references not read)."""
+        if _add_to(self.by_day, day, entry_id):
+            self._days = None
+        if days is None:
+            self.unread.add(entry_id)
+            return
+        for ref in days[1]:
+            if _add_to(self.by_ref, ref, entry_id):
+                self._refs = None
+
+    def remove(self, entry_id: str, days: Days | None, day: int) -> None:
+        """The entry as :meth:`add` was told of it."""
+        if _remove_from(self.by_day, day, entry_id):
+            self._days = None
+        if days is None:
+            self.unread.discard(entry_id)
+            return
+        for ref in days[1]:
+            if _remove_from(self.by_ref, ref, entry_id):
+                self._refs = None
+
+    def days(self) -> list[int]:
+        days = self._days
+        if days is None:
+            days = self._days = sorted(self.by_day)
+        return days
+
+    def refs(self) -> list[tuple[int, int]]:
+        refs = self._refs
+        if refs is None:
+            refs = self._refs = sorted(self.by_ref)
+        return refs
+
+
+def _add_to(index: dict[Any, set[str]], key: Any, entry_id: str) -> bool:
+    """Add ``entry_id`` under ``key``; whether the key is new."""
+    ids = index.get(key)
+    if ids is None:
+        index[key] = {entry_id}
+        return True
+    ids.add(entry_id)
+    return False
+
+
+def _remove_from(index: dict[Any, set[str]], key: Any, entry_id: str) -> bool:
+    """Remove ``entry_id`` from under ``key``; whether the key went with it."""
+    ids = index.get(key)
+    if ids is None:
+        return False
+    ids.discard(entry_id)
+    if ids:
+        return False
+    del index[key]
+    return True
+
+
+class _DayIndexView:
+    """An owner's :class:`_DaysOfEntries` as a search reads it (``graphmem._gathering.DayIndex``),
+    under the service's lock: a write in another thread may change it meanwhile."""
+
+    __slots__ = ("_index", "_lock")
+
+    def __init__(self, index: _DaysOfEntries, lock: threading.RLock) -> None:
+        self._index = index
+        self._lock = lock
+
+    def span(self) -> tuple[int, int] | None:
+        with self._lock:
+            days, refs = self._index.days(), self._index.refs()
+            if not days:
+                return None
+            # A reference may start before the first day said (refs are ordered by start)
+            # and end after the last.
+            return min(days[0], refs[0][0] if refs else days[0]), max(days[-1], *(hi for _, hi in refs))
+
+    def said_in(self, ranges: Sequence[tuple[int, int]]) -> frozenset[Hashable]:
+        with self._lock:
+            days, by_day = self._index.days(), self._index.by_day
+            found: set[Hashable] = set()
+            for lo, hi in ranges:
+                for day in days[bisect.bisect_left(days, lo) : bisect.bisect_right(days, hi)]:
+                    found.update(by_day[day])
+            return frozenset(found)
+
+    def referring_to(self, ranges: Sequence[tuple[int, int]], max_days: int) -> frozenset[Hashable]:
+        with self._lock:
+            refs, by_ref = self._index.refs(), self._index.by_ref
+            found: set[Hashable] = set()
+            for lo, hi in ranges:
+                # A reference of at most max_days days sharing a day with lo..hi starts
+                # from max_days - 1 days before lo to hi.
+                first = bisect.bisect_left(refs, (lo - max_days + 1,))
+                for start, end in refs[first : bisect.bisect_right(refs, (hi, sys.maxsize))]:
+                    if end >= lo and end - start + 1 <= max_days:
+                        found.update(by_ref[(start, end)])
+            return frozenset(found)
+
+    def unread_among(self, keys: Iterable[Hashable]) -> AbstractSet[Hashable]:
+        with self._lock:
+            unread = self._index.unread
+            return unread.intersection(keys) if unread else frozenset()
+
+
 class GraphMemoryService(MemoryService):
     """Memory in a networkx graph; optionally persisted to an fsync-ed journal.
 
@@ -284,6 +406,8 @@ class GraphMemoryService(MemoryService):
         #: (at 100k entries freezing 4-tuple keys was a fifth of a search's CPU). Dropped on
         #: any write to the owner; bounded (:data:`_HOLDER_CACHE_SHARE`).
         self._holder_ids: dict[Owner, _HolderCache] = {}
+        #: Per owner, its entries by the day they were said (what a query's time matches).
+        self._said_days: dict[Owner, _DaysOfEntries] = {}
 
     # ------------------------------------------------------------------ public extras
 
@@ -546,6 +670,9 @@ class GraphMemoryService(MemoryService):
                 # entry would cost more than the search; a holder whose days are unknown may
                 # match the time, which only makes the search read more (its answer is the same).
                 days = _KnownDays(self._entries.get(owner, {}))
+                said = self._said_days.get(owner)
+                if said is not None:
+                    return TermPostings(token_holders, entity_holders, days, _DayIndexView(said, self._lock))
             return TermPostings(token_holders, entity_holders, days)
 
     def _holders_of(self, owner: Owner) -> Callable[[NodeKey], frozenset[str]]:
@@ -932,6 +1059,7 @@ class GraphMemoryService(MemoryService):
         self._needs_compaction = set()
         self._terms = {}
         self._holder_ids = {}
+        self._said_days = {}
         self._loaded = self._journal is None
 
     def _apply(self, record: dict[str, Any]) -> int:
@@ -991,6 +1119,7 @@ class GraphMemoryService(MemoryService):
         removed = self._remove_entries(owner, ids)
         if op == "delete_user":
             self._holder_ids.pop(owner, None)
+            self._said_days.pop(owner, None)
             self._entries.pop(owner, None)
             self._sessions.pop(owner, None)
             self._speaker_values.pop(owner, None)
@@ -1065,6 +1194,10 @@ class GraphMemoryService(MemoryService):
         entry = _Entry(node, project_id, session_id, position, author, when, props)
         entry._days = days
         own[entry_id] = entry
+        said = self._said_days.get(owner)
+        if said is None:
+            said = self._said_days[owner] = _DaysOfEntries()
+        said.add(entry_id, days, when.date().toordinal())
         return entry
 
     def _remove_entries(self, owner: Owner, entry_ids: Sequence[str]) -> int:
@@ -1072,6 +1205,7 @@ class GraphMemoryService(MemoryService):
         if not own:
             return 0
         self._holder_ids.pop(owner, None)  # its postings change
+        said = self._said_days[owner]  # (an owner with entries has its days)
         graph = self._graph
         removed = 0
         spoken: set[str] = set()
@@ -1080,6 +1214,7 @@ class GraphMemoryService(MemoryService):
             if entry is None:
                 continue
             removed += 1
+            said.remove(entry_id, None if entry_id in said.unread else entry.days(), entry.timestamp.date().toordinal())
             spoken.update(speaker_tokens(entry.author))
             node = entry.key
             terms = [n for n in graph._succ[node] if n[0] != ENTRY]
@@ -1216,6 +1351,7 @@ class GraphMemoryService(MemoryService):
             succ[key] = {}
             entity_keys.append(key)
         own = self._entries[owner]
+        said = self._said_days.setdefault(owner, _DaysOfEntries())
         entry_keys: list[NodeKey] = []
         for (
             entry_id,
@@ -1246,7 +1382,8 @@ class GraphMemoryService(MemoryService):
             succ[node] = out
             pred[node] = {}
             when = datetime.fromisoformat(timestamp)  # as written by _add_entry: UTC
-            own[entry_id] = _Entry(node, project_id, session_id, position, author, when, props)
+            entry = own[entry_id] = _Entry(node, project_id, session_id, position, author, when, props)
+            said.add(entry_id, None if refs is None else entry.days(), when.date().toordinal())
             entry_keys.append(node)
         tokens, entities = self._terms.setdefault(owner, ({}, {}))
         speakers = self._speaker_values[owner]
