@@ -100,6 +100,8 @@ def _days_index(service: GraphMemoryService) -> dict[Any, Any]:
                 by_ref.setdefault(ref, set()).add(entry_id)
         assert (index.by_day, index.by_ref, index.unread) == (by_day, by_ref, unread)
         assert index.days() == sorted(by_day) and index.refs() == sorted(by_ref)
+        ends = [*by_day, *(d for ref in by_ref for d in ref)]
+        assert index.span() == (min(ends), max(ends))
         found[owner] = (by_day, by_ref, unread)
     assert set(service._said_days) <= set(service._entries)  # an erased user leaves none
     return found

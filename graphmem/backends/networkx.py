@@ -223,37 +223,39 @@ class _DaysOfEntries:
     search with a time in its query finds the holders that may match it by set operations
     (``graphmem._gathering.DayIndex``), not by reading each holder's entry."""
 
-    __slots__ = ("by_day", "by_ref", "unread", "_days", "_refs")
+    __slots__ = ("by_day", "by_ref", "unread", "_days", "_refs", "_span")
 
     def __init__(self) -> None:
         self.by_day: dict[int, set[str]] = {}
         self.by_ref: dict[tuple[int, int], set[str]] = {}
         self.unread: set[str] = set()
-        # The keys of by_day and by_ref in order, made when first read after a change.
+        # The keys of by_day and by_ref in order, and the span of both, made when first
+        # read after a change.
         self._days: list[int] | None = None
         self._refs: list[tuple[int, int]] | None = None
+        self._span: tuple[int, int] | None = None
 
     def add(self, entry_id: str, days: Days | None, day: int) -> None:
         """An entry said on ``day`` whose days are ``days`` (``None``: references not read)."""
         if _add_to(self.by_day, day, entry_id):
-            self._days = None
+            self._days = self._span = None
         if days is None:
             self.unread.add(entry_id)
             return
         for ref in days[1]:
             if _add_to(self.by_ref, ref, entry_id):
-                self._refs = None
+                self._refs = self._span = None
 
     def remove(self, entry_id: str, days: Days | None, day: int) -> None:
         """The entry as :meth:`add` was told of it."""
         if _remove_from(self.by_day, day, entry_id):
-            self._days = None
+            self._days = self._span = None
         if days is None:
             self.unread.discard(entry_id)
             return
         for ref in days[1]:
             if _remove_from(self.by_ref, ref, entry_id):
-                self._refs = None
+                self._refs = self._span = None
 
     def days(self) -> list[int]:
         days = self._days
@@ -266,6 +268,20 @@ class _DaysOfEntries:
         if refs is None:
             refs = self._refs = sorted(self.by_ref)
         return refs
+
+    def span(self) -> tuple[int, int] | None:
+        """The first and last day an entry was said on or refers to (``None``: none)."""
+        span = self._span
+        if span is None:
+            days, refs = self.days(), self.refs()
+            if not days:
+                return None
+            # References are ordered by their first day; any may end last.
+            span = self._span = (
+                min(days[0], refs[0][0]) if refs else days[0],
+                max(days[-1], *(hi for _, hi in refs)),
+            )
+        return span
 
 
 def _add_to(index: dict[Any, set[str]], key: Any, entry_id: str) -> bool:
@@ -302,12 +318,7 @@ class _DayIndexView:
 
     def span(self) -> tuple[int, int] | None:
         with self._lock:
-            days, refs = self._index.days(), self._index.refs()
-            if not days:
-                return None
-            # A reference may start before the first day said (refs are ordered by start)
-            # and end after the last.
-            return min(days[0], refs[0][0] if refs else days[0]), max(days[-1], *(hi for _, hi in refs))
+            return self._index.span()
 
     def said_in(self, ranges: Sequence[tuple[int, int]]) -> frozenset[Hashable]:
         with self._lock:
