@@ -98,7 +98,11 @@ def _days_index(service: GraphMemoryService) -> dict[Any, Any]:
             by_day.setdefault(entry.timestamp.date().toordinal(), set()).add(entry_id)
             for ref in () if entry_id in unread else entry.days()[1]:
                 by_ref.setdefault(ref, set()).add(entry_id)
-        assert (index.by_day, index.by_ref, index.unread) == (by_day, by_ref, unread)
+        for kept in (index.by_day, index.by_ref):
+            assert all(len(ids) == len(set(ids)) for ids in kept.values())  # each id once
+        assert {d: set(ids) for d, ids in index.by_day.items()} == by_day
+        assert {r: set(ids) for r, ids in index.by_ref.items()} == by_ref
+        assert index.unread == unread
         assert index.days() == sorted(by_day) and index.refs() == sorted(by_ref)
         ends = [*by_day, *(d for ref in by_ref for d in ref)]
         assert index.span() == (min(ends), max(ends))
