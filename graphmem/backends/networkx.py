@@ -237,27 +237,44 @@ class _DaysOfEntries:
         self._refs: list[tuple[int, int]] | None = None
         self._span: tuple[int, int] | None = None
 
-    def add(self, entry_id: str, days: Days | None, day: int) -> None:
-        """An entry said on ``day`` whose days are ``days`` (``None``: references not read)."""
-        if _add_to(self.by_day, day, entry_id):
+    def add(self, entries: Iterable[_Dated]) -> None:
+        """Entries ``(entry_id, day, refs)``: said on ``day``, referring to the ranges
+        ``refs`` (``None``: references not read). One loop for a whole snapshot's entries
+        (opening a 100k store runs it 100k times)."""
+        by_day, by_ref, unread = self.by_day, self.by_ref, self.unread
+        new_day = new_ref = False
+        for entry_id, day, refs in entries:
+            ids = by_day.get(day)
+            if ids is None:
+                by_day[day] = [entry_id]
+                new_day = True
+            else:
+                ids.append(entry_id)
+            if refs is None:
+                unread.add(entry_id)
+                continue
+            for ref in refs:
+                ids = by_ref.get(ref)
+                if ids is None:
+                    by_ref[ref] = [entry_id]
+                    new_ref = True
+                else:
+                    ids.append(entry_id)
+        if new_day:
             self._days = self._span = None
-        if days is None:
-            self.unread.add(entry_id)
-            return
-        for ref in days[1]:
-            if _add_to(self.by_ref, ref, entry_id):
-                self._refs = self._span = None
+        if new_ref:
+            self._refs = self._span = None
 
-    def remove(self, gone: Iterable[tuple[str, Days | None, int]]) -> None:
-        """Entries as :meth:`add` was told of them: ``(entry_id, days, day)``."""
+    def remove(self, gone: Iterable[_Dated]) -> None:
+        """Entries as :meth:`add` was told of them: ``(entry_id, day, refs)``."""
         days_gone: dict[int, set[str]] = {}
         refs_gone: dict[tuple[int, int], set[str]] = {}
-        for entry_id, days, day in gone:
+        for entry_id, day, refs in gone:
             days_gone.setdefault(day, set()).add(entry_id)
-            if days is None:
+            if refs is None:
                 self.unread.discard(entry_id)
             else:
-                for ref in days[1]:
+                for ref in refs:
                     refs_gone.setdefault(ref, set()).add(entry_id)
         if _remove_from(self.by_day, days_gone):
             self._days = self._span = None
@@ -289,16 +306,6 @@ class _DaysOfEntries:
                 max(days[-1], *(hi for _, hi in refs)),
             )
         return span
-
-
-def _add_to(index: dict[Any, list[str]], key: Any, entry_id: str) -> bool:
-    """Add ``entry_id`` under ``key``; whether the key is new."""
-    ids = index.get(key)
-    if ids is None:
-        index[key] = [entry_id]
-        return True
-    ids.append(entry_id)
-    return False
 
 
 def _remove_from(index: dict[Any, list[str]], gone: Mapping[Any, set[str]]) -> bool:
@@ -1215,7 +1222,7 @@ class GraphMemoryService(MemoryService):
         said = self._said_days.get(owner)
         if said is None:
             said = self._said_days[owner] = _DaysOfEntries()
-        said.add(entry_id, days, when.date().toordinal())
+        said.add(((entry_id, when.toordinal(), None if days is None else days[1]),))
         return entry
 
     def _remove_entries(self, owner: Owner, entry_ids: Sequence[str]) -> int:
@@ -1224,7 +1231,7 @@ class GraphMemoryService(MemoryService):
             return 0
         self._holder_ids.pop(owner, None)  # its postings change
         said = self._said_days[owner]  # (an owner with entries has its days)
-        gone: list[tuple[str, Days | None, int]] = []
+        gone: list[_Dated] = []
         graph = self._graph
         removed = 0
         spoken: set[str] = set()
@@ -1233,8 +1240,8 @@ class GraphMemoryService(MemoryService):
             if entry is None:
                 continue
             removed += 1
-            days = None if entry_id in said.unread else entry.days()
-            gone.append((entry_id, days, entry.timestamp.date().toordinal()))
+            refs = None if entry_id in said.unread else entry.days()[1]
+            gone.append((entry_id, entry.timestamp.toordinal(), refs))
             spoken.update(speaker_tokens(entry.author))
             node = entry.key
             terms = [n for n in graph._succ[node] if n[0] != ENTRY]
@@ -1403,9 +1410,9 @@ class GraphMemoryService(MemoryService):
             succ[node] = out
             pred[node] = {}
             when = datetime.fromisoformat(timestamp)  # as written by _add_entry: UTC
-            entry = own[entry_id] = _Entry(node, project_id, session_id, position, author, when, props)
-            said.add(entry_id, None if refs is None else entry.days(), when.date().toordinal())
+            own[entry_id] = _Entry(node, project_id, session_id, position, author, when, props)
             entry_keys.append(node)
+        said.add(_dated(own, dump["entries"]))
         tokens, entities = self._terms.setdefault(owner, ({}, {}))
         speakers = self._speaker_values[owner]
         for key, (_, speaker, posting) in zip(token_keys, dump["tokens"], strict=True):
@@ -1441,6 +1448,20 @@ class GraphMemoryService(MemoryService):
             "entities": [[n[3], graph._node[n]["label"]] for n in linked if n[0] == ENTITY],
             "time_refs": props.get("time_refs"),
         }
+
+
+_Dated = tuple[str, int, Sequence[tuple[int, int]] | None]  # an entry for _DaysOfEntries.add
+
+
+def _dated(own: Mapping[str, _Entry], rows: Iterable[Sequence[Any]]) -> Iterator[_Dated]:
+    """For :meth:`_DaysOfEntries.add`, the entries of a snapshot's rows (``_dump``'s, the id
+    first and the ``time_refs`` last) as ``own`` holds them: one at a time, so that opening
+    a large store makes no list of them. Only their ranges: an entry's days are made when a
+    search first asks for them."""
+    for row in rows:
+        entry_id, refs = row[0], row[-1]
+        when = own[entry_id].timestamp
+        yield entry_id, when.toordinal(), entry_times(when, refs)[1] if refs else refs
 
 
 def _intern_opt(value: str | None) -> str | None:
