@@ -211,7 +211,7 @@ def graphmem_recall(
 
 # ---------------------------------------------------------------------------- robustness
 
-PERTURBATIONS = ("typo", "names", "british")
+PERTURBATIONS = ("typo", "names", "british", "dates")
 
 
 def _british_spellings() -> dict[str, str]:
@@ -259,6 +259,8 @@ def perturb_questions(conversations: Sequence[Conversation], how: str) -> int:
     every word that has a British spelling that way ("favorite" -> "favourite"). Returns
     how many questions changed. A measure of robustness, never of tuning: nothing here knows the
     answers."""
+    if how == "dates":
+        return _date_the_questions(conversations)
     changed = 0
     british = _british_spellings() if how == "british" else {}
     for conv in conversations:
@@ -278,6 +280,33 @@ def perturb_questions(conversations: Sequence[Conversation], how: str) -> int:
             if text != q.question:
                 object.__setattr__(q, "question", text)  # frozen dataclass, a private copy
                 changed += 1
+    return changed
+
+
+def _date_the_questions(conversations: Sequence[Conversation]) -> int:
+    """``dates``: a question asked the way people ask about something they know happened
+    on a day ("What did Ana watch on 3 May, 2022?", "Which sport did Sam take up in October
+    2023?"): every question that is not itself about a time (LoCoMo category 2) and whose
+    evidence was all said on one day names that day, every other one as its month ("on 8
+    May, 2023", "in May 2023"), before its question mark. Unlike the other perturbations this
+    reads where the evidence is, as the person asking knows when it happened; it measures
+    how a system uses a date in a question, never a setting to tune. A question that names a
+    time already (as graphmem reads it) is left as asked."""
+    from graphmem._time import query_time
+
+    changed = 0
+    for conv in conversations:
+        said_on = {t.key: t.timestamp.date() for t in conv.turns}
+        for n, q in enumerate(conv.questions):
+            days = {said_on.get(key) for key in q.evidence}
+            if q.category == 2 or len(days) != 1 or None in days or query_time(q.question, None) is not None:
+                continue
+            (day,) = days
+            when = f"on {day.day} {day:%B}, {day.year}" if n % 2 == 0 else f"in {day:%B} {day.year}"
+            text = q.question.rstrip()
+            text = f"{text[:-1].rstrip()} {when}?" if text.endswith("?") else f"{text} {when}"
+            object.__setattr__(q, "question", text)  # frozen dataclass, a private copy
+            changed += 1
     return changed
 
 
@@ -461,7 +490,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=None,
         help="robustness: 'typo' swaps two middle letters of each question's longest lowercase word (6+ letters); "
         "'names' does the same to every capitalised word of 5+ letters that is no speaker's name and does not start the question; "
-        "'british' writes every word with a British spelling that way (spaCy's en_lexeme_norm)",
+        "'british' writes every word with a British spelling that way (spaCy's en_lexeme_norm); "
+        "'dates' names the day (or, every other question, the month) its evidence was said on in each question "
+        "not about a time whose evidence is of one day",
     )
     parser.add_argument(
         "--no-related-words",
