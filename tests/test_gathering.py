@@ -192,14 +192,16 @@ async def test_networkx_day_index_answers_as_each_entrys_days(decomposer: Decomp
 async def test_networkx_keeps_no_holders_of_a_user_it_erased_or_never_held(decomposer: Decomposer) -> None:
     # The holder cache is per user: delete_user must leave none of it, and searching a user
     # with no entries must not start one (a trace of the names searched).
+    # The same for its index of days (the days its entries were said on and refer to).
     service = GraphMemoryService(nlp=decomposer)
     owner, _ = await stored(service)
-    await service._postings(owner, None, ["puppy", "porto"], ["porto"])
-    assert owner in service._holder_ids
+    await service._postings(owner, None, ["puppy", "porto"], ["porto"], with_times=True)
+    assert owner in service._holder_ids and owner in service._said_days
     await service.delete_user("app", "ana")
-    await service._postings(owner, None, ["puppy"], [])
-    await service._postings(Owner("app", "nobody"), None, ["puppy"], [])
+    await service._postings(owner, None, ["puppy"], [], with_times=True)
+    await service._postings(Owner("app", "nobody"), None, ["puppy"], [], with_times=True)
     assert set(service._holder_ids) <= {Owner("app", "eve")}
+    assert set(service._said_days) == {Owner("app", "eve")}
 
 
 async def test_networkx_holder_cache_stays_in_its_bound_and_answers_as_the_graph(decomposer: Decomposer) -> None:
