@@ -10,6 +10,10 @@ entries, plus one project's), and knows no rule of the search:
   with the query terms it holds and the ids of its neighbours one and two steps away
   (a :class:`~graphmem._scoring.CandidateStats`): a bounded neighbourhood.
 
+With the postings of a query that names a time, a backend may also hand over a
+:class:`DayIndex` (its entries by the day said and the days referred to), so that which
+holders may match the time is read by set operations rather than holder by holder.
+
 Everything else is decided here, once, for every backend: which terms a search reads
 first (the *seeds*), which of their holders it expands and how far
 (:data:`~graphmem._scoring.CONTEXT_STEPS`), when what it read decides the answer and what
@@ -47,9 +51,9 @@ from graphmem._time import QueryTime
 __all__ = [
     "EXPANSION_GROWTH",
     "FIRST_EXPANSION",
-    "DayIndex",
     "FULL_GATHERING_ENTRIES",
     "SEED_DF_SHARE",
+    "DayIndex",
     "FirstRead",
     "GraphReader",
     "NeighbourhoodRequest",
