@@ -4,11 +4,13 @@ backend, and the pure rules that choose what to read."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
-from graphmem import Content, Decomposer, GraphMemoryService, MemoryEntry, MemoryService
+from graphmem import Content, Decomposer, GraphMemoryService, MemoryEntry, MemoryService, SearchRequest
 from graphmem._gathering import Days, NeighbourhoodRequest, SeedShares, seed_terms
 from graphmem._service import Owner
 
@@ -187,6 +189,54 @@ async def test_networkx_day_index_answers_as_each_entrys_days(decomposer: Decomp
                     if any(hi - lo_ + 1 <= max_days and any(lo_ <= b and a <= hi for a, b in ranges) for lo_, hi in refs)
                 }
     assert not index.unread_among(days)  # every entry written now has its references read
+    # A user none of whose entries refers to a time: the span is the days said.
+    await service.add_session("app", "bob", "s", [entry("Nothing dated here.", 0), entry("Nor here.", 1)])
+    bob = (await service._postings(Owner("app", "bob"), None, ["dated"], [], with_times=True)).day_index
+    noon = datetime(2024, 3, 1).toordinal()
+    assert bob is not None and bob.span() == (noon, noon) and bob.referring_to([(noon - 9, noon + 9)], 800) == set()
+
+
+async def test_networkx_entries_of_records_without_time_refs_are_asked_one_by_one(
+    decomposer: Decomposer, tmp_path: Path
+) -> None:
+    # A journal written before time_refs were kept: its entries' references are unread
+    # (resolved from the text when first asked), so the index lists them as such and a
+    # pruned search with a time asks each of them, answering as a full gathering does.
+    store = tmp_path / "memory.journal"
+    writer = GraphMemoryService(nlp=decomposer, path=store)
+    base = datetime(2024, 1, 3, 12, tzinfo=UTC)
+    said = ["We hiked in the hills yesterday.", "Hiking boots are expensive.", "A quiet day of tea."]
+    sessions = {
+        f"s{n:02d}": [entry(said[(n + i) % 3], i).model_copy(update={"timestamp": base + timedelta(days=9 * n, minutes=i)}) for i in range(3)]
+        for n in range(30)
+    }
+    await writer.add_sessions("app", "ana", sessions)
+    await writer.close()
+    for path in store.parent.glob("*.d/*.snapshot"):
+        path.unlink()
+    for segment in store.parent.glob("*.d/*"):
+        lines = segment.read_text(encoding="utf-8").splitlines()
+        records = [json.loads(line) for line in lines]
+        for record in records:
+            for written in record.get("entries", ()):
+                written.pop("time_refs", None)
+        segment.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    service = GraphMemoryService(nlp=decomposer, path=store, read_only=True)
+    owner = Owner("app", "ana")
+    index = (await service._postings(owner, None, ["hike"], [], with_times=True)).day_index
+    assert index is not None
+    ids = {e.entry_id for e in await service.list_entries("app", "ana")}
+    assert len(ids) == 90 and index.unread_among(ids) == ids
+    answers = []
+    for full_up_to, share in ((10_000, None), (0, 0.05)):
+        service.full_gathering_entries = full_up_to
+        service.seed_df_share = share
+        service.first_expansion = 1
+        request = SearchRequest(query="hiking in the hills on 18 February 2024", app_name="app", user_id="ana", limit=3)
+        answers.append([(h.entry_id, round(h.score, 12), h.matched_time) for h in (await service.search(request)).hits])
+    assert answers[0] == answers[1]
+    assert answers[0][0][2] is not None  # the day before the one said: "yesterday", resolved when asked
+    await service.close()
 
 
 async def test_networkx_keeps_no_holders_of_a_user_it_erased_or_never_held(decomposer: Decomposer) -> None:

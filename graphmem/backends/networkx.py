@@ -303,7 +303,7 @@ class _DaysOfEntries:
             # References are ordered by their first day; any may end last.
             span = self._span = (
                 min(days[0], refs[0][0]) if refs else days[0],
-                max(days[-1], *(hi for _, hi in refs)),
+                max(days[-1], max((hi for _, hi in refs), default=days[-1])),
             )
         return span
 
