@@ -62,6 +62,10 @@ def parse_time_ref(text: str) -> DayRange:
     return DayRange(date.fromisoformat(first), date.fromisoformat(last or first))
 
 
+#: The last calendar day (9999-12-31) as an ordinal.
+_LAST_DAY = date.max.toordinal()
+
+
 @dataclass(frozen=True, slots=True)
 class QueryTime:
     """When a query asks about.
@@ -102,10 +106,11 @@ class QueryTime:
             if lo <= ordinal <= hi + after:
                 return True
         if self.yearless:
-            day = date.fromordinal(ordinal)
-            for month, a, b in self.yearless:
-                for back in range(after + 1):
-                    d = day - timedelta(days=back) if back else day
+            # The days back from it that are calendar days: a search asks of the day after
+            # one said (9999-12-31 has none) and of days before 0001-01-01 none exist.
+            for back in range(max(0, ordinal - _LAST_DAY), min(after, ordinal - 1) + 1):
+                d = date.fromordinal(ordinal - back)
+                for month, a, b in self.yearless:
                     if d.month == month and a <= d.day <= b:
                         return True
         return False
@@ -119,8 +124,8 @@ class QueryTime:
             # A day matches when one of the ``after`` days before it (or itself) falls on
             # the month's days: per year, from the first such day to ``after`` past the last.
             years = range(
-                max(date.min.year, date.fromordinal(max(first - after, 1)).year),
-                date.fromordinal(max(last, 1)).year + 1,
+                date.fromordinal(min(max(first - after, 1), _LAST_DAY)).year,
+                date.fromordinal(min(max(last, 1), _LAST_DAY)).year + 1,
             )
             for month, a, b in self.yearless:
                 for year in years:
@@ -910,7 +915,10 @@ def mentioned_ranges(text: str, said_at: datetime) -> tuple[DayRange, ...]:
     if not others and not _TRIGGER.search(text):
         return ()
     anchor = said_at.date()
-    found = _scan(text, anchor, others=others)
+    try:
+        found = _scan(text, anchor, others=others)
+    except (OverflowError, ValueError):
+        return ()  # an expression resolves past the calendar's ends (said in year 1 or 9999)
     ranges = [v for _, _, v in sorted(found.ranges, key=lambda r: r[0]) if isinstance(v, DayRange)]
     return tuple(dict.fromkeys(ranges))
 
@@ -925,7 +933,10 @@ def query_time(query: str, as_of: datetime | None = None) -> QueryTime | None:
     others = _other_languages(query)
     if not others and not _TRIGGER.search(query):
         return None
-    found = _scan(query, as_of.date() if as_of is not None else None, yearless=True, others=others)
+    try:
+        found = _scan(query, as_of.date() if as_of is not None else None, yearless=True, others=others)
+    except (OverflowError, ValueError):
+        return None  # an expression resolves past the calendar's ends ("the week before 1 January 1")
     if not found.ranges:
         return None
     ordered = sorted(found.ranges, key=lambda r: r[0])

@@ -358,3 +358,30 @@ def test_29_february_without_a_year_is_no_day_of_a_year_without_one() -> None:
     assert days_match(feb28 - 400, ((leap_day, leap_day),), when, weights) is not None
     days = matching_days(when, weights, leap_day - 1, feb28 + 1)
     assert [r for r in days.referred] == [(leap_day, leap_day)]
+
+
+async def test_entries_said_on_the_calendars_first_and_last_days_store_and_match(service: MemoryService) -> None:
+    # "Yesterday" said on 0001-01-01 and "next week" on 9999-12-31 resolve past the
+    # calendar's ends: such a text names no time (it raised OverflowError on store), and
+    # a month without a year asks of the day after the last one said (it raised ValueError).
+    said = [datetime(1, 1, 1, 9, tzinfo=UTC), datetime(9999, 12, 31, 9, tzinfo=UTC)]
+    entries = [
+        MemoryEntry(content=Content(role="user").with_text("We hiked yesterday and will again next week."), author="Ana", timestamp=t)
+        for t in said
+    ]
+    await service.add_session("app", "edges", "s", entries)
+    stored = await service.list_entries("app", "edges")
+    assert len(stored) == 2 and not any(e.refers_to_time for e in stored)
+    as_of = datetime(9999, 12, 31, tzinfo=UTC)
+    for query, day in (("hiked in December", said[1]), ("hiked in January", said[0]), ("hiked last week", said[1])):
+        hits = (await service.search(SearchRequest(query=query, app_name="app", user_id="edges", as_of=as_of))).hits
+        assert hits[0].matched_time == f"said {day.date().isoformat()}", query
+
+
+@pytest.mark.parametrize("after", [0, 8])
+def test_a_querys_days_at_the_calendars_ends(after: int) -> None:
+    last = date.max.toordinal()
+    for when in (QueryTime((), ((1, 1, 3),), ()), QueryTime((), ((12, 30, 31),), ())):
+        ranges = when.day_ranges(1, last + 1, after=after)
+        for day in (1, 2, 3, 4, 10, last - 1, last, last + 1):
+            assert any(lo <= day <= hi for lo, hi in ranges) == when.matches_day(day, after=after)
