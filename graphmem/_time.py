@@ -138,21 +138,12 @@ class QueryTime:
         return [(lo, hi) for lo, hi in found if lo <= hi]
 
     def overlaps(self, lo: int, hi: int) -> bool:
-        """Whether the day range ``lo..hi`` (ordinals) shares a day with the query's time."""
-        for a, b in self._ordinals:
+        """Whether the day range ``lo..hi`` (ordinals) shares a day with the query's time
+        (a day :meth:`matches_day` accepts)."""
+        for a, b in self._ordinals:  # (the usual case, without building ranges)
             if lo <= b and a <= hi:
                 return True
-        if self.yearless:
-            for month, a, b in self.yearless:
-                for year in range(date.fromordinal(lo).year, date.fromordinal(hi).year + 1):
-                    last = calendar.monthrange(year, month)[1]
-                    if a > last:
-                        continue  # 29 February of a year without one (as matches_day reads it)
-                    start = date(year, month, a).toordinal()
-                    end = date(year, month, min(b, last)).toordinal()
-                    if lo <= end and start <= hi:
-                        return True
-        return False
+        return bool(self.yearless) and bool(self.day_ranges(lo, hi))
 
 
 # ---------------------------------------------------------------------------- grammar
