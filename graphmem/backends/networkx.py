@@ -242,27 +242,18 @@ class _DaysOfEntries:
         ``refs`` (``None``: references not read). One loop for a whole snapshot's entries
         (opening a 100k store runs it 100k times)."""
         by_day, by_ref, unread = self.by_day, self.by_ref, self.unread
-        new_day = new_ref = False
+        days_before, refs_before = len(by_day), len(by_ref)
         for entry_id, day, refs in entries:
-            ids = by_day.get(day)
-            if ids is None:
-                by_day[day] = [entry_id]
-                new_day = True
-            else:
-                ids.append(entry_id)
+            by_day.setdefault(day, []).append(entry_id)
             if refs is None:
                 unread.add(entry_id)
-                continue
-            for ref in refs:
-                ids = by_ref.get(ref)
-                if ids is None:
-                    by_ref[ref] = [entry_id]
-                    new_ref = True
-                else:
-                    ids.append(entry_id)
-        if new_day:
+            else:
+                for ref in refs:
+                    by_ref.setdefault(ref, []).append(entry_id)
+        # Only a new key changes the orders (adding never removes one).
+        if len(by_day) != days_before:
             self._days = self._span = None
-        if new_ref:
+        if len(by_ref) != refs_before:
             self._refs = self._span = None
 
     def remove(self, gone: Iterable[_Dated]) -> None:
