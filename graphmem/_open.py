@@ -128,6 +128,14 @@ def _file_uri(text: str, original: str) -> StoreUri:
 def _file_store(path: Path, original: str) -> StoreUri:
     if not str(path).strip() or str(path) == ".":
         raise InvalidStoreUriError(f"{original!r} names no file: give the journal's path, such as memory.journal")
+    if "\x00" in str(path):
+        raise InvalidStoreUriError(f"{original!r} holds a NUL character, which no file name can")
+    if original.rstrip().endswith(("/", os.sep)):
+        # Path() drops the slash; one written says a directory is meant, which is no journal.
+        raise InvalidStoreUriError(
+            f"{original!r} ends with a slash, so it names a directory: name the journal file inside it, "
+            f"such as {path.expanduser() / 'memory.journal'}"
+        )
     path = path.expanduser()
     if path.is_dir():
         raise InvalidStoreUriError(

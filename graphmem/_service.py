@@ -10,11 +10,12 @@ same data the same way.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import re
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import TracebackType
@@ -141,6 +142,15 @@ class StoredEntry:
             entry_id=self.entry_id,
             refers_to_time=self.refers_to_time,
         )
+
+
+def _matches_content(cand: CandidateStats) -> bool:
+    """Whether ``cand`` shares with a query more than the words of its author's name (a
+    token of every entry its author said): what a delete by query may remove."""
+    if cand.matched_entities:
+        return True
+    own = speaker_tokens(cand.author) if cand.author else frozenset()
+    return any(token not in own for token in cand.matched_tokens)
 
 
 @dataclass(frozen=True, slots=True)
@@ -578,11 +588,14 @@ class MemoryService(ABC):
             twice = next(i for i in ids if ids.count(i) > 1)
             raise ValueError(f"entry id {quote_ids(twice)} is given twice")
         prepared = await self._prepare_records(records, positions, session_id=session_id, project_id=project_id)
-        held = await self._held_entry_ids(owner, project_id, session_id, ids)
-        if session_id is not None:
-            await self._replace_session(owner, project_id, session_id, prepared)
-        else:
-            await self._restore_loose_entries(owner, held, prepared)
+        # The check and the write as one: no other restore may store one of these ids
+        # between them (it would be held twice, by two users or two sessions).
+        async with self._claiming_ids(ids):
+            held = await self._held_entry_ids(owner, project_id, session_id, ids)
+            if session_id is not None:
+                await self._replace_session(owner, project_id, session_id, prepared)
+            else:
+                await self._restore_loose_entries(owner, held, prepared)
         return [p.entry_id for p in prepared]
 
     async def check_entry_ids(
@@ -822,7 +835,9 @@ class MemoryService(ABC):
         """Delete the global entries that match ``query``; returns how many.
 
         An entry matches when it shares a token or entity with the query (a search would
-        recall it with a score above 0 from its own content). Entries recalled only as
+        recall it with a score above 0 from its own content), the words of its author's
+        name aside: they are tokens of every entry that author said, so "the user's dog"
+        deletes what mentions a dog, not everything "user" said. Entries recalled only as
         conversation context of a match are not deleted.
         """
         owner = self._owner(app_name, user_id)
@@ -1341,7 +1356,7 @@ class MemoryService(ABC):
         candidates = await self._neighbourhood(
             owner, scope, NeighbourhoodRequest(tuple(parts.tokens), tuple(e.name for e in parts.entities))
         )
-        return [c.entry_id for c in candidates if c.project_id == only_project]
+        return [c.entry_id for c in candidates if c.project_id == only_project and _matches_content(c)]
 
     # ------------------------------------------------------------------ backend primitives
 
@@ -1394,6 +1409,14 @@ class MemoryService(ABC):
         author and (``with_times``) its day and ``time_refs``. Keys naming no entry of the
         owner (any more) are skipped. No rule of the search lives here
         (:mod:`graphmem._gathering` decides what to read)."""
+
+    @contextlib.asynccontextmanager
+    async def _claiming_ids(self, entry_ids: Sequence[str]) -> AsyncIterator[None]:
+        """Hold ``entry_ids`` while a restore checks that no entry holds them and stores its
+        entries: a second restore of one of them meanwhile raises
+        :class:`EntryIdConflictError`. This default holds nothing, for a backend whose store
+        refuses a second entry with an id when it commits (Neo4j's uniqueness constraint)."""
+        yield
 
     @abstractmethod
     async def _term_stats(self, owner: Owner, tokens: Sequence[str], entities: Sequence[str]) -> CorpusStats:

@@ -29,6 +29,8 @@ import graphmem.backends._journal as journal_module
 from graphmem import (
     Content,
     Decomposer,
+    EntryIdConflictError,
+    EntryRecord,
     GraphMemoryService,
     JournalCompactionError,
     JournalCorruptError,
@@ -658,3 +660,100 @@ async def test_a_write_that_meets_close_fails_cleanly_and_loses_nothing_acknowle
     finally:
         await reopened.close()
     assert on_disk == acknowledged
+
+
+def test_no_file_of_the_store_keeps_an_erased_user_or_the_words_that_erased_text(tmp_path: Path) -> None:
+    """The writer's lock file names its holder by program, not by command line: the
+    arguments of ``delete-user --user ...`` or ``delete-entries "<words>"`` are the very
+    things erased (a lock file outlives the command that wrote it)."""
+    store = tmp_path / "m.journal"
+    user = ["--app", APP, "--user", "alice@example.com"]
+    fixture = tmp_path.parent / f"{tmp_path.name}-fixture.jsonl"  # outside the store's folder
+    fixture.write_text(
+        json.dumps({"app_name": APP, "user_id": "alice@example.com", "session_id": "s1", "entries": [
+            {"author": "Alice", "role": "user", "text": "my diagnosis is hypertension", "timestamp": "2026-01-01T09:00:00"},
+            {"author": "Alice", "role": "user", "text": "walks help", "timestamp": "2026-01-01T09:01:00"},
+        ]}) + "\n",
+        encoding="utf-8",
+    )
+    for command in (
+        ["load", str(fixture)],
+        ["delete-entries", "diagnosis hypertension", *user, "--yes"],
+        ["delete-user", *user, "--yes"],
+    ):
+        completed = subprocess.run(
+            [sys.executable, "-m", "graphmem.cli", "--store", str(store), *command],
+            capture_output=True, text=True, env=child_env(), timeout=300, check=False,
+        )
+        assert completed.returncode == 0, completed.stderr
+    files = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert any(p.name.endswith(".lock") for p in files)
+    for marker in (b"alice@example.com", b"hypertension", b"diagnosis"):
+        assert [p.name for p in files if marker in p.read_bytes()] == []
+    fixture.unlink()
+
+
+def _record(text: str, entry_id: str, position: int | None = None) -> EntryRecord:
+    return EntryRecord(memory=entry(text), entry_id=entry_id, position=position)
+
+
+@pytest.mark.parametrize("same_user", [False, True])
+async def test_two_restores_of_one_id_at_once_store_it_once(store: Path, decomposer: Decomposer, same_user: bool) -> None:
+    """Entry ids are unique in the whole store: two restores racing with one id (each
+    checks, then writes off the event loop) store it once, and the other is refused whole."""
+    service = GraphMemoryService(nlp=decomposer, path=store)
+    other = USER if same_user else "bob"
+    results = await asyncio.gather(
+        service.restore_session(APP, USER, "s1", [_record("alice secret question", "X", 0), _record("alice answer", "A1", 1)]),
+        service.restore_session(APP, other, "s2", [_record("bob hello", "B0", 0), _record("bob reply", "X", 1)]),
+        return_exceptions=True,
+    )
+    assert sorted(type(r).__name__ for r in results) == ["EntryIdConflictError", "list"]
+    stored = [(u, e.entry_id) for u in {USER, other} for e in await service.list_entries(APP, u)]
+    assert [i for _, i in stored].count("X") == 1
+    winner = 0 if isinstance(results[0], list) else 1
+    assert sorted(i for _, i in stored) == sorted(["X", "A1"] if winner == 0 else ["B0", "X"])
+    await service.close()
+    reopened = GraphMemoryService(nlp=decomposer, path=store, read_only=True)
+    again = [e.entry_id for u in {USER, other} for e in await reopened.list_entries(APP, u)]
+    assert sorted(again) == sorted(i for _, i in stored)
+    await reopened.close()
+    with pytest.raises(EntryIdConflictError):  # and afterwards, as ever, by the check
+        again = GraphMemoryService(nlp=decomposer, path=store)
+        try:
+            await again.restore_session(APP, "carol", "s3", [_record("carol", "X", 0)])
+        finally:
+            await again.close()
+
+
+async def test_a_failed_restore_outside_sessions_keeps_the_entry_it_was_to_replace(
+    store: Path, decomposer: Decomposer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Replacing an entry outside any session is one change: when its write fails (a full
+    disk), the old entry is still there, in memory and after a restart."""
+    service = GraphMemoryService(nlp=decomposer, path=store)
+    await service.restore_session(APP, USER, None, [_record("my passport number is 1234", "X"), _record("other", "Y")])
+
+    real_append = journal_module.Journal.append
+
+    def full_disk(self: Any, owner: Any, record: dict[str, Any]) -> None:
+        # The disk fills up as the new entry is written (a delete alone would fit).
+        if record["op"] == "delete_entries":
+            return real_append(self, owner, record)
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(journal_module.Journal, "append", full_disk)
+    with pytest.raises(OSError, match="No space"):
+        await service.restore_session(APP, USER, None, [_record("my passport number is 5678", "X")])
+    monkeypatch.undo()
+    texts = sorted(e.memory.text for e in await service.list_entries(APP, USER))
+    assert texts == ["my passport number is 1234", "other"]
+    await service.close()
+    reopened = GraphMemoryService(nlp=decomposer, path=store, read_only=True)
+    assert sorted(e.memory.text for e in await reopened.list_entries(APP, USER)) == texts
+    await reopened.close()
+    # And when it succeeds, the replacement is whole.
+    service = GraphMemoryService(nlp=decomposer, path=store)
+    await service.restore_session(APP, USER, None, [_record("my passport number is 5678", "X")])
+    assert sorted(e.memory.text for e in await service.list_entries(APP, USER)) == ["my passport number is 5678", "other"]
+    await service.close()

@@ -645,6 +645,23 @@ async def test_delete_entries_removes_only_matches_and_counts(service: MemorySer
     assert await stored_texts(service) == ["buy lemons"]
 
 
+async def test_delete_entries_does_not_match_an_author_by_their_own_name(service: MemoryService) -> None:
+    """The words of an author's name are tokens of everything they said: a query that
+    names them ("the user's dog") deletes what it is about, not all they said."""
+    await service.add_session(
+        APP, USER, "s1",
+        [entry("my dog is called Rex"), entry("I like green tea", at=1), entry("Kate walks the dog", at=2, author="Kate")],
+    )
+    # "user" in the text of an entry by "user" cannot be told from the author's name: kept.
+    await service.add_entry(APP, USER, entry("the user manual is in the drawer", at=3))
+    assert await service.delete_entries(APP, USER, "the user's dog") == 2
+    assert await stored_texts(service) == ["I like green tea", "the user manual is in the drawer"]
+    await service.add_entry(APP, USER, entry("my birthday is in May", at=4, author="Sam"))
+    await service.add_entry(APP, USER, entry("Sam sends her love", at=5))  # Sam named in its text
+    assert await service.delete_entries(APP, USER, "Sam") == 1
+    assert await stored_texts(service) == ["I like green tea", "my birthday is in May", "the user manual is in the drawer"]
+
+
 async def test_delete_entries_spares_context_only_hits(service: MemoryService) -> None:
     await service.add_session(
         APP, USER, "s1", [entry("Where does your sister live?"), entry("Lisbon.", at=1, author="model", role="model")]

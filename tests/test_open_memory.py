@@ -124,6 +124,10 @@ async def test_memory_uri_is_in_memory(decomposer: Decomposer, tmp_path: Path, m
         ("bolt://ann:hunter2@host?db=x", "unknown option 'db'"),
         ("file://elsewhere/memory.journal", "on this machine"),
         ("memory:somewhere", "takes nothing"),
+        ("file:///tmp/x%00y.journal", "NUL character"),
+        ("/tmp/a\x00b.journal", "NUL character"),
+        ("/tmp/graphmem-not-yet-a-folder/", "ends with a slash"),
+        ("file:///tmp/graphmem-not-yet-a-folder/", "ends with a slash"),
     ],
 )
 async def test_a_bad_uri_is_one_clear_error_without_the_password(uri: str, message: str) -> None:

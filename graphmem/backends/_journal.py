@@ -9,7 +9,8 @@
   every further line is one acknowledged write of that user (below).
 - ``memory.journal.d/<sha256 of [app, user]>.snapshot``: a user's state as of a prefix of
   its segment (below), beside a large segment.
-- ``memory.journal.lock``: the writer's lock; it holds the writer's pid, host and command.
+- ``memory.journal.lock``: the writer's lock; it holds the writer's pid, host and program
+  (not its arguments: they may name a user, or the words of text being erased).
 - ``*.tmp`` files: only while a segment or snapshot is being rewritten (or the store created).
 
 A record is a JSON object with an ``"op"`` key, ``app_name`` and ``user_id``:
@@ -23,6 +24,9 @@ A record is a JSON object with an ``"op"`` key, ``app_name`` and ``user_id``:
   when the record is applied) and the session's other entries stay. A compaction writes
   the whole session as one ``replace_session``.
 - ``insert_entry``: ``project_id`` and one ``entry`` as above.
+- ``restore_entries``: ``project_id``, ``ids`` and ``entries``: the user's entries with those
+  ids are deleted and the entries (outside any session) stored, as one change (a restore
+  of entries outside sessions that replaces some of them).
 - ``delete_entries`` (``ids``), ``delete_session`` (``session_id``), ``delete_project``
   (``project_id``), ``delete_user``.
 
@@ -520,7 +524,10 @@ class Journal:
             holder = {
                 "pid": os.getpid(),
                 "host": socket.gethostname(),
-                "command": " ".join(sys.argv)[:200],
+                # The program only: its arguments may name a user or words of their text
+                # ("delete-user --user alice@example.com"), which must not outlive an erasure
+                # in this file (the holder line stays after the lock is released).
+                "command": os.path.basename(sys.argv[0])[:100] if sys.argv and sys.argv[0] else "python",
                 "since": datetime.now(UTC).isoformat(timespec="seconds"),
             }
             os.ftruncate(fd, 0)
@@ -770,6 +777,7 @@ _OPS: dict[str, tuple[tuple[str, Any], ...]] = {
     "replace_session": (("project_id", _is_opt_str), ("session_id", _is_str), ("entries", _is_entries)),
     "append_session": (("project_id", _is_opt_str), ("session_id", _is_str), ("entries", _is_entries)),
     "insert_entry": (("project_id", _is_opt_str), ("entry", lambda v: isinstance(v, dict))),
+    "restore_entries": (("project_id", _is_opt_str), ("ids", _is_ids), ("entries", _is_entries)),
     "delete_entries": (("ids", _is_ids),),
     "delete_session": (("session_id", _is_str),),
     "delete_project": (("project_id", _is_str),),
@@ -791,7 +799,7 @@ def record_problem(record: dict[str, Any]) -> str | None:
             return f"{op} has no {name!r}"
         if not check(record[name]):
             return f"{op}'s {name!r} has the wrong type ({type(record[name]).__name__})"
-    if op in ("replace_session", "append_session"):
+    if op in ("replace_session", "append_session", "restore_entries"):
         for entry in record["entries"]:
             problem = _entry_problem(entry)
             if problem is not None:

@@ -33,7 +33,7 @@ import os
 import sys
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -42,9 +42,9 @@ import networkx as nx
 
 from graphmem._collector import collector_paused
 from graphmem._decompose import Decomposer, Decomposition, Entity, speaker_tokens
-from graphmem._errors import JournalCompactionError, JournalCorruptError, ReadOnlyStoreError
+from graphmem._errors import EntryIdConflictError, JournalCompactionError, JournalCorruptError, ReadOnlyStoreError
 from graphmem._gathering import Days, NeighbourhoodRequest, TermPostings
-from graphmem._models import Content, MemoryEntry, Part, as_utc, ensure_unicode
+from graphmem._models import Content, MemoryEntry, Part, as_utc, ensure_unicode, quote_ids
 from graphmem._scoring import CandidateStats, CorpusStats, ScoringWeights
 from graphmem._service import (
     CypherView,
@@ -414,6 +414,10 @@ class GraphMemoryService(MemoryService):
         #: compaction) never waits for another user's. ``_lock`` guards the in-memory
         #: graph only, and is never held while waiting for a user's lock.
         self._owner_locks: dict[Owner, threading.Lock] = {}
+        #: Entry ids a restore is checking and storing now (guarded by ``_lock``): entry ids
+        #: are unique in the whole store, and two restores of one id must not both pass
+        #: their check before either writes (see ``_claiming_ids``).
+        self._claimed_ids: set[str] = set()
         #: Per owner, its Token and Entity nodes by value / name: the node's one key tuple
         #: (every edge reuses it, not a copy each) and its incoming edges (its postings).
         self._terms: dict[Owner, tuple[dict[str, _Term], dict[str, _Term]]] = {}
@@ -500,6 +504,39 @@ class GraphMemoryService(MemoryService):
                 "user_id": owner.user_id,
                 "project_id": project_id,
                 "session_id": session_id,
+                "entries": [_entry_record(e) for e in entries],
+            },
+        )
+
+    @contextlib.asynccontextmanager
+    async def _claiming_ids(self, entry_ids: Sequence[str]) -> AsyncIterator[None]:
+        claimed = set(entry_ids)
+        with self._lock:
+            taken = sorted(claimed & self._claimed_ids)
+            if taken:
+                raise EntryIdConflictError(
+                    f"entry id {quote_ids(taken[0])} is being stored by another call right now; nothing was "
+                    "stored: load each entry id once"
+                )
+            self._claimed_ids |= claimed
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._claimed_ids -= claimed
+
+    async def _restore_loose_entries(self, owner: Owner, held: Sequence[str], entries: Sequence[PreparedEntry]) -> None:
+        if not held and not entries:
+            return
+        # One record: the entries it replaces and the new ones go together or not at all.
+        await self._write(
+            owner,
+            {
+                "op": "restore_entries",
+                "app_name": owner.app_name,
+                "user_id": owner.user_id,
+                "project_id": entries[0].stored.project_id if entries else None,
+                "ids": list(held),
                 "entries": [_entry_record(e) for e in entries],
             },
         )
@@ -1121,6 +1158,13 @@ class GraphMemoryService(MemoryService):
             self._add_entry(owner, _intern_opt(record["project_id"]), None, record["entry"])
             _clear_cache(self._graph)
             return 0
+        if op == "restore_entries":
+            removed = self._remove_entries(owner, record["ids"])
+            project_id = _intern_opt(record["project_id"])
+            for rec in record["entries"]:
+                self._add_entry(owner, project_id, None, rec)
+            _clear_cache(self._graph)
+            return removed
         if op == "delete_entries":
             return self._remove_entries(owner, record["ids"])
         own = self._entries.get(owner, {})
