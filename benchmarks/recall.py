@@ -329,6 +329,28 @@ def as_one_session(conversations: Sequence[Conversation]) -> list[Conversation]:
     return out
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
+
+
+def as_chat_messages(conversations: Sequence[Conversation]) -> list[Conversation]:
+    """Each turn cut into its sentences, each stored as a turn of its own by the same
+    speaker a second after the one before (the same key, so a question's evidence is found
+    when any of its parts is): chat as people type it, several short messages in a row,
+    not LoCoMo's one long turn per reply. A turn of one sentence stays as it is."""
+    out = []
+    for conv in conversations:
+        sessions = []
+        for session in conv.sessions:
+            turns = tuple(
+                dataclasses.replace(turn, text=part, timestamp=turn.timestamp + timedelta(seconds=i))
+                for turn in session.turns
+                for i, part in enumerate(p for p in _SENTENCE_END.split(turn.text) if p.strip())
+            )
+            sessions.append(dataclasses.replace(session, turns=turns))
+        out.append(dataclasses.replace(conv, sessions=tuple(sessions)))
+    return out
+
+
 def _system_factories(
     names: Sequence[str], neo4j_uri: str | None, say: Callable[[str], None], weights: ScoringWeights | None = None
 ) -> dict[str, SystemFactory | str]:
@@ -424,6 +446,8 @@ async def _run(args: argparse.Namespace) -> int:
         say(f"--perturb {args.perturb}: {changed} questions changed")
     if args.one_session:
         conversations = as_one_session(conversations)
+    if args.split_turns:
+        conversations = as_chat_messages(conversations)
     skipped_q = sum(c.skipped_questions for c in conversations)
     say(f"{len(conversations)} conversations, {sum(len(c.questions) for c in conversations)} questions (categories 1-4)")
     weights = ScoringWeights(related_words=False) if args.no_related_words else None
@@ -454,6 +478,7 @@ async def _run(args: argparse.Namespace) -> int:
     perturbed = f", questions perturbed: {args.perturb}" if args.perturb else ""
     perturbed += ", graphmem without related words" if args.no_related_words else ""
     perturbed += ", each conversation one session (a time per turn)" if args.one_session else ""
+    perturbed += ", each turn cut into its sentences (one entry each)" if args.split_turns else ""
     print(f"## Recall on LoCoMo dev ({ids}), QA categories 1-4{perturbed}\n")
     print(f"graphmem {checkout()}, {datetime.now(UTC):%Y-%m-%d}\n")
     print(markdown_tables(results, conversations))
@@ -504,6 +529,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="robustness: store each conversation as one session, each turn stamped with its session's date "
         "plus a minute per turn before it (a chat kept open for weeks, not dated sessions)",
+    )
+    parser.add_argument(
+        "--split-turns",
+        action="store_true",
+        help="robustness: store each sentence of a turn as an entry of its own (same speaker, a second apart): "
+        "chat typed as several short messages; a question's evidence turn counts as found when any of its parts is",
     )
     return asyncio.run(_run(parser.parse_args(argv)))
 

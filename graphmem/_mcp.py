@@ -27,7 +27,14 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 from pydantic import BaseModel, Field, ValidationError
 
 from graphmem._errors import BackendUnavailableError, GraphmemError, ProjectScopingUnsupportedError
-from graphmem._models import Content, MemoryEntry, SearchRequest, validate_identifier, validate_project_id
+from graphmem._models import (
+    Content,
+    MemoryEntry,
+    SearchHit,
+    SearchRequest,
+    validate_identifier,
+    validate_project_id,
+)
 from graphmem._open import open_memory, parse_store_uri
 from graphmem._service import MemoryService, StoredEntry
 
@@ -112,10 +119,35 @@ class Hit(_Compact):
     other_speaker: bool | None = Field(
         None, description="true when the query names a speaker and someone else said this (its score was lowered)"
     )
+    folded: list[Hit] | None = Field(
+        None, description="the other messages of the same reply (its author's consecutive messages) recalled too"
+    )
 
 
 class RecallResult(_Compact):
     hits: list[Hit]
+
+
+def _hit(hit: SearchHit) -> Hit:
+    """A search hit as the recall tool shows it (the reply's other messages nested)."""
+    return Hit(
+        id=hit.entry_id,
+        text=hit.memory.text,
+        score=round(hit.score, 3),
+        author=hit.memory.author,
+        time=_when(hit.memory.timestamp),
+        session=hit.session_id,
+        project=hit.project_id,
+        matched=hit.matched_tokens,
+        entities=hit.matched_entities,
+        context=round(hit.context_score, 3) if hit.context_score else None,
+        context_from=hit.context_from,
+        time_match=hit.matched_time,
+        related_to=hit.related_to or None,
+        read_as=hit.read_as or None,
+        other_speaker=True if hit.by_named_speaker is False else None,
+        folded=[_hit(other) for other in hit.folded] or None,
+    )
 
 
 class Memory(_Compact):
@@ -368,26 +400,7 @@ def create_server(
                     until=until,
                 )
             )
-            hits = [
-                Hit(
-                    id=hit.entry_id,
-                    text=hit.memory.text,
-                    score=round(hit.score, 3),
-                    author=hit.memory.author,
-                    time=_when(hit.memory.timestamp),
-                    session=hit.session_id,
-                    project=hit.project_id,
-                    matched=hit.matched_tokens,
-                    entities=hit.matched_entities,
-                    context=round(hit.context_score, 3) if hit.context_score else None,
-                    context_from=hit.context_from,
-                    time_match=hit.matched_time,
-                    related_to=hit.related_to or None,
-                    read_as=hit.read_as or None,
-                    other_speaker=True if hit.by_named_speaker is False else None,
-                )
-                for hit in response.hits
-            ]
+            hits = [_hit(hit) for hit in response.hits]
             return _result(RecallResult(hits=hits))
 
         return await _answer(work)

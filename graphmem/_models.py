@@ -237,6 +237,11 @@ class SearchRequest(BaseModel):
     error); entries outside still lend conversation context to those inside. ``as_of`` is
     the moment the question is asked, against which relative times in the query ("last
     summer", "yesterday") are read; ``None`` is now.
+
+    ``fold_replies`` (on by default): a reply typed as several messages (one author's
+    consecutive entries in a session) is one hit, its best-scoring message, with the
+    others it recalled in :attr:`SearchHit.folded`; ``limit`` then counts replies. Off,
+    every entry is a hit of its own.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -251,6 +256,7 @@ class SearchRequest(BaseModel):
     since: datetime | None = None
     until: datetime | None = None
     as_of: datetime | None = None
+    fold_replies: Annotated[bool, Field(strict=True)] = True
 
     @field_validator("since", "until", "as_of")
     @classmethod
@@ -290,7 +296,12 @@ class SearchHit(BaseModel):
     ``read_as`` maps a query word the search read as another (a misspelling, a name
     spelled another way) to the matched token it was read as; ``related_to`` maps a
     matched token that the search read as related to a query word ("puppy" for "pets",
-    through word vectors) to that query word's token (``{"puppy": "pet"}``).
+    through word vectors) to that query word's token (``{"puppy": "pet"}``); ``folded``
+    holds the other messages of the same reply that the search ranked too (its author's
+    consecutive messages in this session, each a hit of its own, in conversation order;
+    see :attr:`SearchRequest.fold_replies`: a search ranks as deep as it takes to find
+    ``limit`` replies, so a small ``limit`` may fold fewer of them); ``position`` is the entry's place in its
+    session (``None`` outside any session), which orders a hit among its folded messages.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -309,6 +320,15 @@ class SearchHit(BaseModel):
     read_as: dict[str, str] = Field(default_factory=dict)
     related_to: dict[str, str] = Field(default_factory=dict)
     context_from: str | None = None
+    position: int | None = None
+    folded: list[SearchHit] = Field(default_factory=list)
+
+    @property
+    def reply(self) -> list[SearchHit]:
+        """This hit and its folded messages, in conversation order."""
+        if not self.folded:
+            return [self]
+        return sorted([self, *self.folded], key=lambda h: -1 if h.position is None else h.position)
 
     def to_json_dict(self) -> dict[str, Any]:
         """The hit as plain JSON values, flat (what ``graphmem search --json`` prints)."""
@@ -330,6 +350,8 @@ class SearchHit(BaseModel):
             "related_to": self.related_to,
             "session_id": self.session_id,
             "project_id": self.project_id,
+            "position": self.position,
+            "folded": [hit.to_json_dict() for hit in self.folded],
         }
 
 

@@ -54,6 +54,15 @@ The rules:
    asks for), then to the newer entry (timestamp, then position in its session), then to a
    stable order of session and entry ids. Only the order within a tie changes, never a
    score, so pruning stays exact (ties at the cut are all fetched).
+7. A reply typed as several messages is one hit. Ranked entries that are consecutive
+   messages of one author in one session, with a message of another author just before
+   or just after them, are one reply (:func:`reply_runs`, :func:`fold_replies`): its
+   best-ranked message is the hit and the others are folded into it (``SearchHit.folded``),
+   so ten hits are ten replies, not three fragments of one answer and the context they
+   lend each other. Scores do not change; the service ranks deeper until ``limit`` replies
+   are certain (each depth is ranked exactly). One author's entries that no one answers
+   (notes, a journal) are never folded, and ``SearchRequest(fold_replies=False)`` turns
+   the rule off.
 
 Pruning. A term held by many of the user's entries (the speaker's name is on half of them)
 weighs little but would make a search read half the graph. So a search may first gather
@@ -144,7 +153,10 @@ __all__ = [
     "ScoredEntry",
     "ScoringWeights",
     "TermGroups",
+    "Place",
+    "fold_replies",
     "rank",
+    "reply_runs",
     "score_candidates",
     "QueryScorer",
     "QueryScores",
@@ -1211,3 +1223,63 @@ def rank(
     kept = [s for s in scored.values() if s.entry_id in recency and s.score >= floor and s.score > 0]
     kept.sort(key=lambda s: (-round(s.score, 12), *recency[s.entry_id].order))
     return kept[:limit]
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Where an entry sits in its conversation: what rule 7 (replies) reads of it."""
+
+    session_id: str | None
+    project_id: str | None
+    position: int
+    author: str
+
+
+def reply_runs(ranked: Sequence[ScoredEntry], places: Mapping[str, Place]) -> list[tuple[str, ...]]:
+    """Rule 7, first half: the runs of ``ranked`` entries that are consecutive messages of
+    one author in one session (positions ``p``, ``p + 1``, ...: the entries ``NEXT`` links
+    join), two or more each, in conversation order.
+
+    Only what was ranked is compared: two messages with a third between them that was not
+    ranked are two runs (nothing here says the third is the same author's). An entry
+    outside any session, or missing from ``places``, is in no run."""
+    by_author: dict[tuple[str, str | None, str], dict[int, str]] = {}
+    for scored in ranked:
+        place = places.get(scored.entry_id)
+        if place is not None and place.session_id is not None:
+            key = (place.session_id, place.project_id, place.author)
+            by_author.setdefault(key, {})[place.position] = scored.entry_id
+    runs: list[tuple[str, ...]] = []
+    for at in by_author.values():
+        run: list[str] = []
+        for position in sorted(at):
+            if run and position - 1 not in at:
+                if len(run) > 1:
+                    runs.append(tuple(run))
+                run = []
+            run.append(at[position])
+        if len(run) > 1:
+            runs.append(tuple(run))
+    return runs
+
+
+def fold_replies(
+    ranked: Sequence[ScoredEntry], replies: Iterable[Sequence[str]]
+) -> list[tuple[ScoredEntry, list[ScoredEntry]]]:
+    """Rule 7, second half: one hit per reply. Each of ``replies`` (runs of
+    :func:`reply_runs` that the service found to be replies: next to another author's
+    message) is folded into its best-ranked entry: that entry is the hit, and the run's
+    others are folded into it, in conversation order.
+
+    Returns:
+        Each hit with the entries folded into it, best hit first.
+    """
+    rank_of = {s.entry_id: i for i, s in enumerate(ranked)}
+    by_id = {s.entry_id: s for s in ranked}
+    folded: dict[str, list[ScoredEntry]] = {}
+    inside: set[str] = set()
+    for run in replies:
+        best = min(run, key=rank_of.__getitem__)
+        folded[best] = [by_id[entry_id] for entry_id in run if entry_id != best]
+        inside.update(entry_id for entry_id in run if entry_id != best)
+    return [(s, folded.get(s.entry_id, [])) for s in ranked if s.entry_id not in inside]

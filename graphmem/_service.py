@@ -57,13 +57,18 @@ from graphmem._models import (
 )
 from graphmem._related import load_related_words, related_words_loaded
 from graphmem._scoring import (
+    CONTEXT_STEPS,
     CandidateStats,
     CorpusStats,
+    Place,
     QueryScores,
     RecencyKey,
+    ScoredEntry,
     ScoringWeights,
     TermGroups,
+    fold_replies,
     rank,
+    reply_runs,
 )
 from graphmem._spelling import (
     MAX_ENDING_LETTERS,
@@ -151,6 +156,11 @@ def _matches_content(cand: CandidateStats) -> bool:
         return True
     own = speaker_tokens(cand.author) if cand.author else frozenset()
     return any(token not in own for token in cand.matched_tokens)
+
+
+def _place(entry: StoredEntry) -> Place:
+    """Where ``entry`` sits in its conversation (what folding replies reads)."""
+    return Place(entry.session_id, entry.project_id, entry.position, entry.memory.author)
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,6 +262,10 @@ class MemoryStats:
 #: that every backend takes it (a Neo4j ``LIMIT`` travels as a 64-bit integer, and a larger
 #: Python int cannot be sent at all), and more than any store holds.
 MAX_LIST_LIMIT = 2**31 - 1
+#: Rule 7 (replies): how far a search walks along one author's messages, out from a run of
+#: them it ranked, looking for another author's message; a run in a longer monologue is
+#: not folded. Each read takes ``CONTEXT_STEPS`` messages at a time.
+REPLY_WALK_MESSAGES = 16
 
 #: The longest token or entity name stored. Longer "words" are blobs (hex dumps, base64,
 #: a key held down), which nobody searches for; and a backend must be able to index every
@@ -681,29 +695,52 @@ class MemoryService(ABC):
         as_of = request.as_of or datetime.now(UTC)
         read_as: dict[str, str] = {}
         related: dict[str, str] = {}
-        scores = await self._score(
-            owner, request.project_id, request.query, limit, as_of=as_of, read_as=read_as, related=related
-        )
-        if scores is None:
-            return SearchResponse()
-        # Fetch only what can make the cut (ties included), then break ties by recency.
-        stored = await self._fetch_contenders(owner, scores, request, limit)
-        ranked = rank(
-            {i: scores.scored(i) for i in stored},  # an id missing was deleted meanwhile
-            {i: e.recency for i, e in stored.items()},
-            limit=limit,
-            min_score=request.min_score,
-        )
-        lenders = scores.context_lenders(s.entry_id for s in ranked if s.context > 0.0)
-        hits = [
-            SearchHit(
+        # With replies folded (rule 7), ``limit`` counts replies: when the first ``depth``
+        # entries hold fewer, rank deeper (each depth's ranking is exact, so the replies are
+        # those of the full ranking). Chats that alternate authors fold nothing: one round.
+        depth = limit
+        replies: list[tuple[ScoredEntry, list[ScoredEntry]]]
+        scores: QueryScores | None = None
+        fetched: dict[str, StoredEntry] = {}  # entries read at any depth (they never change)
+        while True:
+            if scores is None or not scores.decides(depth):  # (a full gathering decides any depth)
+                scores = await self._score(
+                    owner, request.project_id, request.query, depth, as_of=as_of, read_as=read_as, related=related
+                )
+            if scores is None:
+                return SearchResponse()
+            # Fetch only what can make the cut (ties included), then break ties by recency.
+            stored = await self._fetch_contenders(owner, scores, request, depth, fetched)
+            ranked = rank(
+                {i: scores.scored(i) for i in stored},  # an id missing was deleted meanwhile
+                {i: e.recency for i, e in stored.items()},
+                limit=depth,
+                min_score=request.min_score,
+            )
+            if not request.fold_replies:
+                replies = [(s, []) for s in ranked]
+                break
+            runs = reply_runs(ranked, {i: _place(e) for i, e in stored.items()})
+            if runs:
+                runs = await self._replies(owner, request.project_id, runs, stored)
+            replies = fold_replies(ranked, runs)
+            if len(replies) >= limit or len(ranked) < depth or depth >= MAX_LIST_LIMIT:
+                break
+            depth = min(MAX_LIST_LIMIT, depth * 2)
+        replies = replies[:limit]
+        shown = [s for hit, folded in replies for s in (hit, *folded)]
+        lenders = scores.context_lenders(s.entry_id for s in shown if s.context > 0.0)
+
+        def as_hit(s: ScoredEntry, folded: Sequence[ScoredEntry] = ()) -> SearchHit:
+            entry = stored[s.entry_id]
+            return SearchHit(
                 entry_id=s.entry_id,
                 score=s.score,
-                memory=stored[s.entry_id].memory,
+                memory=entry.memory,
                 matched_tokens=list(s.matched_tokens),
                 matched_entities=list(s.matched_entities),
-                session_id=stored[s.entry_id].session_id,
-                project_id=stored[s.entry_id].project_id,
+                session_id=entry.session_id,
+                project_id=entry.project_id,
                 context_score=s.context,
                 context_from=lenders.get(s.entry_id) if s.context > 0.0 else None,
                 matched_time=s.time_match,
@@ -711,9 +748,11 @@ class MemoryService(ABC):
                 by_named_speaker=s.by_named_speaker,
                 read_as={word: token for word, token in read_as.items() if token in s.matched_tokens},
                 related_to={token: related[token] for token in s.matched_tokens if token in related},
+                position=entry.position if entry.session_id is not None else None,
+                folded=[as_hit(f) for f in folded],
             )
-            for s in ranked
-        ]
+
+        hits = [as_hit(hit, folded) for hit, folded in replies]
         return SearchResponse(memories=[h.memory for h in hits], hits=hits)
 
     async def get_entry(self, app_name: str, user_id: str, entry_id: str) -> StoredEntry | None:
@@ -1090,14 +1129,80 @@ class MemoryService(ABC):
             )
         return [e.entry_id for _, e in found]
 
+    async def _replies(
+        self,
+        owner: Owner,
+        project_id: str | None,
+        runs: Sequence[tuple[str, ...]],
+        stored: Mapping[str, StoredEntry],
+    ) -> list[tuple[str, ...]]:
+        """The ``runs`` (of :func:`~graphmem._scoring.reply_runs`) that are replies (rule 7):
+        walking out from each end along the author's own messages, the first message met is
+        another author's. One author's entries that no one answers (notes, a journal) are
+        not folded, nor is a run whose walk passes :data:`REPLY_WALK_MESSAGES` messages."""
+        known: dict[str, CandidateStats] = {}
+        read: set[str] = set()
+        # Per run and side: the last of the author's messages the walk reached, and every
+        # message it passed (the run's too); a settled side is removed.
+        sides = {(k, side): (run[-side], set(run)) for k, run in enumerate(runs) for side in (0, 1)}
+        answered: set[int] = set()
+        for _ in range(REPLY_WALK_MESSAGES):
+            edges = sorted(
+                edge
+                for edge, _ in sides.values()
+                if edge not in read
+                and ((cand := known.get(edge)) is None or any(near not in known for near in cand.neighbour_ids))
+            )
+            if edges:
+                around = await self._entries_around(owner, project_id, edges, CONTEXT_STEPS)
+                known.update((c.entry_id, c) for c in around)
+                read.update(edges)
+            for (k, side), (edge, passed) in list(sides.items()):
+                author = stored[runs[k][0]].memory.author
+                settled = True
+                while k not in answered and (cand := known.get(edge)) is not None:
+                    beyond = [near for near in cand.neighbour_ids if near not in passed]
+                    if not beyond or len(passed) - len(runs[k]) >= REPLY_WALK_MESSAGES:
+                        break  # the session (or its scope) ends here, or the walk is long enough
+                    near = known.get(beyond[0])
+                    if near is None:
+                        settled = edge in read  # read already: the neighbour is out of scope
+                        break
+                    if near.author != author:
+                        answered.add(k)
+                    else:
+                        passed.add(near.entry_id)
+                        edge = near.entry_id
+                if settled or k in answered:
+                    del sides[(k, side)]
+                else:
+                    sides[(k, side)] = (edge, passed)
+            if not sides:
+                break
+        return [run for k, run in enumerate(runs) if k in answered]
+
     async def _fetch_contenders(
-        self, owner: Owner, scores: QueryScores, request: SearchRequest, limit: int
+        self,
+        owner: Owner,
+        scores: QueryScores,
+        request: SearchRequest,
+        limit: int,
+        known: dict[str, StoredEntry] | None = None,
     ) -> dict[str, StoredEntry]:
         """The entries that can make the first ``limit`` (ties included), read from the
         backend. With ``since``/``until``, entries outside the window are dropped and the
-        next best are read until ``limit`` remain (or none are left)."""
+        next best are read until ``limit`` remain (or none are left). ``known``: entries
+        read before in this search (entries never change), added to as this reads more."""
+        seen = {} if known is None else known
+
+        async def fetch(ids: Sequence[str]) -> list[StoredEntry]:
+            missing = [i for i in ids if i not in seen]
+            if missing:
+                seen.update((e.entry_id, e) for e in await self._fetch_entries(owner, missing))
+            return [seen[i] for i in ids if i in seen]
+
         contenders = scores.contenders(limit, request.min_score)
-        stored = {e.entry_id: e for e in await self._fetch_entries(owner, contenders)}
+        stored = {e.entry_id: e for e in await fetch(contenders)}
         if request.since is None and request.until is None:
             return stored
         kept = {i: e for i, e in stored.items() if request.in_window(e.memory.timestamp)}
@@ -1109,14 +1214,14 @@ class MemoryService(ABC):
         step = max(limit, 16)
         while ordered and len(kept) < limit:
             batch, ordered = ordered[:step], ordered[step:]
-            fetched = await self._fetch_entries(owner, batch)
+            fetched = await fetch(batch)
             kept.update((e.entry_id, e) for e in fetched if request.in_window(e.memory.timestamp))
             step *= 2
         # Ties at the cut: every entry scoring like the last one kept must be read too.
         if ordered and kept:
             cut = round(sorted((scores.final[i] for i in kept), reverse=True)[min(limit, len(kept)) - 1], 12)
             tied = [i for i in ordered if round(scores.final[i], 12) >= cut]
-            fetched = await self._fetch_entries(owner, tied)
+            fetched = await fetch(tied)
             kept.update((e.entry_id, e) for e in fetched if request.in_window(e.memory.timestamp))
         return kept
 
@@ -1417,6 +1522,16 @@ class MemoryService(ABC):
         :class:`EntryIdConflictError`. This default holds nothing, for a backend whose store
         refuses a second entry with an id when it commits (Neo4j's uniqueness constraint)."""
         yield
+
+    async def _entries_around(
+        self, owner: Owner, project_id: str | None, entry_ids: Sequence[str], reach: int
+    ) -> list[CandidateStats]:
+        """The owner's entries with these ids (in scope: global, plus ``project_id``'s) and
+        every entry within ``reach`` ``NEXT`` steps of one, each with its author and its
+        neighbours one step away (nothing matched). This default reads them as a
+        :meth:`_neighbourhood` around the ids, which is right for a backend whose holder
+        keys are entry ids (networkx); another (Neo4j, whose keys are element ids) overrides it."""
+        return await self._neighbourhood(owner, project_id, NeighbourhoodRequest((), (), tuple(entry_ids), reach))
 
     @abstractmethod
     async def _term_stats(self, owner: Owner, tokens: Sequence[str], entities: Sequence[str]) -> CorpusStats:

@@ -265,7 +265,11 @@ class GraphmemMemoryService(BaseMemoryService):
                     id=hit.entry_id,
                     author=hit.memory.author,
                     timestamp=hit.memory.timestamp.isoformat(),
-                    content=types.Content(role=hit.memory.content.role, parts=[types.Part(text=hit.memory.text)]),
+                    # A reply typed as several messages is one memory: a part per message.
+                    content=types.Content(
+                        role=hit.memory.content.role,
+                        parts=[types.Part(text=h.memory.text) for h in hit.reply],
+                    ),
                     custom_metadata={
                         "score": hit.score,
                         "matched_tokens": list(hit.matched_tokens),
@@ -276,6 +280,7 @@ class GraphmemMemoryService(BaseMemoryService):
                         "read_as": dict(hit.read_as),
                         "session_id": hit.session_id,
                         "project_id": hit.project_id,
+                        "reply_ids": [h.entry_id for h in hit.reply] if hit.folded else [],
                     },
                 )
                 for hit in response.hits

@@ -169,9 +169,9 @@ async def test_search_memory_explains_every_memory(service: MemoryService) -> No
     meta = best.custom_metadata
     assert set(meta) == {
         "score", "matched_tokens", "matched_entities", "context_score", "context_from", "related_to", "read_as",
-        "session_id", "project_id",
+        "session_id", "project_id", "reply_ids",
     }
-    assert meta["related_to"] == {} and meta["read_as"] == {}
+    assert meta["related_to"] == {} and meta["read_as"] == {} and meta["reply_ids"] == []
     assert 0 < meta["score"] <= 1 and "maria" in meta["matched_tokens"] and "maria" in [e.lower() for e in meta["matched_entities"]]
     assert meta["session_id"] == "s1" and meta["project_id"] is None
     json.dumps(response.model_dump(mode="json"))  # what load_memory hands the model is plain JSON
@@ -470,3 +470,21 @@ def test_adk_api_server_serves_the_example_with_graphmem_memory(tmp_path: Path) 
         server.wait(timeout=30)
     assert (tmp_path / "memory.journal.d").is_dir()  # the graphmem journal, not ADK's in-memory service
     assert not (EXAMPLE / "memory_agent" / ".adk").exists()
+
+
+async def test_a_reply_in_several_messages_is_one_memory_with_a_part_per_message(service: MemoryService) -> None:
+    memory = GraphmemMemoryService(service, limit=5)
+    events = [
+        text_event("companion", "How was the weekend?", 0),
+        text_event("user", "We drove to the coast.", 1),
+        text_event("user", "The kids built a sandcastle.", 2),
+        text_event("companion", "Lovely!", 3),
+    ]
+    await memory.add_session_to_memory(session_of("s1", events))
+    response = await memory.search_memory(app_name=APP, user_id=USER, query="sandcastle on the coast")
+    best = response.memories[0]
+    assert best.content.parts is not None
+    assert [p.text for p in best.content.parts] == ["We drove to the coast.", "The kids built a sandcastle."]
+    by_text = {e.memory.text: e.entry_id for e in await service.list_entries(APP, USER)}
+    assert best.custom_metadata["reply_ids"] == [by_text["We drove to the coast."], by_text["The kids built a sandcastle."]]
+    assert all(m.id not in best.custom_metadata["reply_ids"] for m in response.memories[1:])

@@ -413,6 +413,41 @@ def test_search_table_and_json(runner: CliRunner, demo_store: str) -> None:
     assert all(h["score"] >= 0.99 for h in floor)
 
 
+def test_search_shows_a_reply_in_several_messages_as_one_hit(runner: CliRunner, store: str, tmp_path: Path) -> None:
+    lines = [
+        ("Ben", "How was the weekend?"),
+        ("Ana", "We drove to the coast."),
+        ("Ana", "The kids built a sandcastle."),
+        ("Ben", "Lovely!"),
+    ]
+    fixture = write_lines(
+        tmp_path / "chat.jsonl",
+        json.dumps(
+            {
+                "app_name": "companion",
+                "user_id": "alice",
+                "session_id": "s1",
+                "entries": [
+                    {"author": author, "role": "user", "text": text, "timestamp": f"2026-01-05T10:0{n}:00"}
+                    for n, (author, text) in enumerate(lines)
+                ],
+            }
+        ),
+    )
+    assert gm(runner, store, "load", fixture).exit_code == 0
+    hits = json.loads(gm(runner, store, "search", *ALICE, "sandcastle on the coast", "--json").stdout)
+    assert [h["text"] for h in hits[0]["folded"]] + [hits[0]["text"]] in (
+        [lines[1][1], lines[2][1]], [lines[2][1], lines[1][1]]
+    )
+    assert all(h["text"] not in (lines[1][1], lines[2][1]) for h in hits[1:])
+    apart = json.loads(gm(runner, store, "search", *ALICE, "sandcastle on the coast", "--json", "--no-fold").stdout)
+    assert {lines[1][1], lines[2][1]} <= {h["text"] for h in apart} and all(not h["folded"] for h in apart)
+    table = gm(runner, store, "search", *ALICE, "sandcastle on the coast")
+    assert table.exit_code == 0 and "We drove to the" in table.stdout and "The kids built a" in table.stdout
+    apart = gm(runner, store, "search", *ALICE, "sandcastle on the coast", "--no-fold")
+    assert table.stdout.count("│ Ana ") == 1 and apart.stdout.count("│ Ana ") == 2
+
+
 def test_search_with_nothing_recalled(runner: CliRunner, demo_store: str) -> None:
     result = gm(runner, demo_store, "search", *ALICE, "zyzzyva")
     assert result.exit_code == 0 and "nothing recalled" in result.stdout

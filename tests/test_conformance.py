@@ -59,10 +59,19 @@ async def search(
     project: str | None = None,
     limit: int | None = 100,
     min_score: float | None = None,
+    fold_replies: bool = False,
 ) -> SearchResponse:
+    """A search in which every entry is a hit of its own by default: these tests are about
+    each entry's score and explanation (folding replies has its own tests, test_replies)."""
     return await service.search(
         SearchRequest(
-            query=query, app_name=app, user_id=user, project_id=project, limit=limit, min_score=min_score
+            query=query,
+            app_name=app,
+            user_id=user,
+            project_id=project,
+            limit=limit,
+            min_score=min_score,
+            fold_replies=fold_replies,
         )
     )
 

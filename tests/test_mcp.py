@@ -144,6 +144,16 @@ async def test_tools_over_stdio(backend_uri: tuple[str, str]) -> None:
         assert "matched" not in hits[1] and hits[1]["context"] > 0  # recalled as the next turn
         assert hits[1]["context_from"] == hits[0]["id"] and "context_from" not in hits[0]
         assert hits[0]["time"] == "2026-01-05T10:00:00Z"
+        assert "folded" not in hits[0]  # no one answers Ann's two messages: they are two hits
+
+        # Another author answers: Ann's two messages are one reply, one hit (rule 7).
+        ben = await call(client, "remember", text="How lovely!", session_id="s1", author="Ben",
+                         timestamp="2026-01-05T10:02:00Z")
+        [reply, *others] = (await call(client, "recall", query="Where does Maria live?", limit=5))["hits"]
+        assert reply["id"] == first["id"] and [f["id"] for f in reply["folded"]] == [answer["id"]]
+        assert reply["folded"][0]["text"] == "She teaches piano there." and reply["folded"][0]["context"] > 0
+        assert answer["id"] not in [h["id"] for h in others]
+        assert await call(client, "forget", entry_id=ben["id"]) == {"removed": 1}
 
         recent = (await call(client, "recent", limit=2))["memories"]
         assert [m["text"] for m in recent][0] == "I drink green tea every morning."

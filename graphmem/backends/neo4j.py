@@ -434,6 +434,16 @@ class Neo4jMemoryService(MemoryService):
             )
         return _candidates(record["candidates"])
 
+    async def _entries_around(
+        self, owner: Owner, project_id: str | None, entry_ids: Sequence[str], reach: int
+    ) -> list[CandidateStats]:
+        if not entry_ids:
+            return []
+        record = await self._read_one(
+            "entries_around", {**_owner_params(owner), "project_id": project_id, "ids": list(entry_ids), "reach": reach}
+        )
+        return _candidates(record["candidates"])
+
     async def _term_stats_or_gather(
         self,
         owner: Owner,

@@ -376,10 +376,17 @@ def search(
             "--as-of", formats=_DATETIME_FORMATS, help='When the question is asked ("last week" in it); default now.'
         ),
     ] = None,
+    no_fold: Annotated[
+        bool,
+        typer.Option(
+            "--no-fold", help="Every message its own hit (by default one hit per reply of consecutive messages)."
+        ),
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Recall memories: score, author, time, text, and why each was recalled (tokens and
-    entities matched, context, a time named in the query, the speaker it names)."""
+    entities matched, context, a time named in the query, the speaker it names). A reply
+    typed as several messages is one hit, its other recalled messages shown under it."""
     settings = _settings(ctx)
     request = SearchRequest(
         query=query,
@@ -391,6 +398,7 @@ def search(
         since=since,
         until=until,
         as_of=as_of,
+        fold_replies=not no_fold,
     )
 
     async def work() -> Any:

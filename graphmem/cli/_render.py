@@ -153,7 +153,12 @@ def hits_table(
             if hit.project_id:
                 stamp.append("\n").append(visible(hit.project_id), "dim")
             cells.append(stamp)
-        cells += [plain(hit.memory.text), matched(hit, rows, show_ids=show_ids and not compact)]
+        text = Text()
+        for message in hit.reply:  # the reply's other recalled messages, dim (rule 7)
+            if text:
+                text.append("\n")
+            text.append(visible(message.memory.text), "" if message is hit else "dim")
+        cells += [text, matched(hit, rows, show_ids=show_ids and not compact)]
         table.add_row(*cells)
     return table
 
