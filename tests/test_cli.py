@@ -444,6 +444,10 @@ def test_search_shows_a_reply_in_several_messages_as_one_hit(runner: CliRunner, 
     assert {lines[1][1], lines[2][1]} <= {h["text"] for h in apart} and all(not h["folded"] for h in apart)
     table = gm(runner, store, "search", *ALICE, "sandcastle on the coast")
     assert table.exit_code == 0 and "We drove to the" in table.stdout and "The kids built a" in table.stdout
+    picture = tmp_path / "reply.svg"
+    drawn = gm(runner, store, "graph", *ALICE, "--query", "sandcastle on the coast", "--max-entries", "2", "-o", str(picture))
+    assert drawn.exit_code == 0, drawn.output
+    assert "drove" in picture.read_text() and "sandcastle" in picture.read_text()  # the whole reply is drawn
     apart = gm(runner, store, "search", *ALICE, "sandcastle on the coast", "--no-fold")
     assert table.stdout.count("│ Ana ") == 1 and apart.stdout.count("│ Ana ") == 2
 

@@ -142,11 +142,12 @@ async def gather_picture(
         )
         if not response.hits:
             raise CliError(f"nothing in {quoted} is recalled for {query!r}; try other words")
-        ids = [hit.entry_id for hit in response.hits]
-        scores = {hit.entry_id: hit.score for hit in response.hits}
-        for hit in response.hits:
-            focus_tokens.update(hit.matched_tokens)
-            focus_entities.update(hit.matched_entities)
+        shown = [message for hit in response.hits for message in hit.reply]  # a reply's messages too
+        ids = [message.entry_id for message in shown]
+        scores = {message.entry_id: message.score for message in shown}
+        for message in shown:
+            focus_tokens.update(message.matched_tokens)
+            focus_entities.update(message.matched_entities)
         what = f"query “{_short(query, 60)}”: its {len(ids)} best hits"
     params: dict[str, Any] = {"app": app, "user": user, "ids": ids}
     entries = (await run_read_only(service, _ENTRIES, params)).records()
