@@ -132,10 +132,11 @@ class CachingDecomposer(Decomposer):
 class GraphmemSystem(System):
     """graphmem through its public API: ``add_session`` per session, ``search(limit=k)``."""
 
-    def __init__(self, service: MemoryService, app: str, name: str = "graphmem") -> None:
+    def __init__(self, service: MemoryService, app: str, name: str = "graphmem", *, fold_replies: bool = True) -> None:
         self.name = name
         self.service = service
         self.app = app
+        self.fold_replies = fold_replies
         self._users: set[str] = set()
         # (user, session_id) -> keys of the turns graphmem keeps (non-empty text), in order:
         # a stored entry's position indexes this list.
@@ -175,7 +176,7 @@ class GraphmemSystem(System):
 
     async def search(self, user: str, query: str, k: int) -> list[str]:
         response = await self.service.search(
-            SearchRequest(query=query, app_name=self.app, user_id=user, limit=k)
+            SearchRequest(query=query, app_name=self.app, user_id=user, limit=k, fold_replies=self.fold_replies)
         )
         return [self._keys.get(h.entry_id, h.entry_id) for h in response.hits]
 
@@ -196,12 +197,19 @@ SystemFactory = Callable[[Conversation], Awaitable[System]]
 
 
 def graphmem_factory(
-    nlp: Decomposer, app: str, name: str = "graphmem", weights: ScoringWeights | None = None
+    nlp: Decomposer,
+    app: str,
+    name: str = "graphmem",
+    weights: ScoringWeights | None = None,
+    *,
+    fold_replies: bool = True,
 ) -> SystemFactory:
-    """graphmem on networkx (``memory:``), a new store per conversation, decomposing with ``nlp``."""
+    """graphmem on networkx (``memory:``), a new store per conversation, decomposing with
+    ``nlp`` (``fold_replies``: what its searches ask, ``SearchRequest.fold_replies``)."""
 
     async def make(conv: Conversation) -> System:
-        return GraphmemSystem(await open_memory("memory:", nlp=nlp, weights=weights), app, name=name)
+        service = await open_memory("memory:", nlp=nlp, weights=weights)
+        return GraphmemSystem(service, app, name=name, fold_replies=fold_replies)
 
     return make
 

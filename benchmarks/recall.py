@@ -65,7 +65,7 @@ __all__ = ["ALL_SYSTEMS", "backends_note", "evaluate", "graphmem_recall", "graph
 
 APP = "graphmem-bench-recall"
 KS = (5, 10)
-ALL_SYSTEMS = ("graphmem", "graphmem-no-related", "graphmem-neo4j", "bm25", "bm25s", "adk", "anyword", "minilm")
+ALL_SYSTEMS = ("graphmem", "graphmem-no-related", "graphmem-no-fold", "graphmem-neo4j", "bm25", "bm25s", "adk", "anyword", "minilm")
 
 ServiceFactory = Callable[..., MemoryService | Awaitable[MemoryService]]
 
@@ -365,6 +365,9 @@ def _system_factories(
             out[name] = graphmem_factory(
                 nlp, APP, name, dataclasses.replace(weights or ScoringWeights(), related_words=False)
             )
+        elif name == "graphmem-no-fold":
+            # The same store with every entry a hit of its own (rule 11 off), in the same run.
+            out[name] = graphmem_factory(nlp, APP, name, weights, fold_replies=False)
         elif name == "graphmem-neo4j":
             out[name] = graphmem_neo4j_factory(neo4j_uri, nlp, APP, weights)
         elif name == "bm25":
