@@ -702,17 +702,23 @@ class MemoryService(ABC):
         replies: list[tuple[ScoredEntry, list[ScoredEntry]]]
         scores: QueryScores | None = None
         fetched: dict[str, StoredEntry] = {}  # entries read at any depth (they never change)
+        around: dict[str, CandidateStats] = {}  # what the walks of rule 11 read, at any depth
+        walked: set[str] = set()
+        scored: dict[str, ScoredEntry] = {}  # the scores' explanations, made once an entry
         while True:
             if scores is None or not scores.decides(depth):  # (a full gathering decides any depth)
                 scores = await self._score(
                     owner, request.project_id, request.query, depth, as_of=as_of, read_as=read_as, related=related
                 )
-            if scores is None:
-                return SearchResponse()
+                if scores is None:
+                    return SearchResponse()
+                scored = {}
             # Fetch only what can make the cut (ties included), then break ties by recency.
             stored = await self._fetch_contenders(owner, scores, request, depth, fetched)
+            for i in stored.keys() - scored.keys():  # an id missing was deleted meanwhile
+                scored[i] = scores.scored(i)
             ranked = rank(
-                {i: scores.scored(i) for i in stored},  # an id missing was deleted meanwhile
+                {i: scored[i] for i in stored},
                 {i: e.recency for i, e in stored.items()},
                 limit=depth,
                 min_score=request.min_score,
@@ -720,13 +726,14 @@ class MemoryService(ABC):
             if not request.fold_replies:
                 replies = [(s, []) for s in ranked]
                 break
-            runs = reply_runs(ranked, {i: _place(e) for i, e in stored.items()})
+            runs = reply_runs(ranked, {s.entry_id: _place(stored[s.entry_id]) for s in ranked})
             if runs:
-                runs = await self._replies(owner, request.project_id, runs, stored)
+                runs = await self._replies(owner, request.project_id, runs, stored, around, walked)
             replies = fold_replies(ranked, runs)
             if len(replies) >= limit or len(ranked) < depth or depth >= MAX_LIST_LIMIT:
                 break
-            depth = min(MAX_LIST_LIMIT, depth * 2)
+            # Twice the replies missing: about as many entries fold as are added.
+            depth = min(MAX_LIST_LIMIT, depth + 2 * (limit - len(replies)))
         replies = replies[:limit]
         shown = [s for hit, folded in replies for s in (hit, *folded)]
         lenders = scores.context_lenders(s.entry_id for s in shown if s.context > 0.0)
@@ -1135,13 +1142,16 @@ class MemoryService(ABC):
         project_id: str | None,
         runs: Sequence[tuple[str, ...]],
         stored: Mapping[str, StoredEntry],
+        known: dict[str, CandidateStats] | None = None,
+        read: set[str] | None = None,
     ) -> list[tuple[str, ...]]:
         """The ``runs`` (of :func:`~graphmem._scoring.reply_runs`) that are replies (rule 7):
         walking out from each end along the author's own messages, the first message met is
         another author's. One author's entries that no one answers (notes, a journal) are
-        not folded, nor is a run whose walk passes :data:`REPLY_WALK_MESSAGES` messages."""
-        known: dict[str, CandidateStats] = {}
-        read: set[str] = set()
+        not folded, nor is a run whose walk passes :data:`REPLY_WALK_MESSAGES` messages.
+        ``known`` and ``read``: what earlier walks of the search read (added to)."""
+        known = {} if known is None else known
+        read = set() if read is None else read
         # Per run and side: the last of the author's messages the walk reached, and every
         # message it passed (the run's too); a settled side is removed.
         sides = {(k, side): (run[-side], set(run)) for k, run in enumerate(runs) for side in (0, 1)}

@@ -822,6 +822,38 @@ class GraphMemoryService(MemoryService):
                 )
             return found
 
+    async def _entries_around(
+        self, owner: Owner, project_id: str | None, entry_ids: Sequence[str], reach: int
+    ) -> list[CandidateStats]:
+        # The walk alone, over the neighbour index: no term is matched (the default goes
+        # through _neighbourhood, which prepares the query's postings for nothing).
+        with self._lock:
+            self._ensure_loaded()
+            own = self._entries.get(owner, {})
+            neighbours_of = self._neighbours
+            reached = dict.fromkeys(
+                i for i in entry_ids if i in own and own[i].project_id in (None, project_id)
+            )
+            frontier = list(reached)
+            for _ in range(reach):
+                before = len(reached)
+                for entry_id in frontier:
+                    reached.update(dict.fromkeys(neighbours_of.get(entry_id, ())))
+                frontier = list(reached)[before:]
+            return [
+                CandidateStats(
+                    entry_id,
+                    _NO_TERMS,
+                    _NO_TERMS,
+                    neighbours_of.get(entry_id, ()),
+                    (),
+                    own[entry_id].project_id,
+                    author=own[entry_id].author,
+                )
+                for entry_id in reached
+                if entry_id in own
+            ]
+
     def _held_among(
         self, owner: Owner, kind: str, postings: Mapping[str, Mapping[NodeKey, Any]], among: AbstractSet[str]
     ) -> tuple[dict[str, list[str]], list[tuple[Mapping[NodeKey, Any], str, dict[str, list[str]]]]]:
