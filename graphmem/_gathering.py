@@ -58,6 +58,7 @@ __all__ = [
     "GraphReader",
     "NeighbourhoodRequest",
     "PrunedGathering",
+    "ScoreGathering",
     "TermPostings",
     "SeedShares",
     "gather_scores",
@@ -684,38 +685,129 @@ async def gather_scores(
     groups: TermGroups | None = None,
 ) -> QueryScores:
     """Score a query, reading no more of the graph than it takes to know its first
-    ``limit`` entries exactly.
+    ``limit`` entries exactly (:meth:`ScoreGathering.scores`, once)."""
+    gathering = ScoreGathering(
+        reader,
+        tokens,
+        entities,
+        corpus,
+        weights=weights,
+        when=when,
+        seed_df_share=seed_df_share,
+        first_expansion=first_expansion,
+        full_at_most=full_at_most,
+        full=full,
+        prefetched=prefetched,
+        groups=groups,
+    )
+    return await gathering.scores(limit)
+
+
+class ScoreGathering:
+    """The gathering of one query's scores, which a search may ask again for a deeper
+    ``limit`` (rule 7 of the scorer ranks deeper when replies fold): each call reads only
+    what the deeper limit needs beyond what the calls before read.
 
     A user holding at most ``full_at_most`` entries, or any user with ``seed_df_share=None``,
     is read in one full gathering (every holder of every query term; ``full`` when the
-    caller read it already). Otherwise the search first reads the seeds' postings (those
-    not ``prefetched`` by the caller) and
-    expands at most ``first_expansion * limit`` of their holders (``None``: all), then what
+    caller read it already), which decides any limit. Otherwise the search first reads the
+    seeds' postings (those not ``prefetched`` by the caller) and expands at most
+    ``first_expansion * limit`` of their holders (``None``: all), then what
     :func:`~graphmem._scoring.plan_gathering` asks for, each step at most
     :data:`EXPANSION_GROWTH` times as many new holders as the one before, best first, until
     the scores decide; when only a full gathering can, that (see ``graphmem._scoring``,
-    "Pruning" and what follows)."""
-    every_holder = NeighbourhoodRequest(tuple(tokens), tuple(entities), with_times=when is not None)
-    if seed_df_share is None or corpus.entry_count <= full_at_most:
-        if full is None:
-            full = await reader.neighbourhood(every_holder)
-        return score_query(tokens, entities, corpus, full, weights, when=when, groups=groups)
-    gathering = PrunedGathering(reader, tokens, entities, corpus, weights, when, prefetched, groups)
-    plan: GatherPlan | None = gathering.first_plan(seed_df_share)
-    max_holders = None if first_expansion is None else first_expansion * limit
-    while plan is not None:
-        scores = await gathering.step(plan, max_holders)
-        if scores.decides(limit):
-            return scores
-        plan = plan_gathering(
-            scores,
-            corpus,
-            *gathering.weak_terms(plan),
-            gathering.unexpanded,
-            limit,
-            unexpanded_untimed_share=gathering.unexpanded_untimed,
+    "Pruning" and what follows). A later call goes on from the last step: a step only adds
+    seeds or holders, so what was read stays read and the bounds stay true."""
+
+    def __init__(
+        self,
+        reader: GraphReader,
+        tokens: Sequence[str],
+        entities: Sequence[str],
+        corpus: CorpusStats,
+        *,
+        weights: ScoringWeights,
+        when: QueryTime | None,
+        seed_df_share: float | None,
+        first_expansion: int | None,
+        full_at_most: int,
+        full: list[CandidateStats] | None = None,
+        prefetched: TermPostings | None = None,
+        groups: TermGroups | None = None,
+    ) -> None:
+        self._reader = reader
+        self._tokens, self._entities = tuple(tokens), tuple(entities)
+        self._corpus = corpus
+        self._weights, self._when, self._groups = weights, when, groups
+        self._seed_df_share = seed_df_share
+        self._first_expansion = first_expansion
+        self._pruned = seed_df_share is not None and corpus.entry_count > full_at_most
+        self._full = full
+        self._prefetched = prefetched
+        self._gathering: PrunedGathering | None = None
+        #: The next plan, and the one the last step ran.
+        self._plan: GatherPlan | None = None
+        self._ran: GatherPlan | None = None
+        self._max_holders: int | None = None
+        self._last: QueryScores | None = None
+
+    async def _everything(self) -> QueryScores:
+        if self._full is None:
+            every_holder = NeighbourhoodRequest(self._tokens, self._entities, with_times=self._when is not None)
+            self._full = await self._reader.neighbourhood(every_holder)
+        self._pruned = False
+        self._last = score_query(
+            self._tokens, self._entities, self._corpus, self._full, self._weights, when=self._when, groups=self._groups
         )
-        if max_holders is not None:
-            max_holders *= EXPANSION_GROWTH
-    candidates = await reader.neighbourhood(every_holder)
-    return score_query(tokens, entities, corpus, candidates, weights, when=when, groups=groups)
+        return self._last
+
+    async def scores(self, limit: int) -> QueryScores:
+        """The scores, gathered so far that their first ``limit`` entries are exact."""
+        last = self._last
+        if last is not None and (not self._pruned or last.decides(limit)):
+            return last
+        if not self._pruned:
+            return await self._everything()
+        gathering = self._gathering
+        if gathering is None:
+            assert self._seed_df_share is not None
+            gathering = self._gathering = PrunedGathering(
+                self._reader,
+                self._tokens,
+                self._entities,
+                self._corpus,
+                self._weights,
+                self._when,
+                self._prefetched,
+                self._groups,
+            )
+            self._plan = gathering.first_plan(self._seed_df_share)
+            self._max_holders = None if self._first_expansion is None else self._first_expansion * limit
+        elif last is not None and self._ran is not None:
+            # Asked deeper: what the last step read cannot decide it; plan what can.
+            self._plan = plan_gathering(
+                last,
+                self._corpus,
+                *gathering.weak_terms(self._ran),
+                gathering.unexpanded,
+                limit,
+                unexpanded_untimed_share=gathering.unexpanded_untimed,
+            )
+            if self._max_holders is not None:
+                self._max_holders *= EXPANSION_GROWTH
+        while self._plan is not None:
+            plan = self._ran = self._plan
+            scores = self._last = await gathering.step(plan, self._max_holders)
+            if scores.decides(limit):
+                return scores
+            self._plan = plan_gathering(
+                scores,
+                self._corpus,
+                *gathering.weak_terms(plan),
+                gathering.unexpanded,
+                limit,
+                unexpanded_untimed_share=gathering.unexpanded_untimed,
+            )
+            if self._max_holders is not None:
+                self._max_holders *= EXPANSION_GROWTH
+        return await self._everything()

@@ -40,8 +40,8 @@ from graphmem._gathering import (
     SEED_DF_SHARE,
     FirstRead,
     NeighbourhoodRequest,
+    ScoreGathering,
     TermPostings,
-    gather_scores,
 )
 from graphmem._models import (
     MAX_POSITION,
@@ -700,18 +700,22 @@ class MemoryService(ABC):
         # those of the full ranking). Chats that alternate authors fold nothing: one round.
         depth = limit
         replies: list[tuple[ScoredEntry, list[ScoredEntry]]]
-        scores: QueryScores | None = None
+        gathering: ScoreGathering | None = None
+        scores: QueryScores
         fetched: dict[str, StoredEntry] = {}  # entries read at any depth (they never change)
         around: dict[str, CandidateStats] = {}  # what the walks of rule 11 read, at any depth
         walked: set[str] = set()
         scored: dict[str, ScoredEntry] = {}  # the scores' explanations, made once an entry
         while True:
-            if scores is None or not scores.decides(depth):  # (a full gathering decides any depth)
-                scores = await self._score(
+            if gathering is None:
+                first = await self._score(
                     owner, request.project_id, request.query, depth, as_of=as_of, read_as=read_as, related=related
                 )
-                if scores is None:
+                if first is None:
                     return SearchResponse()
+                scores, gathering = first
+            elif not scores.decides(depth):  # (a full gathering decides any depth)
+                scores = await gathering.scores(depth)  # reads on from where it stopped
                 scored = {}
             # Fetch only what can make the cut (ties included), then break ties by recency.
             stored = await self._fetch_contenders(owner, scores, request, depth, fetched)
@@ -1245,8 +1249,9 @@ class MemoryService(ABC):
         as_of: datetime | None = None,
         read_as: dict[str, str] | None = None,
         related: dict[str, str] | None = None,
-    ) -> QueryScores | None:
-        """Score the query's candidates (``None``: nothing to match). ``read_as`` receives
+    ) -> tuple[QueryScores, ScoreGathering] | None:
+        """Score the query's candidates (``None``: nothing to match), and the gathering that
+        scores them deeper when asked (``ScoreGathering.scores``). ``read_as`` receives
         the query words read as other tokens (misspellings, names spelled another way),
         ``related`` the user's tokens read as related to a query word, and that word."""
         # A time named in the query is matched against the entries' times, not as words:
@@ -1319,12 +1324,11 @@ class MemoryService(ABC):
             corpus = _only(corpus, tokens)
         # First from the rarer terms only, expanding the seed holders that hold the most,
         # until what was read decides the first `limit` exactly (graphmem._gathering).
-        scores = await gather_scores(
+        gathering = ScoreGathering(
             _ScopedReader(self, owner, project_id),
             tokens,
             entity_names,
             corpus,
-            limit=limit,
             weights=self.weights,
             when=when,
             seed_df_share=self.seed_df_share,
@@ -1334,7 +1338,8 @@ class MemoryService(ABC):
             prefetched=first.postings,
             groups=groups,
         )
-        return scores if scores.final else None
+        scores = await gathering.scores(limit)
+        return (scores, gathering) if scores.final else None
 
     async def _related_candidates(
         self, text: str, tokens: Sequence[str], language: str | None

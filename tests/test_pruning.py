@@ -21,7 +21,15 @@ from hypothesis import strategies as st
 
 from graphmem import Content, MemoryEntry, MemoryService, SearchRequest, StoredEntry
 from graphmem._fixtures import demo_fixtures_path, load_fixtures
-from graphmem._gathering import Days, NeighbourhoodRequest, PrunedGathering, SeedShares, TermPostings, gather_scores
+from graphmem._gathering import (
+    Days,
+    NeighbourhoodRequest,
+    PrunedGathering,
+    ScoreGathering,
+    SeedShares,
+    TermPostings,
+    gather_scores,
+)
 from graphmem._scoring import (
     CandidateStats,
     CorpusStats,
@@ -501,6 +509,40 @@ def test_a_decided_pruned_answer_is_the_full_answer(
     assert full.decides(limit)  # a full gathering is always certain
     if pruned.decides(limit):
         assert_same_answer(pruned, full, limit)
+
+
+@settings(max_examples=300, deadline=None)
+@given(graphs(), st.sampled_from([None, 1, 3]), st.lists(st.integers(1, 30), min_size=1, max_size=4))
+def test_a_gathering_asked_deeper_reads_on_and_stays_exact(
+    graph: tuple[list[frozenset[str]], list[int], list[str], int, float, QueryTime | None],
+    first_expansion: int | None,
+    deeper: list[int],
+) -> None:
+    """Rule 7 (replies) asks a search's gathering again for a deeper limit: it goes on from
+    its last step, and each answer is the full gathering's first ``limit``, like a search
+    asked for that limit at once; nothing is read twice."""
+    held, session_of, query, limit, share, when = graph
+    full = score(held, query, session_of, None, when)
+    reader = ReferenceGraph(held, session_of, False)
+    expanded: list[Any] = []
+    read_neighbourhood = reader.neighbourhood
+
+    async def neighbourhood(request: NeighbourhoodRequest) -> list[CandidateStats]:
+        expanded.extend(request.around if request.around is not None else ["every holder"])
+        return await read_neighbourhood(request)
+
+    reader.neighbourhood = neighbourhood  # type: ignore[method-assign]
+    gathering = ScoreGathering(
+        reader, query, (), stats(held, query), weights=ScoringWeights(), when=when, seed_df_share=share,
+        first_expansion=first_expansion, full_at_most=0,
+    )
+
+    async def ask() -> None:
+        for depth in [limit, *(limit + d for d in deeper)]:
+            assert_same_answer(await gathering.scores(depth), full, depth)
+
+    asyncio.run(ask())
+    assert len(expanded) == len(set(expanded))  # no holder expanded twice, at most one full read
 
 
 @settings(max_examples=300, deadline=None)
