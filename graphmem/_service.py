@@ -721,10 +721,15 @@ class MemoryService(ABC):
             stored = await self._fetch_contenders(owner, scores, request, depth, fetched)
             for i in stored.keys() - scored.keys():  # an id missing was deleted meanwhile
                 scored[i] = scores.scored(i)
+            # Every contender is ranked: they are all the entries scoring at least the
+            # depth-th best (ties included), so their order is the full ranking's beginning,
+            # and ties often bring the replies missing without ranking deeper. (Not with a
+            # window: what it reads past the contenders may end inside a tie.)
+            windowed = request.since is not None or request.until is not None
             ranked = rank(
                 {i: scored[i] for i in stored},
                 {i: e.recency for i, e in stored.items()},
-                limit=depth,
+                limit=depth if windowed else max(depth, len(stored)),
                 min_score=request.min_score,
             )
             if not request.fold_replies:
