@@ -50,7 +50,9 @@ class MemoryServiceAdapter:
         await self.service.health_check()
 
     async def search(self, query: str, limit: int | None = None) -> list[MemoryEntry]:
-        """Recall memories for ``query`` (global, or global plus the bound project)."""
+        """Recall memories for ``query`` (global, or global plus the bound project), best
+        first. A reply typed as several messages comes back whole, its messages in order
+        (rule 11 of the search: ``limit`` counts replies, so more entries may come back)."""
         request = SearchRequest(
             query=query,
             app_name=self.app_name,
@@ -58,7 +60,7 @@ class MemoryServiceAdapter:
             limit=limit,
             project_id=self.project_id,
         )
-        return (await self.service.search(request)).memories
+        return [message.memory for hit in (await self.service.search(request)).hits for message in hit.reply]
 
     async def search_in_project(self, query: str, project_id: str, limit: int | None = None) -> list[MemoryEntry]:
         """Recall memories for ``query`` from global memory plus ``project_id``."""

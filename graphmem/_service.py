@@ -695,9 +695,13 @@ class MemoryService(ABC):
         as_of = request.as_of or datetime.now(UTC)
         read_as: dict[str, str] = {}
         related: dict[str, str] = {}
-        # With replies folded (rule 7), ``limit`` counts replies: when the first ``depth``
-        # entries hold fewer, rank deeper (each depth's ranking is exact, so the replies are
-        # those of the full ranking). Chats that alternate authors fold nothing: one round.
+        # ``limit`` counts what is shown: entries inside the ``since``/``until`` window, and
+        # with replies folded (rule 11) replies. When the first ``depth`` entries of the
+        # ranking hold fewer, the gathering ranks deeper (each depth exactly, so what is
+        # shown is the full ranking's beginning). Chats that alternate authors and
+        # searches without a window take one round.
+        windowed = request.since is not None or request.until is not None
+        floor = 0.0 if request.min_score is None else request.min_score
         depth = limit
         replies: list[tuple[ScoredEntry, list[ScoredEntry]]]
         gathering: ScoreGathering | None = None
@@ -717,32 +721,39 @@ class MemoryService(ABC):
             elif not scores.decides(depth):  # (a full gathering decides any depth)
                 scores = await gathering.scores(depth)  # reads on from where it stopped
                 scored = {}
-            # Fetch only what can make the cut (ties included), then break ties by recency.
-            stored = await self._fetch_contenders(owner, scores, request, depth, fetched)
-            for i in stored.keys() - scored.keys():  # an id missing was deleted meanwhile
+            # Every contender: all the entries scoring at least the depth-th best, ties
+            # included, so their order (ties broken by recency) is the full ranking's
+            # beginning; ties often bring what is missing without ranking deeper.
+            contenders = scores.contenders(depth, request.min_score)
+            stored = await self._fetch_entries_once(owner, contenders, fetched)
+            visible = {i: e for i, e in stored.items() if request.in_window(e.memory.timestamp)} if windowed else stored
+            for i in visible.keys() - scored.keys():  # an id missing was deleted meanwhile
                 scored[i] = scores.scored(i)
-            # Every contender is ranked: they are all the entries scoring at least the
-            # depth-th best (ties included), so their order is the full ranking's beginning,
-            # and ties often bring the replies missing without ranking deeper. (Not with a
-            # window: what it reads past the contenders may end inside a tie.)
-            windowed = request.since is not None or request.until is not None
             ranked = rank(
-                {i: scored[i] for i in stored},
-                {i: e.recency for i, e in stored.items()},
-                limit=depth if windowed else max(depth, len(stored)),
+                {i: scored[i] for i in visible},
+                {i: e.recency for i, e in visible.items()},
+                limit=len(visible),
                 min_score=request.min_score,
             )
-            if not request.fold_replies:
+            if request.fold_replies:
+                runs = reply_runs(ranked, {s.entry_id: _place(visible[s.entry_id]) for s in ranked})
+                if runs:
+                    runs = await self._replies(owner, request.project_id, runs, visible, around, walked)
+                replies = fold_replies(ranked, runs)
+            else:
                 replies = [(s, []) for s in ranked]
+            if len(replies) >= limit or depth >= MAX_LIST_LIMIT:
                 break
-            runs = reply_runs(ranked, {s.entry_id: _place(stored[s.entry_id]) for s in ranked})
-            if runs:
-                runs = await self._replies(owner, request.project_id, runs, stored, around, walked)
-            replies = fold_replies(ranked, runs)
-            if len(replies) >= limit or len(ranked) < depth or depth >= MAX_LIST_LIMIT:
+            # Every entry that scores at all was ranked: a full gathering's scores are all
+            # there are, and the contenders were all of them.
+            if scores.exact_above <= 0.0 and len(contenders) >= sum(
+                1 for score in scores.final.values() if score > 0.0 and score >= floor
+            ):
                 break
-            # Twice the replies missing: about as many entries fold as are added.
-            depth = min(MAX_LIST_LIMIT, depth + 2 * (limit - len(replies)))
+            # Outside a window about as many entries fold as are added: twice the replies
+            # missing; a window may leave out most, so twice as deep.
+            grown = 2 * depth if windowed else depth + 2 * (limit - len(replies))
+            depth = min(MAX_LIST_LIMIT, grown)
         replies = replies[:limit]
         shown = [s for hit, folded in replies for s in (hit, *folded)]
         lenders = scores.context_lenders(s.entry_id for s in shown if s.context > 0.0)
@@ -1181,7 +1192,7 @@ class MemoryService(ABC):
                 settled = True
                 while k not in answered and (cand := known.get(edge)) is not None:
                     beyond = [near for near in cand.neighbour_ids if near not in passed]
-                    if not beyond or len(passed) - len(runs[k]) >= REPLY_WALK_MESSAGES:
+                    if not beyond or len(passed) - len(runs[k]) > REPLY_WALK_MESSAGES:
                         break  # the session (or its scope) ends here, or the walk is long enough
                     near = known.get(beyond[0])
                     if near is None:
@@ -1200,49 +1211,16 @@ class MemoryService(ABC):
                 break
         return [run for k, run in enumerate(runs) if k in answered]
 
-    async def _fetch_contenders(
-        self,
-        owner: Owner,
-        scores: QueryScores,
-        request: SearchRequest,
-        limit: int,
-        known: dict[str, StoredEntry] | None = None,
+    async def _fetch_entries_once(
+        self, owner: Owner, entry_ids: Sequence[str], known: dict[str, StoredEntry]
     ) -> dict[str, StoredEntry]:
-        """The entries that can make the first ``limit`` (ties included), read from the
-        backend. With ``since``/``until``, entries outside the window are dropped and the
-        next best are read until ``limit`` remain (or none are left). ``known``: entries
-        read before in this search (entries never change), added to as this reads more."""
-        seen = {} if known is None else known
-
-        async def fetch(ids: Sequence[str]) -> list[StoredEntry]:
-            missing = [i for i in ids if i not in seen]
-            if missing:
-                seen.update((e.entry_id, e) for e in await self._fetch_entries(owner, missing))
-            return [seen[i] for i in ids if i in seen]
-
-        contenders = scores.contenders(limit, request.min_score)
-        stored = {e.entry_id: e for e in await fetch(contenders)}
-        if request.since is None and request.until is None:
-            return stored
-        kept = {i: e for i, e in stored.items() if request.in_window(e.memory.timestamp)}
-        floor = 0.0 if request.min_score is None else request.min_score
-        ordered = sorted(
-            (i for i, s in scores.final.items() if s >= floor and i not in stored),
-            key=lambda i: -scores.final[i],
-        )
-        step = max(limit, 16)
-        while ordered and len(kept) < limit:
-            batch, ordered = ordered[:step], ordered[step:]
-            fetched = await fetch(batch)
-            kept.update((e.entry_id, e) for e in fetched if request.in_window(e.memory.timestamp))
-            step *= 2
-        # Ties at the cut: every entry scoring like the last one kept must be read too.
-        if ordered and kept:
-            cut = round(sorted((scores.final[i] for i in kept), reverse=True)[min(limit, len(kept)) - 1], 12)
-            tied = [i for i in ordered if round(scores.final[i], 12) >= cut]
-            fetched = await fetch(tied)
-            kept.update((e.entry_id, e) for e in fetched if request.in_window(e.memory.timestamp))
-        return kept
+        """The owner's entries with these ids, by id (one deleted meanwhile is missing),
+        read from the backend unless ``known`` holds them already (entries never change:
+        a search reads each once, at any depth); ``known`` is added to."""
+        missing = [i for i in entry_ids if i not in known]
+        if missing:
+            known.update((e.entry_id, e) for e in await self._fetch_entries(owner, missing))
+        return {i: known[i] for i in entry_ids if i in known}
 
     async def _score(
         self,

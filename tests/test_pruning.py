@@ -830,3 +830,46 @@ async def test_a_small_user_is_searched_in_one_full_gathering(service: MemorySer
                 pruned_steps += sum(expanded is not None for expanded in gathered)
     assert pruned_steps > 0  # one entry more than the threshold: pruned again
     assert answers[len(entries)] == answers[len(entries) - 1]
+
+
+async def test_pruned_search_with_a_window_equals_full_search(service: MemoryService) -> None:
+    """``since``/``until`` keep ``limit`` entries of the window when it holds them: a pruned
+    search ranks deeper until it has them (its scores beyond the depth it decided are
+    incomplete, and the entries of a window may all be far down), with and without replies
+    folded; the same answer as reading every holder. Found by an adversarial pass: a pruned
+    search used to read on through its undecided scores and could return nothing."""
+    base = datetime(2024, 5, 1, 9, tzinfo=UTC)
+
+    def said(text: str, n: int, days: int) -> MemoryEntry:
+        return MemoryEntry(
+            content=Content(role="user").with_text(text),
+            author=("Ana", "Ben")[n % 2],
+            timestamp=base + timedelta(days=days, minutes=n),
+        )
+
+    await service.add_sessions(
+        "pruning-window",
+        "u",
+        {
+            "old": [said("blorvex cromtil", n, 0) for n in range(30)],
+            "new": [said("I saw a blorvex" if n % 2 else "okay then", n, 10) for n in range(10)],
+            "filler": [said(f"nothing much today {n}", n, 5) for n in range(200)],
+        },
+    )
+    windows = [(base + timedelta(days=9), None), (None, base + timedelta(days=6)), (base + timedelta(days=4), base + timedelta(days=11))]
+    for since, until in windows:
+        for fold in (True, False):
+            answers = []
+            for full_up_to, share, first_expansion in ((10_000, None, None), (0, 0.05, 1), (0, 0.2, 4)):
+                service.full_gathering_entries = full_up_to
+                service.seed_df_share = share
+                service.first_expansion = first_expansion
+                request = SearchRequest(
+                    query="blorvex cromtil", app_name="pruning-window", user_id="u", limit=3,
+                    since=since, until=until, fold_replies=fold,
+                )
+                hits = (await service.search(request)).hits
+                assert all(request.in_window(m.memory.timestamp) for h in hits for m in h.reply)
+                answers.append([[(m.entry_id, round(m.score, 12)) for m in h.reply] for h in hits])
+            assert len(answers[0]) == 3, (since, until, fold)
+            assert answers[1] == answers[0] and answers[2] == answers[0], (since, until, fold)

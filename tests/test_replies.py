@@ -154,8 +154,8 @@ WORDS = [
 async def test_a_monologue_longer_than_the_walk_is_not_folded(service: MemoryService) -> None:
     from graphmem._service import REPLY_WALK_MESSAGES
 
-    assert REPLY_WALK_MESSAGES + 4 <= len(WORDS)
-    words = WORDS[: REPLY_WALK_MESSAGES + 4]
+    assert REPLY_WALK_MESSAGES + 6 <= len(WORDS)
+    words = WORDS[: REPLY_WALK_MESSAGES + 6]
     await service.add_session(APP, USER, "s", [said("hello there", "Ben", 0), *(said(f"I saw a {w}", "Ana", 1) for w in words)])
 
     async def search(query: str) -> list[tuple[str, list[str]]]:
@@ -169,6 +169,35 @@ async def test_a_monologue_longer_than_the_walk_is_not_folded(service: MemorySer
     assert len(far) == 2 and all(not folded for _, folded in far)
 
 
+@pytest.mark.parametrize("between", [0, 1, 16, 17])
+async def test_the_walk_reads_as_many_of_the_authors_own_messages_as_it_says(service: MemoryService, between: int) -> None:
+    """Up to REPLY_WALK_MESSAGES of the author's own messages may come between another
+    author's message and the run (here: the two messages that match, all others below
+    min_score)."""
+    from graphmem._service import REPLY_WALK_MESSAGES
+
+    assert REPLY_WALK_MESSAGES == 16
+    filler = [said(f"filler message {n}", "Ana", 1) for n in range(between)]
+    run = [said("blorvex cromtil one", "Ana", 2), said("blorvex cromtil two", "Ana", 2)]
+    await service.add_session(APP, USER, "s", [said("hello there", "Ben", 0), *filler, *run])
+    request = SearchRequest(query="blorvex cromtil", app_name=APP, user_id=USER, min_score=0.9)
+    hits = (await service.search(request)).hits
+    assert len(hits) == (1 if between <= REPLY_WALK_MESSAGES else 2)
+
+
 def test_fold_replies_must_be_a_bool() -> None:
     with pytest.raises(ValueError):
         SearchRequest(query="x", app_name=APP, user_id=USER, fold_replies="no")  # type: ignore[arg-type]
+
+
+async def test_the_adapter_returns_each_hit_whole(service: MemoryService) -> None:
+    """MemoryServiceAdapter.search returns memories only (no hits to nest them in): a reply
+    comes back whole, its messages in order, not only its best message."""
+    from graphmem import MemoryServiceAdapter
+
+    await service.add_session(APP, USER, "chat", CHAT)
+    texts = [m.text for m in await MemoryServiceAdapter(service, APP, USER).search("sandcastle at the coast", limit=2)]
+    reply = [e.text for e in CHAT[1:4]]
+    start = texts.index(reply[0])
+    assert texts[start : start + 3] == reply
+    assert len(texts) > 2  # limit counted replies
