@@ -761,6 +761,23 @@ class ScoreGathering:
         )
         return self._last
 
+    def _plan_after(self, scores: QueryScores, limit: int) -> None:
+        """The plan that can decide the first ``limit`` after the last step gave ``scores``
+        (:func:`~graphmem._scoring.plan_gathering`; ``None``: only a full gathering can),
+        and the next step's cap on new holders."""
+        gathering, ran = self._gathering, self._ran
+        assert gathering is not None and ran is not None
+        self._plan = plan_gathering(
+            scores,
+            self._corpus,
+            *gathering.weak_terms(ran),
+            gathering.unexpanded,
+            limit,
+            unexpanded_untimed_share=gathering.unexpanded_untimed,
+        )
+        if self._max_holders is not None:
+            self._max_holders *= EXPANSION_GROWTH
+
     async def scores(self, limit: int) -> QueryScores:
         """The scores, gathered so far that their first ``limit`` entries are exact."""
         last = self._last
@@ -783,31 +800,12 @@ class ScoreGathering:
             )
             self._plan = gathering.first_plan(self._seed_df_share)
             self._max_holders = None if self._first_expansion is None else self._first_expansion * limit
-        elif last is not None and self._ran is not None:
-            # Asked deeper: what the last step read cannot decide it; plan what can.
-            self._plan = plan_gathering(
-                last,
-                self._corpus,
-                *gathering.weak_terms(self._ran),
-                gathering.unexpanded,
-                limit,
-                unexpanded_untimed_share=gathering.unexpanded_untimed,
-            )
-            if self._max_holders is not None:
-                self._max_holders *= EXPANSION_GROWTH
+        elif last is not None:
+            self._plan_after(last, limit)  # asked deeper: plan what can decide it
         while self._plan is not None:
             plan = self._ran = self._plan
             scores = self._last = await gathering.step(plan, self._max_holders)
             if scores.decides(limit):
                 return scores
-            self._plan = plan_gathering(
-                scores,
-                self._corpus,
-                *gathering.weak_terms(plan),
-                gathering.unexpanded,
-                limit,
-                unexpanded_untimed_share=gathering.unexpanded_untimed,
-            )
-            if self._max_holders is not None:
-                self._max_holders *= EXPANSION_GROWTH
+            self._plan_after(scores, limit)
         return await self._everything()
