@@ -52,7 +52,7 @@ class MemoryServiceAdapter:
     async def search(self, query: str, limit: int | None = None) -> list[MemoryEntry]:
         """Recall memories for ``query`` (global, or global plus the bound project), best
         first. A reply typed as several messages comes back whole, its messages in order
-        (rule 11 of the search: ``limit`` counts replies, so more entries may come back)."""
+        (rule 7 in :mod:`graphmem._scoring`: ``limit`` counts replies, so more entries may come back)."""
         request = SearchRequest(
             query=query,
             app_name=self.app_name,

@@ -696,7 +696,7 @@ class MemoryService(ABC):
         read_as: dict[str, str] = {}
         related: dict[str, str] = {}
         # ``limit`` counts what is shown: entries inside the ``since``/``until`` window, and
-        # with replies folded (rule 11) replies. When the first ``depth`` entries of the
+        # with replies folded (rule 7 of graphmem._scoring) replies. When the first ``depth`` entries of the
         # ranking hold fewer, the gathering ranks deeper (each depth exactly, so what is
         # shown is the full ranking's beginning). Chats that alternate authors and
         # searches without a window take one round.
@@ -707,7 +707,7 @@ class MemoryService(ABC):
         gathering: ScoreGathering | None = None
         scores: QueryScores
         fetched: dict[str, StoredEntry] = {}  # entries read at any depth (they never change)
-        around: dict[str, CandidateStats] = {}  # what the walks of rule 11 read, at any depth
+        around: dict[str, CandidateStats] = {}  # what the walks of rule 7 read, at any depth
         walked: set[str] = set()
         scored: dict[str, ScoredEntry] = {}  # the scores' explanations, made once an entry
         while True:
@@ -1162,16 +1162,14 @@ class MemoryService(ABC):
         project_id: str | None,
         runs: Sequence[tuple[str, ...]],
         stored: Mapping[str, StoredEntry],
-        known: dict[str, CandidateStats] | None = None,
-        read: set[str] | None = None,
+        known: dict[str, CandidateStats],
+        read: set[str],
     ) -> list[tuple[str, ...]]:
         """The ``runs`` (of :func:`~graphmem._scoring.reply_runs`) that are replies (rule 7):
         walking out from each end along the author's own messages, the first message met is
         another author's. One author's entries that no one answers (notes, a journal) are
         not folded, nor is a run whose walk passes :data:`REPLY_WALK_MESSAGES` messages.
         ``known`` and ``read``: what earlier walks of the search read (added to)."""
-        known = {} if known is None else known
-        read = set() if read is None else read
         # Per run and side: the last of the author's messages the walk reached, and every
         # message it passed (the run's too); a settled side is removed.
         sides = {(k, side): (run[-side], set(run)) for k, run in enumerate(runs) for side in (0, 1)}
@@ -1521,15 +1519,14 @@ class MemoryService(ABC):
         refuses a second entry with an id when it commits (Neo4j's uniqueness constraint)."""
         yield
 
+    @abstractmethod
     async def _entries_around(
         self, owner: Owner, project_id: str | None, entry_ids: Sequence[str], reach: int
     ) -> list[CandidateStats]:
         """The owner's entries with these ids (in scope: global, plus ``project_id``'s) and
         every entry within ``reach`` ``NEXT`` steps of one, each with its author and its
-        neighbours one step away (nothing matched). This default reads them as a
-        :meth:`_neighbourhood` around the ids, which is right for a backend whose holder
-        keys are entry ids (networkx); another (Neo4j, whose keys are element ids) overrides it."""
-        return await self._neighbourhood(owner, project_id, NeighbourhoodRequest((), (), tuple(entry_ids), reach))
+        neighbours one step away, nothing matched: what rule 7 (replies) walks. Unlike
+        :meth:`_neighbourhood`, keyed by entry id, which a search knows of what it ranked."""
 
     @abstractmethod
     async def _term_stats(self, owner: Owner, tokens: Sequence[str], entities: Sequence[str]) -> CorpusStats:

@@ -772,21 +772,9 @@ class GraphMemoryService(MemoryService):
             times = self._times_of(owner) if request.with_times else None
             if request.around is None:
                 return self._candidates_holding(own, project_id, token_edges, entity_edges, times)
-            reached: dict[str, None] = {}
-            for key in request.around:
-                # A key is an entry id, read in this owner's entries only: so a search never
-                # reaches another owner's entry, and one deleted since names nothing.
-                if isinstance(key, str) and key in own:
-                    reached[key] = None
-            neighbours_of = self._neighbours
-            frontier = list(reached)
-            for _ in range(request.reach):
-                # Only the entries the last step added: the others' neighbours are in already.
-                before = len(reached)
-                for entry_id in frontier:
-                    for near in neighbours_of.get(entry_id, ()):
-                        reached[near] = None
-                frontier = list(reached)[before:]
+            # A key is an entry id, read in this owner's entries only: so a search never
+            # reaches another owner's entry, and one deleted since names nothing.
+            reached = self._reached([k for k in request.around if isinstance(k, str) and k in own], request.reach)
             among = set(reached)
             held_tokens = self._held_among(owner, TOKEN, token_edges, among)
             held_entities = self._held_among(owner, ENTITY, entity_edges, among)
@@ -822,35 +810,39 @@ class GraphMemoryService(MemoryService):
                 )
             return found
 
+    def _reached(self, start: Iterable[str], reach: int) -> dict[str, None]:
+        """``start`` and every entry within ``reach`` ``NEXT`` steps of one, in the order
+        reached (call with the lock held)."""
+        neighbours_of = self._neighbours
+        reached = dict.fromkeys(start)
+        frontier = list(reached)
+        for _ in range(reach):
+            # Only the entries the last step added: the others' neighbours are in already.
+            before = len(reached)
+            for entry_id in frontier:
+                for near in neighbours_of.get(entry_id, ()):
+                    reached[near] = None
+            frontier = list(reached)[before:]
+        return reached
+
     async def _entries_around(
         self, owner: Owner, project_id: str | None, entry_ids: Sequence[str], reach: int
     ) -> list[CandidateStats]:
-        # The walk alone, over the neighbour index: no term is matched (the default goes
-        # through _neighbourhood, which prepares the query's postings for nothing).
         with self._lock:
             self._ensure_loaded()
             own = self._entries.get(owner, {})
-            neighbours_of = self._neighbours
-            reached = dict.fromkeys(
-                i for i in entry_ids if i in own and own[i].project_id in (None, project_id)
-            )
-            frontier = list(reached)
-            for _ in range(reach):
-                before = len(reached)
-                for entry_id in frontier:
-                    reached.update(dict.fromkeys(neighbours_of.get(entry_id, ())))
-                frontier = list(reached)[before:]
+            start = [i for i in entry_ids if i in own and own[i].project_id in (None, project_id)]
             return [
                 CandidateStats(
                     entry_id,
                     _NO_TERMS,
                     _NO_TERMS,
-                    neighbours_of.get(entry_id, ()),
+                    self._neighbours.get(entry_id, ()),
                     (),
                     own[entry_id].project_id,
                     author=own[entry_id].author,
                 )
-                for entry_id in reached
+                for entry_id in self._reached(start, reach)
                 if entry_id in own
             ]
 
