@@ -1519,14 +1519,16 @@ class MemoryService(ABC):
         refuses a second entry with an id when it commits (Neo4j's uniqueness constraint)."""
         yield
 
-    @abstractmethod
     async def _entries_around(
         self, owner: Owner, project_id: str | None, entry_ids: Sequence[str], reach: int
     ) -> list[CandidateStats]:
         """The owner's entries with these ids (in scope: global, plus ``project_id``'s) and
         every entry within ``reach`` ``NEXT`` steps of one, each with its author and its
         neighbours one step away, nothing matched: what rule 7 (replies) walks. Unlike
-        :meth:`_neighbourhood`, keyed by entry id, which a search knows of what it ranked."""
+        :meth:`_neighbourhood`, keyed by entry id, which a search knows of what it ranked.
+        Optional: this default reads nothing, so a backend without it folds no reply (no
+        run is known to be answered) and ranks as with ``fold_replies=False``."""
+        return []
 
     @abstractmethod
     async def _term_stats(self, owner: Owner, tokens: Sequence[str], entities: Sequence[str]) -> CorpusStats:
