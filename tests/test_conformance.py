@@ -1038,6 +1038,26 @@ async def test_a_speaker_whose_turns_are_all_deleted_is_no_speaker_any_more(serv
     assert left.by_named_speaker is None
 
 
+async def test_a_word_is_a_speakers_name_only_where_its_own_author_says_it(service: MemoryService) -> None:
+    # A session restored with its own terms (a hand-written fixture, an old export) in
+    # which Kate's turn does not hold "kate" and Ben's, which names her, does: "kate" is
+    # then no speaker's word, whether the two entries are written in one call or two.
+    kate = EntryRecord(
+        memory=entry("I do pottery on weekends.", author="Kate"),
+        terms=Decomposition(tokens=("pottery", "weekend"), entities=()),
+    )
+    ben = EntryRecord(
+        memory=entry("Kate told me about pottery.", at=1, author="Ben"),
+        terms=Decomposition(tokens=("kate", "pottery", "ben"), entities=()),
+    )
+    await service.restore_session(APP, USER, "together", [kate, ben])
+    await service.restore_session(APP, "bob", "one", [kate])
+    await service.restore_session(APP, "bob", "two", [ben])
+    for user in (USER, "bob"):
+        hits = (await search(service, "What does Kate say about pottery?", user=user)).hits
+        assert [(h.memory.author, h.by_named_speaker) for h in hits] == [("Ben", None), ("Kate", None)]
+
+
 # ---------------------------------------------------------------------------- appending to a session
 
 

@@ -755,12 +755,17 @@ async def _create_entries(
     )
     # One row per term, sorted, so that concurrent writers take the locks of shared nodes
     # in one order; each row lists the entries holding the term.
+    # ``spoken``: the tokens some entry holds that are words of its own author's name (a
+    # speaker's word, as networkx flags it); not every author of the batch, whose entries
+    # restored with their own terms may not hold their name.
     holders: dict[str, list[str]] = {}
     spoken: set[str] = set()
     for e in entries:
+        author_words = speaker_tokens(e.stored.memory.author)
         for value in dict.fromkeys(e.tokens):
             holders.setdefault(value, []).append(e.entry_id)
-        spoken.update(speaker_tokens(e.stored.memory.author))
+            if value in author_words:
+                spoken.add(value)
     if holders:
         token_links = [
             {"value": value, "entry_ids": ids, "speaker": value in spoken} for value, ids in sorted(holders.items())
