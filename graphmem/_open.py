@@ -323,5 +323,7 @@ def _unreachable(store: StoreUri, exc: BackendUnavailableError) -> str:
             f"Neo4j at {store.display} refused the credentials: put them in the URI "
             "(bolt://user:password@host:7687) or set GRAPHMEM_NEO4J_USER and GRAPHMEM_NEO4J_PASSWORD"
         )
+    if getattr(cause, "code", None) == "Neo.ClientError.Database.DatabaseNotFound":
+        return f"{exc}".rstrip(".")  # reached, but it serves no database of that name
     reason = type(cause).__name__ if cause is not None else str(exc)
     return f"cannot reach Neo4j at {store.display} ({reason}): is the server running? (graphmem neo4j start)"

@@ -192,6 +192,16 @@ def test_unreachable_neo4j_is_one_line_with_what_to_do(runner: CliRunner) -> Non
     assert "cannot reach Neo4j at bolt://127.0.0.1:9" in line and "graphmem neo4j start" in line
 
 
+def test_a_neo4j_database_the_server_lacks_is_one_line(runner: CliRunner) -> None:
+    uri = neo4j_uri_or_skip()
+    result = run(runner, "--uri", f"{uri}?database=nosuchdb", "stats")
+    assert result.exit_code == 3
+    assert "no database named 'nosuchdb'" in one_line_error(result)
+    result = run(runner, "--uri", f"{uri}?database=system", "stats")
+    assert result.exit_code == 2
+    assert "'system'" in one_line_error(result)
+
+
 # ---------------------------------------------------------------------------- load
 
 

@@ -30,10 +30,12 @@ from graphmem import (
     Content,
     Decomposer,
     GraphMemoryService,
+    InvalidStoreUriError,
     MemoryEntry,
     MemoryService,
     Part,
     SearchRequest,
+    open_memory,
 )
 
 pytestmark = pytest.mark.neo4j
@@ -628,6 +630,28 @@ async def test_unreachable_server_raises_backend_unavailable(decomposer: Decompo
             await asyncio.wait_for(svc.add_session("app", "u", "s", [entry("hello world")]), timeout=30)
     finally:
         await svc.close()
+
+
+async def test_a_database_the_server_does_not_have_is_a_clear_error(decomposer: Decomposer) -> None:
+    from graphmem.backends.neo4j import Neo4jMemoryService
+
+    uri = neo4j_uri_or_skip()
+    svc = Neo4jMemoryService(uri, auth=neo4j_auth(), database="nosuchdb", nlp=decomposer)
+    try:
+        for call in (
+            svc.health_check(),
+            svc.search(SearchRequest(query="hello", app_name="app", user_id="u")),
+            svc.add_session("app", "u", "s", [entry("hello world")]),
+        ):
+            with pytest.raises(BackendUnavailableError, match="no database named 'nosuchdb'"):
+                await call
+    finally:
+        await svc.close()
+    # The server's catalogue holds no graph: refused before any I/O.
+    with pytest.raises(InvalidStoreUriError, match="'system'"):
+        Neo4jMemoryService(uri, database="System", nlp=decomposer)
+    with pytest.raises(InvalidStoreUriError, match="'system'"):
+        await open_memory(f"{uri}?database=system", nlp=decomposer)
 
 
 # ---------------------------------------------------------------------- concurrency

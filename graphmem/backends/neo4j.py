@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from graphmem._cypher import load_cypher, load_statements
 from graphmem._decompose import Decomposer, Decomposition, Entity, speaker_tokens
-from graphmem._errors import BackendUnavailableError, EntryIdConflictError, GraphmemError
+from graphmem._errors import BackendUnavailableError, EntryIdConflictError, GraphmemError, InvalidStoreUriError
 from graphmem._gathering import Days, FirstRead, NeighbourhoodRequest, TermPostings
 from graphmem._scoring import CandidateStats, CorpusStats, ScoringWeights
 from graphmem._service import (
@@ -155,6 +155,11 @@ class Neo4jMemoryService(MemoryService):
         super().__init__(nlp, weights=weights, language=language)
         if (uri is None) == (driver is None):
             raise ValueError("give either uri (with auth) or an existing driver, not both and not neither")
+        if database is not None and database.casefold() == "system":
+            raise InvalidStoreUriError(
+                "database 'system' is Neo4j's catalogue of databases and holds no graph; "
+                "leave the database unset (the server's default) or name one you created"
+            )
         self._database = database
         self._contention_retry_time = contention_retry_time
         self._read_timeout = read_timeout
@@ -568,6 +573,10 @@ class Neo4jMemoryService(MemoryService):
                     return list(eager.records)
         except _DRIVER_ERRORS as exc:  # TimeoutError included: it is an OSError
             raise self._unavailable(exc) from exc
+        except Neo4jError as exc:
+            if _is_missing_database(exc):
+                raise self._unavailable(exc) from exc
+            raise  # a client error: a bug in a query, not an outage
 
     async def _read_one(self, name: str, params: dict[str, Any]) -> Any:
         records = await self._read(name, params)
@@ -620,7 +629,7 @@ class Neo4jMemoryService(MemoryService):
             except (Neo4jError, DriverError, OSError) as exc:
                 if _is_contention(exc) and loop.time() + delay <= deadline:
                     pass  # retry below
-                elif isinstance(exc, _DRIVER_ERRORS):
+                elif isinstance(exc, _DRIVER_ERRORS) or _is_missing_database(exc):
                     raise self._unavailable(exc) from exc
                 elif _is_entry_id_clash(exc):
                     # restore_session checks ids before it writes, but a concurrent write (of
@@ -643,6 +652,12 @@ class Neo4jMemoryService(MemoryService):
             return BackendUnavailableError(
                 f"{self._where} did not answer within {self._read_timeout:g} s. "
                 "Check that the server is healthy (scripts/neo4j status) or raise read_timeout."
+            )
+        if _is_missing_database(exc):
+            return BackendUnavailableError(
+                f"{self._where} has no database named {self._database!r}. Leave the database unset "
+                "to use the server's default one, or create it first (CREATE DATABASE; Neo4j "
+                "Community serves one database)."
             )
         if isinstance(exc, AuthError):
             hint = "Check the credentials (auth=...)"
@@ -669,6 +684,12 @@ _DRIVER_ERRORS: tuple[type[BaseException], ...] = (
     DatabaseError,
     AuthError,
 )
+
+
+def _is_missing_database(exc: BaseException) -> bool:
+    """Whether the server has no database of the name asked for (a client error that is
+    the caller's configuration, not a query graphmem got wrong)."""
+    return isinstance(exc, Neo4jError) and exc.code == "Neo.ClientError.Database.DatabaseNotFound"
 
 
 def _is_contention(exc: BaseException) -> bool:
