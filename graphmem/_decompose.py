@@ -284,6 +284,11 @@ def normalise_entity_name(text: str) -> str:
     return _POSSESSIVE.sub("", name).strip()
 
 
+def no_space_script(text: str) -> bool:
+    """Whether ``text`` is written wholly in scripts without spaces (Han, kana, Hangul)."""
+    return _NO_SPACE_RUN.fullmatch(text) is not None
+
+
 def _no_space_script_grams(text: str) -> list[str]:
     grams: list[str] = []
     for run in _NO_SPACE_RUN.findall(text):

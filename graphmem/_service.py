@@ -16,6 +16,7 @@ import re
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Collection, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import TracebackType
@@ -29,6 +30,7 @@ from graphmem._decompose import (
     Entity,
     addressed_names,
     author_tokens,
+    no_space_script,
     speaker_tokens,
     speaker_variant,
 )
@@ -149,13 +151,23 @@ class StoredEntry:
         )
 
 
-def _matches_content(cand: CandidateStats) -> bool:
+def _matches_content(cand: CandidateStats, too_little: AbstractSet[str] = frozenset()) -> bool:
     """Whether ``cand`` shares with a query more than the words of its author's name (a
-    token of every entry its author said): what a delete by query may remove."""
+    token of every entry its author said) and the query's ``too_little`` tokens: what a
+    delete by query may remove."""
     if cand.matched_entities:
         return True
     own = speaker_tokens(cand.author) if cand.author else frozenset()
-    return any(token not in own for token in cand.matched_tokens)
+    return any(token not in own and token not in too_little for token in cand.matched_tokens)
+
+
+def _single_characters(tokens: Sequence[str]) -> frozenset[str]:
+    """The query's tokens that are one character of a script written without spaces (Han,
+    kana, Hangul), when it has longer ones: added for recall (a name written one character
+    off still shares the others), they are too little to delete by. "東京タワー" must not
+    remove "ラーメン" for its ``ー``; "猫" alone is a word, and deletes what holds it."""
+    single = frozenset(t for t in tokens if len(t) == 1 and no_space_script(t))
+    return single if len(single) < len(tokens) else frozenset()
 
 
 def _place(entry: StoredEntry) -> Place:
@@ -903,8 +915,11 @@ class MemoryService(ABC):
         An entry matches when it shares a token or entity with the query (a search would
         recall it with a score above 0 from its own content), the words of its author's
         name aside: they are tokens of every entry that author said, so "the user's dog"
-        deletes what mentions a dog, not everything "user" said. Entries recalled only as
-        conversation context of a match are not deleted.
+        deletes what mentions a dog, not everything "user" said. The query is read as a
+        search reads it: a time it names is a time, not words ("on 3 May 2023" matches no
+        entry for its "3"); one character of a script without spaces is too little when
+        the query has longer words. Entries recalled only as conversation context of a
+        match are not deleted.
         """
         owner = self._owner(app_name, user_id)
         ids = await self._matching_ids(owner, None, query, only_project=None)
@@ -1451,13 +1466,21 @@ class MemoryService(ABC):
         if not isinstance(query, str):
             raise TypeError(f"query must be a string, got {type(query).__name__}")
         ensure_unicode(query, "query")
-        parts = await self.decompose_query(query)
+        # The query's words as a search reads them: a time it names ("on 3 May 2023") is
+        # no words to match ("May", "2023", "3" would take every entry saying them).
+        when = query_time(query, datetime.now(UTC))
+        parts = await self.decompose_query(_without_spans(query, when.spans) if when is not None else query)
+        if parts.is_empty and when is not None:
+            parts = await self.decompose_query(query)  # nothing but a time: its words are all it says
         if parts.is_empty:
             return []
         candidates = await self._neighbourhood(
             owner, scope, NeighbourhoodRequest(tuple(parts.tokens), tuple(e.name for e in parts.entities))
         )
-        return [c.entry_id for c in candidates if c.project_id == only_project and _matches_content(c)]
+        too_little = _single_characters(parts.tokens)
+        return [
+            c.entry_id for c in candidates if c.project_id == only_project and _matches_content(c, too_little)
+        ]
 
     # ------------------------------------------------------------------ backend primitives
 

@@ -671,6 +671,37 @@ async def test_delete_entries_does_not_match_an_author_by_their_own_name(service
     assert await stored_texts(service) == ["I like green tea", "my birthday is in May", "the user manual is in the drawer"]
 
 
+async def test_delete_entries_reads_the_query_as_a_search_does(service: MemoryService) -> None:
+    """A time the query names is a time, not words ("3", "May", "2023" would take every
+    entry saying them); one character of a script without spaces is too little to delete
+    by when the query holds longer words. Each entry kept here shares only those with it."""
+    await service.add_session(
+        APP,
+        USER,
+        "s1",
+        [
+            entry("Dentist appointment moved to the 3rd."),
+            entry("We adopted Biscuit in May 2023.", at=1),
+            entry("I run 3 miles every day.", at=2),
+            entry("東京タワーに登りました。", at=3),
+            entry("ラーメンが大好きです。", at=4),
+            entry("赤ワインを飲みました。", at=5),
+        ],
+    )
+    hits = (await search(service, "the dentist appointment on 3 May 2023")).hits
+    assert {h.memory.text for h in hits if h.matched_tokens or h.matched_entities} == {
+        "Dentist appointment moved to the 3rd."
+    }
+    assert await service.delete_entries(APP, USER, "the dentist appointment on 3 May 2023") == 1
+    assert await service.delete_entries(APP, USER, "東京タワー") == 1
+    assert await stored_texts(service) == sorted(
+        ["We adopted Biscuit in May 2023.", "I run 3 miles every day.", "ラーメンが大好きです。", "赤ワインを飲みました。"]
+    )
+    # A query that is nothing but a time is matched by its words, as a search matches it.
+    assert await service.delete_entries(APP, USER, "May 2023") == 1
+    assert await stored_texts(service) == sorted(["I run 3 miles every day.", "ラーメンが大好きです。", "赤ワインを飲みました。"])
+
+
 async def test_delete_entries_spares_context_only_hits(service: MemoryService) -> None:
     await service.add_session(
         APP, USER, "s1", [entry("Where does your sister live?"), entry("Lisbon.", at=1, author="model", role="model")]
