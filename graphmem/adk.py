@@ -173,7 +173,7 @@ class GraphmemMemoryService(BaseMemoryService):
         """Store the session's text events as graphmem session ``session.id``, replacing what
         an earlier call stored for it."""
         memory = await self.memory_service()
-        entries = [e for e in map(_entry_of_event, session.events) if e is not None]
+        entries = _entries_of_events(session.events)
         if self.project_id is None:
             await memory.add_session(session.app_name, session.user_id, session.id, entries)
         else:
@@ -197,7 +197,7 @@ class GraphmemMemoryService(BaseMemoryService):
         """
         self._check_metadata(custom_metadata)
         memory = await self.memory_service()
-        entries = [e for e in map(_entry_of_event, events) if e is not None]
+        entries = _entries_of_events(events)
         if session_id is None:
             for entry in entries:
                 await self._add_entry(memory, app_name, user_id, entry)
@@ -339,6 +339,82 @@ def register_with_adk(
 # ---------------------------------------------------------------------------- conversions
 
 
+def _entries_of_events(events: Sequence[Event]) -> list[MemoryEntry]:
+    """What the events said, as graphmem entries, in order: every event a rewind left live
+    with text to remember, an utterance transcribed over several events as one.
+
+    Every event is read (and its timestamp checked) before any entry is stored."""
+    entries: list[MemoryEntry] = []
+    heard: list[str] = []  # the transcribed utterance so far
+    live = [event for event in _live_events(events) if not event.partial]
+    for i, event in enumerate(live):
+        spoken = _transcribed(event)
+        if spoken is None:
+            entry = _entry_of_event(event)
+            if entry is not None:
+                entries.append(entry)
+            continue
+        role, text = spoken
+        heard.append(text)
+        after = _transcribed(live[i + 1]) if i + 1 < len(live) else None
+        if after is not None and after[0] == role:
+            continue  # the utterance goes on in the next event, as ADK reads it to the model
+        utterance, heard = "".join(heard), []
+        if utterance.strip():
+            entries.append(
+                MemoryEntry(
+                    content=Content(role=role, parts=[Part(text=utterance)]),
+                    author=event.author or role,
+                    timestamp=_event_time(event),
+                )
+            )
+    return entries
+
+
+def _live_events(events: Sequence[Event]) -> list[Event]:
+    """The events no rewind undid. An event whose ``actions.rewind_before_invocation_id``
+    names invocation X undoes every event from X's first one up to itself (the rewind
+    event included), as ADK builds the model's context; a rewind to an unknown or later
+    invocation undoes only itself. Read from the end, so a rewound rewind undoes nothing."""
+    first_of: dict[str, int] = {}
+    for at, event in enumerate(events):
+        if event.invocation_id:
+            first_of.setdefault(event.invocation_id, at)
+    live: list[Event] = []
+    at = len(events) - 1
+    while at >= 0:
+        event = events[at]
+        target = getattr(event.actions, "rewind_before_invocation_id", None) if event.actions else None
+        if not target:
+            live.append(event)
+        elif first_of.get(target, at) < at:
+            at = first_of[target]  # this one and everything back to the rewound invocation's start
+        at -= 1
+    return live[::-1]
+
+
+def _transcribed(event: Event) -> tuple[str, str] | None:
+    """``(role, text)`` of an event that holds what was said by voice (a live session's
+    input or output transcription, and no content), else ``None``."""
+    if event.content is not None:
+        return None
+    for role, said in (("user", event.input_transcription), ("model", event.output_transcription)):
+        if said is not None and said.text:
+            return role, said.text
+    return None
+
+
+def _event_time(event: Event) -> datetime:
+    """The event's timestamp (seconds since the epoch) as an aware UTC datetime."""
+    try:
+        return datetime.fromtimestamp(event.timestamp, UTC)
+    except (OverflowError, OSError, ValueError):
+        raise ValueError(
+            f"event {event.id!r}: timestamp {event.timestamp!r} is not seconds since the epoch "
+            "between the years 1 and 9999 (milliseconds?); nothing of these events was stored"
+        ) from None
+
+
 def _entry_of_event(event: Event) -> MemoryEntry | None:
     """An event's text as a graphmem entry, or ``None`` when it has no text to remember."""
     content = event.content
@@ -352,7 +428,7 @@ def _entry_of_event(event: Event) -> MemoryEntry | None:
     return MemoryEntry(
         content=Content(role=content.role or "user", parts=[Part(text=t) for t in texts]),
         author=event.author or content.role or "user",
-        timestamp=datetime.fromtimestamp(event.timestamp, UTC),
+        timestamp=_event_time(event),
     )
 
 

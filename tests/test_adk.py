@@ -28,6 +28,7 @@ if not in_ci():  # in CI the dev extra installs ADK: a missing one must fail, no
     pytest.importorskip("google.adk", reason="the adk extra is not installed (pip install 'graphmem[adk]')")
 
 from google.adk.events.event import Event  # noqa: E402
+from google.adk.events.event_actions import EventActions  # noqa: E402
 from google.adk.memory.memory_entry import MemoryEntry as AdkMemoryEntry  # noqa: E402
 from google.adk.sessions.session import Session  # noqa: E402
 from google.genai import types  # noqa: E402
@@ -110,6 +111,69 @@ async def test_thoughts_are_not_remembered(service: MemoryService) -> None:
     )
     await memory.add_session_to_memory(session_of("s1", [mixed]))
     assert await stored(service) == [("Tea helps.", "s1", 0)]
+
+
+def voice_event(author: str, text: str, at: float, *, heard: bool) -> Event:
+    """A live (voice) session's transcription event: no content, what was said as text."""
+    said = types.Transcription(text=text, finished=True)
+    return Event(
+        author=author,
+        input_transcription=said if heard else None,
+        output_transcription=None if heard else said,
+        timestamp=(T0 + timedelta(minutes=at)).timestamp(),
+    )
+
+
+async def test_what_was_said_by_voice_is_remembered(service: MemoryService) -> None:
+    memory = GraphmemMemoryService(service)
+    events = [
+        text_event("user", "Remind me: my sister lives in Lisbon.", 0),
+        # One utterance transcribed over two events is one entry, as ADK reads it to the model.
+        voice_event("user", "My dentist is Dr. Okafor ", 1, heard=True),
+        voice_event("user", "on Main Street.", 1.1, heard=True),
+        voice_event("companion", "Got it, Dr. Okafor.", 2, heard=False),
+        voice_event("user", "   ", 3, heard=True),  # nothing said
+    ]
+    await memory.add_session_to_memory(session_of("s1", events))
+    assert await stored(service) == [
+        ("Remind me: my sister lives in Lisbon.", "s1", 0),
+        ("My dentist is Dr. Okafor on Main Street.", "s1", 1),
+        ("Got it, Dr. Okafor.", "s1", 2),
+    ]
+    entries = await service.list_entries(APP, USER)
+    assert [(e.memory.author, e.memory.content.role) for e in entries[1:]] == [("user", "user"), ("companion", "model")]
+    assert entries[1].memory.timestamp == T0 + timedelta(minutes=1.1)  # when the utterance ended
+
+
+async def test_turns_a_rewind_undid_are_not_remembered(service: MemoryService) -> None:
+    memory = GraphmemMemoryService(service)
+    kept = [text_event("user", "My favourite colour is green.", 0, invocation_id="i1"),
+            text_event("companion", "Noted.", 0.5, invocation_id="i1")]
+    undone = [text_event("user", "My bank password is hunter2, oops wrong window.", 1, invocation_id="i2"),
+              text_event("companion", "Noted.", 1.5, invocation_id="i2")]
+    rewind = Event(
+        author="user",
+        invocation_id="i3",
+        actions=EventActions(rewind_before_invocation_id="i2"),
+        timestamp=(T0 + timedelta(minutes=2)).timestamp(),
+    )
+    later = text_event("user", "I also like blue.", 3, invocation_id="i4")
+    # A rewind to an invocation that is not earlier in the session undoes nothing else.
+    stray = Event(author="user", actions=EventActions(rewind_before_invocation_id="i9"), timestamp=later.timestamp)
+    await memory.add_session_to_memory(session_of("s1", [*kept, *undone, rewind, later, stray]))
+    assert [text for text, _, _ in await stored(service)] == ["My favourite colour is green.", "Noted.", "I also like blue."]
+    assert (await memory.search_memory(app_name=APP, user_id=USER, query="bank password")).memories == []
+
+
+@pytest.mark.parametrize("stamp", [1e20, float("nan"), 1.7e12, -1e12])
+async def test_an_event_time_out_of_range_is_a_clear_error_and_stores_nothing(service: MemoryService, stamp: float) -> None:
+    memory = GraphmemMemoryService(service)
+    bad = Event(author="user", content=types.Content(role="user", parts=[types.Part(text="hi")]), timestamp=stamp)
+    with pytest.raises(ValueError, match=r"is not seconds since the epoch .*nothing of these events was stored"):
+        await memory.add_session_to_memory(session_of("s1", [text_event("user", "hello", 0), bad]))
+    with pytest.raises(ValueError, match="milliseconds"):
+        await memory.add_events_to_memory(app_name=APP, user_id=USER, events=[text_event("user", "hello", 0), bad])
+    assert await stored(service) == []
 
 
 async def test_add_events_to_memory_appends_a_delta_to_the_session(service: MemoryService) -> None:
