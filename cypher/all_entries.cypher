@@ -1,6 +1,6 @@
 // Every entry of the owner, global and in every project.
 MATCH (e:Entry {app_name: $app_name, user_id: $user_id})
-WITH e, e {.id, .app_name, .user_id, .project_id, .session_id, .position, .author, .role, .text, .timestamp, .time_refs, .language} AS entry
+WITH e, e {.id, .app_name, .user_id, .project_id, .session_id, .position, .author, .role, .text, .timestamp, .time_refs, .language, .written} AS entry
 // Whole entries only. Reads are read committed: a node found through an index can be
 // deleted by a concurrent commit (a session replaced) before or while its properties are
 // read, and those then read as null. Keep a row when every required property was read and

@@ -1,9 +1,11 @@
 // Create Entry nodes; each row holds exactly the properties of entry_properties(). Runs
-// after lock_user.cypher.
+// after lock_user.cypher. Neo4j's own bookkeeping besides: `written`, a random number per
+// write, so that an erasure in batches deletes the entries it listed and not an entry
+// written with the same id between two of its batches (user_entry_ids.cypher).
 CALL () {
   UNWIND $entries AS properties
   CREATE (e:Entry)
-  SET e = properties
+  SET e = properties, e.written = $written
 }
 // The owner's counter node: how many entries it holds, and how many of those are in a
 // project, so that a search reads its N (the idf's) in one seek instead of counting

@@ -9,6 +9,8 @@ UNWIND $ids AS id
 MATCH (e:Entry {id: id})
 USING INDEX SEEK e:Entry(id)
 WHERE e.app_name = $app_name AND e.user_id = $user_id
+  // $written (an erasure's batches): by id, each entry's write stamp as it was listed.
+  AND ($written IS NULL OR coalesce(e.written, -1) = $written[id])
 OPTIONAL MATCH (e)-[:HAS_TOKEN|MENTIONS]->(term)
 WITH collect(DISTINCT e) AS doomed, collect(DISTINCT term) AS terms
 // Read before the delete: their authors (their names' tokens may stop being a speaker's)

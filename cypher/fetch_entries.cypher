@@ -9,7 +9,7 @@ UNWIND $ids AS id
 MATCH (e:Entry {id: id})
 USING INDEX SEEK e:Entry(id)
 WHERE e.app_name = $app_name AND e.user_id = $user_id
-WITH e, e {.id, .app_name, .user_id, .project_id, .session_id, .position, .author, .role, .text, .timestamp, .time_refs, .language} AS entry
+WITH e, e {.id, .app_name, .user_id, .project_id, .session_id, .position, .author, .role, .text, .timestamp, .time_refs, .language, .written} AS entry
 // Whole entries only. Reads are read committed: a node found through an index can be
 // deleted by a concurrent commit (a session replaced) before or while its properties are
 // read, and those then read as null. Keep a row when every required property was read and

@@ -8,7 +8,7 @@ WHERE NOT $scoped OR e.project_id IS NULL OR e.project_id = $project_id
 WITH e
 ORDER BY datetime(e.timestamp) DESC, e.position DESC, coalesce(e.session_id, '') DESC, e.id DESC
 LIMIT $limit
-WITH e, e {.id, .app_name, .user_id, .project_id, .session_id, .position, .author, .role, .text, .timestamp, .time_refs, .language} AS entry
+WITH e, e {.id, .app_name, .user_id, .project_id, .session_id, .position, .author, .role, .text, .timestamp, .time_refs, .language, .written} AS entry
 // Whole entries only. Reads are read committed: a node found through an index can be
 // deleted by a concurrent commit (a session replaced) before or while its properties are
 // read, and those then read as null. Keep a row when every required property was read and

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from conftest import make_neo4j_service, neo4j_auth, neo4j_uri_or_skip
-from graphmem import Content, Decomposer, MemoryEntry, Part, SearchRequest
+from graphmem import Content, Decomposer, EntryRecord, MemoryEntry, Part, SearchRequest
 from graphmem._answer_types import TYPE_TOKENS
 
 pytestmark = pytest.mark.neo4j
@@ -114,6 +114,49 @@ async def test_delete_user_racing_add_session_leaves_whole_linked_sessions(
         assert orphans == [{"c": 0}], round_
         await neo.delete_user("app", "u")
         assert await rows(neo, "MATCH (n) RETURN count(n) AS c") == [{"c": 0}], round_
+
+
+async def test_a_restore_between_two_erasure_batches_is_kept_whole(
+    neo: Any, decomposer: Decomposer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``delete_user`` lists the user's entries and deletes them in batches. Another worker
+    re-loads the user's export (the same entry ids) after the first batch: that write is
+    kept whole, as if it came after the erasure. Deleting by id alone removed the re-loaded
+    entries that later batches listed, leaving every session in fragments."""
+    from graphmem.backends import neo4j as backend
+
+    monkeypatch.setattr(backend, "_ENTRIES_PER_ERASURE", 3)
+
+    def export(session: str) -> list[EntryRecord]:
+        return [EntryRecord(memory=entry(f"{session} turn {i}", i), entry_id=f"{session}-{i}") for i in range(4)]
+
+    sessions = ["s0", "s1", "s2"]
+    for session in sessions:
+        await neo.restore_session("app", "u", session, export(session))
+    worker = backend.Neo4jMemoryService(neo4j_uri_or_skip(), auth=neo4j_auth(), nlp=decomposer)
+    writes = 0
+    erase_write = neo._write
+
+    async def then_reload(owner: Any, work: Any) -> Any:
+        nonlocal writes
+        done = await erase_write(owner, work)
+        writes += 1
+        if writes == 2:  # the listing and the first batch have committed
+            for session in sessions:
+                await worker.restore_session("app", "u", session, export(session))
+        return done
+
+    monkeypatch.setattr(neo, "_write", then_reload)
+    try:
+        assert await neo.delete_user("app", "u") == 3  # the first batch's, then none of the re-load
+    finally:
+        await worker.close()
+    left = await rows(
+        neo, "MATCH (e:Entry {app_name: 'app', user_id: 'u'}) RETURN e.session_id AS s, count(*) AS n ORDER BY s"
+    )
+    assert left == [{"s": s, "n": 4} for s in sessions]
+    counter = await rows(neo, "MATCH (c:GraphmemUser {app_name: 'app', user_id: 'u'}) RETURN c.entries AS n")
+    assert counter == [{"n": 12}]
 
 
 # ---------------------------------------------------------------------- item 8: reads vs a replacement

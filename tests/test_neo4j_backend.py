@@ -188,11 +188,13 @@ async def test_graph_shape_matches_the_shared_model(neo: Any) -> None:
     )
     props = [r["p"] for r in result.records]
     assert len(props) == 3
-    # Null properties are simply absent in Neo4j; the rest are exactly entry_properties().
+    # Null properties are simply absent in Neo4j; the rest are exactly entry_properties(),
+    # and Neo4j's write stamp (what an erasure in batches deletes by).
     assert set(props[0]) == {
         "id", "app_name", "user_id", "session_id", "position", "author", "role", "text", "timestamp", "time_refs",
-        "language",
+        "language", "written",
     }
+    assert props[0]["written"] == props[1]["written"] != props[2]["written"]  # one per write
     tokens = await neo.driver.execute_query("MATCH (t:Token) RETURN t.value AS v, properties(t) AS p")
     assert all(set(r["p"]) == {"app_name", "user_id", "value", "speaker"} for r in tokens.records)
     assert {r["v"] for r in tokens.records if r["p"]["speaker"]} == {"user"}  # the author's name

@@ -375,12 +375,18 @@ class Neo4jMemoryService(MemoryService):
         # uses). A write that lands between two batches is kept whole, as if it came after
         # the erasure, instead of losing the token links a blanket term delete would take.
         # Re-running after a failure completes the erasure; the count is of this call's.
+        # A write between two batches may also store an id listed here again (a restore of
+        # an export): each entry is listed with its write's stamp, and deleted only as listed.
         params = _owner_params(owner)
-        ids = await self._write(owner, lambda tx: _single(tx, "user_entry_ids", params, "ids"))
+        listed = await self._write(owner, lambda tx: _run(tx, "user_entry_ids", params))
+        ids, stamps = listed[0]["ids"], listed[0]["written"]
         removed = 0
         for start in range(0, len(ids), _ENTRIES_PER_ERASURE):
             batch = ids[start : start + _ENTRIES_PER_ERASURE]
-            removed += await self._write(owner, functools.partial(_delete_ids, owner=owner, entry_ids=batch))
+            written = dict(zip(batch, stamps[start : start + _ENTRIES_PER_ERASURE], strict=True))
+            removed += await self._write(
+                owner, functools.partial(_delete_ids, owner=owner, entry_ids=batch, written=written)
+            )
         await self._write(owner, lambda tx: _run(tx, "delete_orphan_terms", params))
         return removed
 
@@ -731,11 +737,6 @@ async def _run(tx: AsyncManagedTransaction, name: str, params: dict[str, Any]) -
     return [record async for record in result]
 
 
-async def _single(tx: AsyncManagedTransaction, name: str, params: dict[str, Any], key: str) -> Any:
-    result = await tx.run(load_cypher(name), params)
-    return (await result.single(strict=True))[key]
-
-
 #: Entries written per transaction by a bulk call (its sessions are never split).
 _ENTRIES_PER_TRANSACTION = 2_000
 
@@ -772,7 +773,11 @@ async def _create_entries(
     await _run(
         tx,
         "create_entries",
-        {**params, "entries": [entry_properties(owner.app_name, owner.user_id, e.stored) for e in entries]},
+        {
+            **params,
+            "entries": [entry_properties(owner.app_name, owner.user_id, e.stored) for e in entries],
+            "written": random.getrandbits(62),
+        },
     )
     # One row per term, sorted, so that concurrent writers take the locks of shared nodes
     # in one order; each row lists the entries holding the term.
@@ -818,13 +823,16 @@ def _first_mention_of_each(entities: Sequence[Entity]) -> list[Entity]:
     return list(first.values())
 
 
-async def _delete_ids(tx: AsyncManagedTransaction, owner: Owner, entry_ids: list[str]) -> int:
+async def _delete_ids(
+    tx: AsyncManagedTransaction, owner: Owner, entry_ids: list[str], written: Mapping[str, int] | None = None
+) -> int:
     """Delete entries (and the terms they orphan); a token stays a speaker's word only
-    while an entry of such an author holds it, as a replay of a networkx store finds."""
+    while an entry of such an author holds it, as a replay of a networkx store finds.
+    ``written``: only the entries of these ids whose write stamp is this (-1: none)."""
     if not entry_ids:
         return 0
     params = _owner_params(owner)
-    records = await _run(tx, "delete_entries", {**params, "ids": entry_ids})
+    records = await _run(tx, "delete_entries", {**params, "ids": entry_ids, "written": written})
     if not records:
         return 0
     words = sorted({w for author in records[0]["authors"] for w in speaker_tokens(author)})
