@@ -15,7 +15,10 @@ the short texts a memory sees (a turn, a question). So it decides from what cost
    English; "¿" or "¡" -> Spanish; otherwise `lingua <https://github.com/pemistahl/lingua-py>`_
    (``lingua-language-detector``, extra ``langdetect``), built for English and the Latin
    languages graphmem has pipelines for only, decides; when it is unsure (the two best
-   languages less than 0.1 apart), or is not installed, English.
+   languages less than 0.1 apart), or is not installed, English. It is given the text
+   without its names by their look (words capitalised inside a sentence, :func:`without_names`):
+   short questions are mostly a name and a few words, and a name's accents ("Zoë",
+   "André") said Portuguese or French where the words are English.
 
 The detector is built on the first text that needs it, never at import, in lingua's low
 accuracy mode (trigram models only): about 10 MB and 0.3 s to load, where the high
@@ -49,6 +52,10 @@ _DEVANAGARI = re.compile("[\u0900-\u097f\ua8e0-\ua8ff]")
 _LATIN = re.compile("[A-Za-z\u00aa\u00ba\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u1e00-\u1eff]")
 _NON_ASCII_LATIN = re.compile("[\u00aa\u00ba\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u1e00-\u1eff]")
 _LETTER = re.compile(r"[^\W\d_]")
+_WORD = re.compile(r"[^\W\d_][\w'’-]*")
+#: What a sentence's first word follows: nothing, or an end of sentence, with spaces,
+#: quotes and brackets between.
+_SENTENCE_START = re.compile(r"(?:^|[.!?¿¡…:;\n])[\s\"'“”‘’«»(\[]*$")
 #: Characters weigh like this many Latin letters (a CJK character is about a word).
 _CJK_WEIGHT = 3
 #: Long texts are judged on their beginning: the script of a turn does not change midway.
@@ -88,6 +95,20 @@ def script_language(text: str) -> str | None:
     return "xx"
 
 
+def without_names(text: str) -> str:
+    """``text`` without the words that are names by their look: capitalised inside a
+    sentence (not its first word). A name is no evidence of a language: "What did Zoë
+    adopt?" is English, "Ayer vi a José" Spanish, whatever the name's accents say."""
+    kept: list[str] = []
+    start = 0
+    for word in _WORD.finditer(text):
+        if word.group()[0].isupper() and not _SENTENCE_START.search(text, 0, word.start()):
+            kept.append(text[start : word.start()])
+            start = word.end()
+    kept.append(text[start:])
+    return "".join(kept)
+
+
 class LanguageDetector:
     """Detects the language of a text (see the module docstring). Thread-safe; lingua is
     built on the first text that needs it."""
@@ -111,7 +132,13 @@ class LanguageDetector:
         lingua = self._detector()
         if lingua is None:
             return "en"
-        found = lingua.detect_language_of(text[:_SAMPLE_CHARS])
+        sample = text[:_SAMPLE_CHARS]
+        words = without_names(sample)
+        if not _NON_ASCII_LATIN.search(words) and not _LETTER.search(words):
+            return "en"  # nothing but names: no evidence of another language
+        # Judged on what is not a name; a text whose accents are all in names ("Who is
+        # André?") then reads as its words do.
+        found = lingua.detect_language_of(words)
         return "en" if found is None else self._codes.get(found, "en")
 
     def _detector(self) -> Any:

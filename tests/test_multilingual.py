@@ -126,6 +126,30 @@ def test_latin_text_with_accents_goes_to_the_detector(text: str, language: str) 
     assert LanguageDetector().detect(text) == language
 
 
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        # A name's accents are no evidence of a language: its words decide.
+        ("What did Zoë adopt?", "en"),
+        ("What did Chloé buy?", "en"),
+        ("Who is André?", "en"),
+        ("How is Søren doing these days?", "en"),
+        ("Où habite Zoë?", "fr"),  # a sentence's first word is no name by its capital
+        ("¿Dónde vive Zoë?", "es"),
+        ("Voy a la fiesta con Ramón mañana.", "es"),
+    ],
+)
+def test_a_name_decides_no_language(text: str, language: str) -> None:
+    assert LanguageDetector().detect(text) == language
+
+
+async def test_an_english_question_naming_someone_with_an_accent_is_read_as_english(service: MemoryService) -> None:
+    await service.add_session(APP, USER, "s", [turn("Zoë", "Zoë adopted a kitten last week.")])
+    (hit,) = (await service.search(SearchRequest(query="What did Zoë adopt?", app_name=APP, user_id=USER))).hits
+    # English words, no English stop word ("what", "did") as a term no entry holds.
+    assert hit.score == 1.0 and hit.matched_tokens == ["adopt", "zoë"]
+
+
 def test_language_setting_is_validated() -> None:
     with pytest.raises(ValueError, match="language must be"):
         Decomposer(language="klingon")
