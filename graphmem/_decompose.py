@@ -136,6 +136,7 @@ _NO_SPACE_SCRIPT = (
 )
 _NO_SPACE_RUN = re.compile(f"[{_NO_SPACE_SCRIPT}]+")
 _WORD = re.compile(r"\w+", re.UNICODE)
+_NAME_WORD = re.compile(r"\w+(?:['’]\w+)*")
 _DEVANAGARI = re.compile("[\u0900-\u097f\ua8e0-\ua8ff]")
 #: A word of a Devanagari name: ``\w`` with the script's vowel signs and viramas.
 _DEVANAGARI_WORD = re.compile("[\\w\u0900-\u0963\u0966-\u097f\ua8e0-\ua8ff]+")
@@ -176,8 +177,12 @@ def author_tokens(author: str) -> list[str]:
     its stemmer: "प्रिया" -> "प्रिय"), so a question naming a Hindi speaker finds their turns
     whichever pipeline decomposed them.
     """
+    # NFC, as texts are (a name typed with a combining accent is the same name), and a word
+    # keeps its inner apostrophes, as the tokenizer keeps them in a text: "O'Brien" is the
+    # token ``o'brien`` in a question naming him, not ``o`` and ``brien``.
+    author = unicodedata.normalize("NFC", author)
     if _DEVANAGARI.search(author) is None:
-        return [w.lower() for w in _WORD.findall(author)]
+        return [w.lower() for w in _NAME_WORD.findall(author)]
     from spacy.lang.hi.lex_attrs import norm  # the stemmer behind the Hindi pipeline's norm_
 
     stem: Callable[[str], str] = norm

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import unicodedata
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
@@ -1067,6 +1068,27 @@ async def test_a_speaker_whose_turns_are_all_deleted_is_no_speaker_any_more(serv
     # query names no speaker, as after reloading the store or restoring an export.
     (left,) = (await search(service, "Does Bob like sailing?")).hits
     assert left.by_named_speaker is None
+
+
+async def test_an_authors_name_is_the_name_a_question_writes(service: MemoryService) -> None:
+    # An apostrophe inside a name ("O'Brien" is one word to the tokenizer) and a name typed
+    # with a combining accent (NFD "Zoë"): the author's turns hold the token a question
+    # naming them holds, so they are found as theirs.
+    nfd_zoe = unicodedata.normalize("NFD", "Zoë")
+    await service.add_session(
+        APP,
+        USER,
+        "s1",
+        [
+            entry("My boat is red.", author="O'Brien"),
+            entry("I met O'Brien at the harbour.", at=1, author="Ann"),
+            entry("I adopted a kitten.", at=2, author=nfd_zoe),
+        ],
+    )
+    first = (await search(service, "What did O'Brien say?")).hits[0]
+    assert (first.memory.text, first.matched_tokens, first.by_named_speaker) == ("My boat is red.", ["o'brien"], True)
+    first = (await search(service, "What did Zoë adopt?")).hits[0]
+    assert (first.memory.text, first.matched_tokens, first.by_named_speaker) == ("I adopted a kitten.", ["adopt", "zoë"], True)
 
 
 async def test_a_word_is_a_speakers_name_only_where_its_own_author_says_it(service: MemoryService) -> None:
