@@ -32,6 +32,7 @@ from graphmem._models import (
     MemoryEntry,
     SearchHit,
     SearchRequest,
+    parse_time_bound,
     validate_identifier,
     validate_project_id,
 )
@@ -380,10 +381,12 @@ def create_server(
             float | None, Field(ge=0.0, le=1.0, description="leave out memories scoring below this")
         ] = None,
         since: Annotated[
-            datetime | None, Field(description="only memories from this time on, ISO 8601; no zone means UTC")
+            str | None,
+            Field(description="only memories from this date or time on, ISO 8601; no zone means UTC"),
         ] = None,
         until: Annotated[
-            datetime | None, Field(description="only memories up to this time, ISO 8601; no zone means UTC")
+            str | None,
+            Field(description="only memories up to this date (the whole day) or time, ISO 8601; no zone means UTC"),
         ] = None,
     ) -> Annotated[CallToolResult, RecallResult]:
         async def work() -> CallToolResult:
@@ -396,8 +399,8 @@ def create_server(
                     limit=limit,
                     min_score=min_score,
                     project_id=project,
-                    since=since,
-                    until=until,
+                    since=None if since is None else parse_time_bound(since),
+                    until=None if until is None else parse_time_bound(until, end_of_day=True),
                 )
             )
             hits = [_hit(hit) for hit in response.hits]

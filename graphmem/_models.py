@@ -6,8 +6,9 @@ timestamp graphmem returns is timezone-aware UTC.
 
 from __future__ import annotations
 
+import re
 import unicodedata
-from datetime import UTC, datetime
+from datetime import UTC, datetime, time
 from typing import Annotated, Any, TypeGuard
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -125,6 +126,31 @@ def validate_project_id(project_id: object) -> str:
     if not _is_unicode(project_id):
         raise InvalidProjectIdError("project_id holds a lone surrogate and is not valid Unicode")
     return project_id
+
+
+_DATE_ONLY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def parse_time_bound(text: str, *, end_of_day: bool = False) -> datetime:
+    """A ``since``, ``until`` or ``as_of`` typed at an entry point (CLI, MCP): an ISO 8601
+    date, or date and time (seconds, fractions and an offset optional; none means UTC).
+    A date alone is its first moment, or its last with ``end_of_day``: an ``until`` of a
+    day keeps that day's entries.
+
+    Raises:
+        ValueError: not such a date or time (the message says what is accepted).
+    """
+    text = text.strip()
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(
+            f"{text[:40]!r} is not an ISO 8601 date or time (2023-05-03, 2023-05-03T18:30, "
+            "2023-05-03T18:30:00+02:00)"
+        ) from None
+    if end_of_day and _DATE_ONLY.fullmatch(text):
+        when = datetime.combine(when.date(), time.max)
+    return when
 
 
 def as_utc(value: datetime) -> datetime:

@@ -743,6 +743,25 @@ def test_search_says_how_a_hit_matched_a_time_and_filters_by_since_until(runner:
     assert window.exit_code == 0, window.output
     stamps = [h["timestamp"][:7] for h in json.loads(window.stdout)]
     assert stamps and set(stamps) == {"2026-02"}
+    # A date alone as --until keeps all of that day; minutes, fractions and offsets are
+    # accepted as search --json prints them.
+    for since, until in [("2026-02-01T00:00", "2026-02-28"), ("2026-02-01T00:00:00.000+00:00", "2026-02-28T23:59:59.999999Z")]:
+        same = gm(
+            runner, demo_store, "search", "--app", "companion", "--user", "alice", "--json", "Maria",
+            "--since", since, "--until", until,
+        )
+        assert same.exit_code == 0, same.output
+        assert json.loads(same.stdout) == json.loads(window.stdout)
+    day = json.loads(window.stdout)[0]["timestamp"][:10]
+    one_day = gm(
+        runner, demo_store, "search", "--app", "companion", "--user", "alice", "--json", "Maria",
+        "--since", day, "--until", day,
+    )
+    days = [h["timestamp"][:10] for h in json.loads(one_day.stdout)]
+    assert days and set(days) == {day}
+    garbled = gm(runner, demo_store, "search", "--app", "companion", "--user", "alice", "Maria", "--since", "last week")
+    assert garbled.exit_code == 2
+    assert "--since" in one_line_error(garbled) and "ISO 8601" in one_line_error(garbled)
     backwards = gm(
         runner, demo_store, "search", "--app", "companion", "--user", "alice", "Maria",
         "--since", "2026-03-01", "--until", "2026-02-01",

@@ -173,6 +173,22 @@ async def test_tools_over_stdio(backend_uri: tuple[str, str]) -> None:
         assert (await call(client, "stats"))["entries"] == 0
 
 
+async def test_recall_windows_take_dates_and_times_as_typed(backend_uri: tuple[str, str]) -> None:
+    backend, uri = backend_uri
+    async with Client(stdio_server(backend, uri, "ann")) as client:
+        for day, hour in [("02", "23"), ("03", "18"), ("04", "08")]:
+            await call(client, "remember", text=f"Tea at the harbour, day {day}.", timestamp=f"2023-05-{day}T{hour}:00:00Z")
+
+        async def days(**window: str) -> list[str]:
+            hits = (await call(client, "recall", query="tea harbour", limit=10, **window))["hits"]
+            return sorted(h["time"][:10] for h in hits)
+
+        # A date alone as until keeps all of that day (it was its first moment: the day was lost).
+        assert await days(since="2023-05-03", until="2023-05-03") == ["2023-05-03"]
+        assert await days(until="2023-05-03") == ["2023-05-02", "2023-05-03"]
+        assert await days(since="2023-05-03T18:00", until="2023-05-04T07:59:59.5+00:00") == ["2023-05-03"]
+
+
 async def test_bad_arguments_are_one_line_errors_and_the_server_keeps_serving(backend_uri: tuple[str, str]) -> None:
     backend, uri = backend_uri
     async with Client(stdio_server(backend, uri, "ann")) as client:
@@ -182,6 +198,7 @@ async def test_bad_arguments_are_one_line_errors_and_the_server_keeps_serving(ba
         assert "timestamp" in await error(client, "remember", text="tea", timestamp="yesterday")
         assert "blank" in await error(client, "remember", text="   ")
         assert "since" in await error(client, "recall", query="tea", since="2026-02-01", until="2026-01-01")
+        assert "ISO 8601" in await error(client, "recall", query="tea", since="last week")
         assert "session_id" in await error(client, "remember", text="tea", session_id="a\x00b")
         assert "exactly one" in await error(client, "forget", entry_id="x", query="tea")
         assert "exactly one" in await error(client, "forget")

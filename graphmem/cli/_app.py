@@ -21,7 +21,7 @@ from graphmem._fixtures import (
     load_fixtures,
 )
 from graphmem._language import SUPPORTED_LANGUAGES
-from graphmem._models import SearchRequest, quote_ids
+from graphmem._models import SearchRequest, parse_time_bound, quote_ids
 from graphmem._service import MemoryService, MemoryStats
 from graphmem.cli._context import (
     BACKENDS,
@@ -345,9 +345,16 @@ def fixture_schema() -> None:
 # ---------------------------------------------------------------------------- reading
 
 
-#: What --since, --until and --as-of accept: a date, or a date and time (ISO 8601, with an
-#: optional UTC offset).
-_DATETIME_FORMATS = ["%Y-%m-%d", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S%z", "%Y-%m-%dT%H:%M%z"]
+def _time_option(value: str | None, option: str, *, end_of_day: bool = False) -> datetime | None:
+    """What --since, --until and --as-of accept: an ISO 8601 date, or date and time (seconds,
+    fractions and an offset optional; UTC without one), as ``search --json`` prints them. A
+    date alone is its first moment; for --until its last, so that the day is kept."""
+    if value is None:
+        return None
+    try:
+        return parse_time_bound(value, end_of_day=end_of_day)
+    except ValueError as exc:
+        raise CliError(f"{option}: {exc}", EXIT_USAGE) from None
 
 
 @app.command()
@@ -363,18 +370,18 @@ def search(
         float | None, typer.Option(min=0.0, max=1.0, help="Only memories scoring at least this (0 to 1).")
     ] = None,
     since: Annotated[
-        datetime | None,
-        typer.Option(formats=_DATETIME_FORMATS, help="Only memories stamped at or after this (UTC unless an offset)."),
+        str | None,
+        typer.Option(help="Only memories stamped at or after this: ISO 8601 date or time (UTC unless an offset)."),
     ] = None,
     until: Annotated[
-        datetime | None,
-        typer.Option(formats=_DATETIME_FORMATS, help="Only memories stamped at or before this (UTC unless an offset)."),
+        str | None,
+        typer.Option(
+            help="Only memories stamped at or before this (a date alone: all of that day; UTC unless an offset)."
+        ),
     ] = None,
     as_of: Annotated[
-        datetime | None,
-        typer.Option(
-            "--as-of", formats=_DATETIME_FORMATS, help='When the question is asked ("last week" in it); default now.'
-        ),
+        str | None,
+        typer.Option("--as-of", help='When the question is asked ("last week" in it); default now.'),
     ] = None,
     no_fold: Annotated[
         bool,
@@ -395,9 +402,9 @@ def search(
         project_id=project,
         limit=limit,
         min_score=min_score,
-        since=since,
-        until=until,
-        as_of=as_of,
+        since=_time_option(since, "--since"),
+        until=_time_option(until, "--until", end_of_day=True),
+        as_of=_time_option(as_of, "--as-of"),
         fold_replies=not no_fold,
     )
 
