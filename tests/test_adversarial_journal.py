@@ -13,6 +13,7 @@ import json
 import os
 import resource
 import signal
+import stat
 import subprocess
 import sys
 import textwrap
@@ -757,3 +758,78 @@ async def test_a_failed_restore_outside_sessions_keeps_the_entry_it_was_to_repla
     await service.restore_session(APP, USER, None, [_record("my passport number is 5678", "X")])
     assert sorted(e.memory.text for e in await service.list_entries(APP, USER)) == ["my passport number is 5678", "other"]
     await service.close()
+
+
+# ---------------------------------------------------------------------- where the store is
+
+
+async def test_a_relative_store_path_stays_the_store_when_the_process_moves(
+    tmp_path: Path, decomposer: Decomposer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The path is made absolute when the store is opened: a relative one followed the
+    process into another directory, whose store then took an acknowledged write."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    other = GraphMemoryService(nlp=decomposer, path=tmp_path / "b" / "memory.journal")
+    await other.add_session(APP, USER, "s", [entry("B's own memory.")])
+    await other.close()
+    monkeypatch.chdir(tmp_path / "a")
+    service = GraphMemoryService(nlp=decomposer, path="memory.journal")
+    await service.add_session(APP, USER, "s1", [entry("First write, in A.")])
+    monkeypatch.chdir(tmp_path / "b")
+    await service.append_to_session(APP, USER, "s1", [entry("Second write, acknowledged.")])
+    await service.close()
+    for where, expected in [("a", ["First write, in A.", "Second write, acknowledged."]), ("b", ["B's own memory."])]:
+        reopened = GraphMemoryService(nlp=decomposer, path=tmp_path / where / "memory.journal")
+        assert await texts(reopened) == expected
+        await reopened.close()
+
+
+async def test_a_store_opened_through_a_link_is_the_store_it_links_to(tmp_path: Path, decomposer: Decomposer) -> None:
+    """A link to the header opened an empty shadow store beside the link (with a lock of its
+    own, so two writers ran at once), and erasing through it erased nothing."""
+    (tmp_path / "data").mkdir()
+    real = tmp_path / "data" / "memory.journal"
+    first = GraphMemoryService(nlp=decomposer, path=real)
+    await first.add_session(APP, USER, "s", [entry("Quetzalcoatlus had a long neck.")])
+    await first.close()
+    link = tmp_path / "memory.journal"
+    link.symlink_to(real)
+    through_link = GraphMemoryService(nlp=decomposer, path=link)
+    assert await texts(through_link) == ["Quetzalcoatlus had a long neck."]
+    with pytest.raises(StoreLockedError):
+        await texts(GraphMemoryService(nlp=decomposer, path=real))
+    assert await through_link.delete_user(APP, USER) == 1
+    await through_link.close()
+    assert not list(tmp_path.glob("memory.journal.*"))  # nothing beside the link
+    assert b"Quetzalcoatlus" not in b"".join(p.read_bytes() for p in (tmp_path / "data").rglob("*") if p.is_file())
+
+
+async def test_a_directory_that_cannot_be_synced_after_a_rename_keeps_memory_and_disk_alike(
+    tmp_path: Path, decomposer: Decomposer, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A new user's first record is renamed into place, then the directory synced. When
+    the sync failed the call raised and the record was not applied in memory, yet it was on
+    disk: a write reported as failed came back after a restart (and a deletion reported as
+    failed went on being served, while the next open lacked it). The change is done: it is
+    applied, and the failed sync logged."""
+    store = tmp_path / "memory.journal"
+    service = GraphMemoryService(nlp=decomposer, path=store)
+    await service.add_session(APP, "bob", "s", [entry("Bob's memory.")])
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        if stat.S_ISDIR(os.fstat(fd).st_mode):  # a directory's sync fails
+            raise OSError(errno.EIO, "Input/output error")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    await service.add_session(APP, USER, "s", [entry("Carol's first write.")])
+    assert await service.delete_user(APP, "bob") == 1
+    monkeypatch.setattr(os, "fsync", real_fsync)
+    assert await texts(service) == ["Carol's first write."] and await texts(service, "bob") == []
+    await service.close()
+    assert "could not be synced" in caplog.text
+    reopened = GraphMemoryService(nlp=decomposer, path=store)
+    assert await texts(reopened) == ["Carol's first write."] and await texts(reopened, "bob") == []
+    await reopened.close()

@@ -278,7 +278,10 @@ class Journal:
     """
 
     def __init__(self, path: str | os.PathLike[str], *, read_only: bool = False) -> None:
-        self.path = Path(path)
+        # Absolute, symlinks resolved, once: every later write derives its files from it. A
+        # relative path would follow the process into another directory (and another
+        # store), and a link to the header would put the lock and segments beside the link.
+        self.path = Path(os.path.realpath(path))
         self.read_only = read_only
         self.lock_path, self.tmp_path, self.segments_dir = _side_paths(self.path)
         self._lock_fd: int | None = None
@@ -621,7 +624,7 @@ class Journal:
         except FileNotFoundError:
             # A new user: the segment is created with its first record, all or nothing.
             self._replace_file(path, [_segment_header(owner), record])
-            _fsync_dir(self.segments_dir)
+            self._sync_done(f"the first record of {path.name}")
             return
         try:
             size = os.fstat(fd).st_size
@@ -669,7 +672,7 @@ class Journal:
         # the new segment anyway.
         self._remove_snapshot(owner)
         self._replace_file(self.segment_path(owner), [_segment_header(owner), *records])
-        _fsync_dir(self.segments_dir)
+        self._sync_done(f"the rewrite of {self.segment_path(owner).name}")
         self._broken.pop(owner, None)  # a new file: nothing unacknowledged is left in it
 
     def remove(self, owner: OwnerKey) -> None:
@@ -677,8 +680,24 @@ class Journal:
         self._require_writer_lock()
         self._remove_snapshot(owner)
         self.segment_path(owner).unlink(missing_ok=True)
-        _fsync_dir(self.segments_dir)
+        self._sync_done(f"the deletion of {self.segment_path(owner).name}")
         self._broken.pop(owner, None)
+
+    def _sync_done(self, change: str) -> None:
+        """Sync the segments directory after a rename or unlink that is done. The change is
+        in the file system already, where the next open reads it, and cannot be taken back
+        with certainty: a failing sync is logged, not raised. Raising would report the
+        write as failed and leave it unapplied in memory, to come back after a restart
+        (or, for a deletion, the process would go on serving what the next open lacks)."""
+        try:
+            _fsync_dir(self.segments_dir)
+        except OSError as exc:
+            logger.error(
+                "graphmem: %s is done, but %s could not be synced (%s): it may not survive a power loss",
+                change,
+                self.segments_dir,
+                exc.strerror or exc,
+            )
 
     def _remove_snapshot(self, owner: OwnerKey) -> None:
         self.snapshot_path(owner).unlink(missing_ok=True)
