@@ -287,9 +287,11 @@ async def open_memory(
         except OSError as exc:
             if isinstance(exc, GraphmemError):
                 raise
-            if isinstance(exc, NotADirectoryError | IsADirectoryError):
+            if isinstance(exc, NotADirectoryError | IsADirectoryError) and _names_the_store(exc, store):
                 # A journal under a file, or a path that is a directory: the URI is wrong.
                 raise InvalidStoreUriError(f"cannot use {store.display} as a journal: {exc.strerror or exc}") from exc
+            # One of the store's own files (its lock, segments, a snapshot) is of the wrong
+            # kind: the URI is right, and the error names that file.
             # Permissions, a full disk, an I/O error: the URI is right, the file system refuses.
             if exc.filename is None:
                 raise OSError(exc.errno, exc.strerror or str(exc), str(store.path or store.display)) from exc
@@ -310,6 +312,13 @@ def _flag(value: str, name: str) -> bool:
     if lowered in ("0", "false", "no", "off"):
         return False
     raise ValueError(f"{name}={value!r}: use 1, true, yes or on (or 0, false, no, off)")
+
+
+def _names_the_store(exc: OSError, store: StoreUri) -> bool:
+    """Whether ``exc`` is about the store's path itself (or names no file)."""
+    if exc.filename is None or store.path is None:
+        return True
+    return os.path.realpath(exc.filename) == os.path.realpath(store.path)
 
 
 def _unreachable(store: StoreUri, exc: BackendUnavailableError) -> str:

@@ -833,3 +833,19 @@ async def test_a_directory_that_cannot_be_synced_after_a_rename_keeps_memory_and
     reopened = GraphMemoryService(nlp=decomposer, path=store)
     assert await texts(reopened) == ["Carol's first write."] and await texts(reopened, "bob") == []
     await reopened.close()
+
+
+def test_a_store_file_of_the_wrong_kind_is_named_not_blamed_on_the_uri(tmp_path: Path) -> None:
+    """A lock path that is a directory (or a stray directory among the segments) is not a
+    wrong --uri: the error names that file and is no usage error (it said "cannot use
+    memory.journal as a journal ... (--uri, GRAPHMEM_URI)", exit 2)."""
+    store = tmp_path / "memory.journal"
+    assert cli("--store", str(store), "load", "--demo", "--skip-projects").exit_code == 0
+    (tmp_path / "memory.journal.lock").unlink(missing_ok=True)  # (a closed store's lock file stays)
+    (tmp_path / "memory.journal.lock").mkdir()
+    result = cli("--store", str(store), "delete-user", "--app", "companion", "--user", "alice", "--yes")
+    assert result.exit_code == 1
+    assert "memory.journal.lock" in result.stderr and "--uri" not in result.stderr
+    (tmp_path / "memory.journal.lock").rmdir()
+    # The store itself a directory is a wrong path still.
+    assert cli("--store", str(tmp_path), "stats").exit_code == 2
