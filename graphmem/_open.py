@@ -318,7 +318,7 @@ def _names_the_store(exc: OSError, store: StoreUri) -> bool:
     """Whether ``exc`` is about the store's path itself (or names no file)."""
     if exc.filename is None or store.path is None:
         return True
-    return os.path.realpath(exc.filename) == os.path.realpath(store.path)
+    return bool(os.path.realpath(exc.filename) == os.path.realpath(store.path))
 
 
 def _unreachable(store: StoreUri, exc: BackendUnavailableError) -> str:
