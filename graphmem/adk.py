@@ -73,7 +73,7 @@ if TYPE_CHECKING:
 
     from graphmem._decompose import Decomposer
 
-__all__ = ["URI_SCHEMES", "GraphmemMemoryService", "register_with_adk"]
+__all__ = ["REPLY_ID_SEPARATOR", "URI_SCHEMES", "GraphmemMemoryService", "register_with_adk"]
 
 #: The memory URI schemes :func:`register_with_adk` registers: :func:`graphmem.open_memory`'s
 #: schemes with the ``graphmem+`` prefix (ADK's registry dispatches on the scheme alone).
@@ -262,7 +262,8 @@ class GraphmemMemoryService(BaseMemoryService):
         return SearchMemoryResponse(
             memories=[
                 AdkMemoryEntry(
-                    id=hit.entry_id,
+                    # A reply of several messages is one memory: deleting it deletes them all.
+                    id=REPLY_ID_SEPARATOR.join(h.entry_id for h in (hit, *hit.folded)),
                     author=hit.memory.author,
                     timestamp=hit.memory.timestamp.isoformat(),
                     # A reply typed as several messages is one memory: a part per message.
@@ -291,16 +292,26 @@ class GraphmemMemoryService(BaseMemoryService):
 
     async def delete_memory(self, *, app_name: str, user_id: str, memory_id: str | None = None) -> None:
         """Delete the memory with this id (a search result's ``id``) if the user has it in
-        this service's scope: a global entry, or one of the service's project. Any other id
-        (another user's, another project's, an unknown one, ``None``, a string that is no
-        valid id: the model may garble one) deletes nothing."""
-        if not is_identifier(memory_id):  # None and "" too
+        this service's scope: a global entry, or one of the service's project; a memory of
+        several messages (a reply, its ids joined by :data:`REPLY_ID_SEPARATOR`) with all
+        of them. Any other id (another user's, another project's, an unknown one, ``None``,
+        a string that is no valid id: the model may garble one) deletes nothing."""
+        if not isinstance(memory_id, str) or not memory_id:
             return
         memory = await self.memory_service()
-        stored = await memory.get_entry(app_name, user_id, memory_id)
-        if stored is None or stored.project_id not in (None, self.project_id):
-            return
-        await memory.delete_entry(app_name, user_id, memory_id)
+        # An entry id that holds the separator is that entry; else each part of the id.
+        whole = is_identifier(memory_id) and await memory.get_entry(app_name, user_id, memory_id) is not None
+        for entry_id in [memory_id] if whole else memory_id.split(REPLY_ID_SEPARATOR):
+            if not is_identifier(entry_id):
+                continue
+            stored = await memory.get_entry(app_name, user_id, entry_id)
+            if stored is not None and stored.project_id in (None, self.project_id):
+                await memory.delete_entry(app_name, user_id, entry_id)
+
+
+#: Joins the entry ids of a memory of several messages (a reply typed as several) into its
+#: ``MemoryEntry.id``, best-ranked message first; entry ids graphmem makes are hex.
+REPLY_ID_SEPARATOR = "+"
 
 
 def register_with_adk(

@@ -33,8 +33,9 @@ from google.adk.memory.memory_entry import MemoryEntry as AdkMemoryEntry  # noqa
 from google.adk.sessions.session import Session  # noqa: E402
 from google.genai import types  # noqa: E402
 
-from graphmem import Decomposer, MemoryService, ProjectScopingUnsupportedError  # noqa: E402
-from graphmem.adk import GraphmemMemoryService, register_with_adk  # noqa: E402
+from graphmem import Content, Decomposer, EntryRecord, MemoryService, ProjectScopingUnsupportedError  # noqa: E402
+from graphmem import MemoryEntry as GraphmemEntry  # noqa: E402
+from graphmem.adk import REPLY_ID_SEPARATOR, GraphmemMemoryService, register_with_adk  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO_ROOT / "examples" / "adk_agent"
@@ -61,6 +62,10 @@ def call_events(at: float) -> list[Event]:
         Event(author="companion", content=types.Content(role="model", parts=[call]), timestamp=stamp),
         Event(author="companion", content=types.Content(role="user", parts=[answer]), timestamp=stamp),
     ]
+
+
+def entry_of(text: str) -> GraphmemEntry:
+    return GraphmemEntry(content=Content(role="user").with_text(text), author="user", timestamp=T0)
 
 
 def session_of(session_id: str, events: list[Event], user: str = USER) -> Session:
@@ -552,3 +557,25 @@ async def test_a_reply_in_several_messages_is_one_memory_with_a_part_per_message
     by_text = {e.memory.text: e.entry_id for e in await service.list_entries(APP, USER)}
     assert best.custom_metadata["reply_ids"] == [by_text["We drove to the coast."], by_text["The kids built a sandcastle."]]
     assert all(m.id not in best.custom_metadata["reply_ids"] for m in response.memories[1:])
+    # Its id names every message (best first), so that deleting the memory deletes the reply.
+    assert best.id is not None and set(best.id.split(REPLY_ID_SEPARATOR)) == set(best.custom_metadata["reply_ids"])
+    await memory.delete_memory(app_name=APP, user_id=USER, memory_id=best.id)
+    assert [text for text, _, _ in await stored(service)] == ["How was the weekend?", "Lovely!"]
+
+
+async def test_a_memory_id_of_several_messages_deletes_only_what_is_the_users(service: MemoryService) -> None:
+    memory = GraphmemMemoryService(service)
+    await memory.add_session_to_memory(session_of("s1", [text_event("user", "Maria likes figs", 0)]))
+    await memory.add_session_to_memory(session_of("s1", [text_event("user", "Bob likes figs", 0)], user="bob"))
+    (mine,) = await stored(service)
+    ids = {e.memory.text: e.entry_id for u in (USER, "bob") for e in await service.list_entries(APP, u)}
+    # Bob's id, a garbled part and an unknown one beside it: only the user's entry goes.
+    composite = REPLY_ID_SEPARATOR.join([ids["Bob likes figs"], "a\nb", "unknown", ids["Maria likes figs"]])
+    await memory.delete_memory(app_name=APP, user_id=USER, memory_id=composite)
+    assert await stored(service) == [] and len(await stored(service, "bob")) == 1
+    # An entry id that holds the separator itself is that entry (restored with its own id).
+    await service.restore_session(APP, USER, "s2", [EntryRecord(memory=entry_of("x"), entry_id="a+b")])
+    await service.restore_session(APP, USER, "s3", [EntryRecord(memory=entry_of("y"), entry_id="a")])
+    await memory.delete_memory(app_name=APP, user_id=USER, memory_id="a+b")
+    assert [text for text, _, _ in await stored(service)] == ["y"]
+    assert mine[0] == "Maria likes figs"
