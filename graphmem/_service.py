@@ -606,6 +606,11 @@ class MemoryService(ABC):
                 raise TypeError(f"EntryRecord.memory must be a MemoryEntry, got {type(record.memory).__name__}")
             if not record.memory.text.strip():
                 raise ValueError("an entry to restore has no text (blank entries are never stored)")
+            if record.terms is not None:
+                for term in (*record.terms.tokens, *(x for e in record.terms.entities for x in (e.name, e.label))):
+                    if not isinstance(term, str):
+                        raise TypeError(f"EntryRecord.terms must hold strings, got {type(term).__name__}")
+                    ensure_unicode(term, "a term of EntryRecord.terms")
         positions = restored_positions([r.position for r in records], in_session=session_id is not None)
         ids = [r.entry_id for r in records if r.entry_id is not None]
         for entry_id in ids:

@@ -15,6 +15,9 @@ from pydantic import ValidationError
 
 from graphmem import (
     Content,
+    Decomposition,
+    Entity,
+    EntryRecord,
     GraphmemError,
     InvalidIdentifierError,
     MemoryEntry,
@@ -271,4 +274,20 @@ async def test_list_recent_refuses_a_limit_above_the_largest_32_bit_integer(serv
             await service.list_recent(APP, USER, limit=bad)
     newest_first = [m.text for m in await service.list_recent(APP, USER, limit=2**31 - 1)]
     assert newest_first == ["buy oranges", "orange marmalade", "orange juice for breakfast"]
+    assert await snapshot(service) == before
+
+
+@pytest.mark.parametrize(
+    "terms",
+    [
+        Decomposition(tokens=("orange", "\ud800"), entities=()),
+        Decomposition(tokens=("orange",), entities=(Entity("\udfff", "PERSON"),)),
+        Decomposition(tokens=("orange", 7), entities=()),  # type: ignore[arg-type]
+    ],
+    ids=["surrogate-token", "surrogate-entity", "not-a-string"],
+)
+async def test_restored_terms_that_are_no_text_raise_and_store_nothing(service: MemoryService, terms: Any) -> None:
+    before = await seeded(service)
+    with pytest.raises((ValueError, TypeError), match="EntryRecord.terms"):
+        await service.restore_session(APP, USER, "s2", [EntryRecord(memory=entry("orange cake"), terms=terms)])
     assert await snapshot(service) == before
