@@ -112,9 +112,11 @@ class CachingDecomposer(Decomposer):
         #: ``False``: every text goes through spaCy, nothing is looked up or remembered.
         self.enabled = True
 
-    def decompose_many(self, texts: Sequence[str]) -> list[Decomposition]:
-        if not self.enabled:
-            return super().decompose_many(texts)
+    def decompose_many(
+        self, texts: Sequence[str], languages: Sequence[str | None] | None = None
+    ) -> list[Decomposition]:
+        if not self.enabled or languages is not None:
+            return super().decompose_many(texts, languages)
         with self._cache_lock:
             missing = [t for t in dict.fromkeys(texts) if t not in self._cache]
         if missing:

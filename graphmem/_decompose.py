@@ -721,19 +721,35 @@ class Decomposer:
                 entities.setdefault(name, Entity(name=name, label=""))
         return Decomposition(tokens=tuple(tokens), entities=tuple(entities.values()), language=language)
 
-    def decompose_many(self, texts: Sequence[str]) -> list[Decomposition]:
+    def decompose_many(
+        self, texts: Sequence[str], languages: Sequence[str | None] | None = None
+    ) -> list[Decomposition]:
         """Decompose texts in batches with ``nlp.pipe``; the result is in input order.
+
+        Args:
+            texts: the texts.
+            languages: per text, the language to decompose it as (one of
+                :data:`~graphmem._language.SUPPORTED_LANGUAGES`, ``"ko"`` or ``"xx"``), or
+                ``None`` to let the decomposer's setting decide, as it does for every text
+                without this.
 
         Raises:
             DecompositionError: a worker process failed or died (``n_process > 1``).
         """
         # Long texts are cut into pieces below spaCy's max_length and merged afterwards.
-        languages = [self.language_of(text) for text in texts]
+        decided: list[str] = (
+            [self.language_of(text) for text in texts]
+            if languages is None
+            else [
+                self.language_of(text) if given is None else given
+                for text, given in zip(texts, languages, strict=True)
+            ]
+        )
         pieces: list[str] = []
         owners: list[int] = []
         # Pieces by the pipeline that decomposes them (None: the default pipeline).
         groups: dict[str | None, list[int]] = {}
-        for index, (text, language) in enumerate(zip(texts, languages, strict=True)):
+        for index, (text, language) in enumerate(zip(texts, decided, strict=True)):
             pipeline = self.pipeline_for(language)
             if pipeline is not None and pipeline.normalise is not None:
                 text = pipeline.normalise(text)
@@ -764,7 +780,7 @@ class Decomposer:
                     merged_entities[name] = Entity(name=name, label=label)
         return [
             Decomposition(tokens=tuple(t), entities=tuple(e.values()), language=language)
-            for t, e, language in zip(tokens, entities, languages, strict=True)
+            for t, e, language in zip(tokens, entities, decided, strict=True)
         ]
 
     def _decompose_pieces(self, pieces: Sequence[str], language: str | None) -> list[_PieceResult]:

@@ -47,13 +47,13 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from graphmem._decompose import Decomposition, Entity
-from graphmem._errors import EntryIdConflictError, GraphmemError
-from graphmem._language import DETECTED_ONLY, SUPPORTED_LANGUAGES
+from graphmem._errors import BackendUnavailableError, EntryIdConflictError, GraphmemError
+from graphmem._language import ENTRY_LANGUAGES
 from graphmem._models import (
     MAX_POSITION,
     Content,
@@ -96,7 +96,7 @@ _JSON_BRACKET = re.compile(r"[\[\]{}]")
 
 
 #: Every language code an entry may store.
-KNOWN_LANGUAGES = (*SUPPORTED_LANGUAGES, *DETECTED_ONLY)
+KNOWN_LANGUAGES = ENTRY_LANGUAGES
 
 
 class FixtureEntry(BaseModel):
@@ -119,7 +119,7 @@ class FixtureEntry(BaseModel):
         "by another user's entry, or by another session or scope of this user, is refused. Exports always "
         "write it.",
     )
-    position: int | None = Field(
+    position: Annotated[int, Field(strict=True)] | None = Field(
         default=None,
         ge=0,
         le=MAX_POSITION,
@@ -149,6 +149,14 @@ class FixtureEntry(BaseModel):
         if not value.strip():
             # The service skips blank entries: loading one would silently store nothing.
             raise ValueError("text must not be blank")
+        return value
+
+    @field_validator("timestamp", mode="before")
+    @classmethod
+    def _timestamp_is_text(cls, value: Any) -> Any:
+        # Not a number: pydantic would read 20240503 as seconds since 1970.
+        if value is not None and not isinstance(value, (str, datetime)):
+            raise ValueError(f"timestamp must be an ISO 8601 string, got {type(value).__name__} {value!r:.40}")
         return value
 
     @field_validator("timestamp")
@@ -199,7 +207,9 @@ class FixtureEntry(BaseModel):
             entry_id=self.id,
             position=self.position,
             terms=terms,
-            language=self.language if terms is not None else None,
+            # The line's language: of its terms, or how to decompose its text (re-decomposing
+            # with another pipeline, ``with_terms=False``, lets that pipeline decide).
+            language=self.language if with_terms else None,
         )
 
 
@@ -288,21 +298,36 @@ class FixtureProblem:
 
 
 class FixtureError(GraphmemError, ValueError):
-    """Fixture lines that cannot be loaded; nothing was stored.
+    """Fixture lines that cannot be loaded; nothing was stored, unless :attr:`stored` says
+    how many sessions a load stored before a line failed while storing.
 
     Attributes:
         problems: the bad lines (at most the first 50), each with its file and line number.
         count: how many lines are bad in all.
+        stored: the sessions stored before the failure (0: nothing was stored).
     """
 
     def __init__(
-        self, problems: Sequence[FixtureProblem], count: int | None = None, *, kind: str = "bad line", hint: str = ""
+        self,
+        problems: Sequence[FixtureProblem],
+        count: int | None = None,
+        *,
+        kind: str = "bad line",
+        hint: str = "",
+        stored: int = 0,
     ) -> None:
         self.problems = list(problems)
         self.count = len(self.problems) if count is None else count
+        self.stored = stored
         first = str(self.problems[0]) if self.problems else "no valid fixture lines"
         more = f" (and {self.count - 1} more {kind}{'s' if self.count > 2 else ''})" if self.count > 1 else ""
-        super().__init__(f"{first}{more}; nothing was loaded{hint}")
+        outcome = (
+            "nothing was loaded"
+            if not stored
+            else f"the {stored} session{'s' if stored > 1 else ''} before it {'were' if stored > 1 else 'was'} "
+            "stored, and loading the file again once it is fixed replaces them"
+        )
+        super().__init__(f"{first}{more}; {outcome}{hint}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -340,6 +365,19 @@ def _too_deep(text: str) -> bool:
     return False
 
 
+class _RepeatedKey(ValueError):
+    """A JSON object of a fixture line gives one key twice (JSON keeps the last silently)."""
+
+
+def _each_key_once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in data:
+            raise _RepeatedKey(key)
+        data[key] = value
+    return data
+
+
 def _parse_lines(lines: Iterable[bytes], source: str) -> Iterator[FixtureLine | FixtureProblem]:
     for number, raw in enumerate(lines, start=1):
         try:
@@ -353,9 +391,12 @@ def _parse_lines(lines: Iterable[bytes], source: str) -> Iterator[FixtureLine | 
             yield FixtureProblem(source, number, f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
             continue
         try:
-            data = json.loads(text)
+            data = json.loads(text, object_pairs_hook=_each_key_once)
         except json.JSONDecodeError as exc:
             yield FixtureProblem(source, number, f"not valid JSON ({exc.msg} at column {exc.colno})")
+            continue
+        except _RepeatedKey as exc:
+            yield FixtureProblem(source, number, f"key {exc.args[0]!r:.60} is given twice in one object")
             continue
         if not isinstance(data, dict):
             yield FixtureProblem(source, number, f"a line must be a JSON object, got {type(data).__name__}")
@@ -400,6 +441,9 @@ def _parse_source(source: str | os.PathLike[str] | IO[bytes]) -> Iterator[Fixtur
         if str(source) == "-":
             import sys
 
+            if sys.stdin is None:
+                yield FixtureProblem("<stdin>", 0, "standard input is closed: give a file, or pipe the fixtures in")
+                return
             yield from _parse_lines(sys.stdin.buffer, "<stdin>")
             return
         with open(source, "rb") as fh:
@@ -472,13 +516,24 @@ async def load_fixtures(
     entries = 0
     for done, line in enumerate(kept, start=1):
         session = line.session
-        await service.restore_session(
-            session.app_name,
-            session.user_id,
-            session.session_id,
-            session.records(loaded_at, with_terms=not redecompose),
-            project_id=session.project_id,
-        )
+        try:
+            await service.restore_session(
+                session.app_name,
+                session.user_id,
+                session.session_id,
+                session.records(loaded_at, with_terms=not redecompose),
+                project_id=session.project_id,
+            )
+        except EntryIdConflictError as exc:
+            # Stored since the check (another load, another process): each line is its own
+            # write, so what came before it stays; say so, and where.
+            problem = FixtureProblem(line.source, line.line_number, str(exc).split("; nothing")[0])
+            raise FixtureError([problem], kind="entry id conflict", stored=done - 1) from exc
+        except BackendUnavailableError as exc:
+            raise BackendUnavailableError(
+                f"{exc}; loading {line.location} failed, and the {done - 1} session(s) before it were stored "
+                "(loading the file again replaces them)"
+            ) from exc
         users.add((session.app_name, session.user_id))
         entries += len(session.entries)
         if on_progress is not None:
@@ -539,12 +594,15 @@ async def _check_entry_ids(service: MemoryService, lines: Sequence[FixtureLine])
         ids = [e.id for e in session.entries if e.id is not None]
         for entry_id in ids:
             seen = first_seen.setdefault(entry_id, (place, line))
-            if seen[0] != place:  # the same place again is a reload: it replaces
+            if seen[1] is not line:
+                # Another session or scope; or, outside sessions, another line: the later
+                # would replace the earlier entry without a word.
+                where = "in another session or scope" if seen[0] != place else "a later line would replace it"
                 problems.append(
                     FixtureProblem(
                         line.source,
                         line.line_number,
-                        f"entry id {quote_ids(entry_id)} is also on {seen[1].location}, in another session or scope",
+                        f"entry id {quote_ids(entry_id)} is also on {seen[1].location}, {where}",
                     )
                 )
                 break

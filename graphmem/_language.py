@@ -44,6 +44,8 @@ LATIN_LANGUAGES = ("es", "fr", "de", "it", "pt")
 SUPPORTED_LANGUAGES = ("en", *LATIN_LANGUAGES, "hi", "ja", "zh")
 #: Codes ``detect`` may return besides the supported ones.
 DETECTED_ONLY = ("ko", "xx")
+#: Every language an entry may store (and be decomposed as).
+ENTRY_LANGUAGES = (*SUPPORTED_LANGUAGES, *DETECTED_ONLY)
 
 _KANA = re.compile("[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")
 _HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")

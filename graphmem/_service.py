@@ -45,6 +45,7 @@ from graphmem._gathering import (
     ScoreGathering,
     TermPostings,
 )
+from graphmem._language import ENTRY_LANGUAGES
 from graphmem._models import (
     MAX_POSITION,
     MemoryEntry,
@@ -329,6 +330,24 @@ def _without_spans(text: str, spans: Sequence[tuple[int, int]]) -> str:
     return "".join(out)
 
 
+def appended_start(last: int | None, count: int, session_id: str) -> int:
+    """The position an append of ``count`` entries starts at, after the session's ``last``
+    position (``None``: the session holds nothing).
+
+    Raises:
+        ValueError: the entries would pass :data:`MAX_POSITION` (a session restored near
+            it): nothing is stored, where storing them would leave an entry no export can
+            write.
+    """
+    start = 0 if last is None else last + 1
+    if start + count - 1 > MAX_POSITION:
+        raise ValueError(
+            f"session {quote_ids(session_id)} ends at position {last}: {count} more entries would pass the "
+            f"largest position ({MAX_POSITION}); nothing was stored (store them in a new session)"
+        )
+    return start
+
+
 def new_entry_id() -> str:
     """A stable unique entry id, never derived from session id and position."""
     return uuid.uuid4().hex
@@ -606,6 +625,10 @@ class MemoryService(ABC):
                 raise TypeError(f"EntryRecord.memory must be a MemoryEntry, got {type(record.memory).__name__}")
             if not record.memory.text.strip():
                 raise ValueError("an entry to restore has no text (blank entries are never stored)")
+            if record.language is not None and record.language not in ENTRY_LANGUAGES:
+                raise ValueError(
+                    f"EntryRecord.language must be one of {', '.join(ENTRY_LANGUAGES)}, got {record.language!r:.40}"
+                )
             if record.terms is not None:
                 for term in (*record.terms.tokens, *(x for e in record.terms.entities for x in (e.name, e.label))):
                     if not isinstance(term, str):
@@ -1025,11 +1048,17 @@ class MemoryService(ABC):
         if not self.supports_project_scoping():
             raise ProjectScopingUnsupportedError(method, type(self).__name__)
 
-    async def decompose_many(self, texts: Sequence[str]) -> list[Decomposition]:
-        """Decompose texts off the event loop (one batch at a time through the pipeline)."""
+    async def decompose_many(
+        self, texts: Sequence[str], languages: Sequence[str | None] | None = None
+    ) -> list[Decomposition]:
+        """Decompose texts off the event loop (one batch at a time through the pipeline);
+        ``languages``: per text, the language to decompose it as (``None``: detected, or
+        as the decomposer is set)."""
         if not texts:
             return []
-        return await asyncio.to_thread(self._decomposer.decompose_many, texts)
+        if languages is None or not any(languages):
+            return await asyncio.to_thread(self._decomposer.decompose_many, texts)
+        return await asyncio.to_thread(self._decomposer.decompose_many, texts, languages)
 
     async def decompose_query(self, query: str) -> Decomposition:
         """Decompose a query; an empty query decomposes to nothing.
@@ -1120,7 +1149,13 @@ class MemoryService(ABC):
         terms kept; the records without terms decomposed as a session (or, outside a
         session, each entry alone, as ``add_entry`` does)."""
         to_decompose = [r.memory for r in records if r.terms is None]
-        decomposed = iter(await self.decompose_many([m.text for m in to_decompose]))
+        # A record's own language decides how its text is decomposed (Spanish without
+        # accents reads as English to detection).
+        decomposed = iter(
+            await self.decompose_many(
+                [m.text for m in to_decompose], [r.language for r in records if r.terms is None]
+            )
+        )
         names = await self._name_tokens(to_decompose)
         participants = _participants([r.memory for r in records]) if session_id is not None else None
         prepared: list[PreparedEntry] = []

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from conftest import make_neo4j_service, neo4j_uri_or_skip
+from conftest import REPO, make_neo4j_service, neo4j_uri_or_skip
 from graphmem import Decomposer
 from graphmem import _collector as collector
 from graphmem._fixtures import demo_fixtures_path
@@ -402,6 +402,23 @@ def test_export_to_a_path_that_is_no_regular_file_writes_through_it(demo_store: 
     completed = run_with_file_size_limit(demo_store, 2**30, "export", *ALICE, "-o", "/dev/stdout")
     assert completed.returncode == 0, completed.stderr
     assert len(completed.stdout.splitlines()) == 10 and "to /dev/stdout" in completed.stderr
+
+
+def test_export_to_standard_output_is_utf8_whatever_the_terminal(runner: CliRunner, store: str, tmp_path: Path) -> None:
+    lines = tmp_path / "ja.jsonl"
+    lines.write_text(
+        json.dumps({"app_name": "app", "user_id": "ann", "session_id": "s1", "entries": [
+            {"author": "Ann", "role": "user", "text": "東京タワーに登りました。", "timestamp": "2026-01-01T10:00:00"}]}) + "\n",
+        encoding="utf-8",
+    )
+    assert gm(runner, store, "load", str(lines)).exit_code == 0
+    env = {**os.environ, "PYTHONIOENCODING": "latin-1", "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [sys.executable, "-m", "graphmem.cli", "--store", store, "export", "--app", "app", "--user", "ann"],
+        capture_output=True, env=env, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "東京タワー" in done.stdout.decode("utf-8")
 
 
 def test_export_of_a_project_on_networkx_is_refused(runner: CliRunner, demo_store: str) -> None:

@@ -36,6 +36,7 @@ from graphmem import (
     SearchResponse,
     validate_project_id,
 )
+from graphmem._models import MAX_POSITION
 
 APP = "conformance-app"
 USER = "alice"
@@ -1112,6 +1113,16 @@ async def test_a_word_is_a_speakers_name_only_where_its_own_author_says_it(servi
 
 
 # ---------------------------------------------------------------------------- appending to a session
+
+
+async def test_an_append_past_the_largest_position_is_refused_and_stores_nothing(service: MemoryService) -> None:
+    # A session restored at the last position (an export says so) cannot take more: the
+    # entries would have positions no export could write.
+    await service.restore_session(APP, USER, "s1", [EntryRecord(memory=entry("the last turn"), position=MAX_POSITION)])
+    with pytest.raises(ValueError, match="largest position"):
+        await service.append_to_session(APP, USER, "s1", [entry("one more", at=1)])
+    assert await stored_texts(service) == ["the last turn"]
+    await service.append_to_session(APP, USER, "s2", [entry("a new session", at=2)])  # others go on
 
 
 async def test_append_to_session_continues_the_next_chain(service: MemoryService) -> None:

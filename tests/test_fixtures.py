@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from graphmem import GraphMemoryService, MemoryService, SearchRequest
+from graphmem import Content, EntryRecord, GraphMemoryService, MemoryEntry, MemoryService, SearchRequest
 from graphmem._fixtures import (
     FixtureError,
     FixtureSession,
@@ -308,3 +308,99 @@ async def test_export_scopes(service: MemoryService) -> None:
     assert list(line) == ["app_name", "user_id", "session_id", "project_id", "entries"]
     assert line["entries"][0]["timestamp"] == "2026-01-01T10:00:00+00:00"
     assert await export_fixtures(service, APP, "nobody", all_projects=True) == []
+
+
+# ---------------------------------------------------------------------------- what a line may not do silently
+
+
+def entry_json(text: str, **fields: Any) -> dict[str, Any]:
+    return {"author": "Ann", "role": "user", "text": text, "timestamp": "2026-01-01T10:00:00", **fields}
+
+
+def line_of(session_id: str | None, *entries: dict[str, Any], user: str = USER) -> str:
+    return json.dumps({"app_name": APP, "user_id": user, "session_id": session_id, "entries": list(entries)})
+
+
+async def test_one_entry_id_on_two_loose_lines_stops_the_load(service: MemoryService, tmp_path: Path) -> None:
+    """The later line would replace the earlier entry: "loaded 2 entries", one stored."""
+    path = write(
+        tmp_path / "dup.jsonl",
+        line_of(None, entry_json("My passport number is 123", id="X")),
+        line_of(None, entry_json("My dentist is Dr Who", id="X")),
+    )
+    with pytest.raises(FixtureError, match=r'dup.jsonl:2: entry id "X" is also on .*dup.jsonl:1, a later line would replace it'):
+        await load_fixtures(service, [path])
+    assert await stored_texts(service) == []
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("timestamp", 20240503, "timestamp must be an ISO 8601 string"),  # read as seconds since 1970
+        ("position", True, "position"),  # stored as 1
+        ("position", 1.0, "position"),
+    ],
+)
+def test_a_value_of_the_wrong_type_is_refused(tmp_path: Path, field: str, value: Any, message: str) -> None:
+    path = write(tmp_path / "types.jsonl", line_of("s1", entry_json("hello", **{field: value})))
+    with pytest.raises(FixtureError, match=message):
+        read_fixtures([path])
+
+
+def test_a_key_given_twice_is_refused(tmp_path: Path) -> None:
+    """JSON keeps the last of two equal keys: the line would load into the second user."""
+    text = line_of("s1", entry_json("hello"), user="alice").replace('"user_id": "alice"', '"user_id": "alice", "user_id": "bob"')
+    path = write(tmp_path / "keys.jsonl", text)
+    with pytest.raises(FixtureError, match="keys.jsonl:1: key 'user_id' is given twice"):
+        read_fixtures([path])
+
+
+async def test_a_language_without_terms_decides_how_the_text_is_decomposed(service: MemoryService, tmp_path: Path) -> None:
+    """Spanish without accents reads as English to detection; the line says it is Spanish."""
+    path = write(
+        tmp_path / "es.jsonl",
+        line_of("s1", entry_json("Lucia trabaja en el mercado por las mananas", language="es")),
+    )
+    await load_fixtures(service, [path])
+    (stored,) = await service.list_entries(APP, USER)
+    assert stored.language == "es"
+    (terms,) = (await service.entry_terms(APP, USER, [stored.entry_id])).values()
+    assert "trabajar" in terms.tokens and "el" not in terms.tokens and "por" not in terms.tokens
+
+
+async def test_a_failure_while_storing_says_what_was_stored(service: MemoryService, tmp_path: Path) -> None:
+    """Each line is its own write: an id taken by another user between the check and the
+    store of the last line leaves the lines before it stored, and the error says so."""
+    path = write(
+        tmp_path / "race.jsonl",
+        line_of("s1", entry_json("first session")),
+        line_of("s2", entry_json("second session")),
+        line_of("s3", entry_json("third session", id="SHARED-X")),
+    )
+    original = service.restore_session
+    calls = 0
+
+    async def another_user_takes_the_id(*args: Any, **kwargs: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls == 3:  # what another process does meanwhile
+            await original(APP, "bob", "b1", [EntryRecord(memory=bobs_entry(), entry_id="SHARED-X")])
+        return await original(*args, **kwargs)
+
+    service.restore_session = another_user_takes_the_id  # type: ignore[method-assign]
+    with pytest.raises(FixtureError, match=r"race.jsonl:3: .*SHARED-X.*the 2 sessions before it were stored") as raised:
+        await load_fixtures(service, [path])
+    assert raised.value.stored == 2
+    assert await stored_texts(service) == ["first session", "second session"]
+
+
+def bobs_entry() -> MemoryEntry:
+    return MemoryEntry(content=Content(role="user").with_text("bob's"), timestamp=datetime(2026, 1, 1, tzinfo=UTC))
+
+
+def test_standard_input_closed_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setattr(sys, "stdin", None)
+    with pytest.raises(FixtureError, match="standard input is closed"):
+        read_fixtures(["-"])

@@ -65,6 +65,7 @@ from graphmem._service import (
     PreparedEntry,
     RecentScope,
     StoredEntry,
+    appended_start,
     continued,
     next_pairs,
 )
@@ -328,7 +329,7 @@ class Neo4jMemoryService(MemoryService):
         async def work(tx: AsyncManagedTransaction) -> None:
             # _write holds the user's lock: the tail read here stays the tail until this commits.
             tail = await _run(tx, "session_tail", scope_params)
-            start = int(tail[0]["position"]) + 1 if tail else 0
+            start = appended_start(int(tail[0]["position"]) if tail else None, len(entries), session_id)
             await _create_entries(tx, owner, [continued(entries, start)])
             if tail:
                 pair = {"earlier": tail[0]["id"], "later": entries[0].entry_id}

@@ -54,6 +54,7 @@ from graphmem._service import (
     PreparedEntry,
     RecentScope,
     StoredEntry,
+    appended_start,
     next_pairs,
 )
 from graphmem.backends._graph_model import (
@@ -496,6 +497,11 @@ class GraphMemoryService(MemoryService):
     ) -> None:
         # The record keeps the positions 0, 1, ...: applying it (now, or on a reload, in the
         # same order) continues from the session's last entry at that point.
+        with self._lock:
+            self._ensure_loaded()
+            kept = self._sessions.get(owner, {}).get((project_id, session_id), ())
+            last = self._entries[owner][kept[-1]].position if kept else None
+        appended_start(last, len(entries), session_id)
         await self._write(
             owner,
             {

@@ -318,8 +318,11 @@ def export(
     sessions = run_async(work())
     lines = list(dump_fixtures(sessions))
     if output is None:
-        sys.stdout.write("".join(lines))
+        # UTF-8 whatever the terminal's encoding: fixture files are UTF-8 (a cp1252 or
+        # Latin-1 stdout wrote a file that would not load back).
         sys.stdout.flush()
+        sys.stdout.buffer.write("".join(lines).encode("utf-8"))
+        sys.stdout.buffer.flush()
     else:
         with replacing_file(output) as fh:
             fh.write("".join(lines).encode("utf-8"))
