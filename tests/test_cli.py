@@ -10,6 +10,7 @@ import asyncio
 import gc
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -820,3 +821,84 @@ def test_related_words_are_turned_off_and_on_from_the_command_line(
     assert plain == []  # nothing shares a word with the question
     again = json.loads(run(runner, "--related-words", "--store", store, *query).stdout)
     assert [h["related_to"] for h in again] == [{"puppy": "pet"}]
+
+
+# ---------------------------------------------------------------------------- the networkx Cypher worker
+
+_WORKER_FOREVER = """
+import asyncio
+import os
+from graphmem.cli._cypher_run import _bounded
+
+def work():
+    os.write(1, b"%d\\n" % os.getpid())  # the worker says it runs, then never ends
+    while True:
+        try:
+            while True:
+                pass
+        except KeyboardInterrupt:  # as a long call into C (a parser) does not see it
+            continue
+
+asyncio.run(asyncio.to_thread(_bounded, work, 600))  # as the command runs it
+"""
+
+
+def _start_worker_parent() -> tuple[subprocess.Popen[bytes], int]:
+    """A process running a networkx Cypher query that never ends (timeout 600 s), and the
+    pid of its forked worker, once it runs."""
+    parent = subprocess.Popen(
+        [sys.executable, "-c", _WORKER_FOREVER],
+        stdout=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        start_new_session=True,
+    )
+    assert parent.stdout is not None
+    return parent, int(parent.stdout.readline())
+
+
+def _ends(pid: int, within: float) -> bool:
+    """Whether process ``pid`` (not a child of ours) ends within ``within`` seconds: a wait on
+    its pidfd, which becomes readable when it exits."""
+    import select
+
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True  # gone already
+    try:
+        return bool(select.select([fd], [], [], within)[0])
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the worker is a forked process on Linux only")
+def test_the_cypher_worker_ends_with_a_killed_command() -> None:
+    """A killed `graphmem cypher` (a script's own timeout kills its pid) left its networkx
+    worker running at full CPU until its 600 s timeout."""
+    parent, worker = _start_worker_parent()
+    parent.kill()
+    parent.wait()
+    assert _ends(worker, 60)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the worker is a forked process on Linux only")
+def test_ctrl_c_stops_a_cypher_query_at_once() -> None:
+    """Ctrl-C (SIGINT to the group) waited for the query's whole timeout."""
+    parent, worker = _start_worker_parent()
+    os.killpg(parent.pid, signal.SIGINT)
+    assert _ends(worker, 60)
+    assert parent.wait(timeout=60) != 0
+
+
+def test_an_output_file_is_never_written_through_a_planted_link(runner: CliRunner, demo_store: str, tmp_path: Path) -> None:
+    """`export -o` / `graph -o` write a temporary file beside the output, then rename it. Its
+    name was predictable (.NAME.PID.tmp) and opened following links: a link planted there
+    sent the bytes to its target (the store's journal)."""
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"precious")
+    out = tmp_path / "out.jsonl"
+    (tmp_path / f".{out.name}.{os.getpid()}.tmp").symlink_to(victim)
+    result = gm(runner, demo_store, "export", *ALICE, "-o", str(out))
+    assert result.exit_code == 0, result.output
+    assert victim.read_bytes() == b"precious"
+    assert len(out.read_text(encoding="utf-8").splitlines()) == 10

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
+import secrets
 import stat
 import sys
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
@@ -233,8 +234,10 @@ def replacing_file(path: Path) -> Iterator[IO[bytes]]:
                 yield fh
             return
         target = Path(os.path.realpath(path))
-        temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        # A name no one can know beforehand, created new: a link planted at a predictable
+        # temporary name would have sent the bytes to its target (the store's journal).
+        temporary = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(8)}.tmp")
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
         try:
             with os.fdopen(fd, "wb") as fh:
                 yield fh

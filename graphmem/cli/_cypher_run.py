@@ -17,9 +17,11 @@ Neo4j cannot store a null property.
 from __future__ import annotations
 
 import asyncio
+import math
 import multiprocessing
 import os
 import re
+import signal
 import sys
 import threading
 from collections.abc import Callable, Mapping
@@ -146,12 +148,15 @@ def _bounded(work: Callable[[], CypherResult], timeout: float) -> tuple[bool, ob
     context = multiprocessing.get_context("fork")
     receive, send = context.Pipe(duplex=False)
 
+    parent = os.getpid()
+
     def child() -> None:
         # Leave at once when answered: a forked child inherits the parent's exit handlers
         # and multiprocessing finalizers (a worker pool's, a queue's), which would wait for
         # threads that exist only in the parent; os._exit runs none of them.
         code = 0
         try:
+            _die_with(parent, timeout)
             send.send(_attempt(work))
         except BaseException:
             code = 1
@@ -173,6 +178,28 @@ def _bounded(work: Callable[[], CypherResult], timeout: float) -> tuple[bool, ob
         if process.is_alive():
             process.kill()
         process.join()
+
+
+def _die_with(parent: int, timeout: float) -> None:
+    """In the worker: end with the command. Killed when the parent dies (a killed CLI left
+    it running on, at full CPU), on Ctrl-C or SIGTERM at once (the command waited for it
+    until its timeout), and by its own alarm a little after the timeout whatever happens."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    signal.alarm(max(1, math.ceil(timeout)) + 5)
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):  # pragma: no cover - no prctl: the alarm still ends it
+        pass
+    if os.getppid() != parent:  # the parent died before the death signal was asked for
+        os._exit(1)
+
+
+#: prctl(2) option: the signal this process gets when its parent ends (Linux).
+_PR_SET_PDEATHSIG = 1
 
 
 def _attempt(work: Callable[[], CypherResult]) -> tuple[bool, object]:
