@@ -576,8 +576,15 @@ def test_cypher_errors(runner: CliRunner, demo_store: str, tmp_path: Path) -> No
     assert unsupported.exit_code == 1 and "subset of Cypher" in one_line_error(unsupported)
     missing = gm(runner, demo_store, "cypher", "MATCH (x:Entry {app_name: $app}) RETURN x.id")
     assert missing.exit_code == 1 and "--param app=" in one_line_error(missing)
+    # A bad option value is a usage error (exit 2), as everywhere else.
     bad_param = gm(runner, demo_store, "cypher", "RETURN 1", "--param", "oops")
-    assert bad_param.exit_code == 1 and "name=value" in one_line_error(bad_param)
+    assert bad_param.exit_code == 2 and "name=value" in one_line_error(bad_param)
+    for bad in (":=3", "a:=nope"):
+        assert gm(runner, demo_store, "cypher", "RETURN 1", "--param", bad).exit_code == 2
+    # Cypher has 64-bit integers: a larger one is refused here (Neo4j's driver raised an
+    # OverflowError with a traceback; networkx matched it against nothing).
+    huge = gm(runner, demo_store, "cypher", "RETURN $n AS n", "--param", "n:=[1, 123456789012345678901234567890]")
+    assert huge.exit_code == 2 and "beyond 64 bits" in one_line_error(huge)
     both = gm(runner, demo_store, "cypher", "MATCH (x) RETURN x", "--file", str(tmp_path / "q.cypher"))
     assert both.exit_code == 2
 
@@ -744,6 +751,39 @@ def test_neo4j_graph_picture(runner: CliRunner, neo4j_args: list[str], tmp_path:
                  "--project", "q3-launch", "-o", str(out))
     assert result.exit_code == 0, result.output
     assert "q3-launch" in out.read_text()
+
+
+def _maria_in_three_scopes(path: Path) -> Path:
+    lines = [
+        {"app_name": "proj", "user_id": "pat", "session_id": f"s-{scope}", "project_id": scope, "entries": [
+            {"author": "Pat", "role": "user", "text": f"Maria {what}.", "timestamp": "2026-01-01T10:00:00"}]}
+        for scope, what in [(None, "moved to Porto"), ("p1", "runs the p1 budget"), ("p2", "signed the p2 secret contract")]
+    ]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+@pytest.mark.neo4j
+def test_neo4j_entity_picture_of_a_project_shows_no_other_project(
+    runner: CliRunner, neo4j_args: list[str], tmp_path: Path
+) -> None:
+    """`graph --entity NAME --project P` drew the entries of every project (the --query
+    picture already kept to what a search in P sees: global and P's)."""
+    assert run(runner, *neo4j_args, "load", str(_maria_in_three_scopes(tmp_path / "maria.jsonl"))).exit_code == 0
+    out = tmp_path / "maria.html"
+    result = run(runner, *neo4j_args, "graph", "--app", "proj", "--user", "pat", "--entity", "Maria",
+                 "--project", "p1", "-o", str(out))
+    assert result.exit_code == 0, result.output
+    drawn = out.read_text(encoding="utf-8")
+    assert "moved to Porto" in drawn and "p1 budget" in drawn and "p2 secret" not in drawn
+
+
+def test_an_entity_picture_of_a_project_on_networkx_is_refused(runner: CliRunner, store: str, tmp_path: Path) -> None:
+    assert gm(runner, store, "load", str(_maria_in_three_scopes(tmp_path / "maria.jsonl")), "--skip-projects").exit_code == 0
+    result = gm(runner, store, "graph", "--app", "proj", "--user", "pat", "--entity", "Maria",
+                "--project", "p1", "-o", str(tmp_path / "maria.html"))
+    assert result.exit_code != 0 and "projects" in one_line_error(result)
+    assert not (tmp_path / "maria.html").exists()
 
 
 def test_search_says_how_a_hit_matched_a_time_and_filters_by_since_until(runner: CliRunner, demo_store: str) -> None:

@@ -30,7 +30,7 @@ from typing import Any
 
 from graphmem._service import MemoryService
 from graphmem.backends._graph_model import ENTITY, ENTRY, TOKEN
-from graphmem.cli._context import EXIT_UNAVAILABLE, CliError
+from graphmem.cli._context import EXIT_UNAVAILABLE, EXIT_USAGE, CliError
 from graphmem.cli._cypher_text import CypherTextError, check_read_only, return_columns, to_grand_cypher
 
 __all__ = ["DEFAULT_TIMEOUT", "MAX_TIMEOUT", "CypherResult", "parse_param", "run_read_only"]
@@ -61,17 +61,36 @@ def parse_param(text: str) -> tuple[str, Any]:
 
     name, sep, value = text.partition("=")
     if not sep:
-        raise CliError(f"--param {text!r}: write name=value (a string) or name:=JSON (e.g. limit:=10)")
+        raise CliError(f"--param {text!r}: write name=value (a string) or name:=JSON (e.g. limit:=10)", EXIT_USAGE)
     as_json = name.endswith(":")
     name = name[:-1] if as_json else name
     if not _PARAM_NAME.fullmatch(name):
-        raise CliError(f"--param {text!r}: {name!r} is not a parameter name")
+        raise CliError(f"--param {text!r}: {name!r} is not a parameter name", EXIT_USAGE)
     if not as_json:
         return name, value
     try:
-        return name, json.loads(value)
+        parsed = json.loads(value)
     except ValueError as exc:
-        raise CliError(f"--param {text!r}: the value after := is not JSON ({exc})") from None
+        raise CliError(f"--param {text!r}: the value after := is not JSON ({exc})", EXIT_USAGE) from None
+    if _has_huge_int(parsed):
+        raise CliError(
+            f"--param {text[:60]!r}: an integer beyond 64 bits, which Cypher has no type for", EXIT_USAGE
+        )
+    return name, parsed
+
+
+def _has_huge_int(value: Any) -> bool:
+    """Whether a JSON value holds an integer outside Cypher's 64 bits (Neo4j's driver raised
+    a bare OverflowError on it; networkx matched it against nothing)."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return not -(2**63) <= value < 2**63
+    if isinstance(value, list):
+        return any(_has_huge_int(v) for v in value)
+    if isinstance(value, dict):
+        return any(_has_huge_int(v) for v in value.values())
+    return False
 
 
 def refuse_unless_read_only(query: str) -> None:
