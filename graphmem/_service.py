@@ -517,7 +517,8 @@ class MemoryService(ABC):
         """
         owner = self._owner(app_name, user_id)
         validate_identifier(session_id, "session_id")
-        prepared = await self._prepare(entries, session_id=session_id, project_id=None)
+        earlier = await self._session_authors(owner, None, session_id)
+        prepared = await self._prepare(entries, session_id=session_id, project_id=None, earlier_authors=earlier)
         if prepared:
             await self._append_to_session(owner, None, session_id, prepared)
         return [e.entry_id for e in prepared]
@@ -540,7 +541,8 @@ class MemoryService(ABC):
         owner = self._owner(app_name, user_id)
         validate_identifier(session_id, "session_id")
         validate_project_id(project_id)
-        prepared = await self._prepare(entries, session_id=session_id, project_id=project_id)
+        earlier = await self._session_authors(owner, project_id, session_id)
+        prepared = await self._prepare(entries, session_id=session_id, project_id=project_id, earlier_authors=earlier)
         if prepared:
             await self._append_to_session(owner, project_id, session_id, prepared)
         return [e.entry_id for e in prepared]
@@ -1076,15 +1078,25 @@ class MemoryService(ABC):
         return await asyncio.to_thread(self._decomposer.decompose_query, query)
 
     async def _prepare(
-        self, entries: Sequence[MemoryEntry], *, session_id: str | None, project_id: str | None
+        self,
+        entries: Sequence[MemoryEntry],
+        *,
+        session_id: str | None,
+        project_id: str | None,
+        earlier_authors: Collection[str] = (),
     ) -> list[PreparedEntry]:
-        return (await self._prepare_sessions([(session_id, entries)], project_id=project_id))[0]
+        """``earlier_authors``: who already speaks in the session (an append continues it)."""
+        prepared = await self._prepare_sessions(
+            [(session_id, entries)], project_id=project_id, earlier_authors=earlier_authors
+        )
+        return prepared[0]
 
     async def _prepare_sessions(
         self,
         sessions: Sequence[tuple[str | None, Sequence[MemoryEntry]]],
         *,
         project_id: str | None,
+        earlier_authors: Collection[str] = (),
     ) -> list[list[PreparedEntry]]:
         """Check and decompose the entries of several sessions in one pipeline batch."""
         kept_per_session: list[list[MemoryEntry]] = []
@@ -1099,7 +1111,16 @@ class MemoryService(ABC):
         result: list[list[PreparedEntry]] = []
         for (session_id, _), kept in zip(sessions, kept_per_session, strict=True):
             parts_list = [next(decomposed) for _ in kept]
-            result.append(self._prepared(kept, parts_list, names, session_id=session_id, project_id=project_id))
+            result.append(
+                self._prepared(
+                    kept,
+                    parts_list,
+                    names,
+                    session_id=session_id,
+                    project_id=project_id,
+                    earlier_authors=earlier_authors,
+                )
+            )
         return result
 
     async def _name_tokens(self, entries: Sequence[MemoryEntry]) -> dict[str, tuple[str, ...]]:
@@ -1120,8 +1141,9 @@ class MemoryService(ABC):
         *,
         session_id: str | None,
         project_id: str | None,
+        earlier_authors: Collection[str] = (),
     ) -> list[PreparedEntry]:
-        participants = _participants(kept)
+        participants = _participants(kept) | {t for author in earlier_authors for t in author_tokens(author)}
         return [
             _prepared_entry(
                 StoredEntry(
@@ -1581,6 +1603,12 @@ class MemoryService(ABC):
         :class:`EntryIdConflictError`. This default holds nothing, for a backend whose store
         refuses a second entry with an id when it commits (Neo4j's uniqueness constraint)."""
         yield
+
+    async def _session_authors(self, owner: Owner, project_id: str | None, session_id: str) -> set[str]:
+        """The authors of a session's entries in one scope (what an append reads to tell a
+        name addressed from a name told of). Optional: without it (this default), an append
+        judges by its own entries' authors only."""
+        return set()
 
     async def _entries_around(
         self, owner: Owner, project_id: str | None, entry_ids: Sequence[str], reach: int

@@ -1125,6 +1125,22 @@ async def test_an_append_past_the_largest_position_is_refused_and_stores_nothing
     await service.append_to_session(APP, USER, "s2", [entry("a new session", at=2)])  # others go on
 
 
+async def test_an_appended_turn_addressing_an_earlier_speaker_takes_the_decision_add_session_takes(
+    service: MemoryService,
+) -> None:
+    # A turn that only addresses another participant ("Thanks, Maria!") does not take the name
+    # as content. Appended turn by turn (ADK's add_events_to_memory), the participants are
+    # the whole session's, not the appended batch's: the same terms as one add_session.
+    turns = [entry("I parked on level three.", author="Maria"), entry("Thanks, Maria!", at=1, author="Ben")]
+    await service.add_session(APP, USER, "whole", turns)
+    await service.add_session(APP, USER, "appended", turns[:1])
+    await service.append_to_session(APP, USER, "appended", turns[1:])
+    entries = {(e.session_id, e.memory.text): e.entry_id for e in await service.list_entries(APP, USER)}
+    terms = await service.entry_terms(APP, USER, list(entries.values()))
+    whole, appended = (terms[entries[(s, "Thanks, Maria!")]].tokens for s in ("whole", "appended"))
+    assert "maria" not in whole and sorted(appended) == sorted(whole)
+
+
 async def test_append_to_session_continues_the_next_chain(service: MemoryService) -> None:
     await service.add_session(APP, USER, "s1", [entry("Where does your sister live these days?")])
     ids = await service.append_to_session(

@@ -446,6 +446,10 @@ class Neo4jMemoryService(MemoryService):
             )
         return _candidates(record["candidates"])
 
+    async def _session_authors(self, owner: Owner, project_id: str | None, session_id: str) -> set[str]:
+        params = {**_owner_params(owner), "project_id": project_id, "session_id": session_id}
+        return set(await self._read_single("session_authors", params, "authors"))
+
     async def _entries_around(
         self, owner: Owner, project_id: str | None, entry_ids: Sequence[str], reach: int
     ) -> list[CandidateStats]:

@@ -831,6 +831,12 @@ class GraphMemoryService(MemoryService):
             frontier = list(reached)[before:]
         return reached
 
+    async def _session_authors(self, owner: Owner, project_id: str | None, session_id: str) -> set[str]:
+        with self._lock:
+            self._ensure_loaded()
+            own = self._entries.get(owner, {})
+            return {own[i].author for i in self._sessions.get(owner, {}).get((project_id, session_id), ()) if i in own}
+
     async def _entries_around(
         self, owner: Owner, project_id: str | None, entry_ids: Sequence[str], reach: int
     ) -> list[CandidateStats]:
