@@ -5,6 +5,7 @@ The attack catalogue (comment tricks, file reads, admin procedures) is tests/tes
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import networkx as nx
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 from graphmem.cli._cypher_text import (
     CypherTextError,
     check_read_only,
+    networkx_misreading,
     parameter_names,
     return_columns,
     to_grand_cypher,
@@ -158,3 +160,37 @@ def test_maps_and_nan_have_no_literal() -> None:
         to_grand_cypher("RETURN $m", {"m": {"a": 1}})
     with pytest.raises(CypherTextError, match="nan"):
         to_grand_cypher("RETURN $f", {"f": float("nan")})
+
+
+@pytest.mark.parametrize(
+    ("query", "says"),
+    [
+        ("MATCH (x:Entry)-[:NEXT]-(y:Entry) RETURN x.id", "without a direction"),
+        ("MATCH (x:Entry)--(y) RETURN x.id", "without a direction"),
+        ('MATCH (x:Entry) WHERE x.author = "Alice" OR x.position = 0 AND x.role = "model" RETURN x.id', "AND and OR"),
+    ],
+)
+def test_what_networkx_would_read_differently_is_said_not_answered(query: str, says: str) -> None:
+    """grand-cypher matched nothing for an undirected pattern and bound AND and OR alike,
+    silently: such a query is refused on networkx with the way to write it."""
+    reason = networkx_misreading(query)
+    assert reason is not None and says in reason
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "MATCH (x:Entry)-[:NEXT]->(y:Entry) RETURN x.id",
+        "MATCH (x:Entry)<-[:NEXT]-(y)-->(z) RETURN x.id",
+        'MATCH (x:Entry) WHERE (x.author = "Alice" OR x.position = 0) AND x.role = "model" RETURN x.id',
+        'MATCH (x:Entry) WHERE x.author = "Alice" AND x.position = 0 RETURN x.position - (1) AS p',
+        'MATCH (x) WHERE EXISTS { MATCH (x)-[:HAS_TOKEN]->(t) WHERE t.value = "a" OR t.value = "b" } AND x.c = 1 RETURN x',
+    ],
+)
+def test_what_networkx_reads_as_neo4j_does_passes(query: str) -> None:
+    assert networkx_misreading(query) is None
+
+
+def test_every_debug_file_reads_alike_on_networkx() -> None:
+    debug = Path(__file__).resolve().parent.parent / "cypher" / "debug"
+    assert [f.name for f in sorted(debug.glob("*.cypher")) if networkx_misreading(f.read_text(encoding="utf-8"))] == []

@@ -31,7 +31,13 @@ from typing import Any
 from graphmem._service import MemoryService
 from graphmem.backends._graph_model import ENTITY, ENTRY, TOKEN
 from graphmem.cli._context import EXIT_UNAVAILABLE, EXIT_USAGE, CliError
-from graphmem.cli._cypher_text import CypherTextError, check_read_only, return_columns, to_grand_cypher
+from graphmem.cli._cypher_text import (
+    CypherTextError,
+    check_read_only,
+    networkx_misreading,
+    return_columns,
+    to_grand_cypher,
+)
 
 __all__ = ["DEFAULT_TIMEOUT", "MAX_TIMEOUT", "CypherResult", "parse_param", "run_read_only"]
 
@@ -137,9 +143,12 @@ async def _run_grand_cypher(graph: Any, query: str, params: Mapping[str, Any], t
     import grandcypher  # noqa: F401  imported here, before the fork, so the worker never imports
 
     try:
+        misreading = networkx_misreading(query)
         text = to_grand_cypher(query, params)
     except CypherTextError as exc:
         raise CliError(str(exc)) from None
+    if misreading is not None:
+        raise CliError(misreading)
     outcome = await asyncio.to_thread(_bounded, lambda: _grand_cypher_rows(graph, query, text), timeout)
     if outcome is None:
         raise _too_slow(timeout)

@@ -607,6 +607,65 @@ def to_grand_cypher(query: str, parameters: Mapping[str, Any]) -> str:
     return text[:-1].rstrip() if text.endswith(";") else text
 
 
+def networkx_misreading(query: str) -> str | None:
+    """What grand-cypher would read differently from Neo4j in ``query``, without an error of
+    its own (found by a review), or ``None``: a relationship without a direction, which
+    matches nothing there; AND and OR side by side without brackets, which it binds alike,
+    left to right (``A OR B AND C`` is ``(A OR B) AND C``). Asked before a networkx query
+    runs, so that it says so instead of answering wrong."""
+    sig = _significant(tokenize(query))
+    for i, token in enumerate(sig):
+        if token.kind == "punct" and token.text == ")" and _undirected_from(sig, i):
+            return (
+                f"a relationship without a direction at {_position(query, token.start)} matches nothing on the "
+                "networkx backend: write -[...]-> or <-[...]- (one pattern per direction), or run it on Neo4j"
+            )
+    # The connectives seen at each bracket depth of the current clause.
+    levels: list[set[str]] = [set()]
+    for token in sig:
+        word = token.text.upper() if token.kind == "word" else None
+        if token.kind == "punct" and token.text in "([{":
+            levels.append(set())
+        elif token.kind == "punct" and token.text in ")]}" and len(levels) > 1:
+            levels.pop()
+        elif word in READ_CLAUSES:
+            levels[-1] = set()
+        elif word in ("AND", "OR"):
+            levels[-1].add(word)
+            if len(levels[-1]) == 2:
+                return (
+                    f"AND and OR side by side at {_position(query, token.start)}: the networkx backend binds "
+                    "them alike, left to right, where Cypher binds AND first; put brackets around the AND"
+                )
+    return None
+
+
+def _undirected_from(sig: list[Token], close: int) -> bool:
+    """Whether a relationship without a direction starts at the ``)`` ``sig[close]``:
+    ``)-[...]-(`` or ``)--(`` (not ``)<-...-(`` nor ``)-...->(``)."""
+
+    def punct(i: int, text: str) -> bool:
+        return i < len(sig) and sig[i].kind == "punct" and sig[i].text == text
+
+    i = close + 1
+    leftward = punct(i, "<")
+    i += leftward
+    if not punct(i, "-"):
+        return False
+    i += 1
+    if punct(i, "["):
+        end = _matching(sig, i)
+        if end is None:
+            return False
+        i = end + 1
+    if not punct(i, "-"):
+        return False
+    i += 1
+    rightward = punct(i, ">")
+    i += rightward
+    return punct(i, "(") and not leftward and not rightward
+
+
 def _rewrite_is_not_null(out: list[str], sig: list[int]) -> None:
     """``a.b IS NOT NULL`` -> ``NOT a.b IS NULL`` (grand-cypher has only the latter)."""
     words = [out[i].upper() for i in sig]
