@@ -849,3 +849,44 @@ def test_a_store_file_of_the_wrong_kind_is_named_not_blamed_on_the_uri(tmp_path:
     (tmp_path / "memory.journal.lock").rmdir()
     # The store itself a directory is a wrong path still.
     assert cli("--store", str(tmp_path), "stats").exit_code == 2
+
+
+async def test_a_close_landing_inside_a_write_leaves_the_store_as_acknowledged(
+    tmp_path: Path, decomposer: Decomposer
+) -> None:
+    """close() landing between a write's journal record and its change in memory (a server
+    shutting down under a cancelled call's thread): the change was applied to the emptied
+    state, then the reload replayed the record again; the session held an id twice and
+    shifted positions, which the next compaction wrote to disk. close() now waits for the
+    write halfway, and the store stays what was acknowledged."""
+    store = tmp_path / "memory.journal"
+    service = GraphMemoryService(nlp=decomposer, path=store)
+    await service.add_session(APP, USER, "s1", [entry("first turn")])
+    await service.add_entry(APP, USER, entry("a loose note"))
+    journal = service._journal
+    assert journal is not None
+    loop = asyncio.get_running_loop()
+    real_append = journal.append
+    closing: list[Any] = []
+
+    def append_then_close(key: Any, record: dict[str, Any]) -> None:
+        real_append(key, record)
+        if not closing and record["op"] == "append_session":
+            closing.append(asyncio.run_coroutine_threadsafe(service.close(), loop))
+            # Until the close is done (before the fix) or waits for this write (after it).
+            while not closing[0].done() and not getattr(service, "_closing", False):
+                threading.Event().wait(0.001)
+            if closing[0].done():
+                with service._lock:
+                    service._ensure_loaded()  # another call reopens the store meanwhile
+
+    journal.append = append_then_close  # type: ignore[method-assign]
+    await service.append_to_session(APP, USER, "s1", [entry("second turn")])
+    await asyncio.wrap_future(closing[0])
+    loose = next(e.entry_id for e in await service.list_entries(APP, USER) if e.session_id is None)
+    assert await service.delete_entry(APP, USER, loose) == 1  # compacts the user's segment from memory
+    await service.close()
+    reopened = GraphMemoryService(nlp=decomposer, path=store)
+    stored = [(e.memory.text, e.position) for e in await reopened.list_entries(APP, USER)]
+    await reopened.close()
+    assert sorted(stored) == [("first turn", 0), ("second turn", 1)]

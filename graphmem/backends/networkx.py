@@ -42,7 +42,13 @@ import networkx as nx
 
 from graphmem._collector import collector_paused
 from graphmem._decompose import Decomposer, Decomposition, Entity, speaker_tokens
-from graphmem._errors import EntryIdConflictError, JournalCompactionError, JournalCorruptError, ReadOnlyStoreError
+from graphmem._errors import (
+    BackendUnavailableError,
+    EntryIdConflictError,
+    JournalCompactionError,
+    JournalCorruptError,
+    ReadOnlyStoreError,
+)
 from graphmem._gathering import Days, NeighbourhoodRequest, TermPostings
 from graphmem._models import Content, MemoryEntry, Part, as_utc, ensure_unicode, quote_ids
 from graphmem._scoring import CandidateStats, CorpusStats, ScoringWeights
@@ -415,6 +421,8 @@ class GraphMemoryService(MemoryService):
         #: compaction) never waits for another user's. ``_lock`` guards the in-memory
         #: graph only, and is never held while waiting for a user's lock.
         self._owner_locks: dict[Owner, threading.Lock] = {}
+        #: A close is waiting for the writes halfway through (see ``_close_journal``).
+        self._closing = False
         #: Entry ids a restore is checking and storing now (guarded by ``_lock``): entry ids
         #: are unique in the whole store, and two restores of one id must not both pass
         #: their check before either writes (see ``_claiming_ids``).
@@ -464,10 +472,32 @@ class GraphMemoryService(MemoryService):
         if self._journal is not None:
             if self._loaded and not self._journal.read_only:
                 await asyncio.to_thread(self._snapshot_stale)
-            with self._lock:
-                self._journal.close()
-                self._forget()
+            await asyncio.to_thread(self._close_journal)
         await super().close()
+
+    def _close_journal(self) -> None:
+        """Close the journal once no write is halfway (between its journal record and its
+        change in memory): a close landing there left the record to be replayed by the
+        next write's reload on top of its own application (an append applied twice, the
+        session's positions shifted, then compacted to disk). Writes that reach their
+        user's lock meanwhile are refused; after it, a write reopens the store."""
+        with self._lock:
+            assert self._journal is not None
+            self._closing = True
+            locks = list(self._owner_locks.values())
+        try:
+            for lock in locks:  # never with self._lock held: a writer takes its user's lock first
+                lock.acquire()
+            try:
+                with self._lock:
+                    self._journal.close()
+                    self._forget()
+            finally:
+                for lock in locks:
+                    lock.release()
+        finally:
+            with self._lock:
+                self._closing = False
 
     # ------------------------------------------------------------------ writes
 
@@ -620,6 +650,11 @@ class GraphMemoryService(MemoryService):
         self._ensure_loaded()
         key = (owner.app_name, owner.user_id)
         with self._owner_lock(owner):
+            if self._closing:
+                raise BackendUnavailableError(
+                    f"{journal.path}: the store was closed while this write was running; nothing of it was stored "
+                    "(open the store again to write)"
+                )
             changed = 0
             for record in records:
                 # Durable before it becomes visible.
