@@ -65,17 +65,20 @@ class StoreUri:
 
 
 def redact_uri(uri: str | os.PathLike[str]) -> str:
-    """The URI without its password (``bolt://neo4j:***@host``), fit for a message or a log."""
+    """The URI without its password (``bolt://neo4j:***@host``), fit for a message or a log.
+
+    Read by hand, not by ``urlsplit``: a password holding an unencoded ``/``, ``?`` or
+    ``#`` (generated ones often do) ends ``urlsplit``'s host part early, which then saw no
+    password at all and gave the URI back whole. Everything between ``://`` and the last
+    ``@`` is the user and password."""
     if not isinstance(uri, str):
         return os.fspath(uri)
-    try:
-        parts = urlsplit(uri)
-        if parts.password is None:
-            return uri
-        host = parts.netloc.rpartition("@")[2]
-        return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
-    except ValueError:  # an unparsable URI shows no password either
-        return uri.split("@")[-1] if "@" in uri else uri
+    scheme, sep, rest = uri.partition("://")
+    if not sep or "@" not in rest:
+        return uri
+    userinfo, _, host = rest.rpartition("@")
+    user, colon, _password = userinfo.partition(":")
+    return f"{scheme}://{user}:***@{host}" if colon else uri
 
 
 def parse_store_uri(uri: str | os.PathLike[str]) -> StoreUri:
@@ -117,8 +120,8 @@ def _file_uri(text: str, original: str) -> StoreUri:
         raise InvalidStoreUriError(f"{redact_uri(original)!r} is not a valid file: URI ({exc})") from None
     if parts.netloc not in ("", "localhost"):
         raise InvalidStoreUriError(
-            f"{redact_uri(original)!r} names host {parts.netloc!r}: a journal must be on this machine "
-            "(file:///absolute/path)"
+            f"{redact_uri(original)!r} names host {parts.netloc.rpartition('@')[2]!r}: a journal must be on "
+            "this machine (file:///absolute/path)"
         )
     if parts.query or parts.fragment:
         raise InvalidStoreUriError(f"{redact_uri(original)!r}: a file: URI takes no ?query or #fragment")
@@ -149,8 +152,13 @@ def _neo4j_uri(text: str, original: str) -> StoreUri:
     try:
         parts = urlsplit(text)
         port = parts.port  # raises on a port that is not a number
-    except ValueError as exc:
-        raise InvalidStoreUriError(f"{shown!r} is not a valid Neo4j URI ({exc})") from None
+    except ValueError:
+        # Not the parser's message: it quotes what it took for the port, which is part of
+        # the password when one holds an unencoded "/", "?" or "#".
+        raise InvalidStoreUriError(
+            f"{shown!r} is not a valid Neo4j URI (its port is no number; a password holding / ? # @ "
+            "must be percent-encoded, or given in GRAPHMEM_NEO4J_PASSWORD)"
+        ) from None
     if not parts.hostname:
         raise InvalidStoreUriError(f"{shown!r} names no host: write it as bolt://host:7687")
     options = parse_qs(parts.query, keep_blank_values=True)

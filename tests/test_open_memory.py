@@ -128,6 +128,11 @@ async def test_memory_uri_is_in_memory(decomposer: Decomposer, tmp_path: Path, m
         ("/tmp/a\x00b.journal", "NUL character"),
         ("/tmp/graphmem-not-yet-a-folder/", "ends with a slash"),
         ("file:///tmp/graphmem-not-yet-a-folder/", "ends with a slash"),
+        # A password holding an unencoded / ? # (generated ones do) ended the parser's host
+        # part early: the URI was shown whole, and its port error quoted part of it.
+        ("bolt://neo4j:hunter2/pQ#7zz@127.0.0.1:7687", "not a valid Neo4j URI"),
+        ("bolt://neo4j:hunter2?x@127.0.0.1:7687", "not a valid Neo4j URI"),
+        ("file://neo4j:hunter2@host/x.journal", "on this machine"),
     ],
 )
 async def test_a_bad_uri_is_one_clear_error_without_the_password(uri: str, message: str) -> None:
@@ -135,6 +140,7 @@ async def test_a_bad_uri_is_one_clear_error_without_the_password(uri: str, messa
         await open_memory(uri)
     text = str(raised.value)
     assert message in text and "hunter2" not in text and "\n" not in text
+    assert "hunter2" not in redact_uri(uri)
 
 
 async def test_a_directory_or_a_path_under_a_file_is_refused(tmp_path: Path, decomposer: Decomposer) -> None:
