@@ -16,9 +16,12 @@ Needs the ``mcp`` extra (``pip install 'graphmem[mcp]'``).
 from __future__ import annotations
 
 import asyncio
+import errno
+import ipaddress
 import json
 import logging
 import os
+import socket
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -42,6 +45,7 @@ from graphmem._service import MemoryService, StoredEntry
 try:
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+    from mcp.server.transport_security import TransportSecuritySettings
     from mcp.types import CallToolResult, TextContent, ToolAnnotations
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
     raise ImportError(f"the MCP server needs the mcp SDK: pip install 'graphmem[mcp]' ({exc})") from exc
@@ -512,6 +516,7 @@ async def serve(
         InvalidStoreUriError: a URI that names no store.
         ProjectScopingUnsupportedError: ``scope`` has a project and the store has no projects.
     """
+    security = _transport_security(host) if transport == "http" else None
     server, store = create_server(uri, scope, nlp=nlp)
     try:
         try:
@@ -522,11 +527,48 @@ async def serve(
             if scope.project_id is not None and not service.supports_project_scoping():
                 raise ProjectScopingUnsupportedError("add_session_to_project", type(service).__name__)
         if transport == "http":
-            await server.run_streamable_http_async(host=host, port=port)
+            try:
+                await server.run_streamable_http_async(host=host, port=port, transport_security=security)
+            except SystemExit as exc:  # uvicorn's way of saying it could not listen
+                raise OSError(
+                    errno.EADDRINUSE,
+                    f"cannot listen on {host}:{port}: the port is in use, or the address is not this machine's",
+                ) from exc
         else:
             await server.run_stdio_async()
     finally:
         await store.close()
+
+
+def _transport_security(host: str) -> TransportSecuritySettings | None:
+    """What an HTTP server listening on ``host`` accepts as the Host and Origin of a request.
+
+    On a loopback address, however written (``127.0.0.1``, ``127.1``, ``127.0.0.2``,
+    ``localhost``, ``::1``), only requests naming a loopback host: a web page that points its
+    own domain at 127.0.0.1 (DNS rebinding) is refused, where the MCP SDK turned this on
+    only for three spellings. Another address is the operator's choice (README): ``None``.
+
+    Raises:
+        ValueError: an empty host, which would listen on every interface.
+    """
+    if not host.strip():
+        raise ValueError("--host is empty, which listens on every interface: give 127.0.0.1 for this machine only")
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        try:
+            loopback = ipaddress.ip_address(socket.gethostbyname(host)).is_loopback
+        except OSError:
+            loopback = False
+    if not loopback:
+        return None
+    shown = f"[{host.strip('[]')}]" if ":" in host else host
+    hosts = dict.fromkeys(["127.0.0.1", "localhost", "[::1]", shown])
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{h}:*" for h in hosts],
+        allowed_origins=[f"http://{h}:*" for h in hosts],
+    )
 
 
 def _version() -> str:

@@ -424,3 +424,85 @@ async def test_recent_fills_its_page_from_the_servers_scope(decomposer: Decompos
     finally:
         await service.delete_user(APP, "ann")
         await service.close()
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "127.1", "127.0.0.2", "::1", "[::1]"])
+def test_a_loopback_server_names_only_loopback_hosts_however_written(host: str) -> None:
+    """The SDK guarded three spellings of loopback against DNS rebinding; 127.1 or
+    127.0.0.2 let a web page that points its domain at this machine read the memory."""
+    from graphmem._mcp import _transport_security
+
+    settings = _transport_security(host)
+    assert settings is not None and settings.enable_dns_rebinding_protection
+    shown = f"[{host.strip('[]')}]" if ":" in host else host
+    assert set(settings.allowed_hosts) == {f"{h}:*" for h in ("127.0.0.1", "localhost", "[::1]", shown)}
+    assert set(settings.allowed_origins) == {f"http://{h}:*" for h in ("127.0.0.1", "localhost", "[::1]", shown)}
+
+
+def test_an_empty_host_is_refused_and_another_address_is_the_operators_choice() -> None:
+    from graphmem._mcp import _transport_security
+
+    with pytest.raises(ValueError, match="every interface"):
+        _transport_security("")
+    assert _transport_security("0.0.0.0") is None  # documented: the operator's choice
+
+
+def test_a_foreign_host_header_is_refused_on_any_loopback_spelling() -> None:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "graphmem.cli", "mcp", "--http", "--host", "127.0.0.2", "--port", str(port),
+         "--uri", "memory:", "--app", APP, "--user", "ann"],
+        env={**os.environ, **server_env()}, cwd=str(REPO), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    try:
+        while True:  # the server loads spaCy before it listens; fail at once if it dies
+            if process.poll() is not None:
+                assert process.stderr is not None
+                raise AssertionError(process.stderr.read().decode())
+            try:
+                socket.create_connection(("127.0.0.2", port), timeout=1).close()
+                break
+            except OSError:
+                try:
+                    process.wait(timeout=0.2)
+                except subprocess.TimeoutExpired:
+                    pass
+        import http.client
+
+        connection = http.client.HTTPConnection("127.0.0.2", port, timeout=30)
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        connection.request("POST", "/mcp", body, {
+            "Host": f"attacker.example:{port}", "Origin": f"http://attacker.example:{port}",
+            "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+        })
+        assert connection.getresponse().status in (403, 421)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        assert process.stderr is not None
+        process.stderr.close()
+
+
+def test_a_port_in_use_is_one_line_and_no_unreachable_code(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        completed = subprocess.run(
+            [sys.executable, "-m", "graphmem.cli", "mcp", "--http", "--port", str(port), "--uri", "memory:",
+             "--app", APP, "--user", "ann"],
+            env={**os.environ, **server_env()}, cwd=str(REPO), capture_output=True, text=True, timeout=300,
+        )
+    assert completed.returncode == 1, completed.stderr
+    assert f"error: cannot listen on 127.0.0.1:{port}" in completed.stderr and "Traceback" not in completed.stderr
+
+
+def test_an_empty_uri_is_refused_not_the_default_store(tmp_path: Path) -> None:
+    env = {**os.environ, **server_env(), "XDG_DATA_HOME": str(tmp_path)}
+    for args in (["--uri", "", "stats"], ["mcp", "--uri", "", "--app", APP, "--user", "ann"]):
+        completed = subprocess.run(
+            [sys.executable, "-m", "graphmem.cli", *args], env=env, cwd=str(REPO), capture_output=True, text=True,
+            timeout=300, stdin=subprocess.DEVNULL,
+        )
+        assert completed.returncode == 2 and "URI is empty" in completed.stderr, completed.stderr
+    assert not any(tmp_path.rglob("*.journal*"))  # nothing was opened in the default place

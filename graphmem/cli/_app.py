@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import subprocess
 import sys
@@ -177,6 +178,10 @@ def _global_options(
     if related_words is not None:
         # Every store this process opens (open_memory reads it), the MCP server's too.
         os.environ["GRAPHMEM_RELATED_WORDS"] = "1" if related_words else "0"
+    if uri is not None and not uri.strip():
+        raise fail(
+            "the store URI is empty: give one, or leave --uri (GRAPHMEM_URI) out for the default store", EXIT_USAGE
+        )
     backend = backend.strip().lower()
     if backend not in BACKENDS:
         raise fail(
@@ -766,12 +771,20 @@ def mcp_server(
     except ImportError as exc:
         raise CliError(str(exc)) from exc
     scope = MemoryScope(app_name, user_id, project_id)
+    if uri is not None and not uri.strip():  # an unset variable in a template ("--uri $X")
+        raise CliError("the store URI is empty: give one, or leave --uri out for the global store option", EXIT_USAGE)
     target = uri or settings.target()
     try:
         run_async(serve(target, scope, transport="http" if http else "stdio", host=host, port=port,
                         nlp=shared_decomposer(settings.language)))
     except InvalidStoreUriError as exc:  # a usage error, as for every other command
         raise CliError(f"{exc} (--uri, GRAPHMEM_URI)", EXIT_USAGE) from exc
+    except ValueError as exc:  # an empty --host
+        raise CliError(str(exc), EXIT_USAGE) from exc
+    except OSError as exc:  # the port is in use (uvicorn exited with 3, "unreachable" here)
+        if exc.errno != errno.EADDRINUSE:
+            raise
+        raise CliError(exc.strerror or str(exc)) from exc
 
 
 # ---------------------------------------------------------------------------- entry point
