@@ -55,9 +55,9 @@ _LATIN = re.compile("[A-Za-z\u00aa\u00ba\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\
 _NON_ASCII_LATIN = re.compile("[\u00aa\u00ba\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u1e00-\u1eff]")
 _LETTER = re.compile(r"[^\W\d_]")
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
-#: What a sentence's first word follows: nothing, or an end of sentence, with spaces,
-#: quotes and brackets between.
-_SENTENCE_START = re.compile(r"(?:^|[.!?¿¡…:;\n])[\s\"'“”‘’«»(\[]*$")
+#: What may stand between a sentence's end and its first word, and what ends a sentence.
+_BEFORE_A_WORD = " \t\r\"'“”‘’«»([\u00a0"
+_SENTENCE_END = ".!?¿¡…:;\n"
 #: Characters weigh like this many Latin letters (a CJK character is about a word).
 _CJK_WEIGHT = 3
 #: Long texts are judged on their beginning: the script of a turn does not change midway.
@@ -104,11 +104,20 @@ def without_names(text: str) -> str:
     kept: list[str] = []
     start = 0
     for word in _WORD.finditer(text):
-        if word.group()[0].isupper() and not _SENTENCE_START.search(text, 0, word.start()):
+        if word.group()[0].isupper() and not _opens_a_sentence(text, word.start()):
             kept.append(text[start : word.start()])
             start = word.end()
     kept.append(text[start:])
     return "".join(kept)
+
+
+def _opens_a_sentence(text: str, at: int) -> bool:
+    """Whether the word at ``at`` is a sentence's first: only spaces, quotes and brackets
+    stand between it and the text's start or a sentence's end."""
+    at -= 1
+    while at >= 0 and text[at] in _BEFORE_A_WORD:
+        at -= 1
+    return at < 0 or text[at] in _SENTENCE_END
 
 
 class LanguageDetector:
@@ -136,7 +145,7 @@ class LanguageDetector:
             return "en"
         sample = text[:_SAMPLE_CHARS]
         words = without_names(sample)
-        if not _NON_ASCII_LATIN.search(words) and not _LETTER.search(words):
+        if not _LETTER.search(words):
             return "en"  # nothing but names: no evidence of another language
         # Judged on what is not a name; a text whose accents are all in names ("Who is
         # André?") then reads as its words do.

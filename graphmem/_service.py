@@ -84,7 +84,7 @@ from graphmem._spelling import (
     uncased_name_variants,
     uncased_word_variant,
 )
-from graphmem._time import query_time
+from graphmem._time import QueryTime, query_time
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -1297,6 +1297,18 @@ class MemoryService(ABC):
             known.update((e.entry_id, e) for e in await self._fetch_entries(owner, missing))
         return {i: known[i] for i in entry_ids if i in known}
 
+    async def _query_words(self, query: str, as_of: datetime | None) -> tuple[QueryTime | None, str, Decomposition]:
+        """The time a query names (``None``: none), its text without it, and that text's
+        terms: a time is matched as a time, not as words. A query that is nothing but a time
+        ("tomorrow", "May 2023") is matched by its words instead (no time, the whole text)."""
+        when = query_time(query, as_of)
+        text = _without_spans(query, when.spans) if when is not None else query
+        parts = await self.decompose_query(text)
+        if parts.is_empty and when is not None:
+            when, text = None, query
+            parts = await self.decompose_query(text)
+        return when, text, parts
+
     async def _score(
         self,
         owner: Owner,
@@ -1314,13 +1326,7 @@ class MemoryService(ABC):
         ``related`` the user's tokens read as related to a query word, and that word."""
         # A time named in the query is matched against the entries' times, not as words:
         # its words ("May", "2023") are left out of the tokens.
-        when = query_time(query, as_of)
-        text = _without_spans(query, when.spans) if when is not None else query
-        parts = await self.decompose_query(text)
-        if parts.is_empty and when is not None:
-            # Nothing but a time ("tomorrow", "May 2023"): its words are all there is to match.
-            when, text = None, query
-            parts = await self.decompose_query(text)
+        when, text, parts = await self._query_words(query, as_of)
         if parts.is_empty:
             return None
         entity_names = tuple(e.name for e in parts.entities)
@@ -1530,10 +1536,7 @@ class MemoryService(ABC):
         ensure_unicode(query, "query")
         # The query's words as a search reads them: a time it names ("on 3 May 2023") is
         # no words to match ("May", "2023", "3" would take every entry saying them).
-        when = query_time(query, datetime.now(UTC))
-        parts = await self.decompose_query(_without_spans(query, when.spans) if when is not None else query)
-        if parts.is_empty and when is not None:
-            parts = await self.decompose_query(query)  # nothing but a time: its words are all it says
+        _, _, parts = await self._query_words(query, datetime.now(UTC))
         if parts.is_empty:
             return []
         candidates = await self._neighbourhood(
