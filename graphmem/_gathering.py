@@ -52,6 +52,7 @@ __all__ = [
     "EXPANSION_GROWTH",
     "FIRST_EXPANSION",
     "FULL_GATHERING_ENTRIES",
+    "IN_PROCESS_FULL_GATHERING_ENTRIES",
     "SEED_DF_SHARE",
     "DayIndex",
     "FirstRead",
@@ -80,8 +81,15 @@ EXPANSION_GROWTH = 2
 #: A user holding at most this many entries is searched in one full gathering: reading every
 #: holder of every query term took 0.84x the pruned steps' CPU (median per search) in one
 #: user of 1,000 LoCoMo turns, about as much at 1,500, 1.2x at 2,000 (``benchmarks/
-#: search_cpu.py``; benchmarks/README.md, "Users of 1,000: about 30% less CPU").
+#: search_cpu.py``; benchmarks/README.md, "Users of 1,000: about 30% less CPU"). On Neo4j
+#: it still pays: one round trip instead of a step's two (users of 1,000: wall p50 18 ms
+#: full, 29 ms pruned; session 25).
 FULL_GATHERING_ENTRIES = 1200
+#: The same for a store in this process (networkx), where a step is no round trip: since the
+#: pruned steps got cheaper (sessions 14-22) they cost less than a full gathering from about
+#: 500 entries (median CPU per search, pruned / full: 1.12 at 150 entries per user, 1.04 at
+#: 400, 0.93 at 600, 0.84 at 800, 0.73 at 1,000; session 25, benchmarks/README.md).
+IN_PROCESS_FULL_GATHERING_ENTRIES = 500
 
 
 #: An entry's day (``date.toordinal()``, UTC) and the day ranges its text refers to.

@@ -49,7 +49,7 @@ from graphmem._errors import (
     JournalCorruptError,
     ReadOnlyStoreError,
 )
-from graphmem._gathering import Days, NeighbourhoodRequest, TermPostings
+from graphmem._gathering import IN_PROCESS_FULL_GATHERING_ENTRIES, Days, NeighbourhoodRequest, TermPostings
 from graphmem._models import Content, MemoryEntry, Part, as_utc, ensure_unicode, quote_ids
 from graphmem._scoring import CandidateStats, CorpusStats, ScoringWeights
 from graphmem._service import (
@@ -392,6 +392,10 @@ class GraphMemoryService(MemoryService):
         ValueError: ``read_only`` without a ``path``; an unknown ``language``, or one given
             with a ``Decomposer``.
     """
+
+    #: Pruned steps read memory here, no round trip: they pay off in smaller users than on a
+    #: server (graphmem._gathering).
+    full_gathering_entries: int = IN_PROCESS_FULL_GATHERING_ENTRIES
 
     def __init__(
         self,
