@@ -506,3 +506,34 @@ def test_an_empty_uri_is_refused_not_the_default_store(tmp_path: Path) -> None:
         )
         assert completed.returncode == 2 and "URI is empty" in completed.stderr, completed.stderr
     assert not any(tmp_path.rglob("*.journal*"))  # nothing was opened in the default place
+
+
+def test_an_empty_project_or_store_variable_is_refused_not_global_memory(tmp_path: Path) -> None:
+    """An unset variable in a template (``GRAPHMEM_PROJECT=$PROJECT``) is the empty string,
+    which click reads as no value: the server would serve global memory, which every
+    project reads. Refused; the option on the command line wins over the variable."""
+    base = {**os.environ, **server_env(), "XDG_DATA_HOME": str(tmp_path)}
+    store = (tmp_path / "m.journal").as_uri()
+    cases = [
+        ({"GRAPHMEM_PROJECT": ""}, ["mcp", "--uri", store, "--app", APP, "--user", "ann"], "GRAPHMEM_PROJECT"),
+        ({"GRAPHMEM_PROJECT": " "}, ["mcp", "--uri", store, "--app", APP, "--user", "ann"], "GRAPHMEM_PROJECT"),
+        ({"GRAPHMEM_URI": ""}, ["stats"], "GRAPHMEM_URI"),
+        ({"GRAPHMEM_STORE": ""}, ["stats"], "GRAPHMEM_STORE"),
+        ({"GRAPHMEM_NEO4J_DATABASE": ""}, ["--backend", "neo4j", "stats"], "GRAPHMEM_NEO4J_DATABASE"),
+    ]
+    for variables, args, named in cases:
+        completed = subprocess.run(
+            [sys.executable, "-m", "graphmem.cli", *args], env={**base, **variables}, cwd=str(REPO),
+            capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
+        )
+        assert completed.returncode == 2, (variables, completed.stderr)
+        assert f"error: {named} is set but empty" in completed.stderr, completed.stderr
+    assert not any(tmp_path.rglob("*.journal*"))  # nothing was opened
+    # Given on the command line, the option wins: the empty variable is not read.
+    completed = subprocess.run(
+        [sys.executable, "-m", "graphmem.cli", "--store", str(tmp_path / "s.journal"), "stats", "--json"],
+        env={**base, "GRAPHMEM_STORE": ""}, cwd=str(REPO), capture_output=True, text=True, timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert json.loads(completed.stdout)["entries"] == 0

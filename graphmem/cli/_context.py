@@ -38,6 +38,7 @@ __all__ = [
     "EXIT_UNAVAILABLE",
     "EXIT_USAGE",
     "CliError",
+    "refuse_empty_variables",
     "Settings",
     "default_store",
     "err_console",
@@ -65,6 +66,21 @@ class CliError(Exception):
     def __init__(self, message: str, exit_code: int = EXIT_ERROR) -> None:
         super().__init__(message)
         self.exit_code = exit_code
+
+
+def refuse_empty_variables(ctx: typer.Context, variables: dict[str, str]) -> None:
+    """Refuse an option's environment variable set to the empty string (or blanks), unless
+    the option was given on the command line. ``variables``: parameter name -> variable.
+
+    click reads an empty variable as unset, so the option's default would be used without a
+    word: an unset variable in a template or a compose file (``GRAPHMEM_PROJECT=$PROJECT``)
+    would serve global memory instead of a project, or open the default store."""
+    for param, variable in variables.items():
+        value = os.environ.get(variable)
+        source = ctx.get_parameter_source(param)  # (typer's own click: compared by name)
+        given = source is not None and source.name == "COMMANDLINE"
+        if value is not None and not value.strip() and not given:
+            raise fail(f"{variable} is set but empty: give it a value, or unset it for the default", EXIT_USAGE)
 
 
 def fail(message: str, exit_code: int = EXIT_ERROR) -> typer.Exit:
