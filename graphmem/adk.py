@@ -158,7 +158,13 @@ class GraphmemMemoryService(BaseMemoryService):
             async with self._opening:
                 if self._service is None:
                     assert self._uri is not None
-                    self._service = await open_memory(self._uri, nlp=self._nlp)
+                    service = await open_memory(self._uri, nlp=self._nlp)
+                    if self.project_id is not None and not service.supports_project_scoping():
+                        # As for a service given without projects: refused before any call
+                        # (a delete by id, which asks no project, would act on global memory).
+                        await service.close()
+                        raise ProjectScopingUnsupportedError("add_session_to_project", type(service).__name__)
+                    self._service = service
         return self._service
 
     async def close(self) -> None:

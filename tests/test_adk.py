@@ -302,6 +302,31 @@ async def test_a_project_scopes_every_call_or_is_refused(service: MemoryService)
     assert await stored(service, project="work") == []
 
 
+async def test_a_project_on_a_store_without_projects_is_refused_before_any_call(
+    decomposer: Decomposer, tmp_path: Path
+) -> None:
+    """From a uri the store is opened on the first call: a project on networkx is refused
+    there, whatever the call. A delete by id asks no project, so it used to delete a
+    global memory from a service meant for one project."""
+    from graphmem import open_memory
+
+    store = tmp_path / "m.journal"
+    service = await open_memory(store.as_uri(), nlp=decomposer)
+    entry_id = await service.add_entry(APP, USER, entry_of("global zebra note"))
+    await service.close()
+    memory = GraphmemMemoryService(uri=store.as_uri(), project_id="trip", nlp=decomposer)
+    for call in (
+        memory.delete_memory(app_name=APP, user_id=USER, memory_id=entry_id),
+        memory.search_memory(app_name=APP, user_id=USER, query="zebra"),
+    ):
+        with pytest.raises(ProjectScopingUnsupportedError, match="add_session_to_project"):
+            await call
+    await memory.close()
+    service = await open_memory(store.as_uri(), nlp=decomposer)
+    assert [e.entry_id for e in await service.list_entries(APP, USER)] == [entry_id]  # nothing deleted
+    await service.close()
+
+
 def test_constructor_refuses_bad_arguments(decomposer: Decomposer) -> None:
     from graphmem import GraphMemoryService, InvalidStoreUriError
 
