@@ -890,9 +890,16 @@ class MemoryService(ABC):
         Args:
             project_id: ``None`` for global entries, or a project's entries only.
             all_projects: every entry of the user, global and in any project.
+
+        Raises:
+            ValueError: both a ``project_id`` and ``all_projects=True`` (which would list
+                other projects' entries to a caller asking for one).
+            ProjectScopingUnsupportedError: ``project_id`` on a backend without projects.
         """
         owner = self._owner(app_name, user_id)
         if project_id is not None:
+            if all_projects:
+                raise ValueError("give a project_id or all_projects=True, not both")
             self._require_projects("list_entries")
             validate_project_id(project_id)
         entries = [

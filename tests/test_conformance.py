@@ -305,6 +305,21 @@ async def test_search_scopes_global_and_one_project(service: MemoryService) -> N
     assert "budget meeting of bob" not in await texts_found(service, "budget meeting", project="p1")
 
 
+async def test_listing_one_project_never_lists_the_others(service: MemoryService) -> None:
+    """A project and ``all_projects=True`` together are refused (``all_projects`` used to
+    win, so a caller asking for P, an export of P, got Q's entries too), on every backend."""
+    from graphmem import export_fixtures
+
+    with pytest.raises(ValueError, match="not both"):
+        await service.list_entries(APP, USER, "p1", all_projects=True)
+    with pytest.raises(ValueError, match="not both"):
+        await export_fixtures(service, APP, USER, "p1", all_projects=True)
+    if service.supports_project_scoping():
+        await service.add_session_to_project(APP, USER, "s", "p1", [entry("plan for p1")])
+        await service.add_session_to_project(APP, USER, "s", "p2", [entry("plan for p2")])
+        assert [e.memory.text for e in await service.list_entries(APP, USER, "p1")] == ["plan for p1"]
+
+
 async def test_project_deletes_stay_in_their_scope(service: MemoryService) -> None:
     needs_projects(service)
     await service.add_session(APP, USER, "g", [entry("invoice for march"), entry("weather report", at=1)])
