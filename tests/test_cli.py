@@ -776,6 +776,17 @@ def test_neo4j_entity_picture_of_a_project_shows_no_other_project(
     assert result.exit_code == 0, result.output
     drawn = out.read_text(encoding="utf-8")
     assert "moved to Porto" in drawn and "p1 budget" in drawn and "p2 secret" not in drawn
+    # Without --project: what a search without one sees, global entries only (it drew every
+    # project's); a bad project id is a usage error, as for --query.
+    result = run(runner, *neo4j_args, "graph", "--app", "proj", "--user", "pat", "--entity", "Maria", "-o", str(out))
+    assert result.exit_code == 0, result.output
+    drawn = out.read_text(encoding="utf-8")
+    assert "moved to Porto" in drawn and "p1 budget" not in drawn and "p2 secret" not in drawn
+    for bad in ("", "a\tb"):
+        result = run(runner, *neo4j_args, "graph", "--app", "proj", "--user", "pat", "--entity", "Maria",
+                     "--project", bad, "-o", str(tmp_path / "bad.html"))
+        assert result.exit_code == 2 and "project_id" in one_line_error(result), result.output
+    assert not (tmp_path / "bad.html").exists()
 
 
 def test_an_entity_picture_of_a_project_on_networkx_is_refused(runner: CliRunner, store: str, tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ from typing import IO, Any
 
 from graphmem._decompose import author_tokens, normalise_entity_name
 from graphmem._errors import ProjectScopingUnsupportedError
-from graphmem._models import SearchRequest, quote_ids
+from graphmem._models import SearchRequest, quote_ids, validate_project_id
 from graphmem._service import MemoryService
 from graphmem.cli._context import CliError, replacing_file
 from graphmem.cli._cypher_run import run_read_only
@@ -125,15 +125,16 @@ async def gather_picture(
     scope = f"{app}/{user}" + (f" (project {project})" if project else "")  # for the picture's title
     quoted = quote_ids(app, user) + (f" (project {quote_ids(project)})" if project else "")  # for messages
     if entity is not None:
-        if project is not None and not service.supports_project_scoping():
-            raise ProjectScopingUnsupportedError("graph --project", type(service).__name__)
+        if project is not None:
+            if not service.supports_project_scoping():
+                raise ProjectScopingUnsupportedError("graph --project", type(service).__name__)
+            validate_project_id(project)  # as a search validates it (--query)
         name = normalise_entity_name(entity)
         rows = (await run_read_only(service, _MENTIONING, {"app": app, "user": user, "name": name})).rows
-        if project is not None:
-            # What a search in the project sees: global entries and the project's, never
-            # another project's (filtered here: the same Cypher runs on both backends, and
-            # grand-cypher reads null comparisons as Python does).
-            rows = [row for row in rows if row[2] is None or row[2] == project]
+        # What a search in the same scope sees (--query): global entries, and with a project
+        # its entries too, never another project's (filtered here: the same Cypher runs on
+        # both backends, and grand-cypher reads null comparisons as Python does).
+        rows = [row for row in rows if row[2] is None or row[2] == project]
         if not rows:
             raise CliError(
                 f"no entity {name!r} in {quoted}; entities are spaCy's named entities, lowercased "
