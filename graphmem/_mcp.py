@@ -471,7 +471,8 @@ def create_server(
     async def stats() -> Annotated[CallToolResult, StatsResult]:
         async def work() -> CallToolResult:
             service = await store.get()
-            counts = await service.stats(app, user)
+            # What this server's scope sees, never another project's counts or words.
+            counts = await service.scope_stats(app, user, project)
             return _result(
                 StatsResult(
                     entries=counts.entries,

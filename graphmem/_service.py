@@ -922,6 +922,21 @@ class MemoryService(ABC):
         owner = None if app_name is None or user_id is None else self._owner(app_name, user_id)
         return await self._stats(owner)
 
+    async def scope_stats(self, app_name: str, user_id: str, project_id: str | None = None) -> MemoryStats:
+        """Counts of what a search of one scope sees: the user's global entries, and with
+        ``project_id`` that project's too, and the tokens and entities those entries hold.
+        Nothing of another project is counted (``stats`` counts the whole user): what a
+        server for one project, such as the MCP server, may report.
+
+        Raises:
+            ProjectScopingUnsupportedError: ``project_id`` on a backend without projects.
+        """
+        owner = self._owner(app_name, user_id)
+        if project_id is not None:
+            self._require_projects("scope_stats")
+            validate_project_id(project_id)
+        return await self._scope_stats(owner, project_id)
+
     async def ensure_schema(self) -> int | None:
         """Set up what the backend needs before its first write (indexes, constraints).
 
@@ -1766,6 +1781,9 @@ class MemoryService(ABC):
 
     async def _stats(self, owner: Owner | None) -> MemoryStats:
         raise UnsupportedOperationError(f"{type(self).__name__} does not support stats()")
+
+    async def _scope_stats(self, owner: Owner, project_id: str | None) -> MemoryStats:
+        raise UnsupportedOperationError(f"{type(self).__name__} does not support scope_stats()")
 
     async def _ping(self) -> None:  # noqa: B027 - optional hook: by default reachable
         """Raise ``BackendUnavailableError`` when the backend cannot be reached."""

@@ -150,6 +150,7 @@ PROJECT_CALLS: dict[str, tuple[str, ProjectCall]] = {
         lambda s: s.recent_entries(APP, USER, 5, project_id="proj"),
     ),
     "search_with_project_id": ("search", lambda s: search(s, "violin", project="proj")),
+    "scope_stats": ("scope_stats", lambda s: s.scope_stats(APP, USER, "proj")),
     "adapter.with_project_id.search": (
         "search",
         lambda s: MemoryServiceAdapter(s, APP, USER).with_project_id("proj").search("violin"),
@@ -303,6 +304,22 @@ async def test_search_scopes_global_and_one_project(service: MemoryService) -> N
     # Another user's project of the same name is invisible.
     await service.add_session_to_project(APP, "bob", "s", "p1", [entry("budget meeting of bob")])
     assert "budget meeting of bob" not in await texts_found(service, "budget meeting", project="p1")
+
+
+async def test_scope_stats_count_what_a_search_of_the_scope_sees(service: MemoryService) -> None:
+    await service.add_session(APP, USER, "g", [entry("walnut bread recipe"), entry("walnut oil", at=1)])
+    await service.add_session(APP, "bob", "g", [entry("zebra stripes")])
+    whole = await service.stats(APP, USER)
+    if not service.supports_project_scoping():
+        assert await service.scope_stats(APP, USER) == whole  # every entry is global
+    else:
+        await service.add_session_to_project(APP, USER, "p", "p1", [entry("kumquat audit")])
+        scoped = await service.scope_stats(APP, USER)
+        assert (scoped.entries, scoped.sessions, scoped.projects, scoped.tokens) == (2, 1, 0, whole.tokens)
+        in_p1 = await service.scope_stats(APP, USER, "p1")
+        assert (in_p1.entries, in_p1.sessions, in_p1.projects) == (3, 2, 1) and in_p1.tokens > whole.tokens
+        assert await service.scope_stats(APP, USER, "p2") == scoped
+    assert (await service.scope_stats(APP, "nobody")).entries == 0
 
 
 async def test_listing_one_project_never_lists_the_others(service: MemoryService) -> None:

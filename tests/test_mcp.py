@@ -426,6 +426,44 @@ async def test_recent_fills_its_page_from_the_servers_scope(decomposer: Decompos
         await service.close()
 
 
+async def test_stats_counts_the_servers_scope_only(decomposer: Decomposer) -> None:
+    """A server for one project counted the whole user: how many other projects there
+    are, their entries and their words. Now what its searches see: global and its own."""
+    from datetime import UTC, datetime
+
+    from graphmem import Content, MemoryEntry
+
+    uri = neo4j_uri_or_skip()
+    service = await open_memory(uri, nlp=decomposer)
+
+    def said(text: str) -> MemoryEntry:
+        return MemoryEntry(content=Content(role="user").with_text(text), author="Ann", timestamp=datetime(2026, 1, 1, tzinfo=UTC))
+
+    try:
+        await service.delete_user(APP, "ann")
+        await service.add_session(APP, "ann", "g", [said("walnut bread recipe")])
+        await service.add_session_to_project(APP, "ann", "a", "p1", [said("walnut harvest in Porto")])
+        await service.add_session_to_project(APP, "ann", "b", "p2", [said("secret merger with Acme"), said("zebra")])
+        await service.add_entry_to_project(APP, "ann", "p3", said("quarterly kumquat audit"))
+        async with in_process(uri, "ann", "p1") as client:
+            counts = await call(client, "stats")
+        async with in_process(uri, "ann") as client:
+            global_counts = await call(client, "stats")
+        terms = await service.entry_terms(
+            APP, "ann", [e.entry_id for e in await service.list_entries(APP, "ann", all_projects=True)
+                         if e.project_id in (None, "p1")]
+        )
+        tokens = {t for d in terms.values() for t in d.tokens}
+        entities = {e.name for d in terms.values() for e in d.entities}
+        assert counts == {"entries": 2, "sessions": 2, "tokens": len(tokens), "entities": len(entities), "projects": 1}
+        assert global_counts["entries"] == 1 and global_counts["projects"] == 0 and global_counts["sessions"] == 1
+        whole = await service.stats(APP, "ann")
+        assert (whole.entries, whole.projects) == (5, 3) and whole.tokens > counts["tokens"]
+    finally:
+        await service.delete_user(APP, "ann")
+        await service.close()
+
+
 @pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "127.1", "127.0.0.2", "::1", "[::1]"])
 def test_a_loopback_server_names_only_loopback_hosts_however_written(host: str) -> None:
     """The SDK guarded three spellings of loopback against DNS rebinding; 127.1 or

@@ -556,6 +556,10 @@ class Neo4jMemoryService(MemoryService):
             projects=int(record["projects"]),
         )
 
+    async def _scope_stats(self, owner: Owner, project_id: str | None) -> MemoryStats:
+        record = await self._read_one("stats_scope", {**_owner_params(owner), "project_id": project_id})
+        return MemoryStats(**{field: int(record[field]) for field in MemoryStats.__dataclass_fields__})
+
     async def _ping(self) -> None:
         await self._read_one("ping", {})
 

@@ -1079,6 +1079,10 @@ class GraphMemoryService(MemoryService):
                 ),
             )
 
+    async def _scope_stats(self, owner: Owner, project_id: str | None) -> MemoryStats:
+        assert project_id is None  # (refused before: no projects here)
+        return await self._stats(owner)  # every entry is global: the user's counts
+
     async def _ping(self) -> None:
         with self._lock:
             self._ensure_loaded()
