@@ -7,14 +7,12 @@ WHERE e.project_id IS NULL OR e.project_id = $project_id
 WITH collect(e) AS seen,
      count(DISTINCT CASE WHEN e.session_id IS NOT NULL THEN [coalesce(e.project_id, ''), e.session_id] END) AS sessions,
      count(DISTINCT e.project_id) AS projects
-CALL {
-  WITH seen
+CALL (seen) {
   UNWIND seen AS s
   MATCH (s)-[:HAS_TOKEN]->(t:Token)
   RETURN count(DISTINCT t) AS tokens
 }
-CALL {
-  WITH seen
+CALL (seen) {
   UNWIND seen AS s
   MATCH (s)-[:MENTIONS]->(n:Entity)
   RETURN count(DISTINCT n) AS entities
