@@ -890,3 +890,32 @@ async def test_a_close_landing_inside_a_write_leaves_the_store_as_acknowledged(
     stored = [(e.memory.text, e.position) for e in await reopened.list_entries(APP, USER)]
     await reopened.close()
     assert sorted(stored) == [("first turn", 0), ("second turn", 1)]
+
+
+async def test_a_new_store_is_readable_by_its_owner_only(tmp_path: Path, decomposer: Decomposer) -> None:
+    """Attack: another local user reads the memory (or the erased text a compaction's freed
+    blocks keep). Every file was created 0644 whatever the umask, the store's directories
+    under the usual umask 022: a store in ~/.local/share was readable by every local user."""
+    old_umask = os.umask(0o022)
+    try:
+        store = tmp_path / "private" / "memory.journal"
+        service = GraphMemoryService(nlp=decomposer, path=store)
+        await service.add_session(APP, USER, "s1", [entry("the safe's code is 4411")])
+        await service.add_session(APP, USER, "s1", [entry("replaced, and compacted")])
+        await service.close()
+        # Reopened and closed: a snapshot may be written too.
+        await GraphMemoryService(nlp=decomposer, path=store).close()
+    finally:
+        os.umask(old_umask)
+    made = [store.parent, *store.parent.rglob("*")]
+    assert len(made) >= 5, made  # the directory, header, lock, segments directory, a segment
+    for path in made:
+        mode = stat.S_IMODE(path.stat().st_mode)
+        assert mode & 0o077 == 0, (path, oct(mode))
+    # A file its owner opened up on purpose keeps its mode when rewritten.
+    segment = next(p for p in store.parent.rglob("*.journal") if p.parent != store.parent)
+    segment.chmod(0o640)
+    service = GraphMemoryService(nlp=decomposer, path=store)
+    await service.add_session(APP, USER, "s1", [entry("rewritten once more")])
+    await service.close()
+    assert stat.S_IMODE(segment.stat().st_mode) == 0o640

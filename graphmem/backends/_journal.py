@@ -106,6 +106,11 @@ FORMAT = "graphmem-journal"
 VERSION = 2
 HEADER = {"format": FORMAT, "version": VERSION}
 SEGMENT_FORMAT = "graphmem-segment"
+#: A store's new files and directories are its owner's alone (they hold every memory, and
+#: a compaction's freed blocks may keep erased text): modes as created, before the umask.
+#: A file rewritten keeps the mode it had (an owner may have shared it on purpose).
+_PRIVATE_FILE = 0o600
+_PRIVATE_DIR = 0o700
 SNAPSHOT_FORMAT = "graphmem-snapshot"
 #: Version 2: entries carry their language; 3: and their ``time_refs`` where known. Another
 #: version is ignored (the journal rebuilds).
@@ -510,8 +515,8 @@ class Journal:
         """
         if self._lock_fd is not None:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        self.path.parent.mkdir(mode=_PRIVATE_DIR, parents=True, exist_ok=True)
+        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, _PRIVATE_FILE)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
@@ -564,7 +569,7 @@ class Journal:
         if contents.version == 1:
             self._migrate(live)
             return
-        self.segments_dir.mkdir(exist_ok=True)
+        self.segments_dir.mkdir(mode=_PRIVATE_DIR, exist_ok=True)
         for name in os.listdir(self.segments_dir):
             if name.endswith(".tmp"):
                 # Left by a crash during a rewrite: the segment is complete without it,
@@ -596,7 +601,7 @@ class Journal:
         Until the header's rename the version 1 journal is the store (a crash leaves it
         whole, and the next writer starts the migration again, on a cleared directory).
         """
-        self.segments_dir.mkdir(exist_ok=True)
+        self.segments_dir.mkdir(mode=_PRIVATE_DIR, exist_ok=True)
         for name in os.listdir(self.segments_dir):
             if name.endswith((".journal", ".snapshot", ".tmp")):
                 (self.segments_dir / name).unlink()  # from a migration that did not finish
@@ -714,7 +719,7 @@ class Journal:
         try:
             mode = stat.S_IMODE(os.stat(path).st_mode)
         except FileNotFoundError:
-            mode = 0o644
+            mode = _PRIVATE_FILE
         try:
             with open(tmp, "wb") as fh:
                 os.fchmod(fh.fileno(), mode)
