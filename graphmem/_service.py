@@ -52,6 +52,7 @@ from graphmem._models import (
     SearchHit,
     SearchRequest,
     SearchResponse,
+    check_text_length,
     ensure_unicode,
     is_identifier,
     quote_ids,
@@ -627,15 +628,20 @@ class MemoryService(ABC):
                 raise TypeError(f"EntryRecord.memory must be a MemoryEntry, got {type(record.memory).__name__}")
             if not record.memory.text.strip():
                 raise ValueError("an entry to restore has no text (blank entries are never stored)")
+            check_text_length(record.memory.text)
             if record.language is not None and record.language not in ENTRY_LANGUAGES:
                 raise ValueError(
                     f"EntryRecord.language must be one of {', '.join(ENTRY_LANGUAGES)}, got {record.language!r:.40}"
                 )
             if record.terms is not None:
-                for term in (*record.terms.tokens, *(x for e in record.terms.entities for x in (e.name, e.label))):
+                names = (*record.terms.tokens, *(e.name for e in record.terms.entities))
+                for term in (*names, *(e.label for e in record.terms.entities)):
                     if not isinstance(term, str):
                         raise TypeError(f"EntryRecord.terms must hold strings, got {type(term).__name__}")
                     ensure_unicode(term, "a term of EntryRecord.terms")
+                if any(not name.strip() for name in names):
+                    # As a fixture refuses it: stored, it would make the user's export fail.
+                    raise ValueError("EntryRecord.terms must not hold a blank token or entity name")
         positions = restored_positions([r.position for r in records], in_session=session_id is not None)
         ids = [r.entry_id for r in records if r.entry_id is not None]
         for entry_id in ids:
@@ -1127,6 +1133,7 @@ class MemoryService(ABC):
             for entry in entries:
                 if not isinstance(entry, MemoryEntry):
                     raise TypeError(f"entries must be MemoryEntry objects, got {type(entry).__name__}")
+                check_text_length(entry.text)
             kept_per_session.append([e for e in entries if e.text.strip()])
         decomposed = iter(await self.decompose_many([e.text for kept in kept_per_session for e in kept]))
         names = await self._name_tokens([e for kept in kept_per_session for e in kept])

@@ -213,6 +213,26 @@ async def test_a_one_megabyte_text_is_stored_whole_and_recallable(service: Memor
     assert sorted(stored_text.memory.text for stored_text in await service.list_entries(APP, USER)) == ["after the blob", "before the blob"]
 
 
+async def test_a_text_over_the_limit_is_refused_and_nothing_is_stored(service: MemoryService) -> None:
+    """Ten megabytes of words took minutes and gigabytes and ran the embedded Neo4j out of
+    heap: one user's call took memory down for every user. Refused before any work."""
+    from graphmem import EntryRecord
+    from graphmem._models import MAX_TEXT_LENGTH
+
+    too_long = "word " * (MAX_TEXT_LENGTH // 5) + "xy"
+    assert len(too_long) == MAX_TEXT_LENGTH + 1
+    calls = [
+        lambda: service.add_session(APP, USER, "s", [entry("kept out too"), entry(too_long, at=1)]),
+        lambda: service.add_sessions(APP, USER, {"s": [entry("kept out too")], "t": [entry(too_long)]}),
+        lambda: service.add_entry(APP, USER, entry(too_long)),
+        lambda: service.restore_session(APP, USER, "s", [EntryRecord(memory=entry(too_long))]),
+    ]
+    for call in calls:
+        with pytest.raises(ValueError, match="characters long; the limit is 1,048,576"):
+            await call()
+    assert await service.list_entries(APP, USER, all_projects=True) == []
+
+
 UNUSUAL_TEXTS = {
     "emoji": ("🎉 birthday party 🎂 with the family 👨‍👩‍👧", "birthday"),
     "mixed_scripts": ("Meeting in 東京 with Мария about café ☕ and مرحبا", "мария"),
@@ -291,3 +311,39 @@ async def test_restored_terms_that_are_no_text_raise_and_store_nothing(service: 
     with pytest.raises((ValueError, TypeError), match="EntryRecord.terms"):
         await service.restore_session(APP, USER, "s2", [EntryRecord(memory=entry("orange cake"), terms=terms)])
     assert await snapshot(service) == before
+
+
+def test_times_given_as_numbers_and_unknown_fields_are_refused_not_misread() -> None:
+    """``timestamp=20240503`` was stored as 23 August 1970 (seconds since 1970), and an
+    unknown keyword was dropped: ``Content(text=...)`` a message with no parts (stored as
+    nothing), ``SearchRequest(projectid=...)`` a search of global memory."""
+    from pydantic import ValidationError
+
+    from graphmem import Content, MemoryEntry, Part, SearchRequest
+
+    text = Content(role="user", parts=[Part(text="x")])
+    for when in (20240503, "20240503", 1.7e9, True):
+        with pytest.raises(ValidationError, match="ISO 8601"):
+            MemoryEntry(content=text, timestamp=when)  # type: ignore[arg-type]
+        for field in ("since", "until", "as_of"):
+            with pytest.raises(ValidationError, match="ISO 8601"):
+                SearchRequest(query="q", app_name="a", user_id="u", **{field: when})
+    assert MemoryEntry(content=text, timestamp="2024-05-03T10:00:00Z").timestamp.year == 2024
+    for make in (
+        lambda: Content(role="user", text="My sister moved to Lisbon"),  # type: ignore[call-arg]
+        lambda: Part(txt="x"),  # type: ignore[call-arg]
+        lambda: MemoryEntry(content=text, timestamps="2020-01-01"),  # type: ignore[call-arg]
+        lambda: SearchRequest(query="q", app_name="a", user_id="u", projectid="P"),  # type: ignore[call-arg]
+    ):
+        with pytest.raises(ValidationError, match="Extra inputs are not permitted"):
+            make()
+
+
+async def test_restored_terms_must_not_be_blank(service: MemoryService) -> None:
+    """A blank token was stored, and then the user's export failed for good."""
+    from graphmem import Decomposition, Entity, EntryRecord
+
+    for terms in (Decomposition(("ok", ""), ()), Decomposition(("ok",), (Entity("\t", "PERSON"),))):
+        with pytest.raises(ValueError, match="blank token or entity name"):
+            await service.restore_session(APP, USER, "s1", [EntryRecord(memory=entry("some text"), terms=terms)])
+    assert await service.list_entries(APP, USER) == []
