@@ -61,6 +61,7 @@ from graphmem._models import (
     Part,
     UnicodeStr,
     as_utc,
+    check_text_length,
     quote_ids,
     utc_now,
     validate_identifier,
@@ -149,6 +150,7 @@ class FixtureEntry(BaseModel):
         if not value.strip():
             # The service skips blank entries: loading one would silently store nothing.
             raise ValueError("text must not be blank")
+        check_text_length(value)  # refused with the other bad lines, before anything is stored
         return value
 
     @field_validator("timestamp", mode="before")

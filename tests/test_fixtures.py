@@ -87,6 +87,13 @@ def test_blank_text_is_rejected() -> None:
         FixtureSession.model_validate_json(session_line(texts=("   ",)))
 
 
+def test_a_text_over_the_limit_is_rejected_with_the_other_bad_lines() -> None:
+    # Refused while every line is checked, before anything is stored (not by the store,
+    # halfway through a load).
+    with pytest.raises(ValidationError, match="the limit is 1,048,576"):
+        FixtureSession.model_validate_json(session_line(texts=("w " * 600_000,)))
+
+
 def test_json_schema_describes_a_line() -> None:
     schema = fixture_json_schema()
     assert schema["$schema"].startswith("https://json-schema.org/")
