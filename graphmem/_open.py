@@ -161,6 +161,11 @@ def _neo4j_uri(text: str, original: str) -> StoreUri:
         ) from None
     if not parts.hostname:
         raise InvalidStoreUriError(f"{shown!r} names no host: write it as bolt://host:7687")
+    if parts.path not in ("", "/") or parts.fragment or text.endswith("#"):
+        # Silently dropped by the driver: bolt://host:7687/mydb opened the default database.
+        raise InvalidStoreUriError(
+            f"{shown!r}: a Neo4j URI has no path or #fragment; name a database with ?database=NAME"
+        )
     options = parse_qs(parts.query, keep_blank_values=True)
     unknown = sorted(set(options) - {"database"})
     if unknown:
@@ -170,7 +175,7 @@ def _neo4j_uri(text: str, original: str) -> StoreUri:
         raise InvalidStoreUriError(f"{shown!r}: give ?database= once, with a name")
     host = parts.hostname if ":" not in parts.hostname else f"[{parts.hostname}]"
     netloc = host if port is None else f"{host}:{port}"
-    bare = urlunsplit((parts.scheme.lower(), netloc, parts.path, "", ""))
+    bare = urlunsplit((parts.scheme.lower(), netloc, "", "", ""))
     user = unquote(parts.username) if parts.username else None
     password = unquote(parts.password) if parts.password is not None else None
     return StoreUri(
@@ -243,11 +248,12 @@ async def open_memory(
 
     Raises:
         InvalidStoreUriError: an unknown scheme, a malformed URI, a path that cannot be a
-            journal (a directory, a file's child, a place this process may not write).
+            journal (a directory, a place this process may not write).
         BackendUnavailableError: the server cannot be reached or refuses the credentials
             (the message names the URI without its password).
         StoreLockedError: another process writes the journal (open ``read_only`` to read).
-        JournalCorruptError: the file is not a graphmem journal.
+        JournalCorruptError: the file is not a graphmem journal, or cannot be one (a path
+            under a file).
         ImportError: a Neo4j URI without the ``neo4j`` extra installed.
         ValueError: an unknown ``language``, or one given with a ``Decomposer``; a
             ``GRAPHMEM_RELATED_WORDS`` that is no on/off value.

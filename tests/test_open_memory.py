@@ -133,6 +133,9 @@ async def test_memory_uri_is_in_memory(decomposer: Decomposer, tmp_path: Path, m
         ("bolt://neo4j:hunter2/pQ#7zz@127.0.0.1:7687", "not a valid Neo4j URI"),
         ("bolt://neo4j:hunter2?x@127.0.0.1:7687", "not a valid Neo4j URI"),
         ("file://neo4j:hunter2@host/x.journal", "on this machine"),
+        # A path or fragment was dropped: bolt://host/mydb opened the default database.
+        ("bolt://ann:hunter2@127.0.0.1:7687/mydb", "no path or #fragment"),
+        ("neo4j://ann:hunter2@127.0.0.1:7687#primary", "no path or #fragment"),
     ],
 )
 async def test_a_bad_uri_is_one_clear_error_without_the_password(uri: str, message: str) -> None:
@@ -223,3 +226,12 @@ async def test_related_words_from_the_factory_or_the_environment(
     monkeypatch.setenv("GRAPHMEM_RELATED_WORDS", "sometimes")
     with pytest.raises(ValueError, match="GRAPHMEM_RELATED_WORDS"):
         await open_memory("memory:", nlp=decomposer)
+
+
+@pytest.mark.parametrize("database", ["", "  ", 5])
+def test_a_database_that_names_none_is_refused(database: object, decomposer: Decomposer) -> None:
+    # ``database=5`` was a raw AttributeError; ``""`` was taken (the URI form refuses it).
+    from graphmem.backends.neo4j import Neo4jMemoryService
+
+    with pytest.raises(InvalidStoreUriError, match="database must be a database's name"):
+        Neo4jMemoryService("bolt://127.0.0.1:9", database=database, nlp=decomposer)  # type: ignore[arg-type]

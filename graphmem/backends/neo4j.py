@@ -156,6 +156,10 @@ class Neo4jMemoryService(MemoryService):
         super().__init__(nlp, weights=weights, language=language)
         if (uri is None) == (driver is None):
             raise ValueError("give either uri (with auth) or an existing driver, not both and not neither")
+        if database is not None and (not isinstance(database, str) or not database.strip()):
+            raise InvalidStoreUriError(
+                f"database must be a database's name (or None for the server's default), got {database!r:.40}"
+            )
         if database is not None and database.casefold() == "system":
             raise InvalidStoreUriError(
                 "database 'system' is Neo4j's catalogue of databases and holds no graph; "
