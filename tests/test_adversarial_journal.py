@@ -735,15 +735,15 @@ async def test_a_failed_restore_outside_sessions_keeps_the_entry_it_was_to_repla
     service = GraphMemoryService(nlp=decomposer, path=store)
     await service.restore_session(APP, USER, None, [_record("my passport number is 1234", "X"), _record("other", "Y")])
 
-    real_append = journal_module.Journal.append
+    real_append = journal_module.Journal.append_many
 
-    def full_disk(self: Any, owner: Any, record: dict[str, Any]) -> None:
+    def full_disk(self: Any, owner: Any, records: list[dict[str, Any]]) -> None:
         # The disk fills up as the new entry is written (a delete alone would fit).
-        if record["op"] == "delete_entries":
-            return real_append(self, owner, record)
+        if all(record["op"] == "delete_entries" for record in records):
+            return real_append(self, owner, records)
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(journal_module.Journal, "append", full_disk)
+    monkeypatch.setattr(journal_module.Journal, "append_many", full_disk)
     with pytest.raises(OSError, match="No space"):
         await service.restore_session(APP, USER, None, [_record("my passport number is 5678", "X")])
     monkeypatch.undo()
@@ -866,12 +866,12 @@ async def test_a_close_landing_inside_a_write_leaves_the_store_as_acknowledged(
     journal = service._journal
     assert journal is not None
     loop = asyncio.get_running_loop()
-    real_append = journal.append
+    real_append = journal.append_many
     closing: list[Any] = []
 
-    def append_then_close(key: Any, record: dict[str, Any]) -> None:
-        real_append(key, record)
-        if not closing and record["op"] == "append_session":
+    def append_then_close(key: Any, records: list[dict[str, Any]]) -> None:
+        real_append(key, records)
+        if not closing and any(record["op"] == "append_session" for record in records):
             closing.append(asyncio.run_coroutine_threadsafe(service.close(), loop))
             # Until the close is done (before the fix) or waits for this write (after it).
             while not closing[0].done() and not getattr(service, "_closing", False):
@@ -880,7 +880,7 @@ async def test_a_close_landing_inside_a_write_leaves_the_store_as_acknowledged(
                 with service._lock:
                     service._ensure_loaded()  # another call reopens the store meanwhile
 
-    journal.append = append_then_close  # type: ignore[method-assign]
+    journal.append_many = append_then_close  # type: ignore[method-assign]
     await service.append_to_session(APP, USER, "s1", [entry("second turn")])
     await asyncio.wrap_future(closing[0])
     loose = next(e.entry_id for e in await service.list_entries(APP, USER) if e.session_id is None)
@@ -919,3 +919,35 @@ async def test_a_new_store_is_readable_by_its_owner_only(tmp_path: Path, decompo
     await service.add_session(APP, USER, "s1", [entry("rewritten once more")])
     await service.close()
     assert stat.S_IMODE(segment.stat().st_mode) == 0o640
+
+
+async def test_a_failed_write_of_several_sessions_stores_none_of_them(
+    store: Path, decomposer: Decomposer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Attack: the disk fills up halfway through ``add_sessions``. Each session's record was
+    written and applied in turn, so the first ones were stored (and an old session's text,
+    replaced, stayed on disk uncompacted) under an error saying "the write was undone"."""
+    service = GraphMemoryService(nlp=decomposer, path=store)
+    await service.add_session(APP, USER, "A", [entry("the old secret paperclip")])
+    real_write = journal_module._write_all
+    written: list[int] = []
+
+    def fills_up(fd: int, data: bytes) -> None:
+        # The disk is full when the second session is written (half of it fits).
+        if b"a new session" not in data:
+            return real_write(fd, data)
+        written.append(len(data))
+        real_write(fd, data[: len(data) // 2])
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(journal_module, "_write_all", fills_up)
+    with pytest.raises(OSError, match="the write was undone"):
+        await service.add_sessions(APP, USER, {"A": [entry("replacement text")], "B": [entry("a new session")]})
+    monkeypatch.undo()
+    assert written  # the failure was where the records are written
+    texts = sorted(e.memory.text for e in await service.list_entries(APP, USER))
+    assert texts == ["the old secret paperclip"]
+    await service.close()
+    reopened = GraphMemoryService(nlp=decomposer, path=store, read_only=True)
+    assert sorted(e.memory.text for e in await reopened.list_entries(APP, USER)) == texts
+    await reopened.close()

@@ -90,7 +90,7 @@ import os
 import socket
 import stat
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -614,10 +614,16 @@ class Journal:
         logger.info("graphmem: migrated %s to one segment per user in %s", self.path, self.segments_dir)
 
     def append(self, owner: OwnerKey, record: dict[str, Any]) -> None:
-        """Write one record to the user's segment durably; returns once it is on disk.
+        """Write one record to the user's segment durably (:meth:`append_many`)."""
+        self.append_many(owner, [record])
+
+    def append_many(self, owner: OwnerKey, records: Sequence[dict[str, Any]]) -> None:
+        """Write records to the user's segment durably, all or none: one write, one
+        fsync; returns once they are on disk.
 
         On failure the segment is cut back to its last acknowledged length before the
-        error is raised, so the record is not there after a restart either.
+        error is raised, so none of them is there after a restart either (a call of
+        several sessions that fails leaves none of them, not the first few).
         """
         self._require_writer_lock()
         if owner in self._broken:
@@ -627,14 +633,14 @@ class Journal:
         try:
             fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
         except FileNotFoundError:
-            # A new user: the segment is created with its first record, all or nothing.
-            self._replace_file(path, [_segment_header(owner), record])
+            # A new user: the segment is created with its first records, all or nothing.
+            self._replace_file(path, [_segment_header(owner), *records])
             self._sync_done(f"the first record of {path.name}")
             return
         try:
             size = os.fstat(fd).st_size
             try:
-                _write_all(fd, _encode(record))
+                _write_all(fd, b"".join(_encode(record) for record in records))
                 os.fsync(fd)
             except BaseException as exc:
                 self._roll_back(owner, fd, size)

@@ -660,18 +660,27 @@ class GraphMemoryService(MemoryService):
                     "(open the store again to write)"
                 )
             changed = 0
-            for record in records:
-                # Durable before it becomes visible.
-                if record["op"] == "delete_user":
+            # Durable before visible, and all or nothing: the records up to a delete_user
+            # (which removes the whole segment) are written together, then applied.
+            run: list[dict[str, Any]] = []
+            for record in [*records, None]:
+                if record is not None and record["op"] != "delete_user":
+                    run.append(record)
+                    continue
+                if run:
+                    journal.append_many(key, run)
+                    for written in run:
+                        with self._lock:
+                            removed = self._apply(written)
+                        changed += removed
+                        if removed:
+                            self._needs_compaction.add(owner)
+                    run = []
+                if record is not None:
                     journal.remove(key)  # the whole segment: nothing of the user is left
                     self._needs_compaction.discard(owner)
-                else:
-                    journal.append(key, record)
-                with self._lock:
-                    removed = self._apply(record)
-                changed += removed
-                if removed and record["op"] != "delete_user":
-                    self._needs_compaction.add(owner)
+                    with self._lock:
+                        changed += self._apply(record)
             if owner in self._needs_compaction:
                 self._compact(owner)
             return changed
