@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from spacy.language import Language
-    from spacy.tokens import Token
+    from spacy.tokens import Doc, Token
 
 __all__ = [
     "CHAR_GRAM_SCOPES",
@@ -175,6 +175,7 @@ def load_language_pipeline(
         except ImportError as exc:
             _warn_missing(language, exc)
             return None
+        nlp.tokenizer = _LetterRunsWhole(nlp.tokenizer)
         return LanguagePipeline(
             language="zh", nlp=nlp, style="words", value=_lower, char_grams=char_grams, gram_scope=gram_scope
         )
@@ -184,6 +185,50 @@ def load_language_pipeline(
             nlp.vocab[word].is_stop = True
         return LanguagePipeline(language="hi", nlp=nlp, style="words", value=_hindi_stem, normalise=normalise_indic)
     return LanguagePipeline(language=language, nlp=spacy.blank(language), style="lookup", lemmas=lemma_table(language))
+
+
+def _is_letter_run(text: str) -> bool:
+    """Letters (and their combining marks) of a script written with spaces: not Han, kana
+    or Hangul, not digits."""
+    return bool(text) and all(
+        (ch.isalpha() or unicodedata.category(ch).startswith("M")) and not _no_space_letter(ch) for ch in text
+    )
+
+
+def _no_space_letter(ch: str) -> bool:
+    name = unicodedata.name(ch, "")
+    return name.startswith(("CJK", "HIRAGANA", "KATAKANA", "HANGUL"))
+
+
+class _LetterRunsWhole:
+    """spaCy's Chinese tokenizer, with each word of another script kept whole.
+
+    jieba keeps ASCII letters together but cuts every other letter apart: "José" came out
+    as ``jos`` + ``é``, "Zoë" as ``zo`` + ``ë``, "мир" as three letters, so a name with an
+    accent (or a word in Cyrillic or Devanagari) in a Chinese text matched nothing. Tokens
+    that are letters of such scripts, with no space between them, are merged back."""
+
+    def __init__(self, tokenizer: Callable[[str], Doc]) -> None:
+        self.tokenizer = tokenizer
+
+    def __call__(self, text: str) -> Doc:
+        doc = self.tokenizer(text)
+        runs: list[tuple[int, int]] = []
+        start: int | None = None
+        for i, token in enumerate(doc):
+            letters = _is_letter_run(token.text)
+            if letters and start is not None and not doc[i - 1].whitespace_:
+                continue  # the run goes on
+            if start is not None and i - start > 1:
+                runs.append((start, i))
+            start = i if letters else None
+        if start is not None and len(doc) - start > 1:
+            runs.append((start, len(doc)))
+        if runs:
+            with doc.retokenize() as retokenizer:
+                for begin, end in runs:
+                    retokenizer.merge(doc[begin:end])
+        return doc
 
 
 def _warn_missing(language: str, exc: Exception) -> None:

@@ -213,6 +213,17 @@ def test_chinese_words_stop_words_and_char_grams(decomposer: Decomposer) -> None
     assert "玛丽亚" not in variant.tokens
 
 
+def test_chinese_text_keeps_a_word_of_another_script_whole() -> None:
+    """jieba keeps ASCII words together but cut every other letter apart: "José" in a
+    Chinese sentence was ``jos`` + ``é``, "мир" three letters, so neither could be found."""
+    zh = Decomposer(language="zh", char_grams=())
+    assert zh.decompose("我和José在北京吃饭").tokens == ("josé", "北京", "吃饭")
+    assert zh.decompose("Zoë去了Café").tokens == ("zoë", "café")
+    assert set(zh.decompose("Hello 世界 мир नमस्ते").tokens) == {"hello", "世界", "мир", "नमस्ते"}
+    # Words with a space between them stay two; ASCII words and Han words are as before.
+    assert zh.decompose("José María 和 iPhone").tokens == ("josé", "maría", "iphone")
+
+
 @pytest.mark.parametrize(
     ("scope", "present", "absent"),
     [
