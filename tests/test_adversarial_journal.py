@@ -951,3 +951,22 @@ async def test_a_failed_write_of_several_sessions_stores_none_of_them(
     reopened = GraphMemoryService(nlp=decomposer, path=store, read_only=True)
     assert sorted(e.memory.text for e in await reopened.list_entries(APP, USER)) == texts
     await reopened.close()
+
+
+async def test_a_directory_where_a_snapshot_goes_is_named_not_a_raw_os_error(
+    store: Path, decomposer: Decomposer
+) -> None:
+    """A directory named like a snapshot stopped every writer with IsADirectoryError from
+    deep inside the open; readers ignore it. Now the open names it and what to do."""
+    service = GraphMemoryService(nlp=decomposer, path=store)
+    await service.add_session(APP, USER, "s1", [entry("kept safe")])
+    await service.close()
+    segment = next(p for p in store.parent.rglob("*.journal") if p.parent != store.parent)
+    (segment.parent / (segment.stem + ".snapshot")).mkdir()
+    reader = GraphMemoryService(nlp=decomposer, path=store, read_only=True)
+    assert [e.memory.text for e in await reader.list_entries(APP, USER)] == ["kept safe"]
+    await reader.close()
+    writer = GraphMemoryService(nlp=decomposer, path=store)
+    with pytest.raises(JournalCorruptError, match="is a directory where graphmem keeps a snapshot file"):
+        await writer.list_entries(APP, USER)
+    await writer.close()

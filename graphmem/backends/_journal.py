@@ -592,7 +592,15 @@ class Journal:
         for name in os.listdir(self.segments_dir):
             if name.endswith(".snapshot") and name not in used:
                 # Ignored (torn, stale) or of a deleted user: it may hold erased text.
-                (self.segments_dir / name).unlink()
+                stale = self.segments_dir / name
+                if stale.is_dir() and not stale.is_symlink():
+                    # Not one the store wrote (it writes files): ignored by readers, and
+                    # in the way of the next snapshot, but no one's to delete.
+                    raise JournalCorruptError(
+                        f"{stale} is a directory where graphmem keeps a snapshot file: move it away "
+                        "(the segment beside it is complete without it)"
+                    )
+                stale.unlink()
         _fsync_dir(self.segments_dir)
 
     def _migrate(self, live: Iterable[tuple[OwnerKey, Iterable[dict[str, Any]]]]) -> None:
