@@ -515,6 +515,26 @@ async def load_fixtures(
     await _check_entry_ids(service, kept)
     loaded_at = utc_now()  # the timestamp of entries that give none: one instant per load
     users: set[tuple[str, str]] = set()
+    async with service.bulk_writes():  # (networkx: one segment rewrite per user, at the end)
+        entries = await _store_lines(service, kept, loaded_at, redecompose, users, on_progress)
+    return LoadReport(
+        sessions=len(kept),
+        entries=entries,
+        users=len(users),
+        skipped_project_sessions=skipped,
+        seconds=time.perf_counter() - started,
+    )
+
+
+async def _store_lines(
+    service: MemoryService,
+    kept: Sequence[FixtureLine],
+    loaded_at: datetime,
+    redecompose: bool,
+    users: set[tuple[str, str]],
+    on_progress: Callable[[int, int], None] | None,
+) -> int:
+    """Store each line's session, in order; returns how many entries were stored."""
     entries = 0
     for done, line in enumerate(kept, start=1):
         session = line.session
@@ -540,13 +560,7 @@ async def load_fixtures(
         entries += len(session.entries)
         if on_progress is not None:
             on_progress(done, len(kept))
-    return LoadReport(
-        sessions=len(kept),
-        entries=entries,
-        users=len(users),
-        skipped_project_sessions=skipped,
-        seconds=time.perf_counter() - started,
-    )
+    return entries
 
 
 def _in_project(session: FixtureSession) -> str:

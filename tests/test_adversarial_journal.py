@@ -970,3 +970,45 @@ async def test_a_directory_where_a_snapshot_goes_is_named_not_a_raw_os_error(
     with pytest.raises(JournalCorruptError, match="is a directory where graphmem keeps a snapshot file"):
         await writer.list_entries(APP, USER)
     await writer.close()
+
+
+async def test_reloading_an_export_rewrites_each_segment_once_and_erases_before_it_returns(
+    store: Path, decomposer: Decomposer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Loading sessions a store holds replaces them: each replacement rewrote the user's
+    whole segment (to erase the old text), so reloading an export was quadratic in the
+    user's size (100k entries: ~40 minutes). Now once per user, still before the load
+    returns; another task's delete meanwhile is erased before its own call returns."""
+    import io
+
+    from graphmem._fixtures import dump_fixtures, export_fixtures, load_fixtures
+
+    service = GraphMemoryService(nlp=decomposer, path=store)
+    for i in range(12):
+        await service.add_session(APP, USER, f"s{i}", [entry(f"old secret number {i}")])
+    await service.add_session(APP, "bob", "b", [entry("bob's doomed note"), entry("bob's kept note")])
+    exported = "".join(dump_fixtures(await export_fixtures(service, APP, USER))).replace("old secret", "new text")
+    rewrites: list[Any] = []
+    real_rewrite = journal_module.Journal.rewrite
+
+    def counted(self: Any, owner: Any, records: Any) -> None:
+        rewrites.append(owner)
+        real_rewrite(self, owner, records)
+
+    monkeypatch.setattr(journal_module.Journal, "rewrite", counted)
+    bobs_delete_erased: list[bool] = []
+
+    async def bob_deletes_meanwhile() -> None:
+        doomed = next(e.entry_id for e in await service.list_entries(APP, "bob") if "doomed" in e.memory.text)
+        await service.delete_entry(APP, "bob", doomed)
+        bobs_delete_erased.append(not any(b"doomed" in p.read_bytes() for p in store.parent.rglob("*") if p.is_file()))
+
+    report, _ = await asyncio.gather(
+        load_fixtures(service, [io.BytesIO(exported.encode("utf-8"))]), bob_deletes_meanwhile()
+    )
+    assert report.sessions == 12
+    assert rewrites.count((APP, USER)) == 1  # was 12
+    assert bobs_delete_erased == [True]  # another task's call is not deferred
+    held = b"".join(p.read_bytes() for p in store.parent.rglob("*") if p.is_file())
+    assert b"old secret" not in held and b"new text" in held
+    await service.close()

@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import bisect
 import contextlib
+import contextvars
 import logging
 import operator
 import os
@@ -360,6 +361,14 @@ class _DayIndexView:
             return unread.intersection(keys) if unread else frozenset()
 
 
+#: Inside :meth:`GraphMemoryService.bulk_writes`: the users whose segment a write of this
+#: task left to compact at the block's end (a context variable: ``asyncio.to_thread``
+#: carries it into the write's thread, and other tasks' writes never see it).
+_DEFERRED_COMPACTION: contextvars.ContextVar[set[Owner] | None] = contextvars.ContextVar(
+    "graphmem_deferred_compaction", default=None
+)
+
+
 class GraphMemoryService(MemoryService):
     """Memory in a networkx graph; optionally persisted to an fsync-ed journal.
 
@@ -682,8 +691,37 @@ class GraphMemoryService(MemoryService):
                     with self._lock:
                         changed += self._apply(record)
             if owner in self._needs_compaction:
-                self._compact(owner)
+                deferred = _DEFERRED_COMPACTION.get()
+                if deferred is None:
+                    self._compact(owner)
+                else:
+                    deferred.add(owner)  # bulk_writes compacts it when the block ends
             return changed
+
+    @contextlib.asynccontextmanager
+    async def bulk_writes(self) -> AsyncIterator[None]:
+        """The writes of this task inside the block leave the rewrite of a user's segment
+        (which erases the text they removed) to the block's end, once per user: reloading
+        an export over the sessions it holds rewrote the user's segment for every session,
+        quadratic in the user's size. Left even by an error, the block compacts before it
+        returns (or raises ``JournalCompactionError``)."""
+        if self._journal is None or _DEFERRED_COMPACTION.get() is not None:
+            yield
+            return
+        deferred: set[Owner] = set()
+        token = _DEFERRED_COMPACTION.set(deferred)
+        try:
+            yield
+        finally:
+            _DEFERRED_COMPACTION.reset(token)
+            if deferred:
+                await asyncio.to_thread(self._compact_deferred, deferred)
+
+    def _compact_deferred(self, owners: set[Owner]) -> None:
+        for owner in owners:
+            with self._owner_lock(owner):
+                if owner in self._needs_compaction:
+                    self._compact(owner)
 
     def _owner_lock(self, owner: Owner) -> threading.Lock:
         with self._lock:
