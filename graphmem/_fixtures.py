@@ -556,6 +556,11 @@ async def _store_lines(
                 f"{exc}; loading {line.location} failed, and the {done - 1} session(s) before it were stored "
                 "(loading the file again replaces them)"
             ) from exc
+        except OSError as exc:
+            # A store's file that cannot be written (a full disk): this line's write was
+            # undone, the lines before it were stored; say both, and where.
+            problem = FixtureProblem(line.source, line.line_number, str(exc))
+            raise FixtureError([problem], kind="write failure", stored=done - 1) from exc
         users.add((session.app_name, session.user_id))
         entries += len(session.entries)
         if on_progress is not None:

@@ -401,6 +401,34 @@ async def test_a_failure_while_storing_says_what_was_stored(service: MemoryServi
     assert await stored_texts(service) == ["first session", "second session"]
 
 
+async def test_a_full_disk_while_storing_says_what_was_stored(service: MemoryService, tmp_path: Path) -> None:
+    """A store's file that cannot be written (``OSError``: a full disk) said only "the write
+    was undone", though the lines before it were stored."""
+    import errno
+
+    path = write(
+        tmp_path / "full.jsonl",
+        line_of("s1", entry_json("first session")),
+        line_of("s2", entry_json("second session")),
+        line_of("s3", entry_json("third session")),
+    )
+    original = service.restore_session
+    calls = 0
+
+    async def the_disk_fills_up(*args: Any, **kwargs: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls == 3:
+            raise OSError(errno.ENOSPC, "No space left on device (the write was undone)", "segment.journal")
+        return await original(*args, **kwargs)
+
+    service.restore_session = the_disk_fills_up  # type: ignore[method-assign]
+    with pytest.raises(FixtureError, match=r"full.jsonl:3: .*No space.*the 2 sessions before it were stored") as raised:
+        await load_fixtures(service, [path])
+    assert raised.value.stored == 2
+    assert await stored_texts(service) == ["first session", "second session"]
+
+
 def bobs_entry() -> MemoryEntry:
     return MemoryEntry(content=Content(role="user").with_text("bob's"), timestamp=datetime(2026, 1, 1, tzinfo=UTC))
 
