@@ -559,7 +559,8 @@ async def _store_lines(
         except OSError as exc:
             # A store's file that cannot be written (a full disk): this line's write was
             # undone, the lines before it were stored; say both, and where.
-            problem = FixtureProblem(line.source, line.line_number, str(exc))
+            said = f"cannot use {exc.filename}: {exc.strerror}" if exc.filename and exc.strerror else str(exc)
+            problem = FixtureProblem(line.source, line.line_number, said)
             raise FixtureError([problem], kind="write failure", stored=done - 1) from exc
         users.add((session.app_name, session.user_id))
         entries += len(session.entries)

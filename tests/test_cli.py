@@ -392,7 +392,9 @@ def test_an_append_the_disk_refuses_names_the_segment_and_is_undone(tmp_path: Pa
     completed = run_with_file_size_limit(str(store), 10_240, "load", "--demo", "--skip-projects")
     assert completed.returncode == 1, completed.stderr
     line = completed.stderr.strip().splitlines()[-1]
-    assert line.startswith(f"error: cannot use {store}.d/") and "File too large (the write was undone)" in line, line
+    assert f"cannot use {store}.d/" in line and "File too large (the write was undone)" in line, line
+    # Which line failed, and that the lines before it were stored (a load of many writes).
+    assert line.startswith("error: ") and ".jsonl:" in line and "sessions before it were stored" in line, line
     stats = run_with_file_size_limit(str(store), 2**30, "stats", "--json")  # the store still opens, whole
     assert stats.returncode == 0, stats.stderr
     assert json.loads(stats.stdout)["entries"] > 0
