@@ -71,6 +71,7 @@ from graphmem._pipelines import (
     CHAR_GRAM_SCOPES,
     DEFAULT_CHAR_GRAM_SCOPE,
     DEFAULT_CHAR_GRAMS,
+    NO_SPACE_SCRIPT,
     LanguagePipeline,
     load_language_pipeline,
     normalise_indic,
@@ -125,16 +126,7 @@ NAMING_ENTITY_LABELS = frozenset(
 #: spaCy's default max_length; longer texts are processed in chunks below it.
 _CHUNK_CHARS = 100_000
 
-_NO_SPACE_SCRIPT = (
-    "\u3040-\u309f"  # Hiragana
-    "\u30a0-\u30ff"  # Katakana
-    "\u3400-\u4dbf"  # CJK extension A
-    "\u4e00-\u9fff"  # CJK unified ideographs
-    "\uf900-\ufaff"  # CJK compatibility ideographs
-    "\uac00-\ud7af"  # Hangul syllables
-    "\u1100-\u11ff"  # Hangul jamo
-)
-_NO_SPACE_RUN = re.compile(f"[{_NO_SPACE_SCRIPT}]+")
+_NO_SPACE_RUN = re.compile(f"[{NO_SPACE_SCRIPT}]+")
 _WORD = re.compile(r"\w+", re.UNICODE)
 _NAME_WORD = re.compile(r"\w+(?:['’]\w+)*")
 _DEVANAGARI = re.compile("[\u0900-\u097f\ua8e0-\ua8ff]")

@@ -36,10 +36,23 @@ naming the extra to install.
 from __future__ import annotations
 
 import logging
+import re
 import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+#: The scripts written without spaces between words (Han, kana, Hangul), as character ranges.
+NO_SPACE_SCRIPT = (
+    "\u3040-\u309f"  # Hiragana
+    "\u30a0-\u30ff"  # Katakana
+    "\u3400-\u4dbf"  # CJK extension A
+    "\u4e00-\u9fff"  # CJK unified ideographs
+    "\uf900-\ufaff"  # CJK compatibility ideographs
+    "\uac00-\ud7af"  # Hangul syllables
+    "\u1100-\u11ff"  # Hangul jamo
+)
+NO_SPACE_CHAR = re.compile(f"[{NO_SPACE_SCRIPT}]")
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -47,6 +60,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHAR_GRAM_SCOPES",
+    "NO_SPACE_CHAR",
+    "NO_SPACE_SCRIPT",
     "DEFAULT_CHAR_GRAMS",
     "DEFAULT_CHAR_GRAM_SCOPE",
     "LanguagePipeline",
@@ -191,13 +206,8 @@ def _is_letter_run(text: str) -> bool:
     """Letters (and their combining marks) of a script written with spaces: not Han, kana
     or Hangul, not digits."""
     return bool(text) and all(
-        (ch.isalpha() or unicodedata.category(ch).startswith("M")) and not _no_space_letter(ch) for ch in text
+        (ch.isalpha() or unicodedata.category(ch).startswith("M")) and NO_SPACE_CHAR.match(ch) is None for ch in text
     )
-
-
-def _no_space_letter(ch: str) -> bool:
-    name = unicodedata.name(ch, "")
-    return name.startswith(("CJK", "HIRAGANA", "KATAKANA", "HANGUL"))
 
 
 class _LetterRunsWhole:

@@ -551,18 +551,10 @@ class Neo4jMemoryService(MemoryService):
             record = await self._read_one("stats_all", {})
         else:
             record = await self._read_one("stats_owner", _owner_params(owner))
-        return MemoryStats(
-            users=int(record["users"]),
-            entries=int(record["entries"]),
-            tokens=int(record["tokens"]),
-            entities=int(record["entities"]),
-            sessions=int(record["sessions"]),
-            projects=int(record["projects"]),
-        )
+        return _counts(record)
 
     async def _scope_stats(self, owner: Owner, project_id: str | None) -> MemoryStats:
-        record = await self._read_one("stats_scope", {**_owner_params(owner), "project_id": project_id})
-        return MemoryStats(**{field: int(record[field]) for field in MemoryStats.__dataclass_fields__})
+        return _counts(await self._read_one("stats_scope", {**_owner_params(owner), "project_id": project_id}))
 
     async def _ping(self) -> None:
         await self._read_one("ping", {})
@@ -738,6 +730,18 @@ def _corpus(record: Any) -> CorpusStats:
         token_df={term: int(df) for term, df, _ in record["token_df"]},
         entity_df={name: int(df) for name, df in record["entity_df"]},
         speaker_tokens=frozenset(term for term, df, speaker in record["token_df"] if df and speaker),
+    )
+
+
+def _counts(record: Any) -> MemoryStats:
+    """A row of stats_all / stats_owner / stats_scope.cypher."""
+    return MemoryStats(
+        users=int(record["users"]),
+        entries=int(record["entries"]),
+        tokens=int(record["tokens"]),
+        entities=int(record["entities"]),
+        sessions=int(record["sessions"]),
+        projects=int(record["projects"]),
     )
 
 

@@ -629,7 +629,7 @@ class GraphMemoryService(MemoryService):
         project_id: str | None,
         sessions: Sequence[tuple[str, Sequence[PreparedEntry]]],
     ) -> None:
-        # One record per session (each all or nothing), and at most one compaction.
+        # One record per session, all in one append (all or nothing), and at most one compaction.
         await self._write(
             owner,
             *(
@@ -646,6 +646,8 @@ class GraphMemoryService(MemoryService):
         )
 
     async def _write(self, owner: Owner, *records: dict[str, Any]) -> int:
+        if not records:
+            return 0
         if self._journal is None:
             with self._lock:
                 return sum(self._apply(record) for record in records)
@@ -669,27 +671,19 @@ class GraphMemoryService(MemoryService):
                     "(open the store again to write)"
                 )
             changed = 0
-            # Durable before visible, and all or nothing: the records up to a delete_user
-            # (which removes the whole segment) are written together, then applied.
-            run: list[dict[str, Any]] = []
-            for record in [*records, None]:
-                if record is not None and record["op"] != "delete_user":
-                    run.append(record)
-                    continue
-                if run:
-                    journal.append_many(key, run)
-                    for written in run:
-                        with self._lock:
-                            removed = self._apply(written)
-                        changed += removed
-                        if removed:
-                            self._needs_compaction.add(owner)
-                    run = []
-                if record is not None:
-                    journal.remove(key)  # the whole segment: nothing of the user is left
-                    self._needs_compaction.discard(owner)
-                    with self._lock:
-                        changed += self._apply(record)
+            if records[0]["op"] == "delete_user":  # (always written alone)
+                journal.remove(key)  # the whole segment: nothing of the user is left
+                self._needs_compaction.discard(owner)
+                with self._lock:
+                    return self._apply(records[0])
+            # Durable before visible, and all or nothing: one append of every record.
+            journal.append_many(key, records)
+            for record in records:
+                with self._lock:
+                    removed = self._apply(record)
+                changed += removed
+                if removed:
+                    self._needs_compaction.add(owner)
             if owner in self._needs_compaction:
                 deferred = _DEFERRED_COMPACTION.get()
                 if deferred is None:

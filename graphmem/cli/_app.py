@@ -178,17 +178,9 @@ def _global_options(
 ) -> None:
     # The variables that choose a store: empty, each would silently open the default one
     # (those of --backend, --store and --neo4j-* only matter without a URI).
-    refuse_empty_variables(ctx, {"uri": "GRAPHMEM_URI"})
+    refuse_empty_variables(ctx, "uri")
     if uri is None:
-        refuse_empty_variables(
-            ctx,
-            {
-                "backend": "GRAPHMEM_BACKEND",
-                "store": "GRAPHMEM_STORE",
-                "neo4j_uri": "GRAPHMEM_NEO4J_URI",
-                "neo4j_database": "GRAPHMEM_NEO4J_DATABASE",
-            },
-        )
+        refuse_empty_variables(ctx, "backend", "store", "neo4j_uri", "neo4j_database")
     if related_words is not None:
         # Every store this process opens (open_memory reads it), the MCP server's too.
         os.environ["GRAPHMEM_RELATED_WORDS"] = "1" if related_words else "0"
@@ -785,9 +777,7 @@ def mcp_server(
     except ImportError as exc:
         raise CliError(str(exc)) from exc
     # Empty, GRAPHMEM_PROJECT would serve global memory (which every project reads) instead.
-    refuse_empty_variables(
-        ctx, {"app_name": "GRAPHMEM_APP", "user_id": "GRAPHMEM_USER", "project_id": "GRAPHMEM_PROJECT"}
-    )
+    refuse_empty_variables(ctx, "app_name", "user_id", "project_id")
     scope = MemoryScope(app_name, user_id, project_id)
     if uri is not None and not uri.strip():  # an unset variable in a template ("--uri $X")
         raise CliError("the store URI is empty: give one, or leave --uri out for the global store option", EXIT_USAGE)

@@ -68,14 +68,17 @@ class CliError(Exception):
         self.exit_code = exit_code
 
 
-def refuse_empty_variables(ctx: typer.Context, variables: dict[str, str]) -> None:
-    """Refuse an option's environment variable set to the empty string (or blanks), unless
-    the option was given on the command line. ``variables``: parameter name -> variable.
+def refuse_empty_variables(ctx: typer.Context, *params: str) -> None:
+    """Refuse the environment variable of any of these options set to the empty string (or
+    blanks), unless the option was given on the command line. The variable is the one the
+    option declares (``envvar``).
 
     click reads an empty variable as unset, so the option's default would be used without a
     word: an unset variable in a template or a compose file (``GRAPHMEM_PROJECT=$PROJECT``)
     would serve global memory instead of a project, or open the default store."""
-    for param, variable in variables.items():
+    declared = {p.name: p.envvar for p in ctx.command.params if isinstance(p.envvar, str)}
+    for param in params:
+        variable = declared[param]
         value = os.environ.get(variable)
         source = ctx.get_parameter_source(param)  # (typer's own click: compared by name)
         given = source is not None and source.name == "COMMANDLINE"
