@@ -3,7 +3,7 @@
 // write, so that an erasure in batches deletes the entries it listed and not an entry
 // written with the same id between two of its batches (user_entry_ids.cypher).
 CALL () {
-  UNWIND $entries AS properties
+  UNWIND $lists.entries AS properties
   CREATE (e:Entry)
   SET e = properties, e.written = $written
 }
@@ -22,5 +22,5 @@ WITH CASE WHEN counter IS NULL THEN COUNT { MATCH (e:Entry {app_name: $app_name,
      } END AS counted_in_projects
 MERGE (c:GraphmemUser {app_name: $app_name, user_id: $user_id})
   ON CREATE SET c.entries = counted, c.project_entries = counted_in_projects
-  ON MATCH SET c.entries = c.entries + size($entries),
-               c.project_entries = c.project_entries + size([p IN $entries WHERE p.project_id IS NOT NULL])
+  ON MATCH SET c.entries = c.entries + size($lists.entries),
+               c.project_entries = c.project_entries + size([p IN $lists.entries WHERE p.project_id IS NOT NULL])

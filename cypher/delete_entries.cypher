@@ -3,7 +3,7 @@
 // entries were deleted, and their authors. Runs after lock_user.cypher: no other write of
 // this user can link to a term between the "still used?" check and the commit, nor change
 // the counter.
-UNWIND $ids AS id
+UNWIND $lists.ids AS id
 // The hint matters: left alone, the planner seeks the owner index (all the owner's
 // entries) and filters it by id, once per id.
 MATCH (e:Entry {id: id})

@@ -1,5 +1,5 @@
 // The tokens and entities (with their nodes' labels) of the owner's entries with these ids.
-UNWIND $ids AS id
+UNWIND $lists.ids AS id
 // The hint matters: left alone, the planner seeks the owner index and filters it by id.
 MATCH (e:Entry {id: id})
 USING INDEX SEEK e:Entry(id)

@@ -5,7 +5,7 @@
 // as an orphan is created again instead of silently losing the link.
 // link.speaker: the token is a word of one of those entries' author (Token.speaker turns
 // true and stays so: see graphmem.backends._graph_model).
-UNWIND $links AS link
+UNWIND $lists.links AS link
 MERGE (t:Token {app_name: $app_name, user_id: $user_id, value: link.value})
 SET t.speaker = coalesce(t.speaker, false) OR link.speaker
 WITH t, link

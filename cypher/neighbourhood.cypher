@@ -1,7 +1,7 @@
 // A bounded neighbourhood (see graphmem._gathering.NeighbourhoodRequest): the owner's
-// entries with the element ids $around (postings.cypher names holders so) and every entry
-// within $reach (0 to 2) NEXT steps of one, each once, matched against the query's $tokens
-// and $entities; with $holding_only, only those holding one of them. An id naming no entry
+// entries with the element ids $lists.around (postings.cypher names holders so) and every entry
+// within $reach (0 to 2) NEXT steps of one, each once, matched against the query's $lists.tokens
+// and $lists.entities; with $holding_only, only those holding one of them. An id naming no entry
 // of the owner (any more: element ids of deleted nodes are reused), or one out of scope,
 // names nothing: in scope are global entries, plus those of $project_id when it is not
 // null (postings.cypher may list a holder out of scope, see there).
@@ -17,18 +17,18 @@
 // named, from the query's own lists. Its neighbours one and two steps away come from one
 // walk too.
 CALL () {
-  UNWIND $tokens AS value
+  UNWIND $lists.tokens AS value
   MATCH (t:Token {app_name: $app_name, user_id: $user_id, value: value})
   RETURN collect(t) AS token_nodes, collect(value) AS token_values
 }
 CALL () {
-  UNWIND $entities AS name
+  UNWIND $lists.entities AS name
   MATCH (n:Entity {app_name: $app_name, user_id: $user_id, name: name})
   RETURN collect(n) AS entity_nodes, collect(name) AS entity_names
 }
 WITH token_nodes + entity_nodes AS terms, size(token_nodes) AS token_count, token_values, entity_names
 CALL (terms) {
-  UNWIND $around AS key
+  UNWIND $lists.around AS key
   // The seek by element id alone, in a subquery of its own: with the label and owner in
   // the same MATCH the planner may instead read every entry of the owner (its index) once
   // per key and compare ids, and did for up to ~100 keys (0.5-1 s a step for a user of

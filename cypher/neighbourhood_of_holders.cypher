@@ -1,5 +1,5 @@
 // A full gathering (graphmem._gathering.NeighbourhoodRequest with around = null, reach 0):
-// every in-scope entry holding one of the query's $tokens or $entities, with the terms it
+// every in-scope entry holding one of the query's $lists.tokens or $lists.entities, with the terms it
 // holds. It starts from the query's Token and Entity nodes and never reads entries that
 // share no term.
 //   candidates   [id, matched tokens, matched entities, project_id, ids one NEXT step
@@ -9,12 +9,12 @@
 // of an entry is read here; the service fetches only the entries that can make the cut.
 // In scope: global entries, plus those of $project_id when it is not null.
 CALL () {
-  UNWIND $tokens AS value
+  UNWIND $lists.tokens AS value
   MATCH (:Token {app_name: $app_name, user_id: $user_id, value: value})<-[:HAS_TOKEN]-(e:Entry)
   WHERE e.project_id IS NULL OR e.project_id = $project_id
   RETURN e, value AS token, null AS entity
   UNION ALL
-  UNWIND $entities AS name
+  UNWIND $lists.entities AS name
   MATCH (:Entity {app_name: $app_name, user_id: $user_id, name: name})<-[:MENTIONS]-(e:Entry)
   WHERE e.project_id IS NULL OR e.project_id = $project_id
   RETURN e, null AS token, name AS entity

@@ -1,9 +1,9 @@
 // The postings of the given terms, in scope (see graphmem._gathering: the search decides
 // which terms' postings to read and what to do with them; this only fetches).
 //   token_holders   [token, [element id of each in-scope entry holding it]] for each
-//                   of $tokens held; with $with_times each holder is [element id,
+//                   of $lists.tokens held; with $with_times each holder is [element id,
 //                   timestamp, time_refs]
-//   entity_holders  the same for each of $entities mentioned
+//   entity_holders  the same for each of $lists.entities mentioned
 // A holder is named by its element id, which the server knows without reading the node's
 // properties (an entry id is a property: a read per holder, most of this query's work).
 // Not id(): deprecated in Neo4j 5. Only entries have HAS_TOKEN and MENTIONS links, so no
@@ -21,7 +21,7 @@
 OPTIONAL MATCH (c:GraphmemUser {app_name: $app_name, user_id: $user_id})
 WITH coalesce(c.project_entries = 0, false) AS everywhere
 CALL (everywhere) {
-  UNWIND $tokens AS value
+  UNWIND $lists.tokens AS value
   MATCH (:Token {app_name: $app_name, user_id: $user_id, value: value})<-[:HAS_TOKEN]-(e)
   WHERE everywhere OR e.project_id IS NULL OR e.project_id = $project_id
   WITH value,
@@ -29,7 +29,7 @@ CALL (everywhere) {
   RETURN collect([value, holders]) AS token_holders
 }
 CALL (everywhere) {
-  UNWIND $entities AS name
+  UNWIND $lists.entities AS name
   MATCH (:Entity {app_name: $app_name, user_id: $user_id, name: name})<-[:MENTIONS]-(e)
   WHERE everywhere OR e.project_id IS NULL OR e.project_id = $project_id
   WITH name,

@@ -1,7 +1,7 @@
 // For each of these speaker tokens of the owner, the distinct authors of the entries that
 // still hold it: the token stays a speaker's word only if one of them has it in their name
 // (MemoryService's speaker rule; the words of a name are computed in Python).
-UNWIND $values AS value
+UNWIND $lists.values AS value
 MATCH (t:Token {app_name: $app_name, user_id: $user_id, value: value})
 WHERE t.speaker
 RETURN value, COLLECT { MATCH (t)<-[:HAS_TOKEN]-(e:Entry) RETURN DISTINCT e.author } AS authors

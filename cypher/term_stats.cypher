@@ -13,12 +13,12 @@ CALL () {
            AS entry_count
 }
 CALL () {
-  UNWIND $tokens AS value
+  UNWIND $lists.tokens AS value
   MATCH (t:Token {app_name: $app_name, user_id: $user_id, value: value})
   RETURN collect([value, COUNT { (t)<-[:HAS_TOKEN]-() }, t.speaker]) AS token_df
 }
 CALL () {
-  UNWIND $entities AS name
+  UNWIND $lists.entities AS name
   MATCH (n:Entity {app_name: $app_name, user_id: $user_id, name: name})
   RETURN collect([name, COUNT { (n)<-[:MENTIONS]-() }]) AS entity_df
 }

@@ -20,12 +20,12 @@ CALL () {
          coalesce(c.project_entries = 0, false) AS everywhere
 }
 CALL () {
-  UNWIND $tokens AS value
+  UNWIND $lists.tokens AS value
   MATCH (t:Token {app_name: $app_name, user_id: $user_id, value: value})
   RETURN collect([value, COUNT { (t)<-[:HAS_TOKEN]-() }, t.speaker]) AS token_df
 }
 CALL () {
-  UNWIND $entities AS name
+  UNWIND $lists.entities AS name
   MATCH (n:Entity {app_name: $app_name, user_id: $user_id, name: name})
   RETURN collect([name, COUNT { (n)<-[:MENTIONS]-() }]) AS entity_df
 }
@@ -37,7 +37,7 @@ CALL (entry_count, token_df) {
     WHERE e.project_id IS NULL OR e.project_id = $project_id
     RETURN e, value AS token, null AS entity
     UNION ALL
-    UNWIND $entities AS name
+    UNWIND $lists.entities AS name
     MATCH (:Entity {app_name: $app_name, user_id: $user_id, name: name})<-[:MENTIONS]-(e:Entry)
     WHERE e.project_id IS NULL OR e.project_id = $project_id
     RETURN e, null AS token, name AS entity
@@ -64,7 +64,7 @@ CALL (entry_count, everywhere, token_df) {
 }
 CALL (entry_count, everywhere) {
   WITH entry_count, everywhere WHERE entry_count > $full_at_most AND $prefetch_df_share IS NOT NULL
-  UNWIND $entities AS name
+  UNWIND $lists.entities AS name
   MATCH (n:Entity {app_name: $app_name, user_id: $user_id, name: name})
   WHERE COUNT { (n)<-[:MENTIONS]-() } <= $prefetch_df_share * entry_count
   MATCH (n)<-[:MENTIONS]-(e)

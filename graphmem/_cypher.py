@@ -2,7 +2,9 @@
 
 Every query graphmem sends to Neo4j lives in a file of its own, so it can be read,
 ``EXPLAIN``-ed and diffed as Cypher, and so no query text is ever built in Python:
-values always travel as ``$parameters``.
+values always travel as ``$parameters``, lists inside the one map ``$lists`` (``$lists.ids``;
+Neo4j plans a query once per size of each list parameter, see
+``graphmem.backends.neo4j._sent``).
 
 The files live in the repository's top-level ``cypher/`` folder; the wheel ships that
 folder inside the package as ``graphmem/cypher``. The installed copy is preferred, and a

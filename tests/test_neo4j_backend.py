@@ -124,6 +124,23 @@ def test_cypher_files_hold_no_literal_values() -> None:
         assert set(literals) <= {"''"}, f"{name}.cypher has literals {literals}"
 
 
+def test_list_parameters_travel_in_one_map() -> None:
+    """Neo4j 5 plans a query once per size bucket of each list parameter (~0.5-1.3 s a plan
+    for a search query): a search's lists change size from query to query, so they go in
+    the map ``$lists``, which carries no size hint. Every file reads its lists from there,
+    and ``_sent`` puts every list there, scalars left where they are."""
+    from graphmem._cypher import cypher_names, load_cypher
+    from graphmem.backends.neo4j import _sent
+
+    for name in cypher_names():
+        code = "\n".join(line.split("//")[0] for line in load_cypher(name).splitlines())
+        stray = re.findall(r"(?:UNWIND|\bIN)\s+\$(?!lists\.)(\w+)", code)
+        assert not stray, f"{name}.cypher takes lists outside $lists: {stray}"
+    sent = _sent({"app_name": "a", "ids": ["x", "y"], "pairs": (["x", "y"],), "written": {"x": 1}, "reach": 2})
+    assert sent == {"app_name": "a", "written": {"x": 1}, "reach": 2, "lists": {"ids": ["x", "y"], "pairs": (["x", "y"],)}}
+    assert _sent({"app_name": "a"}) == {"app_name": "a"}
+
+
 async def test_every_cypher_file_parses(neo: Any) -> None:
     from graphmem._cypher import cypher_names, load_statements
 
@@ -149,6 +166,7 @@ async def test_a_neighbourhood_seeks_its_holders_by_element_id(neo: Any) -> None
     every entry of the owner once per holder (its index, then an id comparison): a pruned
     step of a user of 10,000 entries took 0.5-1 s instead of ~20 ms. The plan must seek."""
     from graphmem._cypher import load_cypher
+    from graphmem.backends.neo4j import _sent
 
     await neo.add_session("app", "u", "s", [entry(f"turn {i} about kiwis and plans", minute=i) for i in range(300)])
     records = (await neo.driver.execute_query(
@@ -159,7 +177,7 @@ async def test_a_neighbourhood_seeks_its_holders_by_element_id(neo: Any) -> None
         "entities": ["kiwi"], "reach": 2, "holding_only": True, "around": [r[0] for r in records],
     }
     async with neo.driver.session() as session:
-        plan = (await (await session.run("EXPLAIN " + load_cypher("neighbourhood"), params)).consume()).plan
+        plan = (await (await session.run("EXPLAIN " + load_cypher("neighbourhood"), _sent(params))).consume()).plan
     operators: list[str] = []
 
     def walk(step: dict[str, Any]) -> None:

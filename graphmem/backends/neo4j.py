@@ -39,6 +39,9 @@ How the driver is used:
   Candidates come only from neighbourhoods, which check every entry's scope; postings,
   which only steer a pruned search, skip that check when the counter says the user has no
   project entries.
+- Every list a query takes travels inside the map ``$lists`` (``_sent``): Neo4j 5 plans a
+  query once per size bucket of each list parameter, and a search's lists change size from
+  query to query, so each search query would be planned (0.5-2 s) many times over.
 - Timeouts are bounded: with the server down a call fails in a few seconds with
   :class:`~graphmem.BackendUnavailableError`, and the same object works again once the
   server is back (the driver reconnects by itself).
@@ -304,7 +307,7 @@ class Neo4jMemoryService(MemoryService):
         async def work(tx: AsyncManagedTransaction) -> None:
             # Under the user lock (see _write): no concurrent replacement of these sessions
             # can have uncommitted entries that this read misses (a duplicated session).
-            result = await tx.run(load_cypher("sessions_entry_ids"), scope_params)
+            result = await tx.run(load_cypher("sessions_entry_ids"), _sent(scope_params))
             old_ids = (await result.single(strict=True))["ids"]
             # New entries first, old ones after: tokens both use survive instead of being
             # deleted as orphans and created again. Except an old entry whose id a new one
@@ -368,7 +371,7 @@ class Neo4jMemoryService(MemoryService):
         """Delete, in one write transaction, the entries whose ``ids`` the named query lists."""
 
         async def work(tx: AsyncManagedTransaction) -> int:
-            result = await tx.run(load_cypher(query), {**_owner_params(owner), **params})
+            result = await tx.run(load_cypher(query), _sent({**_owner_params(owner), **params}))
             return await _delete_ids(tx, owner, (await result.single(strict=True))["ids"])
 
         return await self._write(owner, work)
@@ -563,7 +566,7 @@ class Neo4jMemoryService(MemoryService):
 
     async def _read(self, name: str, params: dict[str, Any]) -> list[Any]:
         self._check_open()
-        query = load_cypher(name)
+        query, params = load_cypher(name), _sent(params)
         try:
             # On a timeout the driver drops the connection it was using (cancellation safe).
             async with asyncio.timeout(self._read_timeout):
@@ -749,8 +752,24 @@ def _owner_params(owner: Owner) -> dict[str, Any]:
     return {"app_name": owner.app_name, "user_id": owner.user_id}
 
 
+def _sent(params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` as a query file takes them: its lists inside the map ``$lists``.
+
+    Neo4j 5 caches a plan per query and per size bucket of each list and string parameter
+    (a power of ten or so: the planner estimates an UNWIND's rows from it), and planning a
+    search query costs 0.5-1.3 s. A search's lists of tokens, entities and holders change
+    size from query to query, so on a fresh server (and again after each replanning, as
+    the store grows) about one search in fifty waited a second for a plan. A map parameter
+    carries no size hint: each file is planned once.
+    """
+    lists = {name: value for name, value in params.items() if isinstance(value, list | tuple)}
+    if not lists:
+        return params
+    return {**{name: value for name, value in params.items() if name not in lists}, "lists": lists}
+
+
 async def _run(tx: AsyncManagedTransaction, name: str, params: dict[str, Any]) -> list[Any]:
-    result = await tx.run(load_cypher(name), params)
+    result = await tx.run(load_cypher(name), _sent(params))
     return [record async for record in result]
 
 
