@@ -29,6 +29,7 @@ from graphmem import (
     BackendUnavailableError,
     Content,
     Decomposer,
+    GraphmemError,
     GraphMemoryService,
     InvalidStoreUriError,
     MemoryEntry,
@@ -664,6 +665,39 @@ async def test_outage_fails_fast_and_the_same_service_recovers(tmp_path: Path, d
         await svc.close()
         await impatient.close()
         server.stop()
+
+
+def test_one_service_serves_one_event_loop_after_another(decomposer: Decomposer) -> None:
+    """An async driver's connections belong to the loop that opened them, and agents call
+    a service from one loop after another (``asyncio.run`` per call; ADK's synchronous
+    ``Runner.run`` makes a loop per turn). The second loop got "attached to a different
+    loop" from inside the driver; a service that made its driver now makes one per loop."""
+    from graphmem.backends.neo4j import Neo4jMemoryService
+
+    uri = neo4j_uri_or_skip()
+    svc = Neo4jMemoryService(uri, auth=neo4j_auth(), nlp=decomposer)
+    request = SearchRequest(query="Where does Maria live?", app_name="loops", user_id="u")
+    try:
+        asyncio.run(svc.add_session("loops", "u", "s", [entry("Maria lives in Lisbon")]))
+        for _ in range(2):  # a new loop each time, the first loop closed
+            assert [m.text for m in asyncio.run(svc.search(request)).memories] == ["Maria lives in Lisbon"]
+        asyncio.run(svc.add_entry("loops", "u", entry("Maria visits Porto")))
+        assert len(asyncio.run(svc.list_entries("loops", "u"))) == 2
+    finally:
+        asyncio.run(svc.delete_user("loops", "u"))
+        asyncio.run(svc.close())
+
+    # A driver the caller gave stays theirs: another loop is a clear error, not the driver's.
+    async def make() -> Any:
+        from neo4j import AsyncGraphDatabase
+
+        return AsyncGraphDatabase.driver(uri, auth=neo4j_auth())
+
+    driver = asyncio.run(make())
+    given = Neo4jMemoryService(driver=driver, nlp=decomposer)
+    asyncio.run(given.health_check())
+    with pytest.raises(GraphmemError, match="first used in another event loop"):
+        asyncio.run(given.health_check())
 
 
 async def test_unreachable_server_raises_backend_unavailable(decomposer: Decomposer) -> None:

@@ -172,14 +172,18 @@ class Neo4jMemoryService(MemoryService):
         self._contention_retry_time = contention_retry_time
         self._read_timeout = read_timeout
         self._closed = False
+        # The event loop the driver's connections belong to: the first one that used it.
+        self._driver_loop: asyncio.AbstractEventLoop | None = None
         if driver is not None:
-            self._driver = driver
-            self._owns_driver = False
+            self._given_driver: AsyncDriver | None = driver
             self._where = "the Neo4j server of the given driver"
         else:
             assert uri is not None
-            # Creating a driver does no I/O: connections open on first use.
-            self._driver = AsyncGraphDatabase.driver(
+            self._given_driver = None
+            # Creating a driver does no I/O (connections open on first use), but its pool
+            # belongs to the event loop that first uses it: the service makes one per loop.
+            self._new_driver = functools.partial(
+                AsyncGraphDatabase.driver,
                 uri,
                 auth=auth,
                 connection_timeout=connection_timeout,
@@ -189,8 +193,8 @@ class Neo4jMemoryService(MemoryService):
                 # would otherwise be logged as warnings by the driver on ordinary calls.
                 notifications_min_severity="OFF",
             )
-            self._owns_driver = True
             self._where = f"Neo4j at {uri}"
+        self._current_driver: AsyncDriver = driver if driver is not None else self._new_driver()
 
     # ------------------------------------------------------------------ public extras
 
@@ -199,8 +203,38 @@ class Neo4jMemoryService(MemoryService):
 
     @property
     def driver(self) -> AsyncDriver:
-        """The async driver (for Cypher of your own; graphmem's queries are in ``cypher/``)."""
-        return self._driver
+        """The async driver (for Cypher of your own; graphmem's queries are in ``cypher/``):
+        the one of the running event loop (see :meth:`_driver`)."""
+        return self._driver()
+
+    def _driver(self) -> AsyncDriver:
+        """The driver for the running event loop.
+
+        An async driver's connections belong to the loop that opened them, and a service is
+        often used from several loops one after another: ``asyncio.run`` per call, ADK's
+        synchronous ``Runner.run`` (a new loop per turn), a test framework's loop per test.
+        A driver this service made is replaced by a new one in a new loop (the old one is
+        closed in its own loop when that loop still runs, else dropped with it); a driver
+        the caller gave stays theirs, and using it from another loop is a clear error.
+        """
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return self._current_driver  # not in a loop: nothing to choose (a property read)
+        if self._driver_loop is None or self._driver_loop is loop:
+            self._driver_loop = loop
+            return self._current_driver
+        if self._given_driver is not None:
+            raise GraphmemError(
+                "the Neo4j driver given to Neo4jMemoryService was first used in another event loop, and its "
+                "connections belong to that loop: use the service in one loop, or give it a uri instead of a "
+                "driver (it then makes a driver per loop)"
+            )
+        old, old_loop = self._current_driver, self._driver_loop
+        if old_loop.is_running() and not old_loop.is_closed():
+            asyncio.run_coroutine_threadsafe(old.close(), old_loop)
+        self._current_driver, self._driver_loop = self._new_driver(), loop
+        return self._current_driver
 
     @property
     def database(self) -> str | None:
@@ -265,8 +299,8 @@ class Neo4jMemoryService(MemoryService):
         if self._closed:
             return
         self._closed = True
-        if self._owns_driver:
-            await self._driver.close()
+        if self._given_driver is None:
+            await self._driver().close()
         await super().close()
 
     async def __aenter__(self) -> Neo4jMemoryService:
@@ -573,7 +607,7 @@ class Neo4jMemoryService(MemoryService):
                 try:
                     # One statement in an auto-commit transaction: a managed one
                     # (execute_query) sends a COMMIT after it, a round trip more on every read.
-                    async with self._driver.session(
+                    async with self._driver().session(
                         database=self._database, default_access_mode=READ_ACCESS
                     ) as session:
                         result = await session.run(query, params)
@@ -581,7 +615,7 @@ class Neo4jMemoryService(MemoryService):
                 except (ServiceUnavailable, SessionExpired, TransientError):
                     # A lost connection (a restarted server) or a transient refusal: the
                     # managed transaction retries those for up to retry_time.
-                    eager = await self._driver.execute_query(
+                    eager = await self._driver().execute_query(
                         query, params, routing_=RoutingControl.READ, database_=self._database
                     )
                     return list(eager.records)
@@ -610,7 +644,7 @@ class Neo4jMemoryService(MemoryService):
             return await work(tx)
 
         async def attempt() -> T:
-            async with self._driver.session(database=self._database) as session:
+            async with self._driver().session(database=self._database) as session:
                 return await session.execute_write(locked)
 
         return await self._with_retries(attempt)
@@ -619,7 +653,7 @@ class Neo4jMemoryService(MemoryService):
         """Run one statement in an auto-commit transaction (the schema commands)."""
 
         async def attempt() -> list[dict[str, Any]]:
-            async with self._driver.session(database=self._database) as session:
+            async with self._driver().session(database=self._database) as session:
                 result = await session.run(query, params)
                 return [record.data() async for record in result]
 
