@@ -1500,3 +1500,23 @@ async def test_two_users_restoring_one_entry_id_at_once(service: MemoryService) 
             assert (anns, bobs) == (["ann's new note", "ann's shared"], [])
         else:  # the second check saw the first write (a backend that serialises writes)
             raise AssertionError(f"both restores of one id succeeded: {anns}, {bobs}")
+
+
+async def test_which_user_holds_an_id_follows_every_write(service: MemoryService) -> None:
+    """A restore refuses an id another user holds. The check asks who holds each id (on
+    networkx an index built by the first restore and kept by every write after it, where
+    it used to scan every user per id): an id stays refused while held, in any way it was
+    stored, and is free once every holder deleted it."""
+    await service.restore_session(APP, "ann", None, [EntryRecord(entry("ann's first note"), "id-a")])
+    with pytest.raises(EntryIdConflictError):
+        await service.restore_session(APP, "bob", None, [EntryRecord(entry("bob's note"), "id-a")])
+    await service.delete_entry(APP, "ann", "id-a")
+    await service.restore_session(APP, "bob", "s", [EntryRecord(entry("bob's note"), "id-a")])
+    with pytest.raises(EntryIdConflictError):
+        await service.restore_session(APP, "ann", None, [EntryRecord(entry("ann again"), "id-a")])
+    await service.add_session(APP, "bob", "s", [entry("bob's session, replaced")])  # new ids: id-a is gone
+    await service.restore_session(APP, "ann", None, [EntryRecord(entry("ann again"), "id-a")])
+    await service.delete_user(APP, "ann")
+    await service.restore_session(APP, "cat", None, [EntryRecord(entry("cat's note"), "id-a")])
+    assert await stored_texts(service, user="cat") == ["cat's note"]
+    assert "ann again" not in await stored_texts(service, user="bob")

@@ -369,6 +369,38 @@ _DEFERRED_COMPACTION: contextvars.ContextVar[set[Owner] | None] = contextvars.Co
 )
 
 
+class _OwnerIndex:
+    """Who holds each entry id. Ids are unique in a store (a restore refuses one another
+    user holds), so an id maps to its one owner; a journal written otherwise (by hand, or
+    before that check) still reads whole: an id held twice maps to the set of holders."""
+
+    def __init__(self, pairs: Iterable[tuple[str, Owner]]) -> None:
+        self._of: dict[str, Owner | frozenset[Owner]] = {}
+        for entry_id, owner in pairs:
+            self.add(entry_id, owner)
+
+    def add(self, entry_id: str, owner: Owner) -> None:
+        held = self._of.get(entry_id)
+        if held is None or held == owner:
+            self._of[entry_id] = owner
+        else:
+            self._of[entry_id] = (held if isinstance(held, frozenset) else frozenset((held,))) | {owner}
+
+    def remove(self, entry_id: str, owner: Owner) -> None:
+        held = self._of.get(entry_id)
+        if held == owner:
+            del self._of[entry_id]
+        elif isinstance(held, frozenset):
+            rest = held - {owner}
+            self._of[entry_id] = next(iter(rest)) if len(rest) == 1 else rest
+
+    def holders(self, entry_id: str) -> tuple[Owner, ...]:
+        held = self._of.get(entry_id)
+        if held is None:
+            return ()
+        return tuple(held) if isinstance(held, frozenset) else (held,)
+
+
 class GraphMemoryService(MemoryService):
     """Memory in a networkx graph; optionally persisted to an fsync-ed journal.
 
@@ -428,6 +460,10 @@ class GraphMemoryService(MemoryService):
         self._neighbours: dict[str, tuple[str, ...]] = {}
         #: Per owner, the values of its Token nodes with ``speaker`` true (an index of them).
         self._speaker_values: dict[Owner, set[str]] = defaultdict(set)
+        #: Who holds each entry id (``_locate_entries``: a restore checks its ids against
+        #: every user). Built by the first such call and kept from then on; ``None`` before,
+        #: so that a store that only stores and searches never pays its memory.
+        self._owner_of: _OwnerIndex | None = None
         #: Users whose segment holds text removed from memory: their next write compacts it.
         self._needs_compaction: set[Owner] = set()
         #: One lock per user around its segment's I/O: a user's write (its fsync, its
@@ -1073,7 +1109,10 @@ class GraphMemoryService(MemoryService):
     async def _locate_entries(self, entry_ids: Sequence[str]) -> list[tuple[Owner, StoredEntry]]:
         with self._lock:
             self._ensure_loaded()
-            return [(owner, own[i].stored()) for owner, own in self._entries.items() for i in entry_ids if i in own]
+            if self._owner_of is None:
+                self._owner_of = _OwnerIndex((i, owner) for owner, own in self._entries.items() for i in own)
+            entries = self._entries
+            return [(owner, entries[owner][i].stored()) for i in entry_ids for owner in self._owner_of.holders(i)]
 
     async def _entry_terms(self, owner: Owner, entry_ids: Sequence[str]) -> dict[str, Decomposition]:
         with self._lock:
@@ -1229,6 +1268,7 @@ class GraphMemoryService(MemoryService):
         self._sessions = defaultdict(dict)
         self._neighbours = {}
         self._speaker_values = defaultdict(set)
+        self._owner_of = None
         self._needs_compaction = set()
         self._terms = {}
         self._holder_ids = {}
@@ -1374,6 +1414,8 @@ class GraphMemoryService(MemoryService):
         entry = _Entry(node, project_id, session_id, position, author, when, props)
         entry._days = days
         own[entry_id] = entry
+        if self._owner_of is not None:
+            self._owner_of.add(entry_id, owner)
         said = self._said_days.get(owner)
         if said is None:
             said = self._said_days[owner] = _DaysOfEntries()
@@ -1394,6 +1436,8 @@ class GraphMemoryService(MemoryService):
             entry = own.pop(entry_id, None)
             if entry is None:
                 continue
+            if self._owner_of is not None:
+                self._owner_of.remove(entry_id, owner)
             removed += 1
             refs = None if entry_id in said.unread else entry.days()[1]
             gone.append((entry_id, entry.timestamp.toordinal(), refs))
@@ -1516,6 +1560,7 @@ class GraphMemoryService(MemoryService):
         rather than edge by edge."""
         owner = Owner(sys.intern(owner.app_name), sys.intern(owner.user_id))
         self._holder_ids.pop(owner, None)  # its postings change
+        self._owner_of = None  # (a dump is read at open, before any restore looks ids up)
         app, user = owner.app_name, owner.user_id
         nodes, succ, pred = self._graph._node, self._graph._succ, self._graph._pred
         has_token, mentions, next_ = _EDGE[HAS_TOKEN], _EDGE[MENTIONS], _EDGE[NEXT]
