@@ -285,3 +285,44 @@ async def test_an_entry_costs_a_bounded_number_of_bytes(decomposer: Decomposer) 
     del sessions
     assert (await service.stats(APP, "heavy")).entries == count
     assert held / count <= MAX_BYTES_PER_ENTRY, f"{held / count:.0f} bytes per entry"
+
+
+async def test_a_store_shared_on_purpose_stays_readable_to_whom_it_was_shared_with(
+    tmp_path: Path, decomposer: Decomposer, snapshot_always: None, monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An owner may open a store up to a group (``chmod -R g+rX``). Its snapshots were
+    always created private, and a reader that could not open one failed instead of
+    replaying the segment: the group lost the store at its next snapshot. A new file now
+    takes the mode of its segment (a snapshot) or of the store's header (a new user's
+    segment), and a snapshot that cannot be read is skipped with a warning."""
+    import errno
+    import os
+    import stat
+
+    store = tmp_path / "memory.journal"
+    writer = GraphMemoryService(decomposer, path=store)
+    await writer.add_session(APP, "u1", "s1", _memories([("apple river", "Alice")], 0))
+    await writer.close()
+    for path in [store, *store.parent.glob("*.d/*")]:
+        path.chmod(0o640)
+    writer = GraphMemoryService(decomposer, path=store)
+    await writer.add_session(APP, "u1", "s2", _memories([("coffee in Paris", "Alice")], 5))
+    await writer.add_session(APP, "u2", "s1", _memories([("violin yesterday", "Bob")], 0))  # a new segment
+    await writer.close()
+    files = sorted(store.parent.glob("*.d/*"))
+    assert len([f for f in files if f.suffix == ".snapshot"]) == 2, files
+    assert {f.name: stat.S_IMODE(f.stat().st_mode) for f in files} == {f.name: 0o640 for f in files}
+
+    expected = await _open_read_only(_journal_alone(store, tmp_path / "alone" / "copy"), decomposer)
+    real_open = os.open
+
+    def open_refusing_snapshots(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if str(path).endswith(".snapshot"):  # as for a reader outside the snapshot's group
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", open_refusing_snapshots)
+    with caplog.at_level(logging.WARNING, logger="graphmem"):
+        assert await _open_read_only(store, decomposer) == expected
+    assert sum("cannot read the snapshot" in r.getMessage() for r in caplog.records) == 2

@@ -108,7 +108,9 @@ HEADER = {"format": FORMAT, "version": VERSION}
 SEGMENT_FORMAT = "graphmem-segment"
 #: A store's new files and directories are its owner's alone (they hold every memory, and
 #: a compaction's freed blocks may keep erased text): modes as created, before the umask.
-#: A file rewritten keeps the mode it had (an owner may have shared it on purpose).
+#: A file rewritten keeps the mode it had (an owner may have shared it on purpose), and a
+#: new one in a store takes the mode of its segment or of the store's header
+#: (:meth:`Journal._replace_bytes`).
 _PRIVATE_FILE = 0o600
 _PRIVATE_DIR = 0o700
 SNAPSHOT_FORMAT = "graphmem-snapshot"
@@ -439,6 +441,13 @@ class Journal:
         except JournalCorruptError as exc:
             logger.warning("graphmem: %s; replaying the segment instead", exc)
             return None
+        except OSError as exc:
+            # Not readable by this reader (a store shared with a group, its snapshot not):
+            # the segment alone is complete.
+            logger.warning(
+                "graphmem: cannot read the snapshot %s (%s); replaying the segment instead", path, exc.strerror or exc
+            )
+            return None
         with fh:
             data = fh.read()
         problem = _snapshot_problem(owner, data, body, header_length)
@@ -478,7 +487,7 @@ class Journal:
             "payload_bytes": len(payload),
             "payload_sha256": hashlib.sha256(payload).hexdigest(),
         }
-        self._replace_bytes(self.snapshot_path(owner), _encode(header) + payload)
+        self._replace_bytes(self.snapshot_path(owner), _encode(header) + payload, like=self.segment_path(owner))
         _fsync_dir(self.segments_dir)
         self.covered[owner] = len(data)
 
@@ -727,13 +736,23 @@ class Journal:
         (the caller fsyncs the directory)."""
         self._replace_bytes(path, (_encode(record) for record in records))
 
-    def _replace_bytes(self, path: Path, chunks: Iterable[bytes] | bytes) -> None:
-        """Write ``chunks`` as the whole of ``path``, as :meth:`_replace_file` does."""
+    def _replace_bytes(self, path: Path, chunks: Iterable[bytes] | bytes, *, like: Path | None = None) -> None:
+        """Write ``chunks`` as the whole of ``path``, as :meth:`_replace_file` does.
+
+        The file keeps the mode it had. A new one takes the mode of ``like`` (a snapshot:
+        its segment's), else of the store's header file (a new user's segment), else it
+        is private: a store its owner opened up to a group on purpose stays readable to it
+        as it grows, and a new store is private whatever the umask."""
         tmp = path.with_name(path.name + ".tmp")
-        try:
-            mode = stat.S_IMODE(os.stat(path).st_mode)
-        except FileNotFoundError:
-            mode = _PRIVATE_FILE
+        mode = _PRIVATE_FILE
+        for source in (path, like, self.path):
+            if source is None:
+                continue
+            try:
+                mode = stat.S_IMODE(os.stat(source).st_mode)
+                break
+            except FileNotFoundError:
+                continue
         try:
             with open(tmp, "wb") as fh:
                 os.fchmod(fh.fileno(), mode)
