@@ -955,3 +955,40 @@ def test_an_output_file_is_never_written_through_a_planted_link(runner: CliRunne
     assert result.exit_code == 0, result.output
     assert victim.read_bytes() == b"precious"
     assert len(out.read_text(encoding="utf-8").splitlines()) == 10
+
+
+def test_a_command_that_reads_refuses_a_store_that_is_not_there(runner: CliRunner, tmp_path: Path) -> None:
+    """A mistyped --store read as an empty store: ``export -o`` wrote an empty file and
+    exited 0, and ``stats`` said nothing is stored (a check that a user was erased passed).
+    Reading commands now say there is no store, and create nothing."""
+    missing = tmp_path / "no-such-dir" / "memry.journal"
+    for args in (["export", "--app", "app", "--user", "ann", "-o", str(tmp_path / "out.jsonl")], ["stats"],
+                 ["recent", "--app", "app", "--user", "ann"], ["search", "--app", "app", "--user", "ann", "jam"]):
+        result = run(runner, "--store", str(missing), *args)
+        assert result.exit_code == 1, (args, result.stdout)
+        assert "no store at" in one_line_error(result) and "memry.journal" in one_line_error(result)
+    assert not (tmp_path / "out.jsonl").exists() and not missing.parent.exists()
+    # A write makes the store; reading it then works.
+    assert run(runner, "--store", str(missing), "load", write_lines(tmp_path / "f.jsonl", session("s1", "apricot jam"))).exit_code == 0
+    assert run(runner, "--store", str(missing), "stats").exit_code == 0
+
+
+def test_an_export_file_is_private_like_the_store(runner: CliRunner, tmp_path: Path) -> None:
+    """An export holds every memory of a user: a new file is created mode 600 whatever the
+    umask (the store's files are); a file replaced keeps its mode (shared on purpose)."""
+    import os
+    import stat
+
+    store = tmp_path / "m.journal"
+    assert run(runner, "--store", str(store), "load", write_lines(tmp_path / "f.jsonl", session("s1", "apricot jam"))).exit_code == 0
+    out = tmp_path / "ann.jsonl"
+    previous = os.umask(0o022)
+    try:
+        assert run(runner, "--store", str(store), "export", "--app", "app", "--user", "ann", "-o", str(out)).exit_code == 0
+        assert stat.S_IMODE(out.stat().st_mode) == 0o600
+        out.chmod(0o640)
+        assert run(runner, "--store", str(store), "export", "--app", "app", "--user", "ann", "-o", str(out)).exit_code == 0
+        assert stat.S_IMODE(out.stat().st_mode) == 0o640
+    finally:
+        os.umask(previous)
+    assert "apricot jam" in out.read_text(encoding="utf-8")

@@ -157,6 +157,15 @@ async def open_service(settings: Settings, *, writes: bool = False) -> AsyncIter
             process writing to it) and nothing written.
     """
     try:
+        if not writes:
+            store = parse_store_uri(settings.target())
+            if store.kind == "file" and store.path is not None and not os.path.lexists(store.path):
+                # A mistyped path read as an empty store: an export "of everything stored"
+                # would write an empty file and exit 0, a check that a user was erased pass.
+                raise CliError(
+                    f"no store at {store.display}: nothing was read (check --store / GRAPHMEM_STORE or --uri / "
+                    "GRAPHMEM_URI; a store is made by its first write)"
+                )
         service = await open_memory(
             settings.target(), nlp=shared_decomposer(settings.language), read_only=not writes
         )
@@ -240,8 +249,9 @@ def replacing_file(path: Path) -> Iterator[IO[bytes]]:
     A failed write (disk full, an exception while rendering) leaves an earlier file of that
     name as it was, where writing in place would have truncated it. A symlink is followed (its
     target is replaced, the link stays); a path that is no regular file (``/dev/stdout``, a
-    pipe) is written in place, since there is nothing to replace. A new file gets the mode a
-    plain ``open`` would give it; a replaced one keeps its mode.
+    pipe) is written in place, since there is nothing to replace. A new file is its owner's
+    alone (mode 600, as the store's files: an export or a picture holds the memories it
+    shows); a replaced one keeps its mode, so a file shared on purpose stays shared.
     """
     try:
         before = path.stat()  # follows a symlink, like open() would
@@ -256,7 +266,7 @@ def replacing_file(path: Path) -> Iterator[IO[bytes]]:
         # A name no one can know beforehand, created new: a link planted at a predictable
         # temporary name would have sent the bytes to its target (the store's journal).
         temporary = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(8)}.tmp")
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         try:
             with os.fdopen(fd, "wb") as fh:
                 yield fh
