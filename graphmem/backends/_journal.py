@@ -156,6 +156,9 @@ class StoreContents:
 
     version: int = 0
     files: list[JournalContents] = field(default_factory=list)
+    #: Only the segments of the users :meth:`Journal.read` was asked for were read (a
+    #: version 1 journal is one file: it is always read whole).
+    partial: bool = False
 
 
 def _side_paths(path: Path) -> tuple[Path, Path, Path]:
@@ -331,9 +334,13 @@ class Journal:
             raise JournalCorruptError(f"{self.path}: journal version {version!r} is not supported")
         return int(version)
 
-    def read(self) -> StoreContents:
+    def read(self, owners: Iterable[OwnerKey] | None = None) -> StoreContents:
         """Every complete record of the store, checked for shape. Never writes, even for
         a torn tail.
+
+        Args:
+            owners: read only these users' segments (and the header): a reader asked about
+                one user of thousands reads one file, not every file. ``None``: everyone.
 
         Raises:
             JournalCorruptError: not a journal, or a bad line before the end of a file.
@@ -361,16 +368,19 @@ class Journal:
                     f"header (the records are in {self.segments_dir})"
                 )
         files = []
-        try:
-            names = sorted(os.listdir(self.segments_dir))
-        except FileNotFoundError:
-            names = []
+        if owners is not None:
+            names = sorted({segment_name(*owner) for owner in owners})  # missing: nothing stored
+        else:
+            try:
+                names = sorted(os.listdir(self.segments_dir))
+            except FileNotFoundError:
+                names = []
         for name in names:
             if name.endswith(".journal"):
                 segment = self._read_segment(self.segments_dir / name)
                 if segment is not None:
                     files.append(segment)
-        return StoreContents(VERSION, files)
+        return StoreContents(VERSION, files, partial=owners is not None)
 
     def _refuse_orphaned_segments(self) -> None:
         try:

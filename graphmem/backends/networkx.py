@@ -464,6 +464,9 @@ class GraphMemoryService(MemoryService):
         #: every user). Built by the first such call and kept from then on; ``None`` before,
         #: so that a store that only stores and searches never pays its memory.
         self._owner_of: _OwnerIndex | None = None
+        #: A reader's users loaded one by one (``_ensure_loaded(owner)``); a writer, or a
+        #: reader once asked about everyone, has ``_loaded`` instead.
+        self._loaded_owners: set[Owner] = set()
         #: Users whose segment holds text removed from memory: their next write compacts it.
         self._needs_compaction: set[Owner] = set()
         #: One lock per user around its segment's I/O: a user's write (its fsync, its
@@ -577,7 +580,7 @@ class GraphMemoryService(MemoryService):
         # The record keeps the positions 0, 1, ...: applying it (now, or on a reload, in the
         # same order) continues from the session's last entry at that point.
         with self._lock:
-            self._ensure_loaded()
+            self._ensure_loaded(owner)
             kept = self._sessions.get(owner, {}).get((project_id, session_id), ())
             last = self._entries[owner][kept[-1]].position if kept else None
         appended_start(last, len(entries), session_id)
@@ -698,7 +701,7 @@ class GraphMemoryService(MemoryService):
     def _write_durably(self, owner: Owner, records: Sequence[dict[str, Any]]) -> int:
         journal = self._journal
         assert journal is not None
-        self._ensure_loaded()
+        self._ensure_loaded(owner)
         key = (owner.app_name, owner.user_id)
         with self._owner_lock(owner):
             if self._closing:
@@ -789,7 +792,7 @@ class GraphMemoryService(MemoryService):
 
     async def _term_stats(self, owner: Owner, tokens: Sequence[str], entities: Sequence[str]) -> CorpusStats:
         with self._lock:
-            self._ensure_loaded()
+            self._ensure_loaded(owner)
             return self._corpus(owner, *self._term_edges(owner, tokens, entities))
 
     def _term_edges(
@@ -833,7 +836,7 @@ class GraphMemoryService(MemoryService):
         # owner's entries only. No scope filter: this backend stores no project entries
         # (every holder is global). Frozen copies: the views change with the graph.
         with self._lock:
-            self._ensure_loaded()
+            self._ensure_loaded(owner)
             holders_of = self._holders_of(owner)
             app, user = owner.app_name, owner.user_id
             token_holders = {t: holders_of((TOKEN, app, user, t)) for t in dict.fromkeys(tokens)}
@@ -888,7 +891,7 @@ class GraphMemoryService(MemoryService):
         self, owner: Owner, project_id: str | None, request: NeighbourhoodRequest
     ) -> list[CandidateStats]:
         with self._lock:
-            self._ensure_loaded()
+            self._ensure_loaded(owner)
             own = self._entries.get(owner, {})
             token_edges, entity_edges = self._term_edges(owner, request.tokens, request.entities)
             times = self._times_of(owner) if request.with_times else None
@@ -949,7 +952,7 @@ class GraphMemoryService(MemoryService):
 
     async def _session_authors(self, owner: Owner, project_id: str | None, session_id: str) -> set[str]:
         with self._lock:
-            self._ensure_loaded()
+            self._ensure_loaded(owner)
             own = self._entries.get(owner, {})
             return {own[i].author for i in self._sessions.get(owner, {}).get((project_id, session_id), ()) if i in own}
 
@@ -957,7 +960,7 @@ class GraphMemoryService(MemoryService):
         self, owner: Owner, project_id: str | None, entry_ids: Sequence[str], reach: int
     ) -> list[CandidateStats]:
         with self._lock:
-            self._ensure_loaded()
+            self._ensure_loaded(owner)
             own = self._entries.get(owner, {})
             start = [i for i in entry_ids if i in own and own[i].project_id in (None, project_id)]
             return [
@@ -1074,36 +1077,36 @@ class GraphMemoryService(MemoryService):
 
     async def _speaker_names(self, owner: Owner) -> frozenset[str]:
         with self._lock:
-            self._ensure_loaded()
+            self._ensure_loaded(owner)
             return frozenset(self._speaker_values.get(owner, ()))
 
     async def _entity_names(self, owner: Owner) -> frozenset[str]:
         with self._lock:
-            self._ensure_loaded()
+            self._ensure_loaded(owner)
             return frozenset(self._terms.get(owner, ({}, {}))[1])
 
     async def _tokens_like(self, owner: Owner, first: str, min_length: int, max_length: int) -> list[str]:
         with self._lock:
-            self._ensure_loaded()
+            self._ensure_loaded(owner)
             tokens = self._terms.get(owner, ({}, {}))[0]
             return sorted(t for t in tokens if t.startswith(first) and min_length <= len(t) <= max_length)
 
     async def _fetch_entries(self, owner: Owner, entry_ids: Sequence[str]) -> list[StoredEntry]:
         with self._lock:
-            self._ensure_loaded()
+            self._ensure_loaded(owner)
             own = self._entries.get(owner, {})
             return [own[i].stored() for i in entry_ids if i in own]
 
     async def _list_recent(self, owner: Owner, limit: int, scope: RecentScope | None) -> list[StoredEntry]:
         with self._lock:
-            self._ensure_loaded()
+            self._ensure_loaded(owner)
             own = [e for e in self._entries.get(owner, {}).values() if scope is None or scope.holds(e.project_id)]
         own.sort(key=lambda e: (e.timestamp, e.position, e.session_id or "", e.entry_id), reverse=True)
         return [e.stored() for e in own[:limit]]
 
     async def _all_entries(self, owner: Owner) -> list[StoredEntry]:
         with self._lock:
-            self._ensure_loaded()
+            self._ensure_loaded(owner)
             return [e.stored() for e in self._entries.get(owner, {}).values()]
 
     async def _locate_entries(self, entry_ids: Sequence[str]) -> list[tuple[Owner, StoredEntry]]:
@@ -1116,7 +1119,7 @@ class GraphMemoryService(MemoryService):
 
     async def _entry_terms(self, owner: Owner, entry_ids: Sequence[str]) -> dict[str, Decomposition]:
         with self._lock:
-            self._ensure_loaded()
+            self._ensure_loaded(owner)
             own = self._entries.get(owner, {})
             graph = self._graph
             terms: dict[str, Decomposition] = {}
@@ -1131,7 +1134,7 @@ class GraphMemoryService(MemoryService):
 
     async def _stats(self, owner: Owner | None) -> MemoryStats:
         with self._lock:
-            self._ensure_loaded()
+            self._ensure_loaded(owner)
             owners = [o for o, e in self._entries.items() if e and (owner is None or o == owner)]
             entries = [e for o in owners for e in self._entries[o].values()]
             if owner is None:
@@ -1164,19 +1167,43 @@ class GraphMemoryService(MemoryService):
         return await self._stats(owner)  # every entry is global: the user's counts
 
     async def _ping(self) -> None:
+        journal = self._journal
+        if journal is not None and journal.read_only and not self._loaded:
+            journal.read(())  # a reader loads users when asked: check that the store is one
+            return
         with self._lock:
             self._ensure_loaded()
 
     # ------------------------------------------------------------------ applying records
 
-    def _ensure_loaded(self) -> None:
-        if self._loaded:
+    def _ensure_loaded(self, owner: Owner | None = None) -> None:
+        """Load the store (a writer, or a call about every user), or, for a reader asked
+        about one user, that user's segment alone: a command about one user of thousands
+        reads one file (the CLI opens the store read-only on every command)."""
+        if self._loaded or (owner is not None and owner in self._loaded_owners):
             return
         with self._lock:
-            if self._loaded:
+            if self._loaded or (owner is not None and owner in self._loaded_owners):
                 return
             journal = self._journal
             assert journal is not None
+            if owner is not None and journal.read_only:
+                try:
+                    with collector_paused(long=True):
+                        contents = journal.read([(owner.app_name, owner.user_id)])
+                        if not contents.partial:  # a version 1 journal: read whole
+                            self._forget()
+                        self._load(contents)
+                except BaseException:
+                    self._forget()  # a user half applied
+                    raise
+                if contents.partial:
+                    self._loaded_owners.add(owner)
+                else:
+                    self._loaded = True
+                return
+            if self._loaded_owners:
+                self._forget()  # a reader asked about everyone: loaded again, whole
             try:
                 if not journal.read_only:
                     journal.check()  # never create a lock file beside a foreign file
@@ -1269,6 +1296,7 @@ class GraphMemoryService(MemoryService):
         self._neighbours = {}
         self._speaker_values = defaultdict(set)
         self._owner_of = None
+        self._loaded_owners = set()
         self._needs_compaction = set()
         self._terms = {}
         self._holder_ids = {}
