@@ -202,6 +202,16 @@ async def test_adapter_reports_capability_and_health(service: MemoryService) -> 
     await adapter.health_check()
 
 
+@pytest.mark.parametrize("bad", [None, "", "x" * 300, "a\nb", 5])
+async def test_adapter_refuses_a_bad_app_or_user_when_built(service: MemoryService, bad: object) -> None:
+    """Built with ``user_id=None``, an adapter's ``search`` raised pydantic's ValidationError
+    and its ``add`` InvalidIdentifierError: now the constructor refuses it, as a bad project."""
+    with pytest.raises(InvalidIdentifierError, match="app_name"):
+        MemoryServiceAdapter(service, bad, USER)  # type: ignore[arg-type]
+    with pytest.raises(InvalidIdentifierError, match="user_id"):
+        MemoryServiceAdapter(service, APP, bad)  # type: ignore[arg-type]
+
+
 # ---------------------------------------------------------------------------- isolation
 
 
