@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from graphmem._models import MemoryEntry, SearchRequest, validate_project_id
+from graphmem._models import MemoryEntry, SearchRequest, validate_identifier, validate_project_id
 from graphmem._service import MemoryService
 
 __all__ = ["MemoryServiceAdapter"]
@@ -20,6 +20,11 @@ class MemoryServiceAdapter:
         app_name: the app every call is scoped to.
         user_id: the user every call is scoped to.
         project_id: the project every call is scoped to, or ``None`` for global memory.
+
+    Raises:
+        InvalidIdentifierError: a bad ``app_name`` or ``user_id`` (checked here, not by the
+            first call, where ``search`` raised pydantic's ``ValidationError``).
+        InvalidProjectIdError: a bad ``project_id``.
     """
 
     def __init__(
@@ -29,6 +34,8 @@ class MemoryServiceAdapter:
         user_id: str,
         project_id: str | None = None,
     ) -> None:
+        validate_identifier(app_name, "app_name")
+        validate_identifier(user_id, "user_id")
         if project_id is not None:
             validate_project_id(project_id)
         self.service = service

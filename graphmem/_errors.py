@@ -1,9 +1,15 @@
 """The one error tree of graphmem.
 
-Every error graphmem raises on purpose derives from :class:`GraphmemError`, so an
-application can catch the whole family with one ``except``. Validation errors of
-the pydantic models (``pydantic.ValidationError``, a ``ValueError``) are left as
-pydantic raises them: they already name the field and the rule that failed.
+Every error graphmem raises on purpose about a store or a backend (unreachable, locked,
+corrupt, read-only, closed), about an id, and every refusal of an entry point's input (a
+store URI, a fixture file, an ADK event or memory) derives from :class:`GraphmemError`, so
+an application can catch the whole family with one ``except``; those about a value given
+are also ValueErrors. Two kinds are left as Python and pydantic raise them: an argument
+or record a method refuses (a ``limit`` out of range, an unknown ``language``, a blank or
+over-long text, restored positions that do not increase) is a plain ``ValueError`` or
+``TypeError``, as a standard function raises it; and validation errors of the pydantic
+models (``pydantic.ValidationError``, a ``ValueError``) already name the field and the
+rule that failed.
 """
 
 from __future__ import annotations
@@ -14,12 +20,14 @@ __all__ = [
     "EntryIdConflictError",
     "GraphmemError",
     "InvalidIdentifierError",
+    "InvalidMemoryError",
     "InvalidProjectIdError",
     "InvalidStoreUriError",
     "JournalCompactionError",
     "JournalCorruptError",
     "ProjectScopingUnsupportedError",
     "ReadOnlyStoreError",
+    "ServiceClosedError",
     "StoreLockedError",
     "UnsupportedOperationError",
 ]
@@ -41,6 +49,18 @@ class InvalidStoreUriError(GraphmemError, ValueError):
     """A store URI that names no store graphmem can open: an unknown scheme, a malformed URI,
     or a path that cannot be a journal (a directory). The message shows the URI without its
     password."""
+
+
+class InvalidMemoryError(GraphmemError, ValueError):
+    """An ADK write (:mod:`graphmem.adk`) that cannot be stored as given: an event timestamp
+    that is no time in seconds since the epoch, a memory timestamp that is not ISO 8601 (or
+    leaves years 1 to 9999), or ``custom_metadata`` naming another project than the
+    service's. Nothing of the call was stored."""
+
+
+class ServiceClosedError(GraphmemError):
+    """A call on a :class:`graphmem.adk.GraphmemMemoryService` after its ``close()``: a
+    closed service never opens its store again (build a new one)."""
 
 
 class UnsupportedOperationError(GraphmemError, NotImplementedError):

@@ -151,12 +151,12 @@ def _neo4j_uri(text: str, original: str) -> StoreUri:
     shown = redact_uri(original)
     try:
         parts = urlsplit(text)
-        port = parts.port  # raises on a port that is not a number
+        port = parts.port  # raises on a port that is not a number, or out of range
     except ValueError:
         # Not the parser's message: it quotes what it took for the port, which is part of
         # the password when one holds an unencoded "/", "?" or "#".
         raise InvalidStoreUriError(
-            f"{shown!r} is not a valid Neo4j URI (its port is no number; a password holding / ? # @ "
+            f"{shown!r} is not a valid Neo4j URI ({_port_problem(text)}; a password holding / ? # @ "
             "must be percent-encoded, or given in GRAPHMEM_NEO4J_PASSWORD)"
         ) from None
     if not parts.hostname:
@@ -188,12 +188,34 @@ def _neo4j_uri(text: str, original: str) -> StoreUri:
     )
 
 
+def _port_problem(text: str) -> str:
+    """What is wrong with the port of a URI the parser refused, without quoting it (it may
+    be part of a password)."""
+    host_and_port = urlsplit(text).netloc.rpartition("@")[2]
+    port = host_and_port.rpartition("]")[2] if host_and_port.startswith("[") else host_and_port
+    if ":" in port and re.fullmatch(r"[+-]?\d+", port.rpartition(":")[2]):
+        return "port must be a number from 0 to 65535"
+    return "its port is no number"
+
+
 def neo4j_store_uri(
     uri: str, *, user: str | None = None, password: str | None = None, database: str | None = None
 ) -> str:
-    """A Neo4j store URI from separate settings (as the CLI's ``--neo4j-*`` options give them)."""
+    """A Neo4j store URI from separate settings (as the CLI's ``--neo4j-*`` options give them).
+
+    The user and password written in ``uri`` are kept unless the arguments override them:
+    a ``password`` replaces the URI's, a ``user`` other than ``neo4j`` replaces the URI's
+    user (``neo4j`` is the default every caller passes when none was set, so it does not
+    override a user the URI names).
+    """
     parts = urlsplit(uri)
     netloc = parts.netloc.rpartition("@")[2]
+    written_user = unquote(parts.username) if parts.username else None
+    written_password = unquote(parts.password) if parts.password is not None else None
+    if user == "neo4j" and written_user is not None:
+        user = None
+    user = user or written_user
+    password = password or written_password
     if password:
         netloc = f"{quote(user or 'neo4j', safe='')}:{quote(password, safe='')}@{netloc}"
     elif user and user != "neo4j":

@@ -918,6 +918,30 @@ class MemoryService(ABC):
         )
         return entries
 
+    async def session_entries(
+        self, app_name: str, user_id: str, session_id: str, project_id: str | None = None
+    ) -> list[StoredEntry]:
+        """The entries of one session in one scope, in position order.
+
+        Args:
+            project_id: ``None`` for the global session, or the project's session of that id
+                (the two are different sessions, as for ``add_session_to_project``).
+
+        Returns:
+            The session's entries (empty when it holds none), each with its id and position.
+
+        Raises:
+            InvalidIdentifierError: a bad app, user or session id.
+            InvalidProjectIdError: a bad project id.
+            ProjectScopingUnsupportedError: ``project_id`` on a backend without projects.
+        """
+        owner = self._owner(app_name, user_id)
+        validate_identifier(session_id, "session_id")
+        if project_id is not None:
+            self._require_projects("session_entries")
+            validate_project_id(project_id)
+        return await self._session_entries(owner, project_id, session_id)
+
     async def stats(self, app_name: str | None = None, user_id: str | None = None) -> MemoryStats:
         """Counts of users, entries, tokens, entities, sessions and projects.
 
@@ -1649,6 +1673,15 @@ class MemoryService(ABC):
         name addressed from a name told of). Optional: without it (this default), an append
         judges by its own entries' authors only."""
         return set()
+
+    async def _session_entries(self, owner: Owner, project_id: str | None, session_id: str) -> list[StoredEntry]:
+        """The entries of (owner, project_id, session_id), in position order. This default
+        reads every entry of the owner (:meth:`_all_entries`); a backend should read its
+        session index instead."""
+        entries = [
+            e for e in await self._all_entries(owner) if e.session_id == session_id and e.project_id == project_id
+        ]
+        return sorted(entries, key=lambda e: e.position)
 
     async def _entries_around(
         self, owner: Owner, project_id: str | None, entry_ids: Sequence[str], reach: int

@@ -8,13 +8,22 @@ graphmem :class:`~graphmem.MemoryService` (networkx or Neo4j) and answers ADK's
 How ADK's calls map onto graphmem (ADK's ``app_name`` and ``user_id`` are graphmem's):
 
 - ``add_session_to_memory(session)``: the session's text events become the entries of
-  graphmem session ``session.id``, **replacing** what an earlier call stored for it, so a
-  session added after every turn is never duplicated. Events without text (function calls
-  and responses, partial stream chunks) and model thoughts are skipped.
+  graphmem session ``session.id``, **replacing** what an earlier call stored for it from
+  the time of the session's first event on, so a session added after every turn is never
+  duplicated. Stored turns older than that first event are kept, before the new ones: a
+  runner that loads only the latest events (``GetSessionConfig(num_recent_events=N)``)
+  passes a part of the session, and the turns before it stay remembered (with their ids
+  and terms; one all-or-nothing ``restore_session``). A full session has no older turn,
+  and is stored with ``add_session`` as ever; a session of no events changes nothing.
+  Events without text (function calls and responses, partial stream chunks) and model
+  thoughts are skipped.
 - ``add_events_to_memory(..., events, session_id)``: a delta, appended after the
   session's last entry (``MemoryService.append_to_session``), ``NEXT``-linked to it;
-  without a ``session_id`` each event is stored on its own, outside any session.
-- ``add_memory(..., memories)``: each ADK ``MemoryEntry`` is stored outside any session.
+  without a ``session_id`` the events are stored outside any session, each an entry of
+  its own, in one all-or-nothing write.
+- ``add_memory(..., memories)``: each ADK ``MemoryEntry`` is stored outside any session,
+  all of them in one all-or-nothing write. A ``timestamp`` without an offset is local
+  time, as ADK writes it (``datetime.fromtimestamp(ts).isoformat()``).
 - ``search_memory(..., query)``: ADK ``MemoryEntry`` items, best first, with ``id`` the
   graphmem entry id, ``author``, ``timestamp`` (ISO 8601, UTC) and ``custom_metadata``
   saying why it came back: ``score``, ``matched_tokens``, ``matched_entities``,
@@ -25,12 +34,26 @@ How ADK's calls map onto graphmem (ADK's ``app_name`` and ``user_id`` are graphm
 - ``delete_memory(..., memory_id)``: deletes that entry if the user has it in this
   service's scope (global, or the service's project); any other id deletes nothing.
 
+**Reading events and memories.** What was said by voice is one entry per utterance: the
+transcription events of one speaker in a row up to one marked ``finished`` (ADK's finished
+event holds the whole utterance), pieces joined with a space where neither has one at the
+boundary (none between letters of Chinese, Japanese or Korean). A content without a role is
+the user's when its author is ``"user"``, else the model's. A text over graphmem's limit
+(:data:`~graphmem._models.MAX_TEXT_LENGTH`, 1,048,576 characters) is stored as
+consecutive entries of the same author, role and time, cut at a space; a lone surrogate
+(not Unicode) becomes U+FFFD; both are logged as warnings (logger ``graphmem.adk``), and
+neither fails the call. Every event or memory of a call is read and checked before
+anything is stored; what cannot be stored as given (an event timestamp in milliseconds, a
+memory timestamp that is not ISO 8601) raises ``InvalidMemoryError`` (a ``GraphmemError``
+and a ``ValueError``) and stores nothing of the call.
+
 **Projects.** The project is chosen when the service is built
 (``GraphmemMemoryService(service, project_id="P")``): every write goes to P and a search
 sees global memory plus P's. On a backend without project support (networkx) this raises
 ``ProjectScopingUnsupportedError``, as every project call does. A write's
 ``custom_metadata`` may repeat the service's ``project_id`` but not name another one
-(``ValueError``: a write is never silently put in another scope); other keys are ignored.
+(``InvalidMemoryError``: a write is never silently put in another scope); other keys are
+ignored.
 
 **Through ADK's service registry** (``adk web`` / ``adk api_server
 --memory_service_uri=graphmem+neo4j://host:7687``): call :func:`register_with_adk` from a
@@ -38,7 +61,8 @@ sees global memory plus P's. On a backend without project support (networkx) thi
 with a ``graphmem+`` prefix (``graphmem+memory:``, ``graphmem+file:///abs/memory.journal``,
 ``graphmem+bolt://``, ``graphmem+neo4j://``, ...). A service built from a URI opens its
 store on its first call (ADK builds services synchronously, before any event loop runs),
-owns it and closes it in :meth:`GraphmemMemoryService.close`.
+owns it and closes it in :meth:`GraphmemMemoryService.close`. ``close()`` is final: every
+later call raises ``ServiceClosedError`` (a service given by its owner stays open for it).
 
 A session re-added after ``delete_memory`` stores its deleted turn again (graphmem keeps no
 record of deleted text): delete after the session's last ``add_session_to_memory``, or
@@ -48,14 +72,27 @@ feed later turns with ``add_events_to_memory``.
 from __future__ import annotations
 
 import asyncio
+import logging
+import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from graphmem._errors import ProjectScopingUnsupportedError
-from graphmem._models import Content, MemoryEntry, Part, SearchRequest, is_identifier, validate_project_id
+from graphmem._errors import InvalidMemoryError, ProjectScopingUnsupportedError, ServiceClosedError
+from graphmem._models import (
+    MAX_TEXT_LENGTH,
+    Content,
+    MemoryEntry,
+    Part,
+    SearchRequest,
+    as_utc,
+    is_identifier,
+    validate_identifier,
+    validate_project_id,
+)
 from graphmem._open import open_memory, parse_store_uri
-from graphmem._service import MemoryService
+from graphmem._pipelines import NO_SPACE_SCRIPT
+from graphmem._service import EntryRecord, MemoryService
 
 try:
     from google.adk.memory import BaseMemoryService
@@ -74,6 +111,8 @@ if TYPE_CHECKING:
     from graphmem._decompose import Decomposer
 
 __all__ = ["REPLY_ID_SEPARATOR", "URI_SCHEMES", "GraphmemMemoryService", "register_with_adk"]
+
+logger = logging.getLogger(__name__)
 
 #: The memory URI schemes :func:`register_with_adk` registers: :func:`graphmem.open_memory`'s
 #: schemes with the ``graphmem+`` prefix (ADK's registry dispatches on the scheme alone).
@@ -94,7 +133,8 @@ class GraphmemMemoryService(BaseMemoryService):
 
     Give either a graphmem ``service`` (it stays yours: :meth:`close` leaves it open) or a
     store ``uri`` (opened with :func:`graphmem.open_memory` on the first call, and closed by
-    :meth:`close`).
+    :meth:`close`). After :meth:`close` every call raises ``ServiceClosedError``, whichever
+    was given.
 
     Args:
         service: the graphmem service to store in.
@@ -148,12 +188,18 @@ class GraphmemMemoryService(BaseMemoryService):
         self._owns_service = service is None
         self._nlp = nlp
         self._opening = asyncio.Lock()
+        self._closed = False
         self.project_id = project_id
         self.limit = limit
         self.min_score = min_score
 
     async def memory_service(self) -> MemoryService:
-        """The graphmem service (opening the store of a ``uri`` the first time)."""
+        """The graphmem service (opening the store of a ``uri`` the first time).
+
+        Raises:
+            ServiceClosedError: :meth:`close` was called.
+        """
+        self._refuse_if_closed()
         if self._service is None:
             async with self._opening:
                 if self._service is None:
@@ -164,26 +210,69 @@ class GraphmemMemoryService(BaseMemoryService):
                         # (a delete by id, which asks no project, would act on global memory).
                         await service.close()
                         raise ProjectScopingUnsupportedError("add_session_to_project", type(service).__name__)
+                    if self._closed:
+                        # close() ran while the store was opening: it found nothing to close.
+                        await service.close()
+                        self._refuse_if_closed()
                     self._service = service
         return self._service
 
     async def close(self) -> None:
-        """Close the store if this service opened it (from a ``uri``). Idempotent."""
+        """Close the store if this service opened it (from a ``uri``); a ``service`` given
+        stays open for its owner. Final either way: every later call raises
+        ``ServiceClosedError`` (a store opened again would be a new, empty ``memory:`` store,
+        or a journal's writer lock that nobody releases). Idempotent."""
+        self._closed = True
         if self._owns_service and self._service is not None:
             service, self._service = self._service, None
             await service.close()
 
+    def _refuse_if_closed(self) -> None:
+        if self._closed:
+            raise ServiceClosedError(
+                "this GraphmemMemoryService was closed: build a new one to use its store again"
+            )
+
     # ------------------------------------------------------------------ writes
 
     async def add_session_to_memory(self, session: Session) -> None:
-        """Store the session's text events as graphmem session ``session.id``, replacing what
-        an earlier call stored for it."""
-        memory = await self.memory_service()
+        """Store the session's text events as graphmem session ``session.id``: what an earlier
+        call stored for it from the session's first event on is replaced; stored turns older
+        than that event are kept (a runner that loaded only the latest events passed a part
+        of the session).
+
+        Raises:
+            InvalidMemoryError: an event timestamp that is no time in seconds since the
+                epoch; nothing was stored.
+        """
         entries = _entries_of_events(session.events)
-        if self.project_id is None:
-            await memory.add_session(session.app_name, session.user_id, session.id, entries)
-        else:
-            await memory.add_session_to_project(session.app_name, session.user_id, session.id, self.project_id, entries)
+        if not session.events:
+            return  # a window of no events covers no time: nothing of the session to replace
+        since = _event_time(session.events[0])
+        memory = await self.memory_service()
+        app_name, user_id, session_id = session.app_name, session.user_id, session.id
+        stored = await memory.session_entries(app_name, user_id, session_id, project_id=self.project_id)
+        older = [e for e in stored if e.memory.timestamp < since]
+        # Kept with the terms they were stored with, so nothing is decomposed again (an
+        # entry deleted meanwhile has none, and is not brought back).
+        terms = await memory.entry_terms(app_name, user_id, [e.entry_id for e in older]) if older else {}
+        kept = [e for e in older if e.entry_id in terms]
+        if not kept:  # the usual case: the whole session, or one that started at that event
+            if self.project_id is None:
+                await memory.add_session(app_name, user_id, session_id, entries)
+            else:
+                await memory.add_session_to_project(app_name, user_id, session_id, self.project_id, entries)
+            return
+        after = kept[-1].position + 1
+        records = [
+            EntryRecord(
+                memory=e.memory, entry_id=e.entry_id, position=e.position, terms=terms[e.entry_id], language=e.language
+            )
+            for e in kept
+        ]
+        records += [EntryRecord(memory=entry, position=after + i) for i, entry in enumerate(entries)]
+        # One replacement, all or nothing: the kept turns, then the session from ``since`` on.
+        await memory.restore_session(app_name, user_id, session_id, records, project_id=self.project_id)
 
     async def add_events_to_memory(
         self,
@@ -195,18 +284,21 @@ class GraphmemMemoryService(BaseMemoryService):
         custom_metadata: Mapping[str, object] | None = None,
     ) -> None:
         """Append the events' text to the session (after its last stored entry); without a
-        ``session_id``, store each on its own.
+        ``session_id``, store each on its own. All or nothing: every event is read and
+        checked before anything is stored.
 
         Raises:
-            ValueError: ``custom_metadata["project_id"]`` names another project than the
+            InvalidMemoryError: an event timestamp that is no time in seconds since the
+                epoch, or ``custom_metadata["project_id"]`` naming another project than the
                 service's.
         """
         self._check_metadata(custom_metadata)
-        memory = await self.memory_service()
+        validate_identifier(app_name, "app_name")
+        validate_identifier(user_id, "user_id")
         entries = _entries_of_events(events)
+        memory = await self.memory_service()
         if session_id is None:
-            for entry in entries:
-                await self._add_entry(memory, app_name, user_id, entry)
+            await self._store_outside_sessions(memory, app_name, user_id, entries)
         elif self.project_id is None:
             await memory.append_to_session(app_name, user_id, session_id, entries)
         else:
@@ -222,29 +314,36 @@ class GraphmemMemoryService(BaseMemoryService):
     ) -> None:
         """Store each memory on its own, outside any session (one with no text is skipped).
 
-        Every memory is checked before any is stored.
+        All or nothing: every memory is checked before any is stored, and they are stored
+        in one write. A timestamp without an offset is local time, as ADK writes it
+        (``datetime.fromtimestamp(ts).isoformat()``); one with an offset is that moment;
+        none is now.
 
         Raises:
-            ValueError: a timestamp that is not ISO 8601, or ``custom_metadata["project_id"]``
-                naming another project than the service's.
+            InvalidMemoryError: a timestamp that is not ISO 8601 (or leaves years 1 to 9999
+                in UTC), or ``custom_metadata["project_id"]`` naming another project than
+                the service's.
         """
         self._check_metadata(custom_metadata)
-        entries = [_entry_of_memory(m) for m in memories]
+        validate_identifier(app_name, "app_name")
+        validate_identifier(user_id, "user_id")
+        entries = [entry for m in memories for entry in _entries_of_memory(m)]
         memory = await self.memory_service()
-        for entry in entries:
-            if entry is not None:
-                await self._add_entry(memory, app_name, user_id, entry)
+        await self._store_outside_sessions(memory, app_name, user_id, entries)
 
-    async def _add_entry(self, memory: MemoryService, app_name: str, user_id: str, entry: MemoryEntry) -> None:
-        if self.project_id is None:
-            await memory.add_entry(app_name, user_id, entry)
-        else:
-            await memory.add_entry_to_project(app_name, user_id, self.project_id, entry)
+    async def _store_outside_sessions(
+        self, memory: MemoryService, app_name: str, user_id: str, entries: Sequence[MemoryEntry]
+    ) -> None:
+        """Store entries outside any session in one write: a failure stores none of them
+        (``add_entry`` one by one stored the first ones, and a retry stored them twice)."""
+        if entries:
+            records = [EntryRecord(memory=entry) for entry in entries]
+            await memory.restore_session(app_name, user_id, None, records, project_id=self.project_id)
 
     def _check_metadata(self, custom_metadata: Mapping[str, object] | None) -> None:
         if custom_metadata is not None and "project_id" in custom_metadata:
             if custom_metadata["project_id"] != self.project_id:
-                raise ValueError(
+                raise InvalidMemoryError(
                     f"custom_metadata names project_id {custom_metadata['project_id']!r}, but this memory "
                     f"service writes to {self.project_id!r}: the project is chosen when the service is built "
                     "(GraphmemMemoryService(..., project_id=...)); use one service per project"
@@ -367,23 +466,17 @@ def _entries_of_events(events: Sequence[Event]) -> list[MemoryEntry]:
     for i, event in enumerate(live):
         spoken = _transcribed(event)
         if spoken is None:
-            entry = _entry_of_event(event)
-            if entry is not None:
-                entries.append(entry)
+            entries += _entries_of_event(event)
             continue
-        role, text = spoken
+        role, text, finished = spoken
         heard.append(text)
         after = _transcribed(live[i + 1]) if i + 1 < len(live) else None
-        if after is not None and after[0] == role:
+        if not finished and after is not None and after[0] == role:
             continue  # the utterance goes on in the next event, as ADK reads it to the model
-        utterance, heard = "".join(heard), []
+        utterance, heard = _joined(heard), []
         if utterance.strip():
-            entries.append(
-                MemoryEntry(
-                    content=Content(role=role, parts=[Part(text=utterance)]),
-                    author=event.author or role,
-                    timestamp=_event_time(event),
-                )
+            entries += _entries_saying(
+                [utterance], role=role, author=event.author or role, when=_event_time(event), what=f"event {event.id!r}"
             )
     return entries
 
@@ -410,15 +503,35 @@ def _live_events(events: Sequence[Event]) -> list[Event]:
     return live[::-1]
 
 
-def _transcribed(event: Event) -> tuple[str, str] | None:
-    """``(role, text)`` of an event that holds what was said by voice (a live session's
-    input or output transcription, and no content), else ``None``."""
+def _transcribed(event: Event) -> tuple[str, str, bool] | None:
+    """``(role, text, finished)`` of an event that holds what was said by voice (a live
+    session's input or output transcription, and no content), else ``None``. ``finished``:
+    the transcription says the utterance ends here (ADK's finished event holds all of it)."""
     if event.content is not None:
         return None
     for role, said in (("user", event.input_transcription), ("model", event.output_transcription)):
         if said is not None and said.text:
-            return role, said.text
+            return role, said.text, bool(said.finished)
     return None
+
+
+#: A letter of a script written without spaces (Han, kana, Hangul): transcribed pieces of it
+#: are joined as they are.
+_NO_SPACE_LETTER = re.compile(f"[{NO_SPACE_SCRIPT}]")
+
+
+def _joined(pieces: Sequence[str]) -> str:
+    """The pieces of one transcribed utterance as one text: a space between two pieces when
+    neither has one at the boundary ("Lisbon" + "My dog" must not read "LisbonMy"), except
+    between letters of a script written without spaces."""
+    text = pieces[0]
+    for piece in pieces[1:]:
+        end, start = text[-1:], piece[:1]
+        if end and start and not (end.isspace() or start.isspace()):
+            if not (_NO_SPACE_LETTER.match(end) or _NO_SPACE_LETTER.match(start)):
+                text += " "
+        text += piece
+    return text
 
 
 def _event_time(event: Event) -> datetime:
@@ -426,45 +539,114 @@ def _event_time(event: Event) -> datetime:
     try:
         return datetime.fromtimestamp(event.timestamp, UTC)
     except (OverflowError, OSError, ValueError):
-        raise ValueError(
+        raise InvalidMemoryError(
             f"event {event.id!r}: timestamp {event.timestamp!r} is not seconds since the epoch "
             "between the years 1 and 9999 (milliseconds?); nothing of these events was stored"
         ) from None
 
 
-def _entry_of_event(event: Event) -> MemoryEntry | None:
-    """An event's text as a graphmem entry, or ``None`` when it has no text to remember."""
+def _entries_of_event(event: Event) -> list[MemoryEntry]:
+    """An event's text as graphmem entries (one, or several when it is over graphmem's
+    limit), or none when it has no text to remember."""
     content = event.content
     if event.partial or content is None or not content.parts:
-        return None
+        return []
     # Function calls and responses are the agent's plumbing, and thoughts its scratchpad:
     # only what was said is remembered.
     texts = [part.text for part in content.parts if part.text and part.text.strip() and not part.thought]
     if not texts:
-        return None
-    return MemoryEntry(
-        content=Content(role=content.role or "user", parts=[Part(text=t) for t in texts]),
-        author=event.author or content.role or "user",
-        timestamp=_event_time(event),
+        return []
+    role = content.role or _role_of(event.author)
+    return _entries_saying(
+        texts, role=role, author=event.author or role, when=_event_time(event), what=f"event {event.id!r}"
     )
 
 
-def _entry_of_memory(memory: AdkMemoryEntry) -> MemoryEntry | None:
+def _entries_of_memory(memory: AdkMemoryEntry) -> list[MemoryEntry]:
+    """An ADK memory's text as graphmem entries (several when it is over graphmem's limit),
+    or none when it has no text."""
     content = memory.content
     texts = [part.text for part in content.parts or [] if part.text and part.text.strip() and not part.thought]
     if not texts:
-        return None
-    if memory.timestamp is None:
-        when = datetime.now(UTC)
-    else:
-        try:
-            when = datetime.fromisoformat(memory.timestamp)
-        except ValueError:
-            raise ValueError(
-                f"memory timestamp {memory.timestamp[:40]!r} is not ISO 8601 (such as 2026-01-09T20:15:00+00:00)"
-            ) from None
-    return MemoryEntry(
-        content=Content(role=content.role or "user", parts=[Part(text=t) for t in texts]),
-        author=memory.author or content.role or "user",
-        timestamp=when,
+        return []
+    role = content.role or _role_of(memory.author)
+    return _entries_saying(
+        texts, role=role, author=memory.author or role, when=_memory_time(memory),
+        what=f"memory {memory.id!r}" if memory.id else "a memory",
     )
+
+
+def _role_of(author: str | None) -> str:
+    """The role of a message whose content names none: ``"user"`` for what ADK's author
+    ``"user"`` said, ``"model"`` for anything else (an agent's own words, which must not come
+    back as the user's)."""
+    return "user" if author == "user" else "model"
+
+
+def _memory_time(memory: AdkMemoryEntry) -> datetime:
+    """An ADK memory's timestamp as an aware UTC datetime (now when it has none). One without
+    an offset is local time: ADK's memory services write ``datetime.fromtimestamp(ts).isoformat()``."""
+    if memory.timestamp is None:
+        return datetime.now(UTC)
+    try:
+        when = datetime.fromisoformat(memory.timestamp)
+    except ValueError:
+        raise InvalidMemoryError(
+            f"memory timestamp {memory.timestamp[:40]!r} is not ISO 8601 (such as 2026-01-09T20:15:00+00:00)"
+        ) from None
+    try:
+        return as_utc(when.astimezone() if when.tzinfo is None else when)
+    except (OverflowError, OSError, ValueError):
+        raise InvalidMemoryError(
+            f"memory timestamp {memory.timestamp[:40]!r} is outside years 1 to 9999 once read in UTC"
+        ) from None
+
+
+#: A UTF-16 surrogate: in a Python string always a lone one, which no store can carry.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+#: How far back from graphmem's limit a long text is cut at a space rather than mid-word.
+_CUT_LOOKBACK = 1_000
+
+
+def _entries_saying(texts: Sequence[str], *, role: str, author: str, when: datetime, what: str) -> list[MemoryEntry]:
+    """Entries holding ``texts`` (the parts of one message), each within graphmem's text
+    limit: one message is never the reason a whole session cannot be stored.
+
+    A lone surrogate (not Unicode: neither the journal nor Neo4j can carry it) is replaced
+    by U+FFFD; a message over :data:`~graphmem._models.MAX_TEXT_LENGTH` characters is
+    stored as consecutive entries of that author, role and time. Both are logged."""
+    if any(_SURROGATE.search(t) for t in (*texts, role, author)):
+        logger.warning("%s: its text holds lone surrogates (not Unicode): stored with U+FFFD in their place", what)
+        texts = [_SURROGATE.sub("\ufffd", t) for t in texts]
+        role, author = _SURROGATE.sub("\ufffd", role), _SURROGATE.sub("\ufffd", author)
+
+    def entry(parts: Sequence[str]) -> MemoryEntry:
+        content = Content(role=role, parts=[Part(text=t) for t in parts])
+        return MemoryEntry(content=content, author=author, timestamp=when)
+
+    whole = " ".join(texts)  # what graphmem measures: the text parts joined (MemoryEntry.text)
+    if len(whole) <= MAX_TEXT_LENGTH:
+        return [entry(texts)]
+    pieces = _pieces(whole)
+    logger.warning(
+        "%s: its text is %d characters long, over graphmem's limit of %d: stored as %d consecutive entries",
+        what, len(whole), MAX_TEXT_LENGTH, len(pieces),
+    )
+    return [entry([piece]) for piece in pieces]
+
+
+def _pieces(text: str) -> list[str]:
+    """``text`` cut into pieces of at most ``MAX_TEXT_LENGTH`` characters, at a space where one
+    is near the limit (else mid-word: a run of 1,000 letters is no word anyone searches
+    for); blank pieces are left out."""
+    pieces: list[str] = []
+    rest = text
+    while len(rest) > MAX_TEXT_LENGTH:
+        cut = next(
+            (i for i in range(MAX_TEXT_LENGTH, MAX_TEXT_LENGTH - _CUT_LOOKBACK, -1) if rest[i].isspace()),
+            MAX_TEXT_LENGTH,
+        )
+        pieces.append(rest[:cut])
+        rest = rest[cut:]
+    pieces.append(rest)
+    return [piece.strip() for piece in pieces if piece.strip()]

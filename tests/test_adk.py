@@ -15,6 +15,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -33,8 +34,20 @@ from google.adk.memory.memory_entry import MemoryEntry as AdkMemoryEntry  # noqa
 from google.adk.sessions.session import Session  # noqa: E402
 from google.genai import types  # noqa: E402
 
-from graphmem import Content, Decomposer, EntryRecord, MemoryService, ProjectScopingUnsupportedError  # noqa: E402
+from graphmem import (  # noqa: E402
+    Content,
+    Decomposer,
+    Decomposition,
+    Entity,
+    EntryRecord,
+    GraphmemError,
+    InvalidMemoryError,
+    MemoryService,
+    ProjectScopingUnsupportedError,
+    ServiceClosedError,
+)
 from graphmem import MemoryEntry as GraphmemEntry  # noqa: E402
+from graphmem._models import MAX_TEXT_LENGTH  # noqa: E402
 from graphmem.adk import REPLY_ID_SEPARATOR, GraphmemMemoryService, register_with_adk  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -118,9 +131,9 @@ async def test_thoughts_are_not_remembered(service: MemoryService) -> None:
     assert await stored(service) == [("Tea helps.", "s1", 0)]
 
 
-def voice_event(author: str, text: str, at: float, *, heard: bool) -> Event:
+def voice_event(author: str, text: str, at: float, *, heard: bool, finished: bool = True) -> Event:
     """A live (voice) session's transcription event: no content, what was said as text."""
-    said = types.Transcription(text=text, finished=True)
+    said = types.Transcription(text=text, finished=finished)
     return Event(
         author=author,
         input_transcription=said if heard else None,
@@ -133,8 +146,9 @@ async def test_what_was_said_by_voice_is_remembered(service: MemoryService) -> N
     memory = GraphmemMemoryService(service)
     events = [
         text_event("user", "Remind me: my sister lives in Lisbon.", 0),
-        # One utterance transcribed over two events is one entry, as ADK reads it to the model.
-        voice_event("user", "My dentist is Dr. Okafor ", 1, heard=True),
+        # One utterance transcribed over two events (until one is finished) is one entry, as
+        # ADK reads it to the model; pieces without a space at the boundary get one.
+        voice_event("user", "My dentist is Dr. Okafor", 1, heard=True, finished=False),
         voice_event("user", "on Main Street.", 1.1, heard=True),
         voice_event("companion", "Got it, Dr. Okafor.", 2, heard=False),
         voice_event("user", "   ", 3, heard=True),  # nothing said
@@ -148,6 +162,24 @@ async def test_what_was_said_by_voice_is_remembered(service: MemoryService) -> N
     entries = await service.list_entries(APP, USER)
     assert [(e.memory.author, e.memory.content.role) for e in entries[1:]] == [("user", "user"), ("companion", "model")]
     assert entries[1].memory.timestamp == T0 + timedelta(minutes=1.1)  # when the utterance ended
+
+
+async def test_each_finished_utterance_is_its_own_memory(service: MemoryService) -> None:
+    """Two finished transcriptions of one speaker in a row are two utterances (ADK's finished
+    event holds all of one): they were glued into "...LisbonMy dog...", and "Lisbon" was lost."""
+    memory = GraphmemMemoryService(service)
+    events = [
+        voice_event("user", "My sister lives in Lisbon", 0, heard=True),
+        voice_event("user", "My dog is called Rex", 1, heard=True),
+        voice_event("user", "東京に", 2, heard=True, finished=False),  # no space between these letters
+        voice_event("user", "住んでいます", 2.1, heard=True),
+    ]
+    await memory.add_session_to_memory(session_of("s1", events))
+    assert await stored(service) == [
+        ("My sister lives in Lisbon", "s1", 0), ("My dog is called Rex", "s1", 1), ("東京に住んでいます", "s1", 2)]
+    best = (await memory.search_memory(app_name=APP, user_id=USER, query="Lisbon")).memories[0]
+    assert best.content.parts is not None and best.content.parts[0].text == "My sister lives in Lisbon"
+    assert best.custom_metadata["matched_tokens"] == ["lisbon"]
 
 
 async def test_turns_a_rewind_undid_are_not_remembered(service: MemoryService) -> None:
@@ -174,11 +206,264 @@ async def test_turns_a_rewind_undid_are_not_remembered(service: MemoryService) -
 async def test_an_event_time_out_of_range_is_a_clear_error_and_stores_nothing(service: MemoryService, stamp: float) -> None:
     memory = GraphmemMemoryService(service)
     bad = Event(author="user", content=types.Content(role="user", parts=[types.Part(text="hi")]), timestamp=stamp)
-    with pytest.raises(ValueError, match=r"is not seconds since the epoch .*nothing of these events was stored"):
+    with pytest.raises(InvalidMemoryError, match=r"is not seconds since the epoch .*nothing of these events was stored"):
         await memory.add_session_to_memory(session_of("s1", [text_event("user", "hello", 0), bad]))
     with pytest.raises(ValueError, match="milliseconds"):
         await memory.add_events_to_memory(app_name=APP, user_id=USER, events=[text_event("user", "hello", 0), bad])
     assert await stored(service) == []
+
+
+async def test_a_session_loaded_in_part_keeps_the_turns_before_it(service: MemoryService) -> None:
+    """A runner that loads only the latest events (``GetSessionConfig(num_recent_events=N)``)
+    passes a part of the session: the stored turns older than its first event stay, and
+    from that event on the session is replaced as always (a rewind in it still undoes)."""
+    for project in (None, "p1") if service.supports_project_scoping() else (None,):
+        memory = GraphmemMemoryService(service, project_id=project)
+        full = [
+            text_event("user", "My sister Maria lives in Lisbon.", 0, invocation_id="i1"),
+            text_event("companion", "Noted.", 1, invocation_id="i1"),
+            text_event("user", "I like green tea.", 2, invocation_id="i2"),
+            text_event("companion", "Green tea, noted.", 3, invocation_id="i2"),
+        ]
+        await memory.add_session_to_memory(session_of("s1", full))
+        before = {e.memory.text: e for e in await service.session_entries(APP, USER, "s1", project_id=project)}
+
+        # The last two events, one more turn, then that turn rewound and another said.
+        window = [
+            *full[2:],
+            text_event("user", "My bank PIN is 1234.", 4, invocation_id="i3"),
+            Event(author="user", invocation_id="i4", actions=EventActions(rewind_before_invocation_id="i3"),
+                  timestamp=(T0 + timedelta(minutes=5)).timestamp()),
+            text_event("user", "My dog is called Rex.", 6, invocation_id="i5"),
+        ]
+        await memory.add_session_to_memory(session_of("s1", window))
+        after = await service.session_entries(APP, USER, "s1", project_id=project)
+        assert [(e.memory.text, e.position) for e in after] == [
+            ("My sister Maria lives in Lisbon.", 0), ("Noted.", 1), ("I like green tea.", 2),
+            ("Green tea, noted.", 3), ("My dog is called Rex.", 4)]
+        # The kept turns are the stored ones (same ids; their terms: the next test).
+        for kept in after[:2]:
+            assert kept.entry_id == before[kept.memory.text].entry_id
+        found = (await memory.search_memory(app_name=APP, user_id=USER, query="Where does Maria live?")).memories
+        assert found[0].content.parts is not None and found[0].content.parts[0].text == "My sister Maria lives in Lisbon."
+        assert "Noted." in [m.content.parts[0].text for m in found]  # type: ignore[index]  # still its NEXT neighbour
+
+        # The whole session again: replaced as it always was, the rewound turn gone.
+        await memory.add_session_to_memory(session_of("s1", full + window[2:]))
+        assert [(e.memory.text, e.position) for e in await service.session_entries(APP, USER, "s1", project_id=project)] == [
+            (e, i) for i, e in enumerate(
+                ["My sister Maria lives in Lisbon.", "Noted.", "I like green tea.", "Green tea, noted.", "My dog is called Rex."])]
+        # A session of no events covers no time: nothing is replaced.
+        await memory.add_session_to_memory(session_of("s1", []))
+        assert len(await service.session_entries(APP, USER, "s1", project_id=project)) == 5
+
+
+async def test_the_turns_before_a_partly_loaded_session_keep_their_terms(service: MemoryService) -> None:
+    """A kept turn is stored again with the terms it had, not decomposed anew."""
+    memory = GraphmemMemoryService(service)
+    await memory.add_session_to_memory(session_of("s1", [text_event("user", "Maria visits Porto.", 0),
+                                                         text_event("user", "She likes trams.", 1)]))
+    [first, _] = await service.session_entries(APP, USER, "s1")
+    own_terms = {first.entry_id: Decomposition(tokens=("own-term",), entities=(Entity("Own Name", "PERSON"),))}
+    # Restored with terms of its own (what an export carries): a re-decomposition would lose them.
+    await service.restore_session(APP, USER, "s1", [
+        EntryRecord(memory=first.memory, entry_id=first.entry_id, position=0, terms=own_terms[first.entry_id])])
+    await memory.add_session_to_memory(session_of("s1", [text_event("user", "She likes trams.", 1)]))
+    assert [e.memory.text for e in await service.session_entries(APP, USER, "s1")] == ["Maria visits Porto.", "She likes trams."]
+    assert await service.entry_terms(APP, USER, [first.entry_id]) == own_terms
+
+
+async def test_the_example_agent_with_a_window_of_recent_events_forgets_nothing(
+    service: MemoryService, example_on_path: None
+) -> None:
+    """repro: the example agent stores its session after every turn; with
+    ``GetSessionConfig(num_recent_events=4)`` the Runner hands it the last 4 events only,
+    and the first turns were deleted from memory."""
+    from google.adk.agents import LlmAgent
+    from google.adk.agents.run_config import RunConfig
+    from google.adk.runners import Runner
+    from google.adk.sessions import InMemorySessionService
+    from google.adk.sessions.base_session_service import GetSessionConfig
+
+    sys.path.insert(0, str(EXAMPLE))
+    from memory_agent.agent import remember_session
+    from memory_agent.scripted_model import RecallingModel
+
+    memory = GraphmemMemoryService(service)
+    agent = LlmAgent(name="companion", model=RecallingModel(), tools=[], after_agent_callback=remember_session)
+    sessions = InMemorySessionService()
+    runner = Runner(app_name=APP, agent=agent, session_service=sessions, memory_service=memory)
+    config = RunConfig(get_session_config=GetSessionConfig(num_recent_events=4))
+    session = await sessions.create_session(app_name=APP, user_id=USER)
+    said = ["My sister Maria lives in Lisbon.", "I like green tea.", "My dog is called Rex.", "I work as a nurse."]
+    for text in said:
+        message = types.Content(role="user", parts=[types.Part(text=text)])
+        [e async for e in runner.run_async(user_id=USER, session_id=session.id, new_message=message, run_config=config)]
+    entries = await service.session_entries(APP, USER, session.id)
+    assert [e.memory.text for e in entries if e.memory.author == "user"] == said
+    assert [e.position for e in entries] == list(range(8))  # a question and an answer per turn, none twice
+    found = (await memory.search_memory(app_name=APP, user_id=USER, query="Where does Maria live?")).memories
+    assert found[0].content.parts is not None and found[0].content.parts[0].text == said[0]
+    await runner.close()
+
+
+async def test_a_text_over_the_limit_is_stored_in_parts_and_never_blocks_the_session(
+    service: MemoryService, caplog: pytest.LogCaptureFixture
+) -> None:
+    """One pasted log over graphmem's limit (or a lone surrogate) made every later
+    add_session_to_memory of the session fail: nothing of it was stored from then on."""
+    memory = GraphmemMemoryService(service)
+    blob = ("q" * 599 + " ") * 1_800  # words too long to be terms: cheap to decompose
+    assert len(blob) > MAX_TEXT_LENGTH
+    events = [
+        text_event("user", "Here is my build log:", 0),
+        text_event("user", blob, 1),
+        text_event("companion", "Broken \ud800 glyph.", 2),
+        text_event("user", "My dog is called Rex.", 3),
+    ]
+    with caplog.at_level("WARNING", logger="graphmem.adk"):
+        await memory.add_session_to_memory(session_of("s1", events))
+    entries = await service.session_entries(APP, USER, "s1")
+    assert [e.memory.text[:25] for e in entries] == [
+        "Here is my build log:", "q" * 25, "q" * 25, "Broken \ufffd glyph.", "My dog is called Rex."]
+    parts = entries[1:3]
+    assert all(len(e.memory.text) <= MAX_TEXT_LENGTH for e in parts)
+    assert " ".join(e.memory.text for e in parts) == blob.strip()  # cut at a space, nothing lost
+    assert {(e.memory.author, e.memory.content.role, e.memory.timestamp) for e in parts} == {
+        ("user", "user", T0 + timedelta(minutes=1))}
+    warned = [r.getMessage() for r in caplog.records if r.name == "graphmem.adk"]
+    assert len(warned) == 2 and "stored as 2 consecutive entries" in warned[0] and "U+FFFD" in warned[1]
+
+    await memory.add_memory(app_name=APP, user_id=USER, memories=[
+        AdkMemoryEntry(content=types.Content(role="user", parts=[types.Part(text=blob)])),
+        AdkMemoryEntry(content=types.Content(role="user", parts=[types.Part(text="odd \udfff one")]), author="us\ud800er"),
+    ])
+    loose = sorted((e.memory.text[:12], e.memory.author) for e in await service.list_entries(APP, USER) if e.session_id is None)
+    assert loose == [("odd \ufffd one", "us\ufffder"), ("q" * 12, "user"), ("q" * 12, "user")]
+
+
+async def test_a_batch_outside_sessions_is_stored_in_one_write(decomposer: Decomposer, tmp_path: Path) -> None:
+    """add_memory and add_events_to_memory without a session stored one entry at a time: a
+    failure part-way left the first ones stored, and a retry stored them twice. Now one
+    write holds the batch (one journal record), so a failure stores none of it."""
+    from graphmem import open_memory
+
+    service = await open_memory(tmp_path / "m.journal", nlp=decomposer)
+    memory = GraphmemMemoryService(service)
+
+    def records() -> int:
+        [segment] = (tmp_path / "m.journal.d").glob("*.journal")
+        return len(segment.read_text(encoding="utf-8").splitlines()) - 1  # the segment's header aside
+
+    await memory.add_memory(app_name=APP, user_id=USER, memories=[
+        AdkMemoryEntry(content=types.Content(role="user", parts=[types.Part(text=f"fact {i}")])) for i in range(3)])
+    assert records() == 1
+    await memory.add_events_to_memory(app_name=APP, user_id=USER, events=[text_event("user", f"note {i}", i) for i in range(3)])
+    assert records() == 2
+    assert len(await service.list_entries(APP, USER)) == 6
+    await service.close()
+
+
+async def test_content_without_a_role_is_the_users_only_when_the_user_said_it(service: MemoryService) -> None:
+    """An agent's event without a role came back as ``role="user"``: the agent's own words
+    presented to the model as something the user said."""
+    memory = GraphmemMemoryService(service)
+
+    def unroled(author: str, text: str, at: float) -> Event:
+        return Event(author=author, content=types.Content(parts=[types.Part(text=text)]), timestamp=(T0 + timedelta(minutes=at)).timestamp())
+
+    await memory.add_session_to_memory(session_of("s1", [unroled("user", "Book me a flight to Oslo.", 0),
+                                                         unroled("travel_agent", "I booked you a flight to Oslo.", 1)]))
+    await memory.add_memory(app_name=APP, user_id=USER, memories=[
+        AdkMemoryEntry(content=types.Content(parts=[types.Part(text="Oslo trip planned")]), author="planner"),
+        AdkMemoryEntry(content=types.Content(parts=[types.Part(text="Oslo is cold")]), author="user")])
+    roles = {e.memory.text: (e.memory.author, e.memory.content.role) for e in await service.list_entries(APP, USER, all_projects=True)}
+    assert roles == {
+        "Book me a flight to Oslo.": ("user", "user"),
+        "I booked you a flight to Oslo.": ("travel_agent", "model"),
+        "Oslo trip planned": ("planner", "model"),
+        "Oslo is cold": ("user", "user"),
+    }
+    recalled = {m.content.parts[0].text: m.content.role for m in (await memory.search_memory(app_name=APP, user_id=USER, query="Oslo flight")).memories}  # type: ignore[index]
+    assert recalled["I booked you a flight to Oslo."] == "model"
+
+
+@pytest.fixture
+def in_tokyo() -> Iterator[None]:
+    """The process's local time zone is Asia/Tokyo (+09:00, no daylight saving) meanwhile."""
+    before = os.environ.get("TZ")
+    os.environ["TZ"] = "Asia/Tokyo"
+    time.tzset()
+    yield
+    if before is None:
+        del os.environ["TZ"]
+    else:
+        os.environ["TZ"] = before
+    time.tzset()
+
+
+async def test_a_memory_time_without_an_offset_is_local_time_as_adk_writes_it(service: MemoryService, in_tokyo: None) -> None:
+    """ADK writes ``MemoryEntry.timestamp`` as ``datetime.fromtimestamp(ts).isoformat()``: local
+    time, no offset. Read as UTC, it was 9 hours off in Tokyo."""
+    memory = GraphmemMemoryService(service)
+    await memory.add_memory(app_name=APP, user_id=USER, memories=[
+        AdkMemoryEntry(content=types.Content(role="user", parts=[types.Part(text="local note")]),
+                       timestamp=datetime.fromtimestamp(T0.timestamp()).isoformat()),
+        AdkMemoryEntry(content=types.Content(role="user", parts=[types.Part(text="aware note")]),
+                       timestamp="2026-01-09T20:00:00-05:00")])
+    times = {e.memory.text: e.memory.timestamp for e in await service.list_entries(APP, USER)}
+    assert times == {"local note": T0, "aware note": T0 + timedelta(hours=5)}
+    with pytest.raises(InvalidMemoryError, match="outside years 1 to 9999"):
+        await memory.add_memory(app_name=APP, user_id=USER, memories=[
+            AdkMemoryEntry(content=types.Content(role="user", parts=[types.Part(text="x")]), timestamp="0001-01-01T01:00:00")])
+
+
+async def test_deliberate_refusals_are_graphmem_errors_and_value_errors(service: MemoryService) -> None:
+    memory = GraphmemMemoryService(service)
+    bad_time = Event(author="user", content=types.Content(role="user", parts=[types.Part(text="hi")]), timestamp=1.7e12)
+    refusals = [
+        memory.add_session_to_memory(session_of("s1", [bad_time])),
+        memory.add_events_to_memory(app_name=APP, user_id=USER, events=[text_event("user", "x", 0)],
+                                    custom_metadata={"project_id": "elsewhere"}),
+        memory.add_memory(app_name=APP, user_id=USER, memories=[
+            AdkMemoryEntry(content=types.Content(role="user", parts=[types.Part(text="x")]), timestamp="soon")]),
+    ]
+    for refusal in refusals:
+        with pytest.raises(GraphmemError) as raised:
+            await refusal
+        assert isinstance(raised.value, InvalidMemoryError) and isinstance(raised.value, ValueError)
+    assert await stored(service) == []
+
+
+async def test_close_is_final(decomposer: Decomposer, tmp_path: Path) -> None:
+    """A call after close() reopened the store: ``memory:`` came back empty, and a journal took
+    its writer lock again, which nothing released."""
+    from graphmem import open_memory
+
+    store = tmp_path / "m.journal"
+    memory = GraphmemMemoryService(uri=store.as_uri(), nlp=decomposer)
+    await memory.add_memory(app_name=APP, user_id=USER, memories=[
+        AdkMemoryEntry(content=types.Content(role="user", parts=[types.Part(text="walnut allergy")]))])
+    await memory.close()
+    for call in (
+        memory.search_memory(app_name=APP, user_id=USER, query="walnut"),
+        memory.add_session_to_memory(session_of("s1", [text_event("user", "hi", 0)])),
+        memory.delete_memory(app_name=APP, user_id=USER, memory_id="abc"),
+        memory.memory_service(),
+    ):
+        with pytest.raises(ServiceClosedError, match="was closed"):
+            await call
+    await memory.close()  # idempotent
+    other = await open_memory(store, nlp=decomposer)  # the writer lock is free: nothing reopened it
+    assert [e.memory.text for e in await other.list_entries(APP, USER)] == ["walnut allergy"]
+
+    # A service given by its owner stays open for the owner; this ADK service is done.
+    given = GraphmemMemoryService(other)
+    await given.close()
+    with pytest.raises(ServiceClosedError):
+        await given.search_memory(app_name=APP, user_id=USER, query="walnut")
+    assert len(await other.list_entries(APP, USER)) == 1
+    await other.close()
 
 
 async def test_add_events_to_memory_appends_a_delta_to_the_session(service: MemoryService) -> None:
@@ -217,7 +502,7 @@ async def test_add_memory_stores_entries_outside_sessions(service: MemoryService
 
     bad = AdkMemoryEntry(content=types.Content(role="user", parts=[types.Part(text="x")]), timestamp="yesterday")
     good = AdkMemoryEntry(content=types.Content(role="user", parts=[types.Part(text="figs")]))
-    with pytest.raises(ValueError, match="ISO 8601"):
+    with pytest.raises(InvalidMemoryError, match="ISO 8601"):
         await memory.add_memory(app_name=APP, user_id=USER, memories=[good, bad])
     assert len(await service.list_entries(APP, USER)) == 1  # checked before anything is stored
 
@@ -290,7 +575,7 @@ async def test_a_project_scopes_every_call_or_is_refused(service: MemoryService)
 
     assert texts(await trip.search_memory(app_name=APP, user_id=USER, query="kiwi")) == {"global kiwi note", "trip kiwi plan", "more kiwi"}
     assert texts(await everywhere.search_memory(app_name=APP, user_id=USER, query="kiwi")) == {"global kiwi note"}
-    with pytest.raises(ValueError, match="project"):
+    with pytest.raises(InvalidMemoryError, match="project"):
         await trip.add_events_to_memory(app_name=APP, user_id=USER, session_id="s1", events=[text_event("user", "x", 3)],
                                         custom_metadata={"project_id": "work"})
 

@@ -202,6 +202,16 @@ async def test_adapter_reports_capability_and_health(service: MemoryService) -> 
     await adapter.health_check()
 
 
+@pytest.mark.parametrize("bad", [None, "", "x" * 300, "a\nb", 5])
+async def test_adapter_refuses_a_bad_app_or_user_when_built(service: MemoryService, bad: object) -> None:
+    """Built with ``user_id=None``, an adapter's ``search`` raised pydantic's ValidationError
+    and its ``add`` InvalidIdentifierError: now the constructor refuses it, as a bad project."""
+    with pytest.raises(InvalidIdentifierError, match="app_name"):
+        MemoryServiceAdapter(service, bad, USER)  # type: ignore[arg-type]
+    with pytest.raises(InvalidIdentifierError, match="user_id"):
+        MemoryServiceAdapter(service, APP, bad)  # type: ignore[arg-type]
+
+
 # ---------------------------------------------------------------------------- isolation
 
 
@@ -760,6 +770,43 @@ async def test_delete_session_removes_only_that_session(service: MemoryService) 
     assert await stored_texts(service, user="bob") == ["bob hiking"]
     assert await service.delete_session(APP, USER, "s1") == 0
     assert await service.delete_session(APP, USER, "never-existed") == 0
+
+
+async def test_session_entries_are_one_session_of_one_scope_in_position_order(service: MemoryService) -> None:
+    await service.add_session(APP, USER, "s1", [entry("first turn"), entry("second turn", at=1), entry("third turn", at=2)])
+    await service.append_to_session(APP, USER, "s1", [entry("appended turn", at=3)])
+    await service.add_session(APP, USER, "s2", [entry("another session")])
+    await service.add_entry(APP, USER, entry("outside any session"))
+    await service.add_session(APP, "bob", "s1", [entry("bob's turn")])
+    middle = next(e for e in await service.list_entries(APP, USER) if e.memory.text == "second turn")
+    await service.delete_entry(APP, USER, middle.entry_id)  # a gap in the positions stays a gap
+
+    found = await service.session_entries(APP, USER, "s1")
+    assert [(e.memory.text, e.position, e.session_id, e.project_id) for e in found] == [
+        ("first turn", 0, "s1", None), ("third turn", 2, "s1", None), ("appended turn", 3, "s1", None)]
+    listed = {e.entry_id: e for e in await service.list_entries(APP, USER)}
+    assert all(listed[e.entry_id] == e for e in found)  # the same entries list_entries gives
+    assert [e.memory.text for e in await service.session_entries(APP, "bob", "s1")] == ["bob's turn"]
+    assert await service.session_entries(APP, USER, "never-existed") == []
+    assert await service.session_entries("other-app", USER, "s1") == []
+    for bad in ("", None, "x" * 300):
+        with pytest.raises(InvalidIdentifierError):
+            await service.session_entries(APP, USER, bad)  # type: ignore[arg-type]
+        with pytest.raises(InvalidIdentifierError):
+            await service.session_entries(APP, bad, "s1")  # type: ignore[arg-type]
+
+    if not service.supports_project_scoping():
+        with pytest.raises(ProjectScopingUnsupportedError, match=r"session_entries\(\)"):
+            await service.session_entries(APP, USER, "s1", project_id="p1")
+        return
+    await service.add_session_to_project(APP, USER, "s1", "p1", [entry("project turn"), entry("project reply", at=1)])
+    assert [e.memory.text for e in await service.session_entries(APP, USER, "s1", project_id="p1")] == [
+        "project turn", "project reply"]
+    assert [e.memory.text for e in await service.session_entries(APP, USER, "s1")] == [
+        "first turn", "third turn", "appended turn"]  # the global session, not the project's
+    assert await service.session_entries(APP, USER, "s1", project_id="p2") == []
+    with pytest.raises(InvalidProjectIdError):
+        await service.session_entries(APP, USER, "s1", project_id="")
 
 
 async def test_recent_entries_of_a_scope_fill_the_page_from_that_scope(service: MemoryService) -> None:

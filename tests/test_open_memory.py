@@ -208,6 +208,40 @@ def test_cli_settings_map_to_a_uri_and_back() -> None:
     assert redact_uri(uri) == "bolt://ann:***@127.0.0.1:7687?database=db"
 
 
+def test_the_uri_credentials_are_kept_unless_the_settings_override_them() -> None:
+    """``--neo4j-uri bolt://alice:secret@host`` without ``--neo4j-password`` connected as
+    ``neo4j`` without a password: the URI's credentials were dropped."""
+    from graphmem.cli._context import Settings
+
+    def credentials(uri: str, user: str | None, password: str | None) -> tuple[str | None, str | None]:
+        store = parse_store_uri(neo4j_store_uri(uri, user=user, password=password))
+        return store.user, store.password
+
+    written = "bolt://alice:s%40cret@127.0.0.1:7687"
+    assert credentials(written, None, None) == ("alice", "s@cret")
+    assert credentials(written, "neo4j", None) == ("alice", "s@cret")  # the CLI's default user overrides nothing
+    assert credentials(written, "bob", None) == ("bob", "s@cret")
+    assert credentials(written, "neo4j", "other") == ("alice", "other")
+    assert credentials(written, "bob", "other") == ("bob", "other")
+    assert credentials("bolt://alice@127.0.0.1:7687", "neo4j", None) == ("alice", None)
+    assert credentials("bolt://127.0.0.1:7687", "neo4j", None) == (None, None)
+    assert credentials("bolt://127.0.0.1:7687", "neo4j", "pw") == ("neo4j", "pw")
+    cli = Settings(backend="neo4j", store=None, neo4j_uri=written, neo4j_user="neo4j", neo4j_password=None,
+                   neo4j_database=None)
+    store = parse_store_uri(cli.target())
+    assert (store.user, store.password) == ("alice", "s@cret")
+    assert "cret" not in cli.describe()
+
+
+@pytest.mark.parametrize("port", ["99999", "-1", "65536"])
+def test_a_port_out_of_range_says_so_without_the_password(port: str) -> None:
+    with pytest.raises(InvalidStoreUriError, match="port must be a number from 0 to 65535") as raised:
+        parse_store_uri(f"bolt://ann:hunter2@127.0.0.1:{port}")
+    assert "hunter2" not in str(raised.value)
+    with pytest.raises(InvalidStoreUriError, match="its port is no number"):
+        parse_store_uri("bolt://ann:hunter2@127.0.0.1:77x")
+
+
 async def test_related_words_from_the_factory_or_the_environment(
     decomposer: Decomposer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

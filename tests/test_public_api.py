@@ -147,6 +147,21 @@ def test_the_error_tree() -> None:
     assert issubclass(InvalidProjectIdError, InvalidIdentifierError)
     assert issubclass(ProjectScopingUnsupportedError, UnsupportedOperationError)
     assert issubclass(BackendUnavailableError, ConnectionError)
+    assert issubclass(graphmem.InvalidMemoryError, GraphmemError) and issubclass(graphmem.InvalidMemoryError, ValueError)
+    assert issubclass(graphmem.ServiceClosedError, GraphmemError)
+
+
+def test_the_readme_names_every_exported_error() -> None:
+    """README's "Errors, one tree" lists every GraphmemError graphmem exports (it left out
+    InvalidStoreUriError, which open_memory and the ADK service raise)."""
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    tree = readme.split("**Errors**, one tree:", 1)[1].split("\n\n", 1)[0]
+    exported = [
+        name for name in graphmem.__all__
+        if isinstance(value := getattr(graphmem, name), type) and issubclass(value, GraphmemError)
+    ]
+    assert "InvalidStoreUriError" in exported
+    assert [name for name in exported if f"`{name}`" not in tree] == []
 
 
 # ---------------------------------------------------------------------------- side effects

@@ -491,6 +491,10 @@ class Neo4jMemoryService(MemoryService):
         params = {**_owner_params(owner), "project_id": project_id, "session_id": session_id}
         return set(await self._read_single("session_authors", params, "authors"))
 
+    async def _session_entries(self, owner: Owner, project_id: str | None, session_id: str) -> list[StoredEntry]:
+        params = {**_owner_params(owner), "project_id": project_id, "session_id": session_id}
+        return [stored_entry_from_properties(r["entry"]) for r in await self._read("session_entries", params)]
+
     async def _entries_around(
         self, owner: Owner, project_id: str | None, entry_ids: Sequence[str], reach: int
     ) -> list[CandidateStats]:

@@ -956,6 +956,14 @@ class GraphMemoryService(MemoryService):
             own = self._entries.get(owner, {})
             return {own[i].author for i in self._sessions.get(owner, {}).get((project_id, session_id), ()) if i in own}
 
+    async def _session_entries(self, owner: Owner, project_id: str | None, session_id: str) -> list[StoredEntry]:
+        with self._lock:
+            self._ensure_loaded()
+            own = self._entries.get(owner, {})
+            # The session index keeps its ids in position order.
+            ids = self._sessions.get(owner, {}).get((project_id, session_id), ())
+            return [own[i].stored() for i in ids if i in own]
+
     async def _entries_around(
         self, owner: Owner, project_id: str | None, entry_ids: Sequence[str], reach: int
     ) -> list[CandidateStats]:
