@@ -187,7 +187,9 @@ class GraphmemMemoryService(BaseMemoryService):
         self._uri = uri
         self._owns_service = service is None
         self._nlp = nlp
-        self._opening = asyncio.Lock()
+        # One lock per event loop: an asyncio lock belongs to the loop that first waited on
+        # it, and ADK's synchronous Runner.run calls from a new loop every turn.
+        self._opening: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
         self._closed = False
         self.project_id = project_id
         self.limit = limit
@@ -201,7 +203,7 @@ class GraphmemMemoryService(BaseMemoryService):
         """
         self._refuse_if_closed()
         if self._service is None:
-            async with self._opening:
+            async with self._opening_lock():
                 if self._service is None:
                     assert self._uri is not None
                     service = await open_memory(self._uri, nlp=self._nlp)
@@ -216,6 +218,12 @@ class GraphmemMemoryService(BaseMemoryService):
                         self._refuse_if_closed()
                     self._service = service
         return self._service
+
+    def _opening_lock(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        if self._opening is None or self._opening[0] is not loop:
+            self._opening = (loop, asyncio.Lock())
+        return self._opening[1]
 
     async def close(self) -> None:
         """Close the store if this service opened it (from a ``uri``); a ``service`` given

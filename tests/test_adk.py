@@ -889,3 +889,25 @@ async def test_a_memory_id_of_several_messages_deletes_only_what_is_the_users(se
     await memory.delete_memory(app_name=APP, user_id=USER, memory_id="a+b")
     assert [text for text, _, _ in await stored(service)] == ["y"]
     assert mine[0] == "Maria likes figs"
+
+
+def test_a_service_built_before_any_loop_serves_one_loop_after_another(decomposer: Decomposer) -> None:
+    """ADK builds the service before any event loop runs, and its synchronous
+    ``Runner.run`` calls it from a new loop every turn. The lock the first calls wait on to
+    open the store belonged to the first loop that waited: when that opening failed (the
+    server down for a moment), every call of the next loop failed with "bound to a
+    different event loop" instead of trying to open the store again."""
+    import asyncio
+
+    from graphmem import BackendUnavailableError
+
+    memory = GraphmemMemoryService(uri="graphmem+bolt://127.0.0.1:9", nlp=decomposer)  # nothing listens there
+
+    async def three_first_calls() -> list[Any]:
+        calls = [memory.search_memory(app_name=APP, user_id=USER, query="sister") for _ in range(3)]
+        return await asyncio.gather(*calls, return_exceptions=True)
+
+    for _ in range(2):  # a new loop each time
+        outcomes = asyncio.run(three_first_calls())
+        assert all(isinstance(o, BackendUnavailableError) for o in outcomes), outcomes
+    asyncio.run(memory.close())

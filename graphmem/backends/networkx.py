@@ -958,7 +958,7 @@ class GraphMemoryService(MemoryService):
 
     async def _session_entries(self, owner: Owner, project_id: str | None, session_id: str) -> list[StoredEntry]:
         with self._lock:
-            self._ensure_loaded()
+            self._ensure_loaded(owner)
             own = self._entries.get(owner, {})
             # The session index keeps its ids in position order.
             ids = self._sessions.get(owner, {}).get((project_id, session_id), ())
