@@ -52,7 +52,7 @@ from graphmem._models import (
 )
 from graphmem._open import open_memory
 from graphmem._scoring import ScoringWeights
-from graphmem._service import EntryRecord, MemoryService, MemoryStats, StoredEntry
+from graphmem._service import EntityMentions, EntryRecord, MemoryService, MemoryStats, StoredEntry
 from graphmem.backends.networkx import GraphMemoryService
 
 if TYPE_CHECKING:
@@ -67,6 +67,7 @@ __all__ = [
     "Decomposition",
     "DecompositionError",
     "Entity",
+    "EntityMentions",
     "EntryIdConflictError",
     "EntryRecord",
     "FixtureEntry",

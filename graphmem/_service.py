@@ -92,6 +92,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CypherView",
+    "EntityMentions",
     "EntryRecord",
     "MemoryStats",
     "MemoryService",
@@ -258,6 +259,15 @@ class CypherView:
     graph: Any = None
     driver: Any = None
     database: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EntityMentions:
+    """What :meth:`MemoryService.entity_mentions` found: how many entries of a scope
+    mention an entity, and the newest of them."""
+
+    total: int
+    entries: list[StoredEntry]
 
 
 @dataclass(frozen=True, slots=True)
@@ -842,6 +852,60 @@ class MemoryService(ABC):
         validate_identifier(entry_id, "entry_id")
         found = await self._fetch_entries(owner, [entry_id])
         return found[0] if found else None
+
+    async def get_entries(self, app_name: str, user_id: str, entry_ids: Sequence[str]) -> list[StoredEntry]:
+        """The user's entries with these ids (in any scope), in the order given, each once;
+        ids the user does not hold are left out (ids never cross users). One read for all
+        of them: what :meth:`get_entry` reads for one.
+
+        Raises:
+            InvalidIdentifierError: a bad app, user or entry id.
+        """
+        owner = self._owner(app_name, user_id)
+        ids = list(dict.fromkeys(entry_ids))
+        for entry_id in ids:
+            validate_identifier(entry_id, "entry_id")
+        found = {e.entry_id: e for e in await self._fetch_entries(owner, ids)} if ids else {}
+        return [found[i] for i in ids if i in found]
+
+    async def entity_mentions(
+        self, app_name: str, user_id: str, name: str, *, project_id: str | None = None, limit: int = 10
+    ) -> EntityMentions:
+        """The user's newest ``limit`` entries mentioning the entity ``name`` (as stored:
+        spaCy's name, lowercased; see :func:`~graphmem._decompose.normalise_entity_name`),
+        and how many mention it, in the scope a search sees: global entries, plus
+        ``project_id``'s when given. Newest as :meth:`recent_entries` orders them.
+
+        Reads the entity's mentions only (from its node), never the user's other entries.
+
+        Raises:
+            ValueError: ``limit`` is not an integer from 1 to 2**31 - 1.
+            ProjectScopingUnsupportedError: ``project_id`` on a backend without projects.
+        """
+        owner = self._owner(app_name, user_id)
+        if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIST_LIMIT:
+            raise ValueError(f"limit must be an integer from 1 to {MAX_LIST_LIMIT}, got {limit!r}")
+        if project_id is not None:
+            self._require_projects("entity_mentions")
+            validate_project_id(project_id)
+        scope = RecentScope(global_only=project_id is None, project_id=project_id)
+        total, ids = await self._entity_mentions(owner, name, scope, limit)
+        found = {e.entry_id: e for e in await self._fetch_entries(owner, ids)} if ids else {}
+        return EntityMentions(total=total, entries=[found[i] for i in ids if i in found])
+
+    async def next_links(self, app_name: str, user_id: str, entry_ids: Sequence[str]) -> list[tuple[str, str]]:
+        """The ``NEXT`` links between the user's entries with these ids: ``(entry id, id of
+        the following entry of its session)`` for each link whose two ends are both among
+        ``entry_ids``, sorted. Reads those entries' links only.
+
+        Raises:
+            InvalidIdentifierError: a bad app, user or entry id.
+        """
+        owner = self._owner(app_name, user_id)
+        ids = list(dict.fromkeys(entry_ids))
+        for entry_id in ids:
+            validate_identifier(entry_id, "entry_id")
+        return sorted(set(await self._next_links(owner, ids))) if ids else []
 
     async def list_recent(
         self, app_name: str, user_id: str, limit: int = 10, *, project_id: str | None = None, global_only: bool = False
@@ -1811,6 +1875,18 @@ class MemoryService(ABC):
         """The owner's newest ``limit`` entries, newest first (``scope``: only the entries it
         holds; ``None``: every entry)."""
         raise UnsupportedOperationError(f"{type(self).__name__} does not support list_recent()")
+
+    async def _entity_mentions(
+        self, owner: Owner, name: str, scope: RecentScope, limit: int
+    ) -> tuple[int, list[str]]:
+        """How many of the owner's entries in ``scope`` mention the entity ``name``, and the
+        ids of the newest ``limit`` of them, newest first (ordered as :meth:`_list_recent`)."""
+        raise UnsupportedOperationError(f"{type(self).__name__} does not support entity_mentions()")
+
+    async def _next_links(self, owner: Owner, entry_ids: Sequence[str]) -> list[tuple[str, str]]:
+        """The ``NEXT`` links (earlier id, later id) from an owner's entry among ``entry_ids``
+        to another among them."""
+        raise UnsupportedOperationError(f"{type(self).__name__} does not support next_links()")
 
     async def _delete_entries(self, owner: Owner, entry_ids: Sequence[str]) -> int:
         raise UnsupportedOperationError(f"{type(self).__name__} does not support delete_entries()")

@@ -630,6 +630,82 @@ def test_graph_errors(runner: CliRunner, demo_store: str, tmp_path: Path) -> Non
     assert neither.exit_code == 2
 
 
+def _one_big_user(path: Path, sessions: int, per_session: int = 20) -> Path:
+    """One user ("app" / "big") of ``sessions`` sessions, each a NEXT chain, with every
+    entry's tokens and entities given (loading runs no spaCy): "paris" in every fourth
+    entry, the token "coffee" in every tenth."""
+    from datetime import UTC, datetime, timedelta
+
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    lines = []
+    for s in range(sessions):
+        entries = []
+        for p in range(per_session):
+            n = s * per_session + p
+            words = [f"w{(n * 7 + k * 13) % 400}" for k in range(6)] + (["coffee"] if n % 10 == 0 else [])
+            entities = [["paris", "GPE"]] if n % 4 == 0 else []
+            entries.append({
+                "id": f"e{n}", "author": "Ann" if p % 2 == 0 else "assistant", "role": "user",
+                "text": " ".join(words) + (" in Paris" if entities else ""),
+                "timestamp": (start + timedelta(minutes=n)).isoformat(), "position": p,
+                "tokens": sorted(set(words)), "entities": entities,
+            })
+        lines.append({"app_name": "app", "user_id": "big", "session_id": f"s{s}", "entries": entries})
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+async def test_a_picture_reads_its_own_entries_only(
+    decomposer: Decomposer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`graph` matched every entry (and every edge) of the user with grand-cypher before
+    keeping the ids it draws: 13-22 s for a user of 1,000 entries, and past its 30 s timeout
+    from ~2,500 (review). Each read now starts from the entity's node or the entries' ids:
+    12 entries of a 3,000-entry user build 12 stored entries, and no query reads the graph."""
+    from graphmem import open_memory
+    from graphmem._fixtures import load_fixtures
+    from graphmem.backends import networkx as networkx_backend
+    from graphmem.cli._graph_picture import gather_picture
+
+    service = await open_memory("memory:", nlp=decomposer)
+    try:
+        await load_fixtures(service, [_one_big_user(tmp_path / "big.jsonl", sessions=150)])
+
+        def whole_graph(self: Any) -> Any:
+            raise AssertionError("the picture asked for the whole graph (a Cypher view)")
+
+        monkeypatch.setattr(type(service), "cypher_view", whole_graph)
+        built = 0
+        stored = networkx_backend._Entry.stored
+
+        def counted(self: Any) -> Any:
+            nonlocal built
+            built += 1
+            return stored(self)
+
+        monkeypatch.setattr(networkx_backend._Entry, "stored", counted)
+        picture = await gather_picture(service, "app", "big", entity="Paris")
+        assert built == 12, built  # the 12 newest of the 750 entries mentioning it, nothing else
+        assert picture.title.endswith("entity “paris”: 12 of 750 entries mentioning it")
+        assert [n.key for n in picture.nodes if n.kind == "Entry"][-1] == "entry:e2996"  # the newest, at the bottom
+        picture = await gather_picture(service, "app", "big", query="coffee", max_entries=5)
+        drawn = {n.key for n in picture.nodes if n.kind == "Entry"}
+        assert len(drawn) >= 5 and "token:coffee" in {n.key for n in picture.nodes}
+        assert all(e.source in drawn and e.target in drawn for e in picture.edges if e.kind == "NEXT")
+    finally:
+        await service.close()
+
+
+def test_graph_project_on_networkx_names_the_option(runner: CliRunner, demo_store: str, tmp_path: Path) -> None:
+    """It said "which graph --project() needs", an option formatted as a method (review)."""
+    for what in (["--entity", "Maria"], ["--query", "Maria"]):
+        result = gm(runner, demo_store, "graph", *ALICE, *what, "--project", "p1", "-o", str(tmp_path / "x.svg"))
+        assert result.exit_code == 1
+        assert one_line_error(result) == (
+            "error: the networkx backend has no projects, which --project needs: use --backend neo4j for project memory"
+        )
+
+
 # ---------------------------------------------------------------------------- demo and neo4j
 
 
@@ -753,6 +829,29 @@ def test_neo4j_graph_picture(runner: CliRunner, neo4j_args: list[str], tmp_path:
                  "--project", "q3-launch", "-o", str(out))
     assert result.exit_code == 0, result.output
     assert "q3-launch" in out.read_text()
+
+
+@pytest.mark.neo4j
+def test_neo4j_draws_the_pictures_networkx_draws(
+    runner: CliRunner, neo4j_args: list[str], store: str, tmp_path: Path
+) -> None:
+    """Both backends read a picture through the same service calls: the same bytes."""
+    big = str(_one_big_user(tmp_path / "big.jsonl", sessions=10))
+    assert gm(runner, store, "load", DEMO, big, "--skip-projects").exit_code == 0
+    alice = tmp_path / "alice.jsonl"  # with the ids networkx gave the demo's entries
+    assert gm(runner, store, "export", *ALICE, "-o", str(alice)).exit_code == 0
+    assert run(runner, *neo4j_args, "load", str(alice), big).exit_code == 0
+    for what in (
+        [*ALICE, "--entity", "Maria"],
+        [*ALICE, "--query", "Who is Biscuit's vet?"],
+        ["--app", "app", "--user", "big", "--entity", "Paris", "--max-entries", "30"],
+        ["--app", "app", "--user", "big", "--query", "coffee w7", "--all-tokens"],
+    ):
+        for suffix in ("svg", "html"):
+            mine, theirs = tmp_path / f"networkx.{suffix}", tmp_path / f"neo4j.{suffix}"
+            assert gm(runner, store, "graph", *what, "-o", str(mine)).exit_code == 0
+            assert run(runner, *neo4j_args, "graph", *what, "-o", str(theirs)).exit_code == 0
+            assert mine.read_text(encoding="utf-8") == theirs.read_text(encoding="utf-8"), what
 
 
 def _maria_in_three_scopes(path: Path) -> Path:

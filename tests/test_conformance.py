@@ -151,6 +151,7 @@ PROJECT_CALLS: dict[str, tuple[str, ProjectCall]] = {
     ),
     "search_with_project_id": ("search", lambda s: search(s, "violin", project="proj")),
     "scope_stats": ("scope_stats", lambda s: s.scope_stats(APP, USER, "proj")),
+    "entity_mentions": ("entity_mentions", lambda s: s.entity_mentions(APP, USER, "maria", project_id="proj")),
     "adapter.with_project_id.search": (
         "search",
         lambda s: MemoryServiceAdapter(s, APP, USER).with_project_id("proj").search("violin"),
@@ -421,6 +422,46 @@ async def test_list_recent_spans_global_and_projects(service: MemoryService) -> 
     assert [(e.memory.text, e.project_id) for e in project_entries] == [("middle project", "p1")]
     stats = await service.stats(APP, USER)
     assert (stats.entries, stats.projects, stats.sessions) == (4, 2, 2)
+
+
+async def test_what_a_picture_reads(service: MemoryService) -> None:
+    """entity_mentions, get_entries and next_links (what `graphmem graph` draws from) start
+    from an entity or from ids, and answer alike on every backend."""
+    await service.add_session(
+        APP, USER, "s1",
+        [entry("Maria moved to Lisbon.", at=0), entry("Lisbon is lovely in spring.", at=1),
+         entry("Maria bakes bread in Lisbon.", at=2)],
+    )
+    await service.add_session(APP, USER, "s2", [entry("I called Maria yesterday.", at=3)])
+    await service.add_session(APP, "bob", "s1", [entry("Maria is my neighbour.", at=4)])
+    ids = {e.memory.text: e.entry_id for e in await service.list_entries(APP, USER)}
+    moved, lovely, bakes, called = (ids[t] for t in ids)
+
+    mentions = await service.entity_mentions(APP, USER, "maria", limit=2)
+    assert mentions.total == 3  # bob's Maria is not alice's
+    assert [e.entry_id for e in mentions.entries] == [called, bakes]  # the newest first
+    assert mentions.entries[0].memory.text == "I called Maria yesterday." and mentions.entries[0].session_id == "s2"
+    assert (await service.entity_mentions(APP, USER, "nobody")).total == 0
+    assert (await service.entity_mentions(APP, "carol", "maria")).entries == []
+    with pytest.raises(ValueError):
+        await service.entity_mentions(APP, USER, "maria", limit=0)
+
+    got = await service.get_entries(APP, USER, [bakes, "no-such-id", moved, bakes])
+    assert [e.entry_id for e in got] == [bakes, moved]  # in the order asked, each once
+    assert await service.get_entries(APP, "bob", [bakes]) == []  # ids never cross users
+
+    assert await service.next_links(APP, USER, [called, bakes, lovely, moved]) == sorted(
+        [(moved, lovely), (lovely, bakes)]
+    )
+    assert await service.next_links(APP, USER, [moved, bakes]) == []  # the link between is not asked for
+    assert await service.next_links(APP, "bob", [moved, lovely]) == []
+
+    if service.supports_project_scoping():
+        await service.add_session_to_project(APP, USER, "s3", "p1", [entry("Maria joined the p1 team.", at=5)])
+        await service.add_session_to_project(APP, USER, "s3", "p2", [entry("Maria left the p2 team.", at=6)])
+        in_p1 = await service.entity_mentions(APP, USER, "maria", project_id="p1", limit=1)
+        assert in_p1.total == 4 and [e.memory.text for e in in_p1.entries] == ["Maria joined the p1 team."]
+        assert (await service.entity_mentions(APP, USER, "maria")).total == 3  # global entries only
 
 
 # ---------------------------------------------------------------------------- adding

@@ -267,6 +267,8 @@ async def test_optional_methods_refuse_by_default(decomposer: Any) -> None:
         lambda: service.list_recent("app", "user"),
         lambda: service.list_entries("app", "user"),
         lambda: service.stats(),
+        lambda: service.entity_mentions("app", "user", "maria"),
+        lambda: service.next_links("app", "user", ["some-id"]),
     ):
         with pytest.raises(UnsupportedOperationError) as raised:
             await call()

@@ -567,6 +567,22 @@ class Neo4jMemoryService(MemoryService):
         records = await self._read("list_recent", params)
         return [stored_entry_from_properties(r["entry"]) for r in records]
 
+    async def _entity_mentions(
+        self, owner: Owner, name: str, scope: RecentScope, limit: int
+    ) -> tuple[int, list[str]]:
+        params = {
+            **_owner_params(owner),
+            "name": name,
+            "project_id": None if scope.global_only else scope.project_id,
+            "limit": limit,
+        }
+        record = await self._read_one("entity_mentions", params)
+        return record["total"], list(record["ids"])
+
+    async def _next_links(self, owner: Owner, entry_ids: Sequence[str]) -> list[tuple[str, str]]:
+        links = await self._read_single("next_links", {**_owner_params(owner), "ids": list(entry_ids)}, "links")
+        return [(a, b) for a, b in links]
+
     async def _all_entries(self, owner: Owner) -> list[StoredEntry]:
         records = await self._read("all_entries", _owner_params(owner))
         return [stored_entry_from_properties(r["entry"]) for r in records]

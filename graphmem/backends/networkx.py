@@ -1112,6 +1112,31 @@ class GraphMemoryService(MemoryService):
         own.sort(key=lambda e: (e.timestamp, e.position, e.session_id or "", e.entry_id), reverse=True)
         return [e.stored() for e in own[:limit]]
 
+    async def _entity_mentions(
+        self, owner: Owner, name: str, scope: RecentScope, limit: int
+    ) -> tuple[int, list[str]]:
+        # From the entity's node: its MENTIONS links come from the owner's entries only.
+        with self._lock:
+            self._ensure_loaded()
+            own = self._entries.get(owner, {})
+            holders = self._graph._pred.get((ENTITY, owner.app_name, owner.user_id, name), {})
+            found = [own[key[3]] for key in holders if key[3] in own and scope.holds(own[key[3]].project_id)]
+        found.sort(key=lambda e: (e.timestamp, e.position, e.session_id or "", e.entry_id), reverse=True)
+        return len(found), [e.entry_id for e in found[:limit]]
+
+    async def _next_links(self, owner: Owner, entry_ids: Sequence[str]) -> list[tuple[str, str]]:
+        with self._lock:
+            self._ensure_loaded()
+            own = self._entries.get(owner, {})
+            wanted = {own[i].key for i in entry_ids if i in own}
+            succ = self._graph._succ
+            return [
+                (a[3], b[3])
+                for a in wanted
+                for b, edge in succ[a].items()
+                if b in wanted and NEXT in edge.get("__labels__", ())
+            ]
+
     async def _all_entries(self, owner: Owner) -> list[StoredEntry]:
         with self._lock:
             self._ensure_loaded(owner)

@@ -1,8 +1,11 @@
 """``graphmem graph``: a picture of part of a memory graph, as PNG, SVG or self-contained HTML.
 
-The picture is read with the same read-only Cypher on both backends (see
-:mod:`graphmem.cli._cypher_run`), then laid out in three columns so that it reads at a
-glance: tokens on the left, entries in the middle (oldest at the top, ``NEXT`` links
+The picture is read through the service's public reads, the same on both backends
+(:meth:`~graphmem.MemoryService.entity_mentions` or a search, then
+:meth:`~graphmem.MemoryService.get_entries`, ``entry_terms`` and ``next_links``): each
+starts from the entity's node or from the entries by id, so a picture of N entries costs
+the same whatever else the user holds. It is then laid out in three columns so that it
+reads at a glance: tokens on the left, entries in the middle (oldest at the top, ``NEXT`` links
 between turns of a conversation), entities on the right. Each term sits level with the
 entries it links to. By default only tokens shared by two or more of the entries shown
 (or matched by the query) are drawn; ``all_tokens`` draws every one.
@@ -21,11 +24,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from graphmem._decompose import author_tokens, normalise_entity_name
-from graphmem._errors import ProjectScopingUnsupportedError
-from graphmem._models import SearchRequest, quote_ids, validate_project_id
+from graphmem._models import SearchRequest, quote_ids
 from graphmem._service import MemoryService
 from graphmem.cli._context import CliError, replacing_file
-from graphmem.cli._cypher_run import run_read_only
 
 __all__ = ["Picture", "gather_picture", "write_picture"]
 
@@ -39,29 +40,6 @@ TOKEN_X, ENTITY_X = 300, 790
 ENTRY_GAP, TERM_GAP = 46, 21
 ENTRY_HEIGHT = 34
 LABEL_CHARS = 57
-
-_ENTRIES = """
-MATCH (x:Entry {app_name: $app, user_id: $user})
-WHERE x.id IN $ids
-RETURN x.id AS id, x.author AS author, x.text AS text, x.timestamp AS timestamp,
-       x.session_id AS session_id, x.position AS position, x.project_id AS project_id
-"""
-_TERMS = """
-MATCH (x:Entry {app_name: $app, user_id: $user})-[r:HAS_TOKEN|MENTIONS]->(n)
-WHERE x.id IN $ids
-RETURN x.id AS entry, type(r) AS rel, coalesce(n.value, n.name) AS term, n.label AS label
-"""
-_NEXT = """
-MATCH (a:Entry {app_name: $app, user_id: $user})-[:NEXT]->(b:Entry)
-WHERE a.id IN $ids AND b.id IN $ids
-RETURN a.id AS source, b.id AS target
-"""
-_MENTIONING = """
-MATCH (n:Entity {app_name: $app, user_id: $user, name: $name})<-[:MENTIONS]-(x:Entry)
-RETURN x.id AS id, x.timestamp AS timestamp, x.project_id AS project_id
-ORDER BY timestamp DESC, id
-"""
-
 
 @dataclass(slots=True)
 class PictureNode:
@@ -124,26 +102,25 @@ async def gather_picture(
     scores: dict[str, float] = {}
     scope = f"{app}/{user}" + (f" (project {project})" if project else "")  # for the picture's title
     quoted = quote_ids(app, user) + (f" (project {quote_ids(project)})" if project else "")  # for messages
+    if project is not None and not service.supports_project_scoping():
+        backend = "networkx" if type(service).__name__ == "GraphMemoryService" else type(service).__name__
+        raise CliError(
+            f"the {backend} backend has no projects, which --project needs: use --backend neo4j for project memory"
+        )
     if entity is not None:
-        if project is not None:
-            if not service.supports_project_scoping():
-                raise ProjectScopingUnsupportedError("graph --project", type(service).__name__)
-            validate_project_id(project)  # as a search validates it (--query)
         name = normalise_entity_name(entity)
-        rows = (await run_read_only(service, _MENTIONING, {"app": app, "user": user, "name": name})).rows
         # What a search in the same scope sees (--query): global entries, and with a project
-        # its entries too, never another project's (filtered here: the same Cypher runs on
-        # both backends, and grand-cypher reads null comparisons as Python does).
-        rows = [row for row in rows if row[2] is None or row[2] == project]
-        if not rows:
+        # its entries too, never another project's.
+        mentions = await service.entity_mentions(app, user, name, project_id=project, limit=max_entries)
+        if not mentions.total:
             raise CliError(
                 f"no entity {name!r} in {quoted}; entities are spaCy's named entities, lowercased "
                 "(list them with graphmem cypher --file cypher/debug/top_entities.cypher "
                 f"--param {shlex.quote('app=' + app)} --param {shlex.quote('user=' + user)})"
             )
-        ids = [row[0] for row in rows[:max_entries]]
+        stored = mentions.entries
         focus_entities.add(name)
-        what = f"entity “{name}”: {len(ids)} of {len(rows)} entries mentioning it"
+        what = f"entity “{name}”: {len(stored)} of {mentions.total} entries mentioning it"
     else:
         assert query is not None
         response = await service.search(
@@ -152,16 +129,34 @@ async def gather_picture(
         if not response.hits:
             raise CliError(f"nothing in {quoted} is recalled for {query!r}; try other words")
         shown = [message for hit in response.hits for message in hit.reply]  # a reply's messages too
-        ids = [message.entry_id for message in shown]
         scores = {message.entry_id: message.score for message in shown}
         for message in shown:
             focus_tokens.update(message.matched_tokens)
             focus_entities.update(message.matched_entities)
-        what = f"query “{_short(query, 60)}”: its {len(ids)} best hits"
-    params: dict[str, Any] = {"app": app, "user": user, "ids": ids}
-    entries = (await run_read_only(service, _ENTRIES, params)).records()
-    terms = (await run_read_only(service, _TERMS, params)).records()
-    links = (await run_read_only(service, _NEXT, params)).records()
+        stored = await service.get_entries(app, user, [message.entry_id for message in shown])
+        what = f"query “{_short(query, 60)}”: its {len(shown)} best hits"
+    ids = [e.entry_id for e in stored]
+    entries = [
+        {
+            "id": e.entry_id,
+            "author": e.memory.author,
+            "text": e.memory.text,
+            "timestamp": e.memory.timestamp,  # a UTC datetime: sorted as a time
+            "session_id": e.session_id,
+            "position": e.position,
+            "project_id": e.project_id,
+        }
+        for e in stored
+    ]
+    terms = [
+        {"entry": entry_id, "rel": rel, "term": term, "label": label}
+        for entry_id, found in (await service.entry_terms(app, user, ids)).items()
+        for rel, term, label in [
+            *(("HAS_TOKEN", token, None) for token in found.tokens),
+            *(("MENTIONS", e.name, e.label) for e in found.entities),
+        ]
+    ]
+    links = [{"source": a, "target": b} for a, b in await service.next_links(app, user, ids)]
     picture = _build(entries, terms, links, focus_tokens, focus_entities, all_tokens, scores)
     picture.title = f"graphmem · {scope} · {what}"
     return picture
@@ -234,9 +229,13 @@ def _build(
                 )
             )
             rel = "HAS_TOKEN" if kind == "Token" else "MENTIONS"
-            picture.edges.extend(PictureEdge(f"entry:{i}", key, rel) for i in by_term[term])
+            # Edges in the entries' order, top to bottom: the same file whichever order a
+            # backend read them in.
+            in_order = sorted(by_term[term], key=lambda i: (entry_y[i], i))
+            picture.edges.extend(PictureEdge(f"entry:{i}", key, rel) for i in in_order)
     picture.edges.extend(
-        PictureEdge(f"entry:{link['source']}", f"entry:{link['target']}", "NEXT") for link in links
+        PictureEdge(f"entry:{link['source']}", f"entry:{link['target']}", "NEXT")
+        for link in sorted(links, key=lambda link: (entry_y[link["source"]], link["source"], link["target"]))
     )
     bottom = max((n.y for n in picture.nodes), default=TOP)
     picture.height = bottom + 40
