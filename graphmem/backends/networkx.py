@@ -1117,7 +1117,7 @@ class GraphMemoryService(MemoryService):
     ) -> tuple[int, list[str]]:
         # From the entity's node: its MENTIONS links come from the owner's entries only.
         with self._lock:
-            self._ensure_loaded()
+            self._ensure_loaded(owner)
             own = self._entries.get(owner, {})
             holders = self._graph._pred.get((ENTITY, owner.app_name, owner.user_id, name), {})
             found = [own[key[3]] for key in holders if key[3] in own and scope.holds(own[key[3]].project_id)]
@@ -1126,7 +1126,7 @@ class GraphMemoryService(MemoryService):
 
     async def _next_links(self, owner: Owner, entry_ids: Sequence[str]) -> list[tuple[str, str]]:
         with self._lock:
-            self._ensure_loaded()
+            self._ensure_loaded(owner)
             own = self._entries.get(owner, {})
             wanted = {own[i].key for i in entry_ids if i in own}
             succ = self._graph._succ
