@@ -359,6 +359,14 @@ def appended_start(last: int | None, count: int, session_id: str) -> int:
     return start
 
 
+def _distinct_entry_ids(entry_ids: Sequence[str]) -> list[str]:
+    """``entry_ids`` each once, in order, every one checked (InvalidIdentifierError)."""
+    ids = list(dict.fromkeys(entry_ids))
+    for entry_id in ids:
+        validate_identifier(entry_id, "entry_id")
+    return ids
+
+
 def new_entry_id() -> str:
     """A stable unique entry id, never derived from session id and position."""
     return uuid.uuid4().hex
@@ -861,12 +869,7 @@ class MemoryService(ABC):
         Raises:
             InvalidIdentifierError: a bad app, user or entry id.
         """
-        owner = self._owner(app_name, user_id)
-        ids = list(dict.fromkeys(entry_ids))
-        for entry_id in ids:
-            validate_identifier(entry_id, "entry_id")
-        found = {e.entry_id: e for e in await self._fetch_entries(owner, ids)} if ids else {}
-        return [found[i] for i in ids if i in found]
+        return await self._fetched_in_order(self._owner(app_name, user_id), _distinct_entry_ids(entry_ids))
 
     async def entity_mentions(
         self, app_name: str, user_id: str, name: str, *, project_id: str | None = None, limit: int = 10
@@ -890,8 +893,7 @@ class MemoryService(ABC):
             validate_project_id(project_id)
         scope = RecentScope(global_only=project_id is None, project_id=project_id)
         total, ids = await self._entity_mentions(owner, name, scope, limit)
-        found = {e.entry_id: e for e in await self._fetch_entries(owner, ids)} if ids else {}
-        return EntityMentions(total=total, entries=[found[i] for i in ids if i in found])
+        return EntityMentions(total=total, entries=await self._fetched_in_order(owner, ids))
 
     async def next_links(self, app_name: str, user_id: str, entry_ids: Sequence[str]) -> list[tuple[str, str]]:
         """The ``NEXT`` links between the user's entries with these ids: ``(entry id, id of
@@ -902,10 +904,14 @@ class MemoryService(ABC):
             InvalidIdentifierError: a bad app, user or entry id.
         """
         owner = self._owner(app_name, user_id)
-        ids = list(dict.fromkeys(entry_ids))
-        for entry_id in ids:
-            validate_identifier(entry_id, "entry_id")
+        ids = _distinct_entry_ids(entry_ids)
         return sorted(set(await self._next_links(owner, ids))) if ids else []
+
+    async def _fetched_in_order(self, owner: Owner, ids: Sequence[str]) -> list[StoredEntry]:
+        """The owner's entries with these ids, in this order (one deleted meanwhile, or
+        another user's, left out), in one read."""
+        found = {e.entry_id: e for e in await self._fetch_entries(owner, ids)} if ids else {}
+        return [found[i] for i in ids if i in found]
 
     async def list_recent(
         self, app_name: str, user_id: str, limit: int = 10, *, project_id: str | None = None, global_only: bool = False
