@@ -295,6 +295,8 @@ def test_quote_ids_keeps_joined_ids_apart_and_escapes_what_does_not_print() -> N
 
 
 def test_messages_quote_app_and_user_so_joined_ids_differ(runner: CliRunner, store: str) -> None:
+    # A store that holds nothing of these users (a reading command refuses a missing store).
+    assert gm(runner, "--store", store, "delete-user", "--app", "a", "--user", "b/c", "--yes").exit_code == 0
     first = gm(runner, "--store", store, "recent", "--app", "a/b", "--user", "c")
     second = gm(runner, "--store", store, "recent", "--app", "a", "--user", "b/c")
     assert first.stdout.strip() == 'nothing stored for "a/b" / "c"'
