@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -385,16 +386,11 @@ async def test_a_failure_while_storing_says_what_was_stored(service: MemoryServi
         line_of("s3", entry_json("third session", id="SHARED-X")),
     )
     original = service.restore_session
-    calls = 0
 
-    async def another_user_takes_the_id(*args: Any, **kwargs: Any) -> Any:
-        nonlocal calls
-        calls += 1
-        if calls == 3:  # what another process does meanwhile
-            await original(APP, "bob", "b1", [EntryRecord(memory=bobs_entry(), entry_id="SHARED-X")])
-        return await original(*args, **kwargs)
+    async def another_user_takes_the_id() -> None:  # what another process does meanwhile
+        await original(APP, "bob", "b1", [EntryRecord(memory=bobs_entry(), entry_id="SHARED-X")])
 
-    service.restore_session = another_user_takes_the_id  # type: ignore[method-assign]
+    before_third_restore(service, another_user_takes_the_id)
     with pytest.raises(FixtureError, match=r"race.jsonl:3: .*SHARED-X.*the 2 sessions before it were stored") as raised:
         await load_fixtures(service, [path])
     assert raised.value.stored == 2
@@ -412,21 +408,30 @@ async def test_a_full_disk_while_storing_says_what_was_stored(service: MemorySer
         line_of("s2", entry_json("second session")),
         line_of("s3", entry_json("third session")),
     )
-    original = service.restore_session
-    calls = 0
+    async def the_disk_fills_up() -> None:
+        raise OSError(errno.ENOSPC, "No space left on device (the write was undone)", "segment.journal")
 
-    async def the_disk_fills_up(*args: Any, **kwargs: Any) -> Any:
-        nonlocal calls
-        calls += 1
-        if calls == 3:
-            raise OSError(errno.ENOSPC, "No space left on device (the write was undone)", "segment.journal")
-        return await original(*args, **kwargs)
-
-    service.restore_session = the_disk_fills_up  # type: ignore[method-assign]
+    before_third_restore(service, the_disk_fills_up)
     with pytest.raises(FixtureError, match=r"full.jsonl:3: .*No space.*the 2 sessions before it were stored") as raised:
         await load_fixtures(service, [path])
     assert raised.value.stored == 2
     assert await stored_texts(service) == ["first session", "second session"]
+
+
+def before_third_restore(service: MemoryService, happen: Callable[[], Awaitable[None]]) -> None:
+    """Make ``happen`` run just before the service's third ``restore_session`` (a fixture's
+    third line), which then goes ahead unless ``happen`` raised."""
+    original = service.restore_session
+    calls = 0
+
+    async def restore(*args: Any, **kwargs: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls == 3:
+            await happen()
+        return await original(*args, **kwargs)
+
+    service.restore_session = restore  # type: ignore[method-assign]
 
 
 def bobs_entry() -> MemoryEntry:

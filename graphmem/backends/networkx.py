@@ -369,6 +369,12 @@ _DEFERRED_COMPACTION: contextvars.ContextVar[set[Owner] | None] = contextvars.Co
 )
 
 
+def _recency(entry: _Entry) -> tuple[datetime, int, str, str]:
+    """The order of ``list_recent`` and ``entity_mentions``, oldest first (they sort it
+    reversed): time, then position, session and id (as cypher/list_recent.cypher orders)."""
+    return (entry.timestamp, entry.position, entry.session_id or "", entry.entry_id)
+
+
 class _OwnerIndex:
     """Who holds each entry id. Ids are unique in a store (a restore refuses one another
     user holds), so an id maps to its one owner; a journal written otherwise (by hand, or
@@ -1109,7 +1115,7 @@ class GraphMemoryService(MemoryService):
         with self._lock:
             self._ensure_loaded(owner)
             own = [e for e in self._entries.get(owner, {}).values() if scope is None or scope.holds(e.project_id)]
-        own.sort(key=lambda e: (e.timestamp, e.position, e.session_id or "", e.entry_id), reverse=True)
+        own.sort(key=_recency, reverse=True)
         return [e.stored() for e in own[:limit]]
 
     async def _entity_mentions(
@@ -1121,7 +1127,7 @@ class GraphMemoryService(MemoryService):
             own = self._entries.get(owner, {})
             holders = self._graph._pred.get((ENTITY, owner.app_name, owner.user_id, name), {})
             found = [own[key[3]] for key in holders if key[3] in own and scope.holds(own[key[3]].project_id)]
-        found.sort(key=lambda e: (e.timestamp, e.position, e.session_id or "", e.entry_id), reverse=True)
+        found.sort(key=_recency, reverse=True)
         return len(found), [e.entry_id for e in found[:limit]]
 
     async def _next_links(self, owner: Owner, entry_ids: Sequence[str]) -> list[tuple[str, str]]:
