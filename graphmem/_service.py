@@ -408,6 +408,12 @@ class MemoryService(ABC):
     #: A user holding at most this many entries is searched without pruning, in one
     #: gathering (cheaper at that size; the answer is the same either way).
     full_gathering_entries: int = FULL_GATHERING_ENTRIES
+    #: Whether a search reads ahead what it may need next: with the entries it ranked,
+    #: those a deeper round would rank when it can name them already, and the messages
+    #: around them that rule 7 (replies) walks. On a server each read is a round trip; in
+    #: a process what is read ahead and not used is wasted work. The answer is the same
+    #: either way.
+    read_ahead: bool = True
 
     def __init__(
         self,
@@ -791,7 +797,14 @@ class MemoryService(ABC):
             # included, so their order (ties broken by recency) is the full ranking's
             # beginning; ties often bring what is missing without ranking deeper.
             contenders = scores.contenders(depth, request.min_score)
-            stored = await self._fetch_entries_once(owner, contenders, fetched)
+            # A second round reads again, so when what it would rank is decided already,
+            # its entries come with this round's: on Neo4j a read is a round trip (about
+            # half the searches of a chat fold a reply and rank deeper).
+            ahead = min(MAX_LIST_LIMIT, 2 * depth)
+            deeper = self.read_ahead and ahead > depth and scores.decides(ahead)
+            prefetch = scores.contenders(ahead, request.min_score) if deeper else ()
+            walks = (around, walked) if self.read_ahead and request.fold_replies else None
+            stored = await self._fetch_entries_once(owner, request.project_id, contenders, fetched, prefetch, walks)
             visible = {i: e for i, e in stored.items() if request.in_window(e.memory.timestamp)} if windowed else stored
             for i in visible.keys() - scored.keys():  # an id missing was deleted meanwhile
                 scored[i] = scores.scored(i)
@@ -804,7 +817,11 @@ class MemoryService(ABC):
             if request.fold_replies:
                 runs = reply_runs(ranked, {s.entry_id: _place(visible[s.entry_id]) for s in ranked})
                 if runs:
-                    runs = await self._replies(owner, request.project_id, runs, visible, around, walked)
+                    # What the gathering read of each entry (its author and neighbours) is
+                    # what the walk reads: it asks the backend only beyond it.
+                    runs = await self._replies(
+                        owner, request.project_id, runs, visible, around, scores.candidates, walked
+                    )
                 replies = fold_replies(ranked, runs)
             else:
                 replies = [(s, []) for s in ranked]
@@ -1371,36 +1388,41 @@ class MemoryService(ABC):
         runs: Sequence[tuple[str, ...]],
         stored: Mapping[str, StoredEntry],
         known: dict[str, CandidateStats],
+        gathered: Mapping[str, CandidateStats],
         read: set[str],
     ) -> list[tuple[str, ...]]:
         """The ``runs`` (of :func:`~graphmem._scoring.reply_runs`) that are replies (rule 7):
         walking out from each end along the author's own messages, the first message met is
         another author's. One author's entries that no one answers (notes, a journal) are
         not folded, nor is a run whose walk passes :data:`REPLY_WALK_MESSAGES` messages.
-        ``known`` and ``read``: what earlier walks of the search read (added to)."""
+        ``known`` and ``read``: what earlier walks of the search read (added to);
+        ``gathered``: the candidates the scores were computed from, whose authors and
+        neighbours are what a walk would read (it asks the backend only beyond them)."""
+
+        def stats(entry_id: str) -> CandidateStats | None:
+            found = known.get(entry_id)
+            return gathered.get(entry_id) if found is None else found
+
         # Per run and side: the last of the author's messages the walk reached, and every
         # message it passed (the run's too); a settled side is removed.
         sides = {(k, side): (run[-side], set(run)) for k, run in enumerate(runs) for side in (0, 1)}
         answered: set[int] = set()
-        for _ in range(REPLY_WALK_MESSAGES):
-            edges = sorted(
-                edge
-                for edge, _ in sides.values()
-                if edge not in read
-                and ((cand := known.get(edge)) is None or any(near not in known for near in cand.neighbour_ids))
-            )
-            if edges:
-                around = await self._entries_around(owner, project_id, edges, CONTEXT_STEPS)
-                known.update((c.entry_id, c) for c in around)
-                read.update(edges)
+        # Walk on what is known; a side that reaches an entry not known (or one whose next
+        # neighbour is not) asks the backend for the messages around it and walks on. Each
+        # read brings ``CONTEXT_STEPS`` messages, so the walk's own limit comes first.
+        for walk in range(REPLY_WALK_MESSAGES + 1):
             for (k, side), (edge, passed) in list(sides.items()):
                 author = stored[runs[k][0]].memory.author
                 settled = True
-                while k not in answered and (cand := known.get(edge)) is not None:
+                while k not in answered:
+                    cand = stats(edge)
+                    if cand is None:
+                        settled = edge in read  # read already: it is out of scope (or gone)
+                        break
                     beyond = [near for near in cand.neighbour_ids if near not in passed]
                     if not beyond or len(passed) - len(runs[k]) > REPLY_WALK_MESSAGES:
                         break  # the session (or its scope) ends here, or the walk is long enough
-                    near = known.get(beyond[0])
+                    near = stats(beyond[0])
                     if near is None:
                         settled = edge in read  # read already: the neighbour is out of scope
                         break
@@ -1413,18 +1435,40 @@ class MemoryService(ABC):
                     del sides[(k, side)]
                 else:
                     sides[(k, side)] = (edge, passed)
-            if not sides:
+            if not sides or walk == REPLY_WALK_MESSAGES:
                 break
+            edges = sorted({edge for edge, _ in sides.values()})
+            around = await self._entries_around(owner, project_id, edges, CONTEXT_STEPS)
+            known.update((c.entry_id, c) for c in around)
+            read.update(edges)
         return [run for k, run in enumerate(runs) if k in answered]
 
     async def _fetch_entries_once(
-        self, owner: Owner, entry_ids: Sequence[str], known: dict[str, StoredEntry]
+        self,
+        owner: Owner,
+        project_id: str | None,
+        entry_ids: Sequence[str],
+        known: dict[str, StoredEntry],
+        ahead: Sequence[str] = (),
+        walks: tuple[dict[str, CandidateStats], set[str]] | None = None,
     ) -> dict[str, StoredEntry]:
         """The owner's entries with these ids, by id (one deleted meanwhile is missing),
         read from the backend unless ``known`` holds them already (entries never change:
-        a search reads each once, at any depth); ``known`` is added to."""
+        a search reads each once, at any depth); ``known`` is added to. When a read is
+        needed, the entries of ``ahead`` not known come with it (into ``known`` only), and
+        with ``walks`` (what :meth:`_replies` knows and has read, added to) the messages
+        around those read (:meth:`_entries_around`) too."""
         missing = [i for i in entry_ids if i not in known]
-        if missing:
+        if missing and ahead:
+            asked = set(missing)
+            missing += [i for i in ahead if i not in known and i not in asked]
+        if missing and walks is not None:
+            around, walked = walks
+            entries, near = await self._fetch_entries_around(owner, project_id, missing, CONTEXT_STEPS)
+            around.update((c.entry_id, c) for c in near)
+            walked.update(missing)
+            known.update((e.entry_id, e) for e in entries)
+        elif missing:
             known.update((e.entry_id, e) for e in await self._fetch_entries(owner, missing))
         return {i: known[i] for i in entry_ids if i in known}
 
@@ -1763,6 +1807,15 @@ class MemoryService(ABC):
         Optional: this default reads nothing, so a backend without it folds no reply (no
         run is known to be answered) and ranks as with ``fold_replies=False``."""
         return []
+
+    async def _fetch_entries_around(
+        self, owner: Owner, project_id: str | None, entry_ids: Sequence[str], reach: int
+    ) -> tuple[list[StoredEntry], list[CandidateStats]]:
+        """:meth:`_fetch_entries` and :meth:`_entries_around` of the same ids: a server
+        answers both in one round trip."""
+        return await self._fetch_entries(owner, entry_ids), await self._entries_around(
+            owner, project_id, entry_ids, reach
+        )
 
     @abstractmethod
     async def _term_stats(self, owner: Owner, tokens: Sequence[str], entities: Sequence[str]) -> CorpusStats:

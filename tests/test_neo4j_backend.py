@@ -277,7 +277,8 @@ async def test_delete_user_leaves_no_node_of_that_user(neo: Any) -> None:
 
 async def test_a_small_users_search_is_two_round_trips(neo: Any) -> None:
     """The term statistics and a small user's full gathering come in one read, then the
-    entries that can make the cut in a second; a user above the size prunes (a read more).
+    entries that can make the cut, with the messages around them that a reply's walk reads
+    (rule 7), in a second; a user above the size prunes (a read more).
     A query linking a name that is no speaker's ("Maria" here) also reads the user's names,
     to group them (graphmem._entities): one read, and only then."""
     await neo.add_session("app", "u", "s1", [entry("Maria lives in Lisbon"), entry("She loves pastries", minute=1)])
@@ -291,17 +292,51 @@ async def test_a_small_users_search_is_two_round_trips(neo: Any) -> None:
     neo._read = counting
     request = SearchRequest(query="Where does Maria live?", app_name="app", user_id="u", limit=1)
     first = await neo.search(request)
-    assert reads == ["term_stats_or_gather", "names", "fetch_entries"]
+    assert reads == ["term_stats_or_gather", "names", "fetch_entries_around"]
     assert [h.memory.text for h in first.hits] == ["Maria lives in Lisbon"]
     reads.clear()
     await neo.search(SearchRequest(query="Where does she live?", app_name="app", user_id="u", limit=1))
-    assert reads == ["term_stats_or_gather", "fetch_entries"]
+    assert reads == ["term_stats_or_gather", "fetch_entries_around"]
     reads.clear()
     neo.full_gathering_entries = 1  # the user holds 2: pruned steps, the same answer
     pruned = await neo.search(request)
     # The first read prefetches the rarer terms' postings: then their holders' neighbourhood.
     assert reads[0] == "term_stats_or_gather" and "neighbourhood" in reads
     assert [(h.entry_id, h.score) for h in pruned.hits] == [(h.entry_id, h.score) for h in first.hits]
+
+
+async def test_a_reply_in_several_messages_folds_without_a_read_more(neo: Any) -> None:
+    """Rule 7 walks out from a run of one author's messages to the next author's: the
+    messages it walks came with the entries ranked, so the walk asks nothing more, and the
+    answer is the one a search that reads as it goes (``read_ahead`` off) gives."""
+    chat = [
+        entry("Did you go fishing at the harbour?", author="Ana"),
+        entry("Yes, early on Sunday.", author="Ben", minute=1),
+        entry("We caught sardines and mackerel.", author="Ben", minute=2),
+        entry("The sardines were grilled for lunch.", author="Ben", minute=3),
+        entry("Sounds delicious!", author="Ana", minute=4),
+    ]
+    await neo.add_session("app", "u", "s1", chat)
+    reads: list[str] = []
+    original = neo._read
+
+    async def counting(name: str, params: dict[str, Any]) -> list[Any]:
+        reads.append(name)
+        return await original(name, params)
+
+    neo._read = counting
+    request = SearchRequest(query="sardines", app_name="app", user_id="u", limit=3)
+    ahead = await neo.search(request)
+    assert reads == ["term_stats_or_gather", "fetch_entries_around"]
+    reply = [s.memory for s in ahead.hits[0].reply]
+    assert {m.author for m in reply} == {"Ben"} and {e.text for e in chat[2:4]} <= {m.text for m in reply}
+    neo.read_ahead = False
+    reads.clear()
+    asked = await neo.search(request)
+    assert "entries_around" in reads and "fetch_entries_around" not in reads
+    assert [(h.entry_id, h.score, [s.entry_id for s in h.reply]) for h in asked.hits] == [
+        (h.entry_id, h.score, [s.entry_id for s in h.reply]) for h in ahead.hits
+    ]
 
 
 async def test_prefetched_postings_name_holders_a_neighbourhood_reads(neo: Any) -> None:

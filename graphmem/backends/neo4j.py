@@ -557,6 +557,15 @@ class Neo4jMemoryService(MemoryService):
         entries = await self._read_single("fetch_entries", {**_owner_params(owner), "ids": list(entry_ids)}, "entries")
         return [stored_entry_from_properties(e) for e in entries]
 
+    async def _fetch_entries_around(
+        self, owner: Owner, project_id: str | None, entry_ids: Sequence[str], reach: int
+    ) -> tuple[list[StoredEntry], list[CandidateStats]]:
+        if not entry_ids:
+            return [], []
+        params = {**_owner_params(owner), "project_id": project_id, "ids": list(entry_ids), "reach": reach}
+        record = await self._read_one("fetch_entries_around", params)  # one round trip for both
+        return [stored_entry_from_properties(e) for e in record["entries"]], _candidates(record["candidates"])
+
     async def _list_recent(self, owner: Owner, limit: int, scope: RecentScope | None) -> list[StoredEntry]:
         params = {
             **_owner_params(owner),

@@ -443,6 +443,8 @@ class GraphMemoryService(MemoryService):
     #: Pruned steps read memory here, no round trip: they pay off in smaller users than on a
     #: server (graphmem._gathering).
     full_gathering_entries: int = IN_PROCESS_FULL_GATHERING_ENTRIES
+    #: A read is no round trip here: reading again costs less than reading ahead.
+    read_ahead: bool = False
 
     def __init__(
         self,
