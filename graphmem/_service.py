@@ -1504,6 +1504,7 @@ class MemoryService(ABC):
         when, text, parts = await self._query_words(query, as_of)
         if parts.is_empty:
             return None
+        parts = await self._names_as_written(owner, text, parts)
         entity_names = tuple(e.name for e in parts.entities)
         # The kind of thing the question asks for ("where" -> a place) is one more term:
         # entries naming such a thing hold its type token (graphmem._answer_types).
@@ -1533,7 +1534,7 @@ class MemoryService(ABC):
             if read_as is not None:  # a name only written in lowercase was read as written
                 read_as.update((w, v) for w, v in variants.items() if v.lower() != w)
             text = _respelled(text, variants)
-            parts = await self.decompose_query(text)
+            parts = await self._names_as_written(owner, text, await self.decompose_query(text))
             entity_names = tuple(e.name for e in parts.entities)
             tokens = tuple(dict.fromkeys((*parts.tokens, *asked_types(text))))
             near = await self._related_candidates(text, tokens, parts.language)
@@ -1703,6 +1704,36 @@ class MemoryService(ABC):
             names = names | entity_name_words(await self._entity_names(owner))
         return {w: w[:1].upper() + w[1:] for w in suspects if w in names}
 
+    async def _names_as_written(self, owner: Owner, text: str, parts: Decomposition) -> Decomposition:
+        """``parts`` with each word of the user's names that opens a sentence of ``text``
+        read as the name: a query has no NER, so a capital at a sentence's start tells
+        nothing, and the lemma table reads "Maria" as "mare" and "Rose" as "rise". A word
+        of a speaker's name or of a name an entry mentions is the name there; the lemma
+        stays too when another word of the query gives it."""
+        lemma_of: dict[str, str] = {}
+        for word in _capitalised_words(text):
+            if word in parts.tokens:
+                continue  # read as written already (inside a sentence)
+            lone = (await self.decompose_query(word)).tokens
+            if len(lone) == 1 and lone[0] != word and lone[0] in parts.tokens:
+                lemma_of[word] = lone[0]
+        if not lemma_of:
+            return parts
+        names = await self._speaker_names(owner)
+        if not lemma_of.keys() <= names:
+            names = names | entity_name_words(await self._entity_names(owner))
+        lemma_of = {word: lemma for word, lemma in lemma_of.items() if word in names}
+        if not lemma_of:
+            return parts
+        rest = re.sub(
+            "|".join(rf"(?<!\w){re.escape(word)}(?!\w)" for word in lemma_of), " ", text, flags=re.IGNORECASE
+        )
+        also = set((await self.decompose_query(rest)).tokens)
+        as_name = {lemma: word for word, lemma in lemma_of.items() if lemma not in also}
+        tokens = [as_name.get(t, t) for t in parts.tokens]
+        tokens += [word for word, lemma in lemma_of.items() if lemma in also]
+        return dataclasses.replace(parts, tokens=tuple(dict.fromkeys(tokens)))
+
     async def _matching_ids(
         self, owner: Owner, scope: str | None, query: str, *, only_project: str | None
     ) -> list[str]:
@@ -1711,9 +1742,10 @@ class MemoryService(ABC):
         ensure_unicode(query, "query")
         # The query's words as a search reads them: a time it names ("on 3 May 2023") is
         # no words to match ("May", "2023", "3" would take every entry saying them).
-        _, _, parts = await self._query_words(query, datetime.now(UTC))
+        _, text, parts = await self._query_words(query, datetime.now(UTC))
         if parts.is_empty:
             return []
+        parts = await self._names_as_written(owner, text, parts)  # "Rose" never takes "rise"
         candidates = await self._neighbourhood(
             owner, scope, NeighbourhoodRequest(tuple(parts.tokens), tuple(e.name for e in parts.entities))
         )

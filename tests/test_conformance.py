@@ -1179,6 +1179,32 @@ async def test_a_name_written_in_lowercase_is_read_as_the_name(service: MemorySe
     assert all("maria" not in h.matched_tokens for h in (await search(service, "did ben ride a mare?")).hits)
 
 
+async def test_a_name_opening_a_query_is_read_as_the_name(service: MemoryService) -> None:
+    # A query has no NER: at a sentence's start only the user's names tell "Rose" (a
+    # neighbour an entry names) from a form of "rise", and "Maria" (a speaker) from "mare".
+    await service.add_session(
+        APP,
+        USER,
+        "a",
+        [
+            entry("My neighbour Rose adopted a kitten.", author="Ann"),
+            entry("Rents keep rising in this city.", at=1, author="Ann"),
+            entry("Prices rose 8% last year.", at=2, author="Ann"),
+        ],
+    )
+    await service.add_session(APP, USER, "b", [entry("I am planting tomatoes.", at=3, author="Maria")])
+    first = (await search(service, "Rose")).hits[0]
+    assert first.memory.text.startswith("My neighbour Rose") and "rose" in first.matched_tokens
+    assert all("rise" not in h.matched_tokens for h in (await search(service, "Rose. What about her kitten?")).hits)
+    assert "maria" in (await search(service, "Maria is planting what?")).hits[0].matched_tokens
+    # The lemma stays when another word of the query gives it too.
+    both = {t for h in (await search(service, "Rose saw prices rise")).hits for t in h.matched_tokens}
+    assert {"rose", "rise"} <= both
+    # A delete by query never widens a name to another word: only the entry naming Rose goes.
+    assert await service.delete_entries(APP, USER, "Rose") == 1
+    assert (await search(service, "rising rents")).hits[0].memory.text.startswith("Rents keep rising")
+
+
 async def test_a_speaker_whose_turns_are_all_deleted_is_no_speaker_any_more(service: MemoryService) -> None:
     await service.add_session(APP, USER, "a", [entry("I love sailing on weekends.", author="Bob")])
     await service.add_session(APP, USER, "b", [entry("Sailing with Bob was fun.", at=1, author="Ann")])
