@@ -447,7 +447,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--neo4j-uri", default=os.environ.get("GRAPHMEM_NEO4J_URI"), help="Bolt URI for graphmem-neo4j (default $GRAPHMEM_NEO4J_URI)")
     parser.add_argument("--data", default=None, help="LoCoMo conversations.json (default ../shared/data/locomo-dev/)")
     parser.add_argument("--out", default=str(HERE / "results"), help="where speed.json and speed.md go (default benchmarks/results)")
-    parser.add_argument("--plot", default=str(HERE / "search_latency.png"), help="the PNG plot (default benchmarks/search_latency.png)")
+    parser.add_argument(
+        "--plot",
+        default=None,
+        help="the PNG plot (default: search_latency.png in --out when given, else benchmarks/search_latency.png)",
+    )
     parser.add_argument("--profile", default=None, metavar="DIR", help="also write cProfile profiles of graphmem search and ingest to DIR")
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
@@ -498,8 +502,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     (out / "speed.json").write_text(json.dumps({"meta": meta, "notes": notes, "rows": rows}, indent=1))
     (out / "speed.md").write_text(table + "".join(f"\n- {n}" for n in notes) + "\n")
     per_user = f"{args.entries_per_user:,} entries per user" if args.entries_per_user else "one user"
-    plot(rows, Path(args.plot), f"Search p50 against corpus size ({per_user}, limit=10)")
-    say(f"wrote {out / 'speed.md'}, {out / 'speed.json'} and {args.plot}")
+    # A run written elsewhere (a trial, a comparison) leaves the README's picture alone.
+    picture = Path(args.plot) if args.plot else (HERE if out == HERE / "results" else out) / "search_latency.png"
+    plot(rows, picture, f"Search p50 against corpus size ({per_user}, limit=10)")
+    say(f"wrote {out / 'speed.md'}, {out / 'speed.json'} and {picture}")
     return 0 if not any("error" in r for r in rows) else 1
 
 
