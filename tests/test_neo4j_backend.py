@@ -275,13 +275,8 @@ async def test_delete_user_leaves_no_node_of_that_user(neo: Any) -> None:
     assert await neo.delete_user("app", "gone") == 0
 
 
-async def test_a_small_users_search_is_two_round_trips(neo: Any) -> None:
-    """The term statistics and a small user's full gathering come in one read, then the
-    entries that can make the cut, with the messages around them that a reply's walk reads
-    (rule 7), in a second; a user above the size prunes (a read more).
-    A query linking a name that is no speaker's ("Maria" here) also reads the user's names,
-    to group them (graphmem._entities): one read, and only then."""
-    await neo.add_session("app", "u", "s1", [entry("Maria lives in Lisbon"), entry("She loves pastries", minute=1)])
+def reads_counted(neo: Any) -> list[str]:
+    """The names of the Cypher files ``neo`` reads from now on, in order (cleared by the caller)."""
     reads: list[str] = []
     original = neo._read
 
@@ -290,6 +285,17 @@ async def test_a_small_users_search_is_two_round_trips(neo: Any) -> None:
         return await original(name, params)
 
     neo._read = counting
+    return reads
+
+
+async def test_a_small_users_search_is_two_round_trips(neo: Any) -> None:
+    """The term statistics and a small user's full gathering come in one read, then the
+    entries that can make the cut, with the messages around them that a reply's walk reads
+    (rule 7), in a second; a user above the size prunes (a read more).
+    A query linking a name that is no speaker's ("Maria" here) also reads the user's names,
+    to group them (graphmem._entities): one read, and only then."""
+    await neo.add_session("app", "u", "s1", [entry("Maria lives in Lisbon"), entry("She loves pastries", minute=1)])
+    reads = reads_counted(neo)
     request = SearchRequest(query="Where does Maria live?", app_name="app", user_id="u", limit=1)
     first = await neo.search(request)
     assert reads == ["term_stats_or_gather", "names", "fetch_entries_around"]
@@ -317,14 +323,7 @@ async def test_a_reply_in_several_messages_folds_without_a_read_more(neo: Any) -
         entry("Sounds delicious!", author="Ana", minute=4),
     ]
     await neo.add_session("app", "u", "s1", chat)
-    reads: list[str] = []
-    original = neo._read
-
-    async def counting(name: str, params: dict[str, Any]) -> list[Any]:
-        reads.append(name)
-        return await original(name, params)
-
-    neo._read = counting
+    reads = reads_counted(neo)
     request = SearchRequest(query="sardines", app_name="app", user_id="u", limit=3)
     ahead = await neo.search(request)
     assert reads == ["term_stats_or_gather", "fetch_entries_around"]
