@@ -188,6 +188,12 @@ def _y(name: str) -> str:
     return _YEAR.format(name=name)
 
 
+#: The English grammar's words are ASCII, and so is its case folding: in Unicode mode
+#: IGNORECASE also folds "ſ" to "s", "ı" and "İ" to "i" and the Kelvin sign to "k", so "laſt"
+#: matched "last" and, lowercased, was no key of the tables its words are looked up in. Its
+#: spaces and digits are ASCII too: :func:`_scan` reads a text through ``_READABLE``.
+_ENGLISH = re.IGNORECASE | re.ASCII
+
 # A full date, a month of a year, a day of a month, as one alternation with named groups.
 _ABSOLUTE = re.compile(
     r"\b(?:"
@@ -202,13 +208,14 @@ _ABSOLUTE = re.compile(
     rf"|{_m('m9')}\s+{_d('d9')}(?![\d:])"  # May 8 (no year)
     rf"|(?:in|during|since|until|throughout|of|by|from|before|after|early|mid|late)\s+{_y('y10')}"  # in 2022
     r")\b(?!-)",
-    re.IGNORECASE,
+    _ENGLISH,
 )
 # A month alone. "May", "March" and "August" are also words: a month must be capitalised,
 # and those three must follow a word that introduces a time.
 _MONTH_ALONE = re.compile(
     r"\b(?P<lead>(?i:in|during|since|until|by|of|early|mid|late|this|last|next|past)\s+(?i:early\s+|mid\s+|late\s+)?)?"
-    r"(?P<month>January|February|March|April|May|June|July|August|September|October|November|December)\b"
+    r"(?P<month>January|February|March|April|May|June|July|August|September|October|November|December)\b",
+    re.ASCII,
 )
 _RELATIVE = re.compile(
     r"\b(?:"
@@ -221,13 +228,13 @@ _RELATIVE = re.compile(
     r"|(?P<earlier>earlier) this (?P<period>week|month|year)"
     r"|(?P<otherday>the other day)"
     r")\b",
-    re.IGNORECASE,
+    _ENGLISH,
 )
 # "the week before 3 June 2023", "two weeks before August 11, 2023", "the day after ...":
 # a shift of the absolute date that follows.
 _SHIFT = re.compile(
     rf"\b(?:the\s+|last\s+)?(?:{_NUM}\s+)?{_UNIT}\s+(?P<dir>before|after)\s+$",
-    re.IGNORECASE,
+    _ENGLISH,
 )
 
 
@@ -431,6 +438,8 @@ def _scan(text: str, anchor: date | None, *, yearless: bool = False, others: _La
     """Every time expression of ``text``; relative ones only with an ``anchor``. With
     ``yearless``, a month or day named without a year is kept as such (a query's reading)
     instead of being placed in the year nearest the anchor (an entry's reading)."""
+    if not text.isascii():
+        text = text.translate(_READABLE)
     found = _Found()
     for match in _ABSOLUTE.finditer(text):
         value = _absolute(match, anchor, yearless=yearless)
@@ -481,11 +490,16 @@ def _scan(text: str, anchor: date | None, *, yearless: bool = False, others: _La
 # overlap; on English text nothing here matches, so English readings are unchanged.
 #
 # Digits are read in any script: full-width (２０２３年５月８日) and Devanagari (३ मई २०२३)
-# digits are mapped to ASCII first, one character for one, so match offsets stay offsets
-# into the original text.
+# digits are mapped to ASCII first, and so are spaces (a no-break space between "3" and
+# "May"), for the English grammar's are ASCII: one character for one, so match offsets
+# stay offsets into the original text (:func:`_scan`).
 
-_DIGITS = str.maketrans(
-    {**{0xFF10 + i: str(i) for i in range(10)}, **{0x0966 + i: str(i) for i in range(10)}}
+_READABLE = str.maketrans(
+    {
+        **{0xFF10 + i: str(i) for i in range(10)},
+        **{0x0966 + i: str(i) for i in range(10)},
+        **{code: " " for code in range(0x80, 0x3001) if chr(code).isspace()},
+    }
 )
 
 _CJK_DIGIT = {"〇": 0, "零": 0, "一": 1, "二": 2, "两": 2, "兩": 2, "三": 3, "四": 4, "五": 5,
@@ -658,6 +672,11 @@ _HI_RELATIVE = re.compile(
 _HI_PAST = re.compile(r"(?:था|थी|थे|थीं|गया|गई|गयी|गए|गये|लिया|किया|दिया|हुआ|हुई|हुए|आया|आई|आए|देखा|देखी)" + _HI_END)
 _HI_FUTURE = re.compile(r"[ंँ]?(?:गा|गी|गे)" + _HI_END + "|(?:वाला|वाली|वाले)\\s+(?:है|हैं|हूँ|हूं)")
 _HI_CLAUSE_END = re.compile(r"[।?!.\n|]")
+#: Letters that Unicode case folding matches to ASCII ones: "ſ" to "s", "ı" and "İ" to "i",
+#: the Kelvin sign to "k". The Spanish grammar folds case in Unicode (for "Ñ", "É"), so
+#: "paſado" matched "pasado": a Spanish match holding one is no time (it would be read as
+#: another word, or looked up as none).
+_FOLDED_TO_ASCII = re.compile("[\u017f\u0131\u0130\u212a]")
 
 #: Spanish words without which no Spanish expression here can match (a text is scanned
 #: for Spanish only when it holds one: a set lookup of its words costs far less than a
@@ -770,6 +789,8 @@ def _cjk_relative(match: re.Match[str], anchor: date) -> DayRange | None:
 
 
 def _es_absolute(match: re.Match[str], anchor: date | None, *, yearless: bool) -> _Reading:
+    if _FOLDED_TO_ASCII.search(match.group(0)):
+        return None
     return _month_word_absolute(match, anchor, _ES_MONTHS, yearless=yearless)
 
 
@@ -782,15 +803,20 @@ def _month_word_absolute(
     g = match.groupdict()
     month_name = g["m1"] or g["m2"] or g["m3"] or g["m4"]
     if month_name:
+        month = months.get(month_name.lower())
+        if month is None:
+            return None
         year = g["y1"] or g["y2"]
         dom = g["d1"] or g["d3"]
-        return _day_or_month(int(year) if year else None, months[month_name.lower()],
-                             int(dom) if dom else None, anchor, yearless=yearless)
+        return _day_or_month(int(year) if year else None, month, int(dom) if dom else None, anchor,
+                             yearless=yearless)
     y = int(g["y5"])
     return DayRange(date(y, 1, 1), date(y, 12, 31))
 
 
 def _es_relative(match: re.Match[str], anchor: date) -> DayRange | None:
+    if _FOLDED_TO_ASCII.search(match.group(0)):
+        return None
     g = match.groupdict()
     for name, shift in (("today", 0), ("yesterday", -1), ("before_yesterday", -2), ("tomorrow", 1),
                         ("after_tomorrow", 2)):
@@ -816,11 +842,10 @@ def _es_relative(match: re.Match[str], anchor: date) -> DayRange | None:
         step = 0
     else:
         return None  # "el mes", "la semana" alone name no time
-    if what in _ES_WEEKDAYS:
-        return _period(anchor, _ES_WEEKDAYS[what], step)
-    if what in _ES_SEASONS:
-        return _period(anchor, _ES_SEASONS[what], step)
-    return _period(anchor, _ES_PERIODS["fin de semana" if what.startswith("fin") else what], step)
+    period = _ES_WEEKDAYS.get(what) or _ES_SEASONS.get(what) or _ES_PERIODS.get(
+        "fin de semana" if what.startswith("fin") else what
+    )
+    return None if period is None else _period(anchor, period, step)
 
 
 def _hi_absolute(match: re.Match[str], anchor: date | None, *, yearless: bool) -> _Reading:
@@ -868,10 +893,8 @@ def _hi_relative(match: re.Match[str], text: str, anchor: date) -> DayRange | No
 
 
 def _scan_other(found: _Found, text: str, anchor: date | None, *, yearless: bool, languages: _Languages) -> None:
-    """Add the Chinese, Japanese, Spanish and Hindi time expressions of ``text`` to ``found``
-    (only of the ``languages`` the text may hold)."""
-    if not text.isascii():
-        text = text.translate(_DIGITS)
+    """Add the Chinese, Japanese, Spanish and Hindi time expressions of ``text`` (read
+    through ``_READABLE``) to ``found`` (only of the ``languages`` the text may hold)."""
     absolute = (
         (languages.cjk, _CJK_ABSOLUTE, _cjk_absolute),
         (languages.spanish, _ES_ABSOLUTE, _es_absolute),
@@ -904,7 +927,7 @@ _TRIGGER = re.compile(
     r"\d|ago|yesterday|today|tonight|tomorrow|last|this|next|past|other day|earlier|"
     r"January|February|March|April|May|June|July|August|September|October|November|December|"
     r"spring|summer|autumn|fall|winter",
-    re.IGNORECASE,
+    _ENGLISH,
 )
 
 

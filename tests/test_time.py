@@ -137,6 +137,60 @@ def test_a_month_without_a_year_in_an_entry_is_the_nearest_one() -> None:
     assert [r.iso() for r in mentioned_ranges("in July we fly", SAID)] == ["2023-07-01/2023-07-31"]
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Unicode folds "ſ" to "s", "ı" and "İ" to "i", the Kelvin sign to "k": such a word is
+        # no English time word (a lookup of "laſt" raised KeyError, and the entry was lost).
+        ("where did we go hiking thıs week?", []),
+        ("hiking laſt summer", []),
+        ("The Auguſt 1823 harveſt was poor.", []),
+        ("ſummer 2022", []),
+        ("3 ſept 2023", []),
+        ("thİs week", []),
+        ("laſt Frıday", []),
+        ("two wee\u212as ago", []),
+        ("en ſeptiembre", []),
+        ("el próximo meſ", []),
+        ("hoy la ſemana pasada", ["2023-06-03/2023-06-03"]),  # "hoy" is today; the rest no time
+        # Spaces and digits of other scripts still read as ASCII ones.
+        ("on 3\u00a0May 2023", ["2023-05-03/2023-05-03"]),
+        ("\uff13 days ago", ["2023-05-31/2023-05-31"]),
+    ],
+)
+def test_letters_that_unicode_folds_to_ascii_are_not_read_as_ascii_time_words(text: str, expected: list[str]) -> None:
+    assert [r.iso() for r in mentioned_ranges(text, SAID)] == expected
+    when = query_time(text, SAID)
+    assert ([r.iso() for r in when.ranges] if when else []) == expected
+
+
+_FOLDING_TWINS = {"s": "ſ", "S": "ſ", "i": "ıİ", "I": "ıİ", "k": "\u212a", "K": "\u212a"}
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        "last week", "this Friday", "next summer", "in August", "3 Sept 2023", "August 3", "summer of 2022",
+        "two weeks ago", "a couple of days ago", "earlier this month", "the other day", "since 2021",
+        "the week before 3 June 2023", "la semana pasada", "el viernes pasado", "hace dos semanas",
+        "en septiembre", "el 3 de septiembre de 2022", "este invierno", "el fin de semana pasado",
+        "a principios de marzo", "hace unos días",
+    ],
+)
+def test_no_letter_unicode_folds_to_ascii_makes_a_time_word_raise_or_read_as_another(form: str) -> None:
+    """Every lookup by matched text: with a twin of one of its letters, a form reads as it
+    does with a letter no grammar knows there ("ж"): the word is no time word (it raised
+    KeyError, or "el viernes paſado" was next Friday)."""
+
+    def reading(text: str) -> tuple[object, ...]:
+        when = query_time(text, SAID)
+        return mentioned_ranges(text, SAID), (when.ranges, when.yearless, when.spans) if when else None
+
+    for at, letter in enumerate(form):
+        for twin in _FOLDING_TWINS.get(letter, ""):
+            assert reading(form[:at] + twin + form[at + 1 :]) == reading(form[:at] + "ж" + form[at + 1 :]), (form, at)
+
+
 def test_time_refs_round_trip() -> None:
     r = DayRange(day("2023-05-01"), day("2023-05-31"))
     assert parse_time_ref(r.iso()) == r
@@ -257,6 +311,18 @@ async def test_time_refs_are_stored_on_the_entry_for_cypher(service: MemoryServi
         {"app": "app", "user": "u"},
     )
     assert [list(r["refs"]) for r in rows.records()] == [["2023-05-25/2023-05-31"]]
+
+
+async def test_an_entry_with_a_long_s_or_a_dotless_i_in_a_time_word_is_stored_and_found(service: MemoryService) -> None:
+    """"Auguſt" matched "August" case-insensitively and its lookup raised KeyError: the
+    session was not stored, and a search for "laſt summer" raised."""
+    texts = ["The Auguſt 1823 harveſt was poor.", "We went hiking thıs week."]
+    await service.add_session("app", "u", "s", [turn(text, SAID) for text in texts])
+    stored = await service.list_entries("app", "u")
+    assert sorted(e.memory.text for e in stored) == sorted(texts) and not any(e.refers_to_time for e in stored)
+    for query in ("harveſt laſt summer", "hiking thİs week"):
+        hits = (await service.search(SearchRequest(query=query, app_name="app", user_id="u", as_of=NOW))).hits
+        assert hits and all(h.matched_time is None for h in hits)
 
 
 async def test_since_and_until_filter_by_entry_time(service: MemoryService) -> None:
