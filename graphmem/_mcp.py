@@ -428,8 +428,8 @@ def create_server(
         description=(
             "Delete memories of this user, for good. Give exactly one of: entry_id (one memory, from recall or "
             "recent), session_id (every memory of that conversation), or query (every memory that shares a word "
-            "or name with it, its author's own name aside; recall it first to see what would go). Returns how "
-            "many were removed."
+            "or name with it, its author's own name aside; a date or time in it is neither a word nor a filter; "
+            "recall it first to see what would go). Returns how many were removed."
         ),
         annotations=ToolAnnotations(destructive_hint=True, idempotent_hint=True, open_world_hint=False),
     )
