@@ -335,18 +335,17 @@ def create_server(
         author: Annotated[
             str, Field(min_length=1, max_length=256, description="who said it (its name is searchable)")
         ] = "user",
+        # A string, read by MemoryEntry as every entry point reads a time: typed as a datetime,
+        # pydantic read "20240503" as seconds since 1970.
         timestamp: Annotated[
-            datetime | None, Field(description="when it was said, ISO 8601; default now; no zone means UTC")
+            str | None, Field(description="when it was said, ISO 8601; default now; no zone means UTC")
         ] = None,
     ) -> Annotated[CallToolResult, RememberResult]:
         async def work() -> CallToolResult:
             if not text.strip():
                 raise ToolError("text is blank: nothing to remember")
-            entry = MemoryEntry(
-                content=Content(role="user").with_text(text),
-                author=author,
-                **({} if timestamp is None else {"timestamp": timestamp}),
-            )
+            given = {"content": Content(role="user").with_text(text), "author": author}
+            entry = MemoryEntry.model_validate(given if timestamp is None else {**given, "timestamp": timestamp})
             service = await store.get()
             if session_id is None:
                 if project is None:

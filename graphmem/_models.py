@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from datetime import UTC, datetime, time
+from datetime import UTC, date, datetime, time
 from typing import Annotated, Any, TypeGuard
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
@@ -219,12 +219,25 @@ def check_text_length(text: str) -> None:
         )
 
 
-def refuse_epoch_numbers(value: Any, field: str) -> Any:
-    """A time given as a number, or a string of digits, is refused: pydantic would read
-    ``20240503`` as seconds since 1970."""
-    if isinstance(value, (int, float)) or (isinstance(value, str) and value.strip().lstrip("+-").isdigit()):
-        raise ValueError(f"{field} must be a datetime or an ISO 8601 string, got {value!r:.40}")
-    return value
+def read_time(value: Any, field: str) -> Any:
+    """A time as every entry point takes it (``MemoryEntry.timestamp``, ``SearchRequest``'s
+    ``since``, ``until`` and ``as_of``, a fixture's ``timestamp``, the MCP tools): a
+    ``datetime``, a ``date`` (its first moment), or an ISO 8601 string read by
+    :func:`parse_time_bound` (``"20240503"``, the basic form, is 3 May 2024). Anything else
+    is refused, not left to pydantic, which reads a number, or a string such as
+    ``"20240503.0"`` or ``"1.7e9"``, as seconds since 1970. ``None`` is passed on (a field's
+    own type decides whether it may be missing). For a ``mode="before"`` validator.
+
+    Raises:
+        ValueError: a number, or a string that is no ISO 8601 date or time.
+    """
+    if value is None or isinstance(value, datetime):
+        return value
+    if isinstance(value, date):
+        return datetime.combine(value, time.min)
+    if isinstance(value, str):
+        return parse_time_bound(value)
+    raise ValueError(f"{field} must be an ISO 8601 string or a datetime, got {type(value).__name__} {value!r:.40}")
 
 
 class Part(BaseModel):
@@ -259,8 +272,9 @@ class MemoryEntry(BaseModel):
     """One remembered message.
 
     ``timestamp`` defaults to now; a naive timestamp is taken as UTC. It is a ``datetime``
-    or an ISO 8601 string: a number (or a string of digits) is refused, not read as
-    seconds since 1970 (``20240503`` would be 23 August 1970).
+    (a ``date``: its first moment) or an ISO 8601 string (``"2024-05-03T10:00:00Z"``;
+    ``"20240503"`` is 3 May 2024): a number, or a string ``datetime.fromisoformat`` does not
+    read, is refused, never read as seconds since 1970 (``20240503`` would be 23 August 1970).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -271,8 +285,8 @@ class MemoryEntry(BaseModel):
 
     @field_validator("timestamp", mode="before")
     @classmethod
-    def _timestamp_is_no_number(cls, value: Any) -> Any:
-        return refuse_epoch_numbers(value, "timestamp")
+    def _timestamp_is_a_time(cls, value: Any) -> Any:
+        return read_time(value, "timestamp")
 
     @field_validator("timestamp")
     @classmethod
@@ -323,8 +337,8 @@ class SearchRequest(BaseModel):
 
     @field_validator("since", "until", "as_of", mode="before")
     @classmethod
-    def _times_are_no_numbers(cls, value: Any, info: ValidationInfo) -> Any:
-        return refuse_epoch_numbers(value, str(info.field_name))
+    def _times_are_times(cls, value: Any, info: ValidationInfo) -> Any:
+        return read_time(value, str(info.field_name))
 
     @field_validator("since", "until", "as_of")
     @classmethod
