@@ -672,6 +672,9 @@ _HI_RELATIVE = re.compile(
 _HI_PAST = re.compile(r"(?:था|थी|थे|थीं|गया|गई|गयी|गए|गये|लिया|किया|दिया|हुआ|हुई|हुए|आया|आई|आए|देखा|देखी)" + _HI_END)
 _HI_FUTURE = re.compile(r"[ंँ]?(?:गा|गी|गे)" + _HI_END + "|(?:वाला|वाली|वाले)\\s+(?:है|हैं|हूँ|हूं)")
 _HI_CLAUSE_END = re.compile(r"[।?!.\n|]")
+#: How far past "कल" its clause's verb is looked for, in characters, when no clause end comes
+#: first: some forty words, longer than a spoken sentence.
+_HI_CLAUSE_WINDOW = 200
 #: Letters that Unicode case folding matches to ASCII ones: "ſ" to "s", "ı" and "İ" to "i",
 #: the Kelvin sign to "k". The Spanish grammar folds case in Unicode (for "Ñ", "É"), so
 #: "paſado" matched "pasado": a Spanish match holding one is no time (it would be read as
@@ -872,9 +875,16 @@ def _hi_relative(match: re.Match[str], text: str, anchor: date) -> DayRange | No
         return DayRange(anchor, anchor)
     if g["kal"] or g["parson"]:
         days = 1 if g["kal"] else 2
-        clause_end = _HI_CLAUSE_END.search(text, match.end())
-        rest = text[match.end() : clause_end.start() if clause_end else len(text)]
-        future, past = _HI_FUTURE.search(rest), _HI_PAST.search(rest)
+        # Its clause: up to the next clause end, and never past _HI_CLAUSE_WINDOW characters
+        # (cut at a space): a transcript without punctuation has no clause end, and reading
+        # to the text's end for every कल was quadratic (250,000 characters: 25 s).
+        start = match.end()
+        window = min(len(text), start + _HI_CLAUSE_WINDOW)
+        if window < len(text):
+            window = max(text.rfind(" ", start, window), start)
+        clause_end = _HI_CLAUSE_END.search(text, start, window)
+        end = clause_end.start() if clause_end else window
+        future, past = _HI_FUTURE.search(text, start, end), _HI_PAST.search(text, start, end)
         if past and not future:
             d = anchor - timedelta(days=days)
             return DayRange(d, d)
