@@ -210,11 +210,24 @@ _ABSOLUTE = re.compile(
     r")\b(?!-)",
     _ENGLISH,
 )
-# A month alone. "May", "March" and "August" are also words: a month must be capitalised,
-# and those three must follow a word that introduces a time.
+# A month alone. "May", "March" and "August" are also words, and "April" and "June" names:
+# a month must be capitalised, and those five must follow a word that introduces a time
+# ("What did June say?" names no month; "in June", "last June", "June 3" do).
 _MONTH_ALONE = re.compile(
     r"\b(?P<lead>(?i:in|during|since|until|by|of|early|mid|late|this|last|next|past)\s+(?i:early\s+|mid\s+|late\s+)?)?"
     r"(?P<month>January|February|March|April|May|June|July|August|September|October|November|December)\b",
+    re.ASCII,
+)
+_MONTH_WORDS = frozenset({"May", "March", "August", "April", "June"})
+# "may" and "mar" in lowercase are mostly words ("the top 10 may help", "may 10 people
+# come"): without a year, a day of one is a date only after a word that introduces one.
+_LOWERCASE_MONTH_WORDS = frozenset({"may", "mar"})
+_DATE_LEAD = re.compile(r"\b(?:on|by|since|until|till|from|before|after)\s+$", _ENGLISH)
+# "in 2000 games", "by 1800 votes": a number that counts the word after it is no year. Any
+# plural word counts, but these, which end in "s" and are no nouns ("In 2020 this ...").
+_COUNTED = re.compile(
+    r"\s+(?!(?:as|is|was|has|does|his|its|this|us|thus|plus|always|perhaps|yes|less|unless|whereas"
+    r"|besides|sometimes|afterwards|towards|across|ours|yours|hers|theirs)\b)[a-z]+s\b",
     re.ASCII,
 )
 _RELATIVE = re.compile(
@@ -434,6 +447,16 @@ def _period(anchor: date, what: str, step: int, *, rolling: bool = False) -> Day
     return DayRange(d, d)
 
 
+def _a_word_not_a_date(match: re.Match[str], text: str) -> bool:
+    """Whether an ``_ABSOLUTE`` match is more likely words than a date: a lowercase "may" or
+    "mar" beside a number without a year or a lead ("the top 10 may help"), or a year alone
+    that counts the plural after it ("in 2000 games")."""
+    month = match.group("m8") or match.group("m9")
+    if month and month in _LOWERCASE_MONTH_WORDS:
+        return not _DATE_LEAD.search(text, max(0, match.start() - 8), match.start())
+    return bool(match.group("y10")) and _COUNTED.match(text, match.end()) is not None
+
+
 def _scan(text: str, anchor: date | None, *, yearless: bool = False, others: _Languages | None = None) -> _Found:
     """Every time expression of ``text``; relative ones only with an ``anchor``. With
     ``yearless``, a month or day named without a year is kept as such (a query's reading)
@@ -442,6 +465,8 @@ def _scan(text: str, anchor: date | None, *, yearless: bool = False, others: _La
         text = text.translate(_READABLE)
     found = _Found()
     for match in _ABSOLUTE.finditer(text):
+        if _a_word_not_a_date(match, text):
+            continue
         value = _absolute(match, anchor, yearless=yearless)
         if value is None:
             continue
@@ -455,7 +480,7 @@ def _scan(text: str, anchor: date | None, *, yearless: bool = False, others: _La
         if not found.free(match.start("month"), match.end("month")):
             continue
         name = match.group("month")
-        if name in ("May", "March", "August") and not match.group("lead"):
+        if name in _MONTH_WORDS and not match.group("lead"):
             continue
         month = _MONTH_NAMES[name.lower()]
         lead = (match.group("lead") or "").split()

@@ -81,6 +81,47 @@ def test_queries_without_a_time_name_none(query: str) -> None:
     assert query_time(query, NOW) is None
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        # People named June and April (the month was read, the name left the query).
+        "What did June think of the concert?",
+        "What did April say about the trip?",
+        "June said the concert was great.",
+        # A modal "may" beside a number, a year that counts what follows.
+        "Which of the top 10 may help me sleep?",
+        "may 10 people come?",
+        "Did I win in 2000 games of chess?",
+        "We won by 1800 votes.",
+    ],
+)
+def test_names_and_words_that_look_like_months_or_years_name_no_time(text: str) -> None:
+    assert query_time(text, NOW) is None
+    assert mentioned_ranges(text, SAID) == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("in June", [(6, 1, 31)]),
+        ("What did we do last June?", ["2026-06-01/2026-06-30"]),
+        ("June 3", [(6, 3, 3)]),
+        ("June 2023", ["2023-06-01/2023-06-30"]),
+        ("early April", [(4, 1, 31)]),
+        ("on 10 may", [(5, 10, 10)]),
+        ("on may 10", [(5, 10, 10)]),
+        ("until 3 may", [(5, 3, 3)]),
+        ("8 May", [(5, 8, 8)]),
+        ("In 2020 this happened", ["2020-01-01/2020-12-31"]),
+        ("In 2020, things were hard", ["2020-01-01/2020-12-31"]),
+        ("since 2016", ["2016-01-01/2016-12-31"]),
+    ],
+)
+def test_months_and_years_with_what_introduces_them_still_name_a_time(text: str, expected: list[object]) -> None:
+    when = query_time(text, NOW)
+    assert when is not None and [*(r.iso() for r in when.ranges), *when.yearless] == expected
+
+
 def test_relative_times_need_as_of() -> None:
     assert query_time("what did I eat yesterday", None) is None
     assert ranges_of("on 3 May 2022", None) == ["2022-05-03/2022-05-03"]
@@ -311,6 +352,19 @@ async def test_time_refs_are_stored_on_the_entry_for_cypher(service: MemoryServi
         {"app": "app", "user": "u"},
     )
     assert [list(r["refs"]) for r in rows.records()] == [["2023-05-25/2023-05-31"]]
+
+
+async def test_a_speaker_named_june_is_a_speaker_not_a_month(service: MemoryService) -> None:
+    """"June" was read as the month and left the query: June's own turn ranked last."""
+    march = datetime(2023, 3, 10, 20, tzinfo=UTC)
+    await service.add_session("app", "u", "s", [
+        turn("The concert was amazing, best night ever.", march, author="June"),
+        turn("The concert was too loud for me.", march + timedelta(days=1), author="Ana"),
+        turn("I think the concert started late.", march + timedelta(days=2), author="Ben"),
+    ])
+    query = "What did June think of the concert?"
+    hits = (await service.search(SearchRequest(query=query, app_name="app", user_id="u", as_of=NOW))).hits
+    assert hits[0].memory.author == "June" and hits[0].by_named_speaker is True and hits[0].matched_time is None
 
 
 async def test_an_entry_with_a_long_s_or_a_dotless_i_in_a_time_word_is_stored_and_found(service: MemoryService) -> None:
