@@ -233,6 +233,8 @@ _COUNTED = re.compile(
 _RELATIVE = re.compile(
     r"\b(?:"
     r"(?P<today>today|tonight|this (?:morning|afternoon|evening))"
+    r"|(?P<before_yesterday>(?:the\s+)?day\s+before\s+yesterday)"
+    r"|(?P<after_tomorrow>(?:the\s+)?day\s+after\s+tomorrow)"
     r"|(?P<yesterday>yesterday|last night)"
     r"|(?P<tomorrow>tomorrow)"
     rf"|{_NUM}\s+{_UNIT}\s+ago"
@@ -380,14 +382,11 @@ def _absolute(
 
 def _relative(match: re.Match[str], anchor: date) -> DayRange | None:
     g = match.groupdict()
-    if g["today"]:
-        return DayRange(anchor, anchor)
-    if g["yesterday"]:
-        d = anchor - timedelta(days=1)
-        return DayRange(d, d)
-    if g["tomorrow"]:
-        d = anchor + timedelta(days=1)
-        return DayRange(d, d)
+    for name, shift in (("today", 0), ("yesterday", -1), ("before_yesterday", -2), ("tomorrow", 1),
+                        ("after_tomorrow", 2)):
+        if g[name]:
+            d = anchor + timedelta(days=shift)
+            return DayRange(d, d)
     if g["unit"]:  # N units ago
         n = _number(g["n"])
         return _shifted(DayRange(anchor, anchor), g["unit"], n, "before") if g["unit"].lower() != "day" else (

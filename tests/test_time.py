@@ -134,6 +134,14 @@ def test_spans_cover_the_time_words_only() -> None:
     assert [query[a:b] for a, b in when.spans] == ["3 May, 2022"]
 
 
+def test_the_day_before_yesterday_is_two_days_back_and_all_its_words_are_the_time() -> None:
+    """Only "yesterday" was read: a day off, and "day" and "before" stayed query words."""
+    query = "What did I fix the day before yesterday?"
+    when = query_time(query, NOW)
+    assert when is not None and [r.iso() for r in when.ranges] == ["2026-11-28/2026-11-28"]
+    assert [query[a:b] for a, b in when.spans] == ["the day before yesterday"]
+
+
 def test_impossible_dates_are_ignored() -> None:
     assert ranges_of("on 31 February 2023") == []
     assert query_time("on 2023-13-01", NOW) is None
@@ -156,6 +164,10 @@ def test_impossible_dates_are_ignored() -> None:
         ("We went camping last summer.", ["2022-06-01/2022-08-31"]),
         ("Last Friday was fun.", ["2023-06-02/2023-06-02"]),
         ("See you tomorrow", ["2023-06-04/2023-06-04"]),
+        # Two days, not the inner "yesterday" / "tomorrow".
+        ("The day before yesterday I fixed the bike.", ["2023-06-01/2023-06-01"]),
+        ("the day after tomorrow I fly to Oslo", ["2023-06-05/2023-06-05"]),
+        ("Day before yesterday was hot.", ["2023-06-01/2023-06-01"]),
         ("I got married on 8 May, 2020.", ["2020-05-08/2020-05-08"]),
         ("since last week and yesterday", ["2023-05-22/2023-05-28", "2023-06-02/2023-06-02"]),
     ],
