@@ -490,9 +490,11 @@ def _scan(text: str, anchor: date | None, *, yearless: bool = False, others: _La
         if anchor is None:
             continue
         year = _nearest_year(anchor, month, None)
-        if step < 0 and date(year, month, 1) > anchor:
+        # "last May": the last one that has ended ("last May" said in May is a year back,
+        # as "last summer" said in July is); "next May": the next one to begin.
+        while step < 0 and _month_range(year, month).last >= anchor:
             year -= 1
-        elif step > 0 and date(year, month, 1) <= anchor:
+        while step > 0 and date(year, month, 1) <= anchor:
             year += 1
         found.add(match.start(), match.end(), _month_range(year, month))
     if anchor is not None:

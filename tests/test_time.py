@@ -244,6 +244,24 @@ def test_no_letter_unicode_folds_to_ascii_makes_a_time_word_raise_or_read_as_ano
             assert reading(form[:at] + twin + form[at + 1 :]) == reading(form[:at] + "ж" + form[at + 1 :]), (form, at)
 
 
+@pytest.mark.parametrize(
+    ("text", "said", "expected"),
+    [
+        # "last May" said during May was this May: the last one that has ended is a year back.
+        ("Last May we went to Rome.", datetime(2023, 5, 20, tzinfo=UTC), "2022-05-01/2022-05-31"),
+        ("last December", datetime(2023, 12, 28, tzinfo=UTC), "2022-12-01/2022-12-31"),
+        ("last May", datetime(2023, 5, 31, tzinfo=UTC), "2022-05-01/2022-05-31"),
+        ("last May", datetime(2023, 6, 1, tzinfo=UTC), "2023-05-01/2023-05-31"),
+        ("last January", datetime(2023, 12, 28, tzinfo=UTC), "2023-01-01/2023-01-31"),
+        ("next May", datetime(2023, 5, 20, tzinfo=UTC), "2024-05-01/2024-05-31"),
+        ("next May", datetime(2023, 4, 30, tzinfo=UTC), "2023-05-01/2023-05-31"),
+    ],
+)
+def test_last_and_next_month_are_the_last_ended_and_the_next_begun(text: str, said: datetime, expected: str) -> None:
+    assert [r.iso() for r in mentioned_ranges(text, said)] == [expected]
+    assert ranges_of(text, said) == [expected]
+
+
 def test_time_refs_round_trip() -> None:
     r = DayRange(day("2023-05-01"), day("2023-05-31"))
     assert parse_time_ref(r.iso()) == r
