@@ -35,6 +35,7 @@ from __future__ import annotations
 import bisect
 import calendar
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
@@ -206,7 +207,7 @@ _ABSOLUTE = re.compile(
     rf"|(?P<season7>spring|summer|autumn|fall|winter)\s+(?:of\s+)?{_y('y7')}"  # summer 2022
     rf"|{_d('d8')}\s+(?:of\s+)?{_m('m8')}"  # 8 May (no year)
     rf"|{_m('m9')}\s+{_d('d9')}(?![\d:])"  # May 8 (no year)
-    rf"|(?:in|during|since|until|throughout|of|by|from|before|after|early|mid|late)\s+{_y('y10')}"  # in 2022
+    rf"|(?P<lead10>in|during|since|until|throughout|of|by|from|before|after|early|mid|late)\s+{_y('y10')}"  # in 2022
     r")\b(?!-)",
     _ENGLISH,
 )
@@ -319,6 +320,31 @@ def _shifted(base: DayRange, unit: str, count: int, direction: str) -> DayRange:
     return DayRange(date(pivot.year + sign * count, 1, 1), date(pivot.year + sign * count, 12, 31))
 
 
+def _shifted_yearless(
+    value: tuple[int, int, int], unit: str, count: int, direction: str
+) -> list[tuple[int, int, int]]:
+    """:func:`_shifted` of days named without a year, (month, first, last): the same days in
+    any year, as (month, first, last) for each month they touch. Worked out in a leap year
+    and a common one ("the day before 1 March" is 29 or 28 February). A year's shift of
+    them names no particular days (every year's): none."""
+    if unit == "year":
+        return []
+    month, first, last = value
+    days: list[tuple[int, int, int]] = []
+    for year in (2000, 2001):
+        days_in_month = calendar.monthrange(year, month)[1]
+        if first > days_in_month:  # 29 February of a common year
+            continue
+        base = DayRange(date(year, month, first), date(year, month, min(last, days_in_month)))
+        shifted = _shifted(base, unit, count, direction)
+        day = shifted.first
+        while day <= shifted.last:
+            end = min(_month_range(day.year, day.month).last, shifted.last)
+            days.append((day.month, day.day, end.day))
+            day = end + timedelta(days=1)
+    return list(dict.fromkeys(days))
+
+
 class _Found:
     """Matches collected over one text, keeping the first match of overlapping spans.
 
@@ -336,8 +362,12 @@ class _Found:
         return before == 0 or self._spans[before - 1][1] <= start
 
     def add(self, start: int, end: int, value: DayRange | tuple[int, int, int]) -> None:
-        if self.free(start, end):
-            self.ranges.append((start, end, value))
+        self.add_all(start, end, [value])
+
+    def add_all(self, start: int, end: int, values: Sequence[DayRange | tuple[int, int, int]]) -> None:
+        """Several values of one span (days without a year on both sides of a month's end)."""
+        if values and self.free(start, end):
+            self.ranges.extend((start, end, value) for value in values)
             bisect.insort(self._spans, (start, end))
 
 
@@ -470,11 +500,20 @@ def _scan(text: str, anchor: date | None, *, yearless: bool = False, others: _La
         if value is None:
             continue
         start = match.start()
-        shift = _SHIFT.search(text, max(0, start - 40), start)
-        if shift and isinstance(value, DayRange):
-            value = _shifted(value, shift.group("unit"), _number(shift.group("n")), shift.group("dir").lower())
-            start = shift.start()
-        found.add(start, match.end(), value)
+        # "the year before 2022": the year's own "before" is the shift's direction.
+        lead = match.group("lead10")
+        shift_at = match.start("y10") if lead and lead.lower() in ("before", "after") else start
+        shift = _SHIFT.search(text, max(0, shift_at - 40), shift_at)
+        if shift is None:
+            if shift_at != start:
+                continue  # "before 2020": the years before it, no range of days to name
+            found.add(start, match.end(), value)
+            continue
+        unit, count, direction = shift.group("unit").lower(), _number(shift.group("n")), shift.group("dir").lower()
+        if isinstance(value, DayRange):
+            found.add(shift.start(), match.end(), _shifted(value, unit, count, direction))
+        else:
+            found.add_all(shift.start(), match.end(), _shifted_yearless(value, unit, count, direction))
     for match in _MONTH_ALONE.finditer(text):
         if not found.free(match.start("month"), match.end("month")):
             continue
@@ -1002,5 +1041,5 @@ def query_time(query: str, as_of: datetime | None = None) -> QueryTime | None:
     return QueryTime(
         ranges=tuple(dict.fromkeys(v for _, _, v in ordered if isinstance(v, DayRange))),
         yearless=tuple(dict.fromkeys(v for _, _, v in ordered if not isinstance(v, DayRange))),
-        spans=tuple((s, e) for s, e, _ in ordered),
+        spans=tuple(dict.fromkeys((s, e) for s, e, _ in ordered)),
     )

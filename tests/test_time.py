@@ -134,6 +134,37 @@ def test_spans_cover_the_time_words_only() -> None:
     assert [query[a:b] for a, b in when.spans] == ["3 May, 2022"]
 
 
+@pytest.mark.parametrize(
+    ("query", "expected", "span"),
+    [
+        # A bare "before/after YEAR" names the years before or after it: no range of days,
+        # and never that year (it lifted what was said in 2020).
+        ("Where did I live before 2020?", [], None),
+        ("What changed after 2020?", [], None),
+        ("since 2020", ["2020-01-01/2020-12-31"], "since 2020"),
+        # The year's "before" is a shift's direction.
+        ("What did I do the year before 2022?", ["2021-01-01/2021-12-31"], "the year before 2022"),
+        ("the year after 2020", ["2021-01-01/2021-12-31"], "the year after 2020"),
+        ("two years before 2022", ["2020-01-01/2020-12-31"], "two years before 2022"),
+        # A day without a year shifts too (the shift was dropped, its words left as tokens).
+        ("What did I buy the day before May 3?", [(5, 2, 2)], "the day before May 3"),
+        ("the day after Dec 31", [(1, 1, 1)], "the day after Dec 31"),
+        ("the week before May 3", [(4, 26, 30), (5, 1, 2)], "the week before May 3"),
+        ("the day before March 1", [(2, 29, 29), (2, 28, 28)], "the day before March 1"),  # leap years or not
+        ("the year before May 3", [], None),  # every year's 3 May: no particular days
+    ],
+)
+def test_before_and_after_a_year_or_a_day_without_one(query: str, expected: list[object], span: str | None) -> None:
+    when = query_time(query, NOW)
+    assert ([*(r.iso() for r in when.ranges), *when.yearless] if when else []) == expected
+    assert ([query[a:b] for a, b in when.spans] if when else []) == ([span] if span else [])
+
+
+def test_an_entry_saying_before_a_year_refers_to_no_time() -> None:
+    assert mentioned_ranges("We lived in Lyon before 2020.", SAID) == ()
+    assert [r.iso() for r in mentioned_ranges("The year before 2020 we lived in Lyon.", SAID)] == ["2019-01-01/2019-12-31"]
+
+
 def test_the_day_before_yesterday_is_two_days_back_and_all_its_words_are_the_time() -> None:
     """Only "yesterday" was read: a day off, and "day" and "before" stayed query words."""
     query = "What did I fix the day before yesterday?"
