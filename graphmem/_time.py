@@ -467,9 +467,11 @@ def _period(anchor: date, what: str, step: int, *, rolling: bool = False) -> Day
             return this if this.last < anchor else _season_range(this.first.year - 1, first_month)
         return this if this.first > anchor else _season_range(this.first.year + 1, first_month)
     weekday = _WEEKDAYS[what]
-    if step <= 0:  # last/past/this Friday: the most recent one before the anchor
+    if step < 0:  # last/past Friday: the most recent one before the anchor
         back = (anchor.weekday() - weekday) % 7 or 7
         d = anchor - timedelta(days=back)
+    elif step == 0:  # this Friday: the one of the anchor's calendar week, as "this week" is
+        d = _week_of(anchor).first + timedelta(days=weekday)
     else:
         ahead = (weekday - anchor.weekday()) % 7 or 7
         d = anchor + timedelta(days=ahead)

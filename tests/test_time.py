@@ -293,6 +293,23 @@ def test_last_and_next_month_are_the_last_ended_and_the_next_begun(text: str, sa
     assert ranges_of(text, said) == [expected]
 
 
+@pytest.mark.parametrize(
+    ("text", "said", "expected"),
+    [
+        # "this Friday" was always the Friday before the anchor, as "last Friday" is.
+        ("Dentist appointment this Friday at 3pm.", datetime(2023, 6, 5, 9, tzinfo=UTC), "2023-06-09"),  # a Monday
+        ("This Friday is my birthday!", datetime(2023, 6, 9, 9, tzinfo=UTC), "2023-06-09"),  # that Friday
+        ("this Monday I started", datetime(2023, 6, 9, 9, tzinfo=UTC), "2023-06-05"),
+        ("this Sunday we hike", datetime(2023, 6, 5, 9, tzinfo=UTC), "2023-06-11"),
+        ("last Friday", datetime(2023, 6, 9, 9, tzinfo=UTC), "2023-06-02"),
+        ("next Friday", datetime(2023, 6, 8, 9, tzinfo=UTC), "2023-06-09"),
+        ("este viernes", datetime(2023, 6, 5, 9, tzinfo=UTC), "2023-06-09"),
+    ],
+)
+def test_this_weekday_is_the_one_of_the_anchors_week(text: str, said: datetime, expected: str) -> None:
+    assert [r.iso() for r in mentioned_ranges(text, said)] == [f"{expected}/{expected}"]
+
+
 def test_time_refs_round_trip() -> None:
     r = DayRange(day("2023-05-01"), day("2023-05-31"))
     assert parse_time_ref(r.iso()) == r
