@@ -186,6 +186,7 @@ async def test_recall_windows_take_dates_and_times_as_typed(backend_uri: tuple[s
         # A date alone as until keeps all of that day (it was its first moment: the day was lost).
         assert await days(since="2023-05-03", until="2023-05-03") == ["2023-05-03"]
         assert await days(until="2023-05-03") == ["2023-05-02", "2023-05-03"]
+        assert await days(until="20230503") == ["2023-05-02", "2023-05-03"]  # ISO 8601's basic form too
         assert await days(since="2023-05-03T18:00", until="2023-05-04T07:59:59.5+00:00") == ["2023-05-03"]
 
 

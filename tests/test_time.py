@@ -477,6 +477,25 @@ async def test_since_and_until_filter_by_entry_time(service: MemoryService) -> N
     assert len(await days()) == 5
 
 
+@pytest.mark.parametrize("day", ["2023-05-03", date(2023, 5, 3), "20230503", "2023-W18-3", " 2023-05-03 "])
+async def test_a_day_alone_as_until_keeps_that_day(service: MemoryService, day: object) -> None:
+    """A date given as ``until`` was its first moment: 3 May's entries were left out
+    (the CLI and MCP kept the day for "2023-05-03" only, not for "20230503")."""
+    from graphmem._models import parse_time_bound
+
+    await service.add_session(
+        "app", "u", "s", [turn(f"pancakes on day {d}", datetime(2023, 5, d, 9, tzinfo=UTC)) for d in (2, 3, 4)]
+    )
+    request = SearchRequest(query="pancakes", app_name="app", user_id="u", since=day, until=day)  # type: ignore[arg-type]
+    assert (request.since, request.until) == (datetime(2023, 5, 3, tzinfo=UTC), datetime(2023, 5, 3, 23, 59, 59, 999999, tzinfo=UTC))
+    assert [h.memory.text for h in (await service.search(request)).hits] == ["pancakes on day 3"]
+    if isinstance(day, str):  # the CLI's and MCP's reading
+        assert parse_time_bound(day, end_of_day=True) == datetime(2023, 5, 3, 23, 59, 59, 999999)
+    # A time of day is that moment, even midnight.
+    at_midnight = SearchRequest(query="pancakes", app_name="app", user_id="u", until="2023-05-03T00:00")  # type: ignore[arg-type]
+    assert at_midnight.until == datetime(2023, 5, 3, tzinfo=UTC)
+
+
 def test_since_after_until_is_a_validation_error() -> None:
     with pytest.raises(ValidationError, match="since"):
         SearchRequest(query="x", app_name="a", user_id="u", since=NOW, until=NOW - timedelta(days=1))
