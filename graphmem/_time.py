@@ -282,9 +282,10 @@ def _safe_date(year: int, month: int, day: int) -> date | None:
 
 
 def _nearest_year(anchor: date, month: int, day: int | None) -> int:
-    """The year in which (month, day) lies closest to ``anchor``, the past winning ties."""
+    """The year in which (month, day) lies closest to ``anchor``, the past winning ties.
+    Four years either side: 29 February said two years after a leap year has none nearer."""
     best: tuple[int, int] | None = None
-    for year in (anchor.year - 1, anchor.year, anchor.year + 1):
+    for year in range(anchor.year - 4, anchor.year + 5):
         target = _safe_date(year, month, day or 15)
         if target is None:
             continue

@@ -310,6 +310,17 @@ def test_this_weekday_is_the_one_of_the_anchors_week(text: str, said: datetime, 
     assert [r.iso() for r in mentioned_ranges(text, said)] == [f"{expected}/{expected}"]
 
 
+@pytest.mark.parametrize(
+    ("year", "expected"),
+    [(2020, "2020-02-29"), (2021, "2020-02-29"), (2022, "2024-02-29"), (2023, "2024-02-29"), (2024, "2024-02-29")],
+)
+def test_29_february_without_a_year_is_the_nearest_one(year: int, expected: str) -> None:
+    """Said in 2022 no year either side has the day: the reference was dropped."""
+    said = datetime(year, 6, 15, tzinfo=UTC)
+    assert [r.iso() for r in mentioned_ranges("Our anniversary is Feb 29.", said)] == [f"{expected}/{expected}"]
+    assert [r.iso() for r in mentioned_ranges("我们2月29日结婚", said)] == [f"{expected}/{expected}"]
+
+
 def test_time_refs_round_trip() -> None:
     r = DayRange(day("2023-05-01"), day("2023-05-31"))
     assert parse_time_ref(r.iso()) == r
