@@ -36,6 +36,7 @@ import bisect
 import calendar
 import re
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
@@ -489,6 +490,60 @@ def _a_word_not_a_date(match: re.Match[str], text: str) -> bool:
     return bool(match.group("y10")) and _COUNTED.match(text, match.end()) is not None
 
 
+def _add_absolute(found: _Found, match: re.Match[str], text: str, anchor: date | None, *, yearless: bool) -> None:
+    """Add an ``_ABSOLUTE`` match's reading, shifted by a ``_SHIFT`` just before it."""
+    if _a_word_not_a_date(match, text):
+        return
+    value = _absolute(match, anchor, yearless=yearless)
+    if value is None:
+        return
+    start = match.start()
+    # "the year before 2022": the year's own "before" is the shift's direction.
+    lead = match.group("lead10")
+    shift_at = match.start("y10") if lead and lead.lower() in ("before", "after") else start
+    shift = _SHIFT.search(text, max(0, shift_at - 40), shift_at)
+    if shift is None:
+        if shift_at == start:  # (else "before 2020" alone: the years before it, no range of days)
+            found.add(start, match.end(), value)
+        return
+    unit, count, direction = shift.group("unit").lower(), _number(shift.group("n")), shift.group("dir").lower()
+    if isinstance(value, DayRange):
+        found.add(shift.start(), match.end(), _shifted(value, unit, count, direction))
+    else:
+        found.add_all(shift.start(), match.end(), _shifted_yearless(value, unit, count, direction))
+
+
+def _add_month_alone(found: _Found, match: re.Match[str], anchor: date | None, *, yearless: bool) -> None:
+    """Add a ``_MONTH_ALONE`` match's reading, unless a word or another match holds it."""
+    if not found.free(match.start("month"), match.end("month")):
+        return
+    name = match.group("month")
+    if name in _MONTH_WORDS and not match.group("lead"):
+        return
+    month = _MONTH_NAMES[name.lower()]
+    lead = (match.group("lead") or "").split()
+    step = {"last": -1, "past": -1, "next": 1}.get(lead[0].lower(), 0) if lead else 0
+    if (yearless or anchor is None) and not step:
+        found.add(match.start(), match.end(), (month, 1, 31))
+        return
+    if anchor is None:
+        return
+    year = _nearest_year(anchor, month, None)
+    # "last May": the last one that has ended ("last May" said in May is a year back, as
+    # "last summer" said in July is); "next May": the next one to begin.
+    while step < 0 and _month_range(year, month).last >= anchor:
+        year -= 1
+    while step > 0 and date(year, month, 1) <= anchor:
+        year += 1
+    found.add(match.start(), match.end(), _month_range(year, month))
+
+
+#: Around the reading of each expression: one that resolves past the calendar's ends
+#: ("yesterday" said on 0001-01-01, "next year" in 9999, "the week before 1 January 1")
+#: raises, and names no time; the text's other expressions still do.
+_PAST_THE_CALENDAR = suppress(OverflowError, ValueError)
+
+
 def _scan(text: str, anchor: date | None, *, yearless: bool = False, others: _Languages | None = None) -> _Found:
     """Every time expression of ``text``; relative ones only with an ``anchor``. With
     ``yearless``, a month or day named without a year is kept as such (a query's reading)
@@ -497,53 +552,17 @@ def _scan(text: str, anchor: date | None, *, yearless: bool = False, others: _La
         text = text.translate(_READABLE)
     found = _Found()
     for match in _ABSOLUTE.finditer(text):
-        if _a_word_not_a_date(match, text):
-            continue
-        value = _absolute(match, anchor, yearless=yearless)
-        if value is None:
-            continue
-        start = match.start()
-        # "the year before 2022": the year's own "before" is the shift's direction.
-        lead = match.group("lead10")
-        shift_at = match.start("y10") if lead and lead.lower() in ("before", "after") else start
-        shift = _SHIFT.search(text, max(0, shift_at - 40), shift_at)
-        if shift is None:
-            if shift_at != start:
-                continue  # "before 2020": the years before it, no range of days to name
-            found.add(start, match.end(), value)
-            continue
-        unit, count, direction = shift.group("unit").lower(), _number(shift.group("n")), shift.group("dir").lower()
-        if isinstance(value, DayRange):
-            found.add(shift.start(), match.end(), _shifted(value, unit, count, direction))
-        else:
-            found.add_all(shift.start(), match.end(), _shifted_yearless(value, unit, count, direction))
+        with _PAST_THE_CALENDAR:
+            _add_absolute(found, match, text, anchor, yearless=yearless)
     for match in _MONTH_ALONE.finditer(text):
-        if not found.free(match.start("month"), match.end("month")):
-            continue
-        name = match.group("month")
-        if name in _MONTH_WORDS and not match.group("lead"):
-            continue
-        month = _MONTH_NAMES[name.lower()]
-        lead = (match.group("lead") or "").split()
-        step = {"last": -1, "past": -1, "next": 1}.get(lead[0].lower(), 0) if lead else 0
-        if (yearless or anchor is None) and not step:
-            found.add(match.start(), match.end(), (month, 1, 31))
-            continue
-        if anchor is None:
-            continue
-        year = _nearest_year(anchor, month, None)
-        # "last May": the last one that has ended ("last May" said in May is a year back,
-        # as "last summer" said in July is); "next May": the next one to begin.
-        while step < 0 and _month_range(year, month).last >= anchor:
-            year -= 1
-        while step > 0 and date(year, month, 1) <= anchor:
-            year += 1
-        found.add(match.start(), match.end(), _month_range(year, month))
+        with _PAST_THE_CALENDAR:
+            _add_month_alone(found, match, anchor, yearless=yearless)
     if anchor is not None:
         for match in _RELATIVE.finditer(text):
-            value = _relative(match, anchor)
-            if value is not None:
-                found.add(match.start(), match.end(), value)
+            with _PAST_THE_CALENDAR:
+                value = _relative(match, anchor)
+                if value is not None:
+                    found.add(match.start(), match.end(), value)
     others = _other_languages(text) if others is None else others
     if others:
         _scan_other(found, text, anchor, yearless=yearless, languages=others)
@@ -981,23 +1000,27 @@ def _scan_other(found: _Found, text: str, anchor: date | None, *, yearless: bool
     for wanted, pattern, read in absolute:
         if wanted:
             for match in pattern.finditer(text):
-                value = read(match, anchor, yearless=yearless)
-                if value is not None:
-                    found.add(match.start(), match.end(), value)
+                with _PAST_THE_CALENDAR:
+                    value = read(match, anchor, yearless=yearless)
+                    if value is not None:
+                        found.add(match.start(), match.end(), value)
     if anchor is None:
         return
     if languages.cjk:
         for match in _CJK_RELATIVE.finditer(text):
-            if (value := _cjk_relative(match, anchor)) is not None:
-                found.add(match.start(), match.end(), value)
+            with _PAST_THE_CALENDAR:
+                if (value := _cjk_relative(match, anchor)) is not None:
+                    found.add(match.start(), match.end(), value)
     if languages.spanish:
         for match in _ES_RELATIVE.finditer(text):
-            if (value := _es_relative(match, anchor)) is not None:
-                found.add(match.start(), match.end(), value)
+            with _PAST_THE_CALENDAR:
+                if (value := _es_relative(match, anchor)) is not None:
+                    found.add(match.start(), match.end(), value)
     if languages.hindi:
         for match in _HI_RELATIVE.finditer(text):
-            if (value := _hi_relative(match, text, anchor)) is not None:
-                found.add(match.start(), match.end(), value)
+            with _PAST_THE_CALENDAR:
+                if (value := _hi_relative(match, text, anchor)) is not None:
+                    found.add(match.start(), match.end(), value)
 
 
 #: Words after which a text may hold a time expression; texts without one skip the scan.
@@ -1015,11 +1038,7 @@ def mentioned_ranges(text: str, said_at: datetime) -> tuple[DayRange, ...]:
     others = _other_languages(text)
     if not others and not _TRIGGER.search(text):
         return ()
-    anchor = said_at.date()
-    try:
-        found = _scan(text, anchor, others=others)
-    except (OverflowError, ValueError):
-        return ()  # an expression resolves past the calendar's ends (said in year 1 or 9999)
+    found = _scan(text, said_at.date(), others=others)
     ranges = [v for _, _, v in sorted(found.ranges, key=lambda r: r[0]) if isinstance(v, DayRange)]
     return tuple(dict.fromkeys(ranges))
 
@@ -1034,10 +1053,7 @@ def query_time(query: str, as_of: datetime | None = None) -> QueryTime | None:
     others = _other_languages(query)
     if not others and not _TRIGGER.search(query):
         return None
-    try:
-        found = _scan(query, as_of.date() if as_of is not None else None, yearless=True, others=others)
-    except (OverflowError, ValueError):
-        return None  # an expression resolves past the calendar's ends ("the week before 1 January 1")
+    found = _scan(query, as_of.date() if as_of is not None else None, yearless=True, others=others)
     if not found.ranges:
         return None
     ordered = sorted(found.ranges, key=lambda r: r[0])

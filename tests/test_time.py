@@ -590,8 +590,9 @@ def test_29_february_without_a_year_is_no_day_of_a_year_without_one() -> None:
 
 async def test_entries_said_on_the_calendars_first_and_last_days_store_and_match(service: MemoryService) -> None:
     # "Yesterday" said on 0001-01-01 and "next week" on 9999-12-31 resolve past the
-    # calendar's ends: such a text names no time (it raised OverflowError on store), and
-    # a month without a year asks of the day after the last one said (it raised ValueError).
+    # calendar's ends: such an expression names no time (it raised OverflowError on store),
+    # the other one still does, and a month without a year asks of the day after the last
+    # one said (it raised ValueError).
     said = [datetime(1, 1, 1, 9, tzinfo=UTC), datetime(9999, 12, 31, 9, tzinfo=UTC)]
     entries = [
         MemoryEntry(content=Content(role="user").with_text("We hiked yesterday and will again next week."), author="Ana", timestamp=t)
@@ -599,11 +600,26 @@ async def test_entries_said_on_the_calendars_first_and_last_days_store_and_match
     ]
     await service.add_session("app", "edges", "s", entries)
     stored = await service.list_entries("app", "edges")
-    assert len(stored) == 2 and not any(e.refers_to_time for e in stored)
+    assert len(stored) == 2
+    rows = await run_read_only(
+        service, "MATCH (e:Entry {app_name: $app, user_id: $user}) RETURN e.time_refs AS refs", {"app": "app", "user": "edges"}
+    )
+    assert sorted(list(r["refs"]) for r in rows.records()) == [["0001-01-08/0001-01-14"], ["9999-12-30/9999-12-30"]]
     as_of = datetime(9999, 12, 31, tzinfo=UTC)
     for query, day in (("hiked in December", said[1]), ("hiked in January", said[0]), ("hiked last week", said[1])):
         hits = (await service.search(SearchRequest(query=query, app_name="app", user_id="edges", as_of=as_of))).hits
         assert hits[0].matched_time == f"said {day.date().isoformat()}", query
+
+
+def test_an_expression_past_the_calendars_end_names_no_time_and_the_others_stay() -> None:
+    """One expression resolving past 9999-12-31 erased every time of the text: the entry
+    stored no time_refs, and the query read "3 May 2023" as words."""
+    in_9999 = datetime(9999, 6, 1, tzinfo=UTC)
+    text = "On 3 May 2023 we met; next year we marry."
+    assert [r.iso() for r in mentioned_ranges(text, in_9999)] == ["2023-05-03/2023-05-03"]
+    when = query_time("What did we do on 3 May 2023, and next year?", in_9999)
+    assert when is not None and [r.iso() for r in when.ranges] == ["2023-05-03/2023-05-03"]
+    assert ranges_of("昨天 and 3 May 2023", datetime(1, 1, 1, tzinfo=UTC)) == ["2023-05-03/2023-05-03"]
 
 
 @pytest.mark.parametrize("after", [0, 8])
