@@ -63,6 +63,7 @@ from graphmem._models import (
     as_utc,
     check_text_length,
     quote_ids,
+    read_time,
     utc_now,
     validate_identifier,
     validate_project_id,
@@ -155,11 +156,8 @@ class FixtureEntry(BaseModel):
 
     @field_validator("timestamp", mode="before")
     @classmethod
-    def _timestamp_is_text(cls, value: Any) -> Any:
-        # Not a number: pydantic would read 20240503 as seconds since 1970.
-        if value is not None and not isinstance(value, (str, datetime)):
-            raise ValueError(f"timestamp must be an ISO 8601 string, got {type(value).__name__} {value!r:.40}")
-        return value
+    def _timestamp_is_a_time(cls, value: Any) -> Any:
+        return read_time(value, "timestamp")
 
     @field_validator("timestamp")
     @classmethod

@@ -335,18 +335,17 @@ def create_server(
         author: Annotated[
             str, Field(min_length=1, max_length=256, description="who said it (its name is searchable)")
         ] = "user",
+        # A string, read by MemoryEntry as every entry point reads a time: typed as a datetime,
+        # pydantic read "20240503" as seconds since 1970.
         timestamp: Annotated[
-            datetime | None, Field(description="when it was said, ISO 8601; default now; no zone means UTC")
+            str | None, Field(description="when it was said, ISO 8601; default now; no zone means UTC")
         ] = None,
     ) -> Annotated[CallToolResult, RememberResult]:
         async def work() -> CallToolResult:
             if not text.strip():
                 raise ToolError("text is blank: nothing to remember")
-            entry = MemoryEntry(
-                content=Content(role="user").with_text(text),
-                author=author,
-                **({} if timestamp is None else {"timestamp": timestamp}),
-            )
+            given = {"content": Content(role="user").with_text(text), "author": author}
+            entry = MemoryEntry.model_validate(given if timestamp is None else {**given, "timestamp": timestamp})
             service = await store.get()
             if session_id is None:
                 if project is None:
@@ -428,8 +427,8 @@ def create_server(
         description=(
             "Delete memories of this user, for good. Give exactly one of: entry_id (one memory, from recall or "
             "recent), session_id (every memory of that conversation), or query (every memory that shares a word "
-            "or name with it, its author's own name aside; recall it first to see what would go). Returns how "
-            "many were removed."
+            "or name with it, its author's own name aside; a date or time in it is neither a word nor a filter; "
+            "recall it first to see what would go). Returns how many were removed."
         ),
         annotations=ToolAnnotations(destructive_hint=True, idempotent_hint=True, open_world_hint=False),
     )

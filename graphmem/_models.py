@@ -6,9 +6,8 @@ timestamp graphmem returns is timezone-aware UTC.
 
 from __future__ import annotations
 
-import re
 import unicodedata
-from datetime import UTC, datetime, time
+from datetime import UTC, date, datetime, time
 from typing import Annotated, Any, TypeGuard
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
@@ -130,14 +129,12 @@ def validate_project_id(project_id: object) -> str:
     return project_id
 
 
-_DATE_ONLY = re.compile(r"\d{4}-\d{2}-\d{2}")
-
-
 def parse_time_bound(text: str, *, end_of_day: bool = False) -> datetime:
-    """A ``since``, ``until`` or ``as_of`` typed at an entry point (CLI, MCP): an ISO 8601
-    date, or date and time (seconds, fractions and an offset optional; none means UTC).
-    A date alone is its first moment, or its last with ``end_of_day``: an ``until`` of a
-    day keeps that day's entries.
+    """A time given as text (an entry's timestamp; a ``since``, ``until`` or ``as_of``): an
+    ISO 8601 date, or date and time, as ``datetime.fromisoformat`` reads them (seconds,
+    fractions and an offset optional, none meaning UTC; ``20230503`` and ``2023-W18-3`` are
+    dates too). A date alone is its first moment, or its last with ``end_of_day``: an
+    ``until`` of a day keeps that day's entries.
 
     Raises:
         ValueError: not such a date or time (the message says what is accepted).
@@ -150,9 +147,19 @@ def parse_time_bound(text: str, *, end_of_day: bool = False) -> datetime:
             f"{text[:40]!r} is not an ISO 8601 date or time (2023-05-03, 2023-05-03T18:30, "
             "2023-05-03T18:30:00+02:00)"
         ) from None
-    if end_of_day and _DATE_ONLY.fullmatch(text):
+    if end_of_day and _is_a_date(text):
         when = datetime.combine(when.date(), time.max)
     return when
+
+
+def _is_a_date(text: str) -> bool:
+    """Whether ``text``, which ``datetime.fromisoformat`` reads, is a date alone (in any of
+    ISO 8601's forms: ``2023-05-03``, ``20230503``, ``2023-W18-3``)."""
+    try:
+        date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
 
 
 def as_utc(value: datetime) -> datetime:
@@ -219,12 +226,26 @@ def check_text_length(text: str) -> None:
         )
 
 
-def refuse_epoch_numbers(value: Any, field: str) -> Any:
-    """A time given as a number, or a string of digits, is refused: pydantic would read
-    ``20240503`` as seconds since 1970."""
-    if isinstance(value, (int, float)) or (isinstance(value, str) and value.strip().lstrip("+-").isdigit()):
-        raise ValueError(f"{field} must be a datetime or an ISO 8601 string, got {value!r:.40}")
-    return value
+def read_time(value: Any, field: str, *, end_of_day: bool = False) -> Any:
+    """A time as every entry point takes it (``MemoryEntry.timestamp``, ``SearchRequest``'s
+    ``since``, ``until`` and ``as_of``, a fixture's ``timestamp``, the MCP tools): a
+    ``datetime``, a ``date`` (its first moment, or its last with ``end_of_day``, as an
+    ``until`` reads it), or an ISO 8601 string read by :func:`parse_time_bound`
+    (``"20240503"``, the basic form, is 3 May 2024; a date alone as above). Anything else
+    is refused, not left to pydantic, which reads a number, or a string such as
+    ``"20240503.0"`` or ``"1.7e9"``, as seconds since 1970. ``None`` is passed on (a field's
+    own type decides whether it may be missing). For a ``mode="before"`` validator.
+
+    Raises:
+        ValueError: a number, or a string that is no ISO 8601 date or time.
+    """
+    if value is None or isinstance(value, datetime):
+        return value
+    if isinstance(value, date):
+        return datetime.combine(value, time.max if end_of_day else time.min)
+    if isinstance(value, str):
+        return parse_time_bound(value, end_of_day=end_of_day)
+    raise ValueError(f"{field} must be an ISO 8601 string or a datetime, got {type(value).__name__} {value!r:.40}")
 
 
 class Part(BaseModel):
@@ -259,8 +280,9 @@ class MemoryEntry(BaseModel):
     """One remembered message.
 
     ``timestamp`` defaults to now; a naive timestamp is taken as UTC. It is a ``datetime``
-    or an ISO 8601 string: a number (or a string of digits) is refused, not read as
-    seconds since 1970 (``20240503`` would be 23 August 1970).
+    (a ``date``: its first moment) or an ISO 8601 string (``"2024-05-03T10:00:00Z"``;
+    ``"20240503"`` is 3 May 2024): a number, or a string ``datetime.fromisoformat`` does not
+    read, is refused, never read as seconds since 1970 (``20240503`` would be 23 August 1970).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -271,8 +293,8 @@ class MemoryEntry(BaseModel):
 
     @field_validator("timestamp", mode="before")
     @classmethod
-    def _timestamp_is_no_number(cls, value: Any) -> Any:
-        return refuse_epoch_numbers(value, "timestamp")
+    def _timestamp_is_a_time(cls, value: Any) -> Any:
+        return read_time(value, "timestamp")
 
     @field_validator("timestamp")
     @classmethod
@@ -293,10 +315,12 @@ class SearchRequest(BaseModel):
     global entries plus P's entries.
 
     ``since`` / ``until`` keep only entries whose timestamp is at or after / at or before
-    them (inclusive; naive datetimes are UTC; ``since`` after ``until`` is a validation
-    error); entries outside still lend conversation context to those inside. ``as_of`` is
-    the moment the question is asked, against which relative times in the query ("last
-    summer", "yesterday") are read; ``None`` is now.
+    them (inclusive; naive datetimes are UTC; a date alone, a ``date`` or a string such as
+    ``"2023-05-03"``, is its first moment as ``since`` and its last as ``until``, so that
+    day is kept; ``since`` after ``until`` is a validation error); entries outside still
+    lend conversation context to those inside. ``as_of`` is the moment the question is
+    asked, against which relative times in the query ("last summer", "yesterday") are read;
+    ``None`` is now.
 
     ``fold_replies`` (on by default): a reply typed as several messages (one author's
     consecutive entries in a session) is one hit, its best-scoring message, with the
@@ -323,8 +347,9 @@ class SearchRequest(BaseModel):
 
     @field_validator("since", "until", "as_of", mode="before")
     @classmethod
-    def _times_are_no_numbers(cls, value: Any, info: ValidationInfo) -> Any:
-        return refuse_epoch_numbers(value, str(info.field_name))
+    def _times_are_times(cls, value: Any, info: ValidationInfo) -> Any:
+        # A day as ``until`` keeps that day: its last moment, not its first.
+        return read_time(value, str(info.field_name), end_of_day=info.field_name == "until")
 
     @field_validator("since", "until", "as_of")
     @classmethod

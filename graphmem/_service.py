@@ -1086,9 +1086,12 @@ class MemoryService(ABC):
         name aside: they are tokens of every entry that author said, so "the user's dog"
         deletes what mentions a dog, not everything "user" said. The query is read as a
         search reads it: a time it names is a time, not words ("on 3 May 2023" matches no
-        entry for its "3"); one character of a script without spaces is too little when
-        the query has longer words. Entries recalled only as conversation context of a
-        match are not deleted.
+        entry for its "3"), and a query that is nothing but a time ("on 3 May 2023",
+        "yesterday") deletes nothing. Nor is the time a filter: "the dentist on 3 May 2023"
+        deletes every entry that mentions the dentist, whatever its date (to delete only
+        some, search with the time and pass the hits' ids to :meth:`delete_entries_by_id`).
+        One character of a script without spaces is too little when the query has longer
+        words. Entries recalled only as conversation context of a match are not deleted.
         """
         owner = self._owner(app_name, user_id)
         ids = await self._matching_ids(owner, None, query, only_project=None)
@@ -1472,14 +1475,17 @@ class MemoryService(ABC):
             known.update((e.entry_id, e) for e in await self._fetch_entries(owner, missing))
         return {i: known[i] for i in entry_ids if i in known}
 
-    async def _query_words(self, query: str, as_of: datetime | None) -> tuple[QueryTime | None, str, Decomposition]:
+    async def _query_words(
+        self, query: str, as_of: datetime | None, *, words_of_a_time_alone: bool = True
+    ) -> tuple[QueryTime | None, str, Decomposition]:
         """The time a query names (``None``: none), its text without it, and that text's
         terms: a time is matched as a time, not as words. A query that is nothing but a time
-        ("tomorrow", "May 2023") is matched by its words instead (no time, the whole text)."""
+        ("tomorrow", "May 2023") is matched by its words instead (no time, the whole text),
+        unless ``words_of_a_time_alone`` is off (a delete: then it has no terms)."""
         when = query_time(query, as_of)
         text = _without_spans(query, when.spans) if when is not None else query
         parts = await self.decompose_query(text)
-        if parts.is_empty and when is not None:
+        if parts.is_empty and when is not None and words_of_a_time_alone:
             when, text = None, query
             parts = await self.decompose_query(text)
         return when, text, parts
@@ -1741,8 +1747,10 @@ class MemoryService(ABC):
             raise TypeError(f"query must be a string, got {type(query).__name__}")
         ensure_unicode(query, "query")
         # The query's words as a search reads them: a time it names ("on 3 May 2023") is
-        # no words to match ("May", "2023", "3" would take every entry saying them).
-        _, text, parts = await self._query_words(query, datetime.now(UTC))
+        # no words to match ("May", "2023", "3" would take every entry saying them), even
+        # when it is all the query says (a search then matches its words: a ranking can
+        # afford that fallback, a delete cannot).
+        _, text, parts = await self._query_words(query, datetime.now(UTC), words_of_a_time_alone=False)
         if parts.is_empty:
             return []
         parts = await self._names_as_written(owner, text, parts)  # "Rose" never takes "rise"

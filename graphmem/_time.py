@@ -35,6 +35,8 @@ from __future__ import annotations
 import bisect
 import calendar
 import re
+from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
@@ -188,6 +190,12 @@ def _y(name: str) -> str:
     return _YEAR.format(name=name)
 
 
+#: The English grammar's words are ASCII, and so is its case folding: in Unicode mode
+#: IGNORECASE also folds "ſ" to "s", "ı" and "İ" to "i" and the Kelvin sign to "k", so "laſt"
+#: matched "last" and, lowercased, was no key of the tables its words are looked up in. Its
+#: spaces and digits are ASCII too: :func:`_scan` reads a text through ``_READABLE``.
+_ENGLISH = re.IGNORECASE | re.ASCII
+
 # A full date, a month of a year, a day of a month, as one alternation with named groups.
 _ABSOLUTE = re.compile(
     r"\b(?:"
@@ -200,19 +208,35 @@ _ABSOLUTE = re.compile(
     rf"|(?P<season7>spring|summer|autumn|fall|winter)\s+(?:of\s+)?{_y('y7')}"  # summer 2022
     rf"|{_d('d8')}\s+(?:of\s+)?{_m('m8')}"  # 8 May (no year)
     rf"|{_m('m9')}\s+{_d('d9')}(?![\d:])"  # May 8 (no year)
-    rf"|(?:in|during|since|until|throughout|of|by|from|before|after|early|mid|late)\s+{_y('y10')}"  # in 2022
+    rf"|(?P<lead10>in|during|since|until|throughout|of|by|from|before|after|early|mid|late)\s+{_y('y10')}"  # in 2022
     r")\b(?!-)",
-    re.IGNORECASE,
+    _ENGLISH,
 )
-# A month alone. "May", "March" and "August" are also words: a month must be capitalised,
-# and those three must follow a word that introduces a time.
+# A month alone. "May", "March" and "August" are also words, and "April" and "June" names:
+# a month must be capitalised, and those five must follow a word that introduces a time
+# ("What did June say?" names no month; "in June", "last June", "June 3" do).
 _MONTH_ALONE = re.compile(
     r"\b(?P<lead>(?i:in|during|since|until|by|of|early|mid|late|this|last|next|past)\s+(?i:early\s+|mid\s+|late\s+)?)?"
-    r"(?P<month>January|February|March|April|May|June|July|August|September|October|November|December)\b"
+    r"(?P<month>January|February|March|April|May|June|July|August|September|October|November|December)\b",
+    re.ASCII,
+)
+_MONTH_WORDS = frozenset({"May", "March", "August", "April", "June"})
+# "may" and "mar" in lowercase are mostly words ("the top 10 may help", "may 10 people
+# come"): without a year, a day of one is a date only after a word that introduces one.
+_LOWERCASE_MONTH_WORDS = frozenset({"may", "mar"})
+_DATE_LEAD = re.compile(r"\b(?:on|by|since|until|till|from|before|after)\s+$", _ENGLISH)
+# "in 2000 games", "by 1800 votes": a number that counts the word after it is no year. Any
+# plural word counts, but these, which end in "s" and are no nouns ("In 2020 this ...").
+_COUNTED = re.compile(
+    r"\s+(?!(?:as|is|was|has|does|his|its|this|us|thus|plus|always|perhaps|yes|less|unless|whereas"
+    r"|besides|sometimes|afterwards|towards|across|ours|yours|hers|theirs)\b)[a-z]+s\b",
+    re.ASCII,
 )
 _RELATIVE = re.compile(
     r"\b(?:"
     r"(?P<today>today|tonight|this (?:morning|afternoon|evening))"
+    r"|(?P<before_yesterday>(?:the\s+)?day\s+before\s+yesterday)"
+    r"|(?P<after_tomorrow>(?:the\s+)?day\s+after\s+tomorrow)"
     r"|(?P<yesterday>yesterday|last night)"
     r"|(?P<tomorrow>tomorrow)"
     rf"|{_NUM}\s+{_UNIT}\s+ago"
@@ -221,13 +245,13 @@ _RELATIVE = re.compile(
     r"|(?P<earlier>earlier) this (?P<period>week|month|year)"
     r"|(?P<otherday>the other day)"
     r")\b",
-    re.IGNORECASE,
+    _ENGLISH,
 )
 # "the week before 3 June 2023", "two weeks before August 11, 2023", "the day after ...":
 # a shift of the absolute date that follows.
 _SHIFT = re.compile(
     rf"\b(?:the\s+|last\s+)?(?:{_NUM}\s+)?{_UNIT}\s+(?P<dir>before|after)\s+$",
-    re.IGNORECASE,
+    _ENGLISH,
 )
 
 
@@ -259,9 +283,10 @@ def _safe_date(year: int, month: int, day: int) -> date | None:
 
 
 def _nearest_year(anchor: date, month: int, day: int | None) -> int:
-    """The year in which (month, day) lies closest to ``anchor``, the past winning ties."""
+    """The year in which (month, day) lies closest to ``anchor``, the past winning ties.
+    Four years either side: 29 February said two years after a leap year has none nearer."""
     best: tuple[int, int] | None = None
-    for year in (anchor.year - 1, anchor.year, anchor.year + 1):
+    for year in range(anchor.year - 4, anchor.year + 5):
         target = _safe_date(year, month, day or 15)
         if target is None:
             continue
@@ -297,6 +322,31 @@ def _shifted(base: DayRange, unit: str, count: int, direction: str) -> DayRange:
     return DayRange(date(pivot.year + sign * count, 1, 1), date(pivot.year + sign * count, 12, 31))
 
 
+def _shifted_yearless(
+    value: tuple[int, int, int], unit: str, count: int, direction: str
+) -> list[tuple[int, int, int]]:
+    """:func:`_shifted` of days named without a year, (month, first, last): the same days in
+    any year, as (month, first, last) for each month they touch. Worked out in a leap year
+    and a common one ("the day before 1 March" is 29 or 28 February). A year's shift of
+    them names no particular days (every year's): none."""
+    if unit == "year":
+        return []
+    month, first, last = value
+    days: list[tuple[int, int, int]] = []
+    for year in (2000, 2001):
+        days_in_month = calendar.monthrange(year, month)[1]
+        if first > days_in_month:  # 29 February of a common year
+            continue
+        base = DayRange(date(year, month, first), date(year, month, min(last, days_in_month)))
+        shifted = _shifted(base, unit, count, direction)
+        day = shifted.first
+        while day <= shifted.last:
+            end = min(_month_range(day.year, day.month).last, shifted.last)
+            days.append((day.month, day.day, end.day))
+            day = end + timedelta(days=1)
+    return list(dict.fromkeys(days))
+
+
 class _Found:
     """Matches collected over one text, keeping the first match of overlapping spans.
 
@@ -314,8 +364,12 @@ class _Found:
         return before == 0 or self._spans[before - 1][1] <= start
 
     def add(self, start: int, end: int, value: DayRange | tuple[int, int, int]) -> None:
-        if self.free(start, end):
-            self.ranges.append((start, end, value))
+        self.add_all(start, end, [value])
+
+    def add_all(self, start: int, end: int, values: Sequence[DayRange | tuple[int, int, int]]) -> None:
+        """Several values of one span (days without a year on both sides of a month's end)."""
+        if values and self.free(start, end):
+            self.ranges.extend((start, end, value) for value in values)
             bisect.insort(self._spans, (start, end))
 
 
@@ -360,14 +414,11 @@ def _absolute(
 
 def _relative(match: re.Match[str], anchor: date) -> DayRange | None:
     g = match.groupdict()
-    if g["today"]:
-        return DayRange(anchor, anchor)
-    if g["yesterday"]:
-        d = anchor - timedelta(days=1)
-        return DayRange(d, d)
-    if g["tomorrow"]:
-        d = anchor + timedelta(days=1)
-        return DayRange(d, d)
+    for name, shift in (("today", 0), ("yesterday", -1), ("before_yesterday", -2), ("tomorrow", 1),
+                        ("after_tomorrow", 2)):
+        if g[name]:
+            d = anchor + timedelta(days=shift)
+            return DayRange(d, d)
     if g["unit"]:  # N units ago
         n = _number(g["n"])
         return _shifted(DayRange(anchor, anchor), g["unit"], n, "before") if g["unit"].lower() != "day" else (
@@ -418,55 +469,100 @@ def _period(anchor: date, what: str, step: int, *, rolling: bool = False) -> Day
             return this if this.last < anchor else _season_range(this.first.year - 1, first_month)
         return this if this.first > anchor else _season_range(this.first.year + 1, first_month)
     weekday = _WEEKDAYS[what]
-    if step <= 0:  # last/past/this Friday: the most recent one before the anchor
+    if step < 0:  # last/past Friday: the most recent one before the anchor
         back = (anchor.weekday() - weekday) % 7 or 7
         d = anchor - timedelta(days=back)
+    elif step == 0:  # this Friday: the one of the anchor's calendar week, as "this week" is
+        d = _week_of(anchor).first + timedelta(days=weekday)
     else:
         ahead = (weekday - anchor.weekday()) % 7 or 7
         d = anchor + timedelta(days=ahead)
     return DayRange(d, d)
 
 
+def _a_word_not_a_date(match: re.Match[str], text: str) -> bool:
+    """Whether an ``_ABSOLUTE`` match is more likely words than a date: a lowercase "may" or
+    "mar" beside a number without a year or a lead ("the top 10 may help"), or a year alone
+    that counts the plural after it ("in 2000 games")."""
+    month = match.group("m8") or match.group("m9")
+    if month and month in _LOWERCASE_MONTH_WORDS:
+        return not _DATE_LEAD.search(text, max(0, match.start() - 8), match.start())
+    return bool(match.group("y10")) and _COUNTED.match(text, match.end()) is not None
+
+
+def _add_absolute(found: _Found, match: re.Match[str], text: str, anchor: date | None, *, yearless: bool) -> None:
+    """Add an ``_ABSOLUTE`` match's reading, shifted by a ``_SHIFT`` just before it."""
+    if _a_word_not_a_date(match, text):
+        return
+    value = _absolute(match, anchor, yearless=yearless)
+    if value is None:
+        return
+    start = match.start()
+    # "the year before 2022": the year's own "before" is the shift's direction.
+    lead = match.group("lead10")
+    shift_at = match.start("y10") if lead and lead.lower() in ("before", "after") else start
+    shift = _SHIFT.search(text, max(0, shift_at - 40), shift_at)
+    if shift is None:
+        if shift_at == start:  # (else "before 2020" alone: the years before it, no range of days)
+            found.add(start, match.end(), value)
+        return
+    unit, count, direction = shift.group("unit").lower(), _number(shift.group("n")), shift.group("dir").lower()
+    if isinstance(value, DayRange):
+        found.add(shift.start(), match.end(), _shifted(value, unit, count, direction))
+    else:
+        found.add_all(shift.start(), match.end(), _shifted_yearless(value, unit, count, direction))
+
+
+def _add_month_alone(found: _Found, match: re.Match[str], anchor: date | None, *, yearless: bool) -> None:
+    """Add a ``_MONTH_ALONE`` match's reading, unless a word or another match holds it."""
+    if not found.free(match.start("month"), match.end("month")):
+        return
+    name = match.group("month")
+    if name in _MONTH_WORDS and not match.group("lead"):
+        return
+    month = _MONTH_NAMES[name.lower()]
+    lead = (match.group("lead") or "").split()
+    step = {"last": -1, "past": -1, "next": 1}.get(lead[0].lower(), 0) if lead else 0
+    if (yearless or anchor is None) and not step:
+        found.add(match.start(), match.end(), (month, 1, 31))
+        return
+    if anchor is None:
+        return
+    year = _nearest_year(anchor, month, None)
+    # "last May": the last one that has ended ("last May" said in May is a year back, as
+    # "last summer" said in July is); "next May": the next one to begin.
+    while step < 0 and _month_range(year, month).last >= anchor:
+        year -= 1
+    while step > 0 and date(year, month, 1) <= anchor:
+        year += 1
+    found.add(match.start(), match.end(), _month_range(year, month))
+
+
+#: Around the reading of each expression: one that resolves past the calendar's ends
+#: ("yesterday" said on 0001-01-01, "next year" in 9999, "the week before 1 January 1")
+#: raises, and names no time; the text's other expressions still do.
+_PAST_THE_CALENDAR = suppress(OverflowError, ValueError)
+
+
 def _scan(text: str, anchor: date | None, *, yearless: bool = False, others: _Languages | None = None) -> _Found:
     """Every time expression of ``text``; relative ones only with an ``anchor``. With
     ``yearless``, a month or day named without a year is kept as such (a query's reading)
     instead of being placed in the year nearest the anchor (an entry's reading)."""
+    if not text.isascii():
+        text = text.translate(_READABLE)
     found = _Found()
     for match in _ABSOLUTE.finditer(text):
-        value = _absolute(match, anchor, yearless=yearless)
-        if value is None:
-            continue
-        start = match.start()
-        shift = _SHIFT.search(text, max(0, start - 40), start)
-        if shift and isinstance(value, DayRange):
-            value = _shifted(value, shift.group("unit"), _number(shift.group("n")), shift.group("dir").lower())
-            start = shift.start()
-        found.add(start, match.end(), value)
+        with _PAST_THE_CALENDAR:
+            _add_absolute(found, match, text, anchor, yearless=yearless)
     for match in _MONTH_ALONE.finditer(text):
-        if not found.free(match.start("month"), match.end("month")):
-            continue
-        name = match.group("month")
-        if name in ("May", "March", "August") and not match.group("lead"):
-            continue
-        month = _MONTH_NAMES[name.lower()]
-        lead = (match.group("lead") or "").split()
-        step = {"last": -1, "past": -1, "next": 1}.get(lead[0].lower(), 0) if lead else 0
-        if (yearless or anchor is None) and not step:
-            found.add(match.start(), match.end(), (month, 1, 31))
-            continue
-        if anchor is None:
-            continue
-        year = _nearest_year(anchor, month, None)
-        if step < 0 and date(year, month, 1) > anchor:
-            year -= 1
-        elif step > 0 and date(year, month, 1) <= anchor:
-            year += 1
-        found.add(match.start(), match.end(), _month_range(year, month))
+        with _PAST_THE_CALENDAR:
+            _add_month_alone(found, match, anchor, yearless=yearless)
     if anchor is not None:
         for match in _RELATIVE.finditer(text):
-            value = _relative(match, anchor)
-            if value is not None:
-                found.add(match.start(), match.end(), value)
+            with _PAST_THE_CALENDAR:
+                value = _relative(match, anchor)
+                if value is not None:
+                    found.add(match.start(), match.end(), value)
     others = _other_languages(text) if others is None else others
     if others:
         _scan_other(found, text, anchor, yearless=yearless, languages=others)
@@ -481,11 +577,16 @@ def _scan(text: str, anchor: date | None, *, yearless: bool = False, others: _La
 # overlap; on English text nothing here matches, so English readings are unchanged.
 #
 # Digits are read in any script: full-width (２０２３年５月８日) and Devanagari (३ मई २०२३)
-# digits are mapped to ASCII first, one character for one, so match offsets stay offsets
-# into the original text.
+# digits are mapped to ASCII first, and so are spaces (a no-break space between "3" and
+# "May"), for the English grammar's are ASCII: one character for one, so match offsets
+# stay offsets into the original text (:func:`_scan`).
 
-_DIGITS = str.maketrans(
-    {**{0xFF10 + i: str(i) for i in range(10)}, **{0x0966 + i: str(i) for i in range(10)}}
+_READABLE = str.maketrans(
+    {
+        **{0xFF10 + i: str(i) for i in range(10)},
+        **{0x0966 + i: str(i) for i in range(10)},
+        **{code: " " for code in range(0x80, 0x3001) if chr(code).isspace()},
+    }
 )
 
 _CJK_DIGIT = {"〇": 0, "零": 0, "一": 1, "二": 2, "两": 2, "兩": 2, "三": 3, "四": 4, "五": 5,
@@ -658,6 +759,14 @@ _HI_RELATIVE = re.compile(
 _HI_PAST = re.compile(r"(?:था|थी|थे|थीं|गया|गई|गयी|गए|गये|लिया|किया|दिया|हुआ|हुई|हुए|आया|आई|आए|देखा|देखी)" + _HI_END)
 _HI_FUTURE = re.compile(r"[ंँ]?(?:गा|गी|गे)" + _HI_END + "|(?:वाला|वाली|वाले)\\s+(?:है|हैं|हूँ|हूं)")
 _HI_CLAUSE_END = re.compile(r"[।?!.\n|]")
+#: How far past "कल" its clause's verb is looked for, in characters, when no clause end comes
+#: first: some forty words, longer than a spoken sentence.
+_HI_CLAUSE_WINDOW = 200
+#: Letters that Unicode case folding matches to ASCII ones: "ſ" to "s", "ı" and "İ" to "i",
+#: the Kelvin sign to "k". The Spanish grammar folds case in Unicode (for "Ñ", "É"), so
+#: "paſado" matched "pasado": a Spanish match holding one is no time (it would be read as
+#: another word, or looked up as none).
+_FOLDED_TO_ASCII = re.compile("[\u017f\u0131\u0130\u212a]")
 
 #: Spanish words without which no Spanish expression here can match (a text is scanned
 #: for Spanish only when it holds one: a set lookup of its words costs far less than a
@@ -770,6 +879,8 @@ def _cjk_relative(match: re.Match[str], anchor: date) -> DayRange | None:
 
 
 def _es_absolute(match: re.Match[str], anchor: date | None, *, yearless: bool) -> _Reading:
+    if _FOLDED_TO_ASCII.search(match.group(0)):
+        return None
     return _month_word_absolute(match, anchor, _ES_MONTHS, yearless=yearless)
 
 
@@ -782,15 +893,20 @@ def _month_word_absolute(
     g = match.groupdict()
     month_name = g["m1"] or g["m2"] or g["m3"] or g["m4"]
     if month_name:
+        month = months.get(month_name.lower())
+        if month is None:
+            return None
         year = g["y1"] or g["y2"]
         dom = g["d1"] or g["d3"]
-        return _day_or_month(int(year) if year else None, months[month_name.lower()],
-                             int(dom) if dom else None, anchor, yearless=yearless)
+        return _day_or_month(int(year) if year else None, month, int(dom) if dom else None, anchor,
+                             yearless=yearless)
     y = int(g["y5"])
     return DayRange(date(y, 1, 1), date(y, 12, 31))
 
 
 def _es_relative(match: re.Match[str], anchor: date) -> DayRange | None:
+    if _FOLDED_TO_ASCII.search(match.group(0)):
+        return None
     g = match.groupdict()
     for name, shift in (("today", 0), ("yesterday", -1), ("before_yesterday", -2), ("tomorrow", 1),
                         ("after_tomorrow", 2)):
@@ -816,11 +932,10 @@ def _es_relative(match: re.Match[str], anchor: date) -> DayRange | None:
         step = 0
     else:
         return None  # "el mes", "la semana" alone name no time
-    if what in _ES_WEEKDAYS:
-        return _period(anchor, _ES_WEEKDAYS[what], step)
-    if what in _ES_SEASONS:
-        return _period(anchor, _ES_SEASONS[what], step)
-    return _period(anchor, _ES_PERIODS["fin de semana" if what.startswith("fin") else what], step)
+    period = _ES_WEEKDAYS.get(what) or _ES_SEASONS.get(what) or _ES_PERIODS.get(
+        "fin de semana" if what.startswith("fin") else what
+    )
+    return None if period is None else _period(anchor, period, step)
 
 
 def _hi_absolute(match: re.Match[str], anchor: date | None, *, yearless: bool) -> _Reading:
@@ -847,9 +962,16 @@ def _hi_relative(match: re.Match[str], text: str, anchor: date) -> DayRange | No
         return DayRange(anchor, anchor)
     if g["kal"] or g["parson"]:
         days = 1 if g["kal"] else 2
-        clause_end = _HI_CLAUSE_END.search(text, match.end())
-        rest = text[match.end() : clause_end.start() if clause_end else len(text)]
-        future, past = _HI_FUTURE.search(rest), _HI_PAST.search(rest)
+        # Its clause: up to the next clause end, and never past _HI_CLAUSE_WINDOW characters
+        # (cut at a space): a transcript without punctuation has no clause end, and reading
+        # to the text's end for every कल was quadratic (250,000 characters: 25 s).
+        start = match.end()
+        window = min(len(text), start + _HI_CLAUSE_WINDOW)
+        if window < len(text):
+            window = max(text.rfind(" ", start, window), start)
+        clause_end = _HI_CLAUSE_END.search(text, start, window)
+        end = clause_end.start() if clause_end else window
+        future, past = _HI_FUTURE.search(text, start, end), _HI_PAST.search(text, start, end)
         if past and not future:
             d = anchor - timedelta(days=days)
             return DayRange(d, d)
@@ -868,10 +990,8 @@ def _hi_relative(match: re.Match[str], text: str, anchor: date) -> DayRange | No
 
 
 def _scan_other(found: _Found, text: str, anchor: date | None, *, yearless: bool, languages: _Languages) -> None:
-    """Add the Chinese, Japanese, Spanish and Hindi time expressions of ``text`` to ``found``
-    (only of the ``languages`` the text may hold)."""
-    if not text.isascii():
-        text = text.translate(_DIGITS)
+    """Add the Chinese, Japanese, Spanish and Hindi time expressions of ``text`` (read
+    through ``_READABLE``) to ``found`` (only of the ``languages`` the text may hold)."""
     absolute = (
         (languages.cjk, _CJK_ABSOLUTE, _cjk_absolute),
         (languages.spanish, _ES_ABSOLUTE, _es_absolute),
@@ -880,23 +1000,27 @@ def _scan_other(found: _Found, text: str, anchor: date | None, *, yearless: bool
     for wanted, pattern, read in absolute:
         if wanted:
             for match in pattern.finditer(text):
-                value = read(match, anchor, yearless=yearless)
-                if value is not None:
-                    found.add(match.start(), match.end(), value)
+                with _PAST_THE_CALENDAR:
+                    value = read(match, anchor, yearless=yearless)
+                    if value is not None:
+                        found.add(match.start(), match.end(), value)
     if anchor is None:
         return
     if languages.cjk:
         for match in _CJK_RELATIVE.finditer(text):
-            if (value := _cjk_relative(match, anchor)) is not None:
-                found.add(match.start(), match.end(), value)
+            with _PAST_THE_CALENDAR:
+                if (value := _cjk_relative(match, anchor)) is not None:
+                    found.add(match.start(), match.end(), value)
     if languages.spanish:
         for match in _ES_RELATIVE.finditer(text):
-            if (value := _es_relative(match, anchor)) is not None:
-                found.add(match.start(), match.end(), value)
+            with _PAST_THE_CALENDAR:
+                if (value := _es_relative(match, anchor)) is not None:
+                    found.add(match.start(), match.end(), value)
     if languages.hindi:
         for match in _HI_RELATIVE.finditer(text):
-            if (value := _hi_relative(match, text, anchor)) is not None:
-                found.add(match.start(), match.end(), value)
+            with _PAST_THE_CALENDAR:
+                if (value := _hi_relative(match, text, anchor)) is not None:
+                    found.add(match.start(), match.end(), value)
 
 
 #: Words after which a text may hold a time expression; texts without one skip the scan.
@@ -904,7 +1028,7 @@ _TRIGGER = re.compile(
     r"\d|ago|yesterday|today|tonight|tomorrow|last|this|next|past|other day|earlier|"
     r"January|February|March|April|May|June|July|August|September|October|November|December|"
     r"spring|summer|autumn|fall|winter",
-    re.IGNORECASE,
+    _ENGLISH,
 )
 
 
@@ -914,11 +1038,7 @@ def mentioned_ranges(text: str, said_at: datetime) -> tuple[DayRange, ...]:
     others = _other_languages(text)
     if not others and not _TRIGGER.search(text):
         return ()
-    anchor = said_at.date()
-    try:
-        found = _scan(text, anchor, others=others)
-    except (OverflowError, ValueError):
-        return ()  # an expression resolves past the calendar's ends (said in year 1 or 9999)
+    found = _scan(text, said_at.date(), others=others)
     ranges = [v for _, _, v in sorted(found.ranges, key=lambda r: r[0]) if isinstance(v, DayRange)]
     return tuple(dict.fromkeys(ranges))
 
@@ -933,15 +1053,12 @@ def query_time(query: str, as_of: datetime | None = None) -> QueryTime | None:
     others = _other_languages(query)
     if not others and not _TRIGGER.search(query):
         return None
-    try:
-        found = _scan(query, as_of.date() if as_of is not None else None, yearless=True, others=others)
-    except (OverflowError, ValueError):
-        return None  # an expression resolves past the calendar's ends ("the week before 1 January 1")
+    found = _scan(query, as_of.date() if as_of is not None else None, yearless=True, others=others)
     if not found.ranges:
         return None
     ordered = sorted(found.ranges, key=lambda r: r[0])
     return QueryTime(
         ranges=tuple(dict.fromkeys(v for _, _, v in ordered if isinstance(v, DayRange))),
         yearless=tuple(dict.fromkeys(v for _, _, v in ordered if not isinstance(v, DayRange))),
-        spans=tuple((s, e) for s, e, _ in ordered),
+        spans=tuple(dict.fromkeys((s, e) for s, e, _ in ordered)),
     )

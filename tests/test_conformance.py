@@ -782,9 +782,18 @@ async def test_delete_entries_reads_the_query_as_a_search_does(service: MemorySe
     assert await stored_texts(service) == sorted(
         ["We adopted Biscuit in May 2023.", "I run 3 miles every day.", "ラーメンが大好きです。", "赤ワインを飲みました。"]
     )
-    # A query that is nothing but a time is matched by its words, as a search matches it.
-    assert await service.delete_entries(APP, USER, "May 2023") == 1
-    assert await stored_texts(service) == sorted(["I run 3 miles every day.", "ラーメンが大好きです。", "赤ワインを飲みました。"])
+
+
+async def test_a_delete_by_a_query_that_is_only_a_time_deletes_nothing(service: MemoryService) -> None:
+    """A search matches such a query by its words; a delete did too, and "on 3 May 2023"
+    took every entry saying "3" or "2023". Its time is no words (and no filter: README)."""
+    texts = ["We bought 3 apples.", "Back in 2023 we moved.", "We adopted Biscuit in May 2023.", "See you tomorrow."]
+    await service.add_session(APP, USER, "s1", [entry(text, at=i) for i, text in enumerate(texts)])
+    for query in ("on 3 May 2023", "May 2023", "2023-05-03", "tomorrow", "last week"):
+        assert await service.delete_entries(APP, USER, query) == 0, query
+    assert await stored_texts(service) == sorted(texts)
+    # A search still matches a time alone by its words.
+    assert "We adopted Biscuit in May 2023." in {h.memory.text for h in (await search(service, "May 2023")).hits}
 
 
 async def test_delete_entries_spares_context_only_hits(service: MemoryService) -> None:

@@ -345,6 +345,8 @@ async def test_one_entry_id_on_two_loose_lines_stops_the_load(service: MemorySer
     ("field", "value", "message"),
     [
         ("timestamp", 20240503, "timestamp must be an ISO 8601 string"),  # read as seconds since 1970
+        ("timestamp", "20240503.0", "ISO 8601"),  # so was this (23 August 1970)
+        ("timestamp", "1.7e9", "ISO 8601"),
         ("position", True, "position"),  # stored as 1
         ("position", 1.0, "position"),
     ],
@@ -353,6 +355,12 @@ def test_a_value_of_the_wrong_type_is_refused(tmp_path: Path, field: str, value:
     path = write(tmp_path / "types.jsonl", line_of("s1", entry_json("hello", **{field: value})))
     with pytest.raises(FixtureError, match=message):
         read_fixtures([path])
+
+
+def test_an_iso_8601_basic_date_is_that_date(tmp_path: Path) -> None:
+    """"20240503" (ISO 8601's basic form) was stored as 1970-08-23T06:21:43Z."""
+    path = write(tmp_path / "basic.jsonl", line_of("s1", entry_json("hello", timestamp="20240503")))
+    assert read_fixtures([path])[0].session.entries[0].timestamp == datetime(2024, 5, 3, tzinfo=UTC)
 
 
 def test_a_key_given_twice_is_refused(tmp_path: Path) -> None:

@@ -186,7 +186,19 @@ async def test_recall_windows_take_dates_and_times_as_typed(backend_uri: tuple[s
         # A date alone as until keeps all of that day (it was its first moment: the day was lost).
         assert await days(since="2023-05-03", until="2023-05-03") == ["2023-05-03"]
         assert await days(until="2023-05-03") == ["2023-05-02", "2023-05-03"]
+        assert await days(until="20230503") == ["2023-05-02", "2023-05-03"]  # ISO 8601's basic form too
         assert await days(since="2023-05-03T18:00", until="2023-05-04T07:59:59.5+00:00") == ["2023-05-03"]
+
+
+async def test_remember_reads_a_timestamp_as_every_entry_point_does(backend_uri: tuple[str, str]) -> None:
+    """remember(timestamp="20240503") was stored as 1970-08-23 (pydantic's lax datetime)."""
+    backend, uri = backend_uri
+    async with Client(stdio_server(backend, uri, "ann")) as client:
+        await call(client, "remember", text="Dentist appointment", timestamp="20240503")
+        assert [m["time"] for m in (await call(client, "recent"))["memories"]] == ["2024-05-03T00:00:00Z"]
+        for bad in ("20240503.0", "1.7e9"):
+            assert "ISO 8601" in await error(client, "remember", text="tea", timestamp=bad)
+        assert len((await call(client, "recent"))["memories"]) == 1
 
 
 async def test_bad_arguments_are_one_line_errors_and_the_server_keeps_serving(backend_uri: tuple[str, str]) -> None:

@@ -81,6 +81,47 @@ def test_queries_without_a_time_name_none(query: str) -> None:
     assert query_time(query, NOW) is None
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        # People named June and April (the month was read, the name left the query).
+        "What did June think of the concert?",
+        "What did April say about the trip?",
+        "June said the concert was great.",
+        # A modal "may" beside a number, a year that counts what follows.
+        "Which of the top 10 may help me sleep?",
+        "may 10 people come?",
+        "Did I win in 2000 games of chess?",
+        "We won by 1800 votes.",
+    ],
+)
+def test_names_and_words_that_look_like_months_or_years_name_no_time(text: str) -> None:
+    assert query_time(text, NOW) is None
+    assert mentioned_ranges(text, SAID) == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("in June", [(6, 1, 31)]),
+        ("What did we do last June?", ["2026-06-01/2026-06-30"]),
+        ("June 3", [(6, 3, 3)]),
+        ("June 2023", ["2023-06-01/2023-06-30"]),
+        ("early April", [(4, 1, 31)]),
+        ("on 10 may", [(5, 10, 10)]),
+        ("on may 10", [(5, 10, 10)]),
+        ("until 3 may", [(5, 3, 3)]),
+        ("8 May", [(5, 8, 8)]),
+        ("In 2020 this happened", ["2020-01-01/2020-12-31"]),
+        ("In 2020, things were hard", ["2020-01-01/2020-12-31"]),
+        ("since 2016", ["2016-01-01/2016-12-31"]),
+    ],
+)
+def test_months_and_years_with_what_introduces_them_still_name_a_time(text: str, expected: list[object]) -> None:
+    when = query_time(text, NOW)
+    assert when is not None and [*(r.iso() for r in when.ranges), *when.yearless] == expected
+
+
 def test_relative_times_need_as_of() -> None:
     assert query_time("what did I eat yesterday", None) is None
     assert ranges_of("on 3 May 2022", None) == ["2022-05-03/2022-05-03"]
@@ -91,6 +132,45 @@ def test_spans_cover_the_time_words_only() -> None:
     when = query_time(query, NOW)
     assert when is not None
     assert [query[a:b] for a, b in when.spans] == ["3 May, 2022"]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected", "span"),
+    [
+        # A bare "before/after YEAR" names the years before or after it: no range of days,
+        # and never that year (it lifted what was said in 2020).
+        ("Where did I live before 2020?", [], None),
+        ("What changed after 2020?", [], None),
+        ("since 2020", ["2020-01-01/2020-12-31"], "since 2020"),
+        # The year's "before" is a shift's direction.
+        ("What did I do the year before 2022?", ["2021-01-01/2021-12-31"], "the year before 2022"),
+        ("the year after 2020", ["2021-01-01/2021-12-31"], "the year after 2020"),
+        ("two years before 2022", ["2020-01-01/2020-12-31"], "two years before 2022"),
+        # A day without a year shifts too (the shift was dropped, its words left as tokens).
+        ("What did I buy the day before May 3?", [(5, 2, 2)], "the day before May 3"),
+        ("the day after Dec 31", [(1, 1, 1)], "the day after Dec 31"),
+        ("the week before May 3", [(4, 26, 30), (5, 1, 2)], "the week before May 3"),
+        ("the day before March 1", [(2, 29, 29), (2, 28, 28)], "the day before March 1"),  # leap years or not
+        ("the year before May 3", [], None),  # every year's 3 May: no particular days
+    ],
+)
+def test_before_and_after_a_year_or_a_day_without_one(query: str, expected: list[object], span: str | None) -> None:
+    when = query_time(query, NOW)
+    assert ([*(r.iso() for r in when.ranges), *when.yearless] if when else []) == expected
+    assert ([query[a:b] for a, b in when.spans] if when else []) == ([span] if span else [])
+
+
+def test_an_entry_saying_before_a_year_refers_to_no_time() -> None:
+    assert mentioned_ranges("We lived in Lyon before 2020.", SAID) == ()
+    assert [r.iso() for r in mentioned_ranges("The year before 2020 we lived in Lyon.", SAID)] == ["2019-01-01/2019-12-31"]
+
+
+def test_the_day_before_yesterday_is_two_days_back_and_all_its_words_are_the_time() -> None:
+    """Only "yesterday" was read: a day off, and "day" and "before" stayed query words."""
+    query = "What did I fix the day before yesterday?"
+    when = query_time(query, NOW)
+    assert when is not None and [r.iso() for r in when.ranges] == ["2026-11-28/2026-11-28"]
+    assert [query[a:b] for a, b in when.spans] == ["the day before yesterday"]
 
 
 def test_impossible_dates_are_ignored() -> None:
@@ -115,6 +195,10 @@ def test_impossible_dates_are_ignored() -> None:
         ("We went camping last summer.", ["2022-06-01/2022-08-31"]),
         ("Last Friday was fun.", ["2023-06-02/2023-06-02"]),
         ("See you tomorrow", ["2023-06-04/2023-06-04"]),
+        # Two days, not the inner "yesterday" / "tomorrow".
+        ("The day before yesterday I fixed the bike.", ["2023-06-01/2023-06-01"]),
+        ("the day after tomorrow I fly to Oslo", ["2023-06-05/2023-06-05"]),
+        ("Day before yesterday was hot.", ["2023-06-01/2023-06-01"]),
         ("I got married on 8 May, 2020.", ["2020-05-08/2020-05-08"]),
         ("since last week and yesterday", ["2023-05-22/2023-05-28", "2023-06-02/2023-06-02"]),
     ],
@@ -135,6 +219,106 @@ def test_a_month_without_a_year_in_an_entry_is_the_nearest_one() -> None:
     # Said in early June: "in May" is this May, "in December" last December.
     assert [r.iso() for r in mentioned_ranges("In December we skied", SAID)] == ["2022-12-01/2022-12-31"]
     assert [r.iso() for r in mentioned_ranges("in July we fly", SAID)] == ["2023-07-01/2023-07-31"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Unicode folds "ſ" to "s", "ı" and "İ" to "i", the Kelvin sign to "k": such a word is
+        # no English time word (a lookup of "laſt" raised KeyError, and the entry was lost).
+        ("where did we go hiking thıs week?", []),
+        ("hiking laſt summer", []),
+        ("The Auguſt 1823 harveſt was poor.", []),
+        ("ſummer 2022", []),
+        ("3 ſept 2023", []),
+        ("thİs week", []),
+        ("laſt Frıday", []),
+        ("two wee\u212as ago", []),
+        ("en ſeptiembre", []),
+        ("el próximo meſ", []),
+        ("hoy la ſemana pasada", ["2023-06-03/2023-06-03"]),  # "hoy" is today; the rest no time
+        # Spaces and digits of other scripts still read as ASCII ones.
+        ("on 3\u00a0May 2023", ["2023-05-03/2023-05-03"]),
+        ("\uff13 days ago", ["2023-05-31/2023-05-31"]),
+    ],
+)
+def test_letters_that_unicode_folds_to_ascii_are_not_read_as_ascii_time_words(text: str, expected: list[str]) -> None:
+    assert [r.iso() for r in mentioned_ranges(text, SAID)] == expected
+    when = query_time(text, SAID)
+    assert ([r.iso() for r in when.ranges] if when else []) == expected
+
+
+_FOLDING_TWINS = {"s": "ſ", "S": "ſ", "i": "ıİ", "I": "ıİ", "k": "\u212a", "K": "\u212a"}
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        "last week", "this Friday", "next summer", "in August", "3 Sept 2023", "August 3", "summer of 2022",
+        "two weeks ago", "a couple of days ago", "earlier this month", "the other day", "since 2021",
+        "the week before 3 June 2023", "la semana pasada", "el viernes pasado", "hace dos semanas",
+        "en septiembre", "el 3 de septiembre de 2022", "este invierno", "el fin de semana pasado",
+        "a principios de marzo", "hace unos días",
+    ],
+)
+def test_no_letter_unicode_folds_to_ascii_makes_a_time_word_raise_or_read_as_another(form: str) -> None:
+    """Every lookup by matched text: with a twin of one of its letters, a form reads as it
+    does with a letter no grammar knows there ("ж"): the word is no time word (it raised
+    KeyError, or "el viernes paſado" was next Friday)."""
+
+    def reading(text: str) -> tuple[object, ...]:
+        when = query_time(text, SAID)
+        return mentioned_ranges(text, SAID), (when.ranges, when.yearless, when.spans) if when else None
+
+    for at, letter in enumerate(form):
+        for twin in _FOLDING_TWINS.get(letter, ""):
+            assert reading(form[:at] + twin + form[at + 1 :]) == reading(form[:at] + "ж" + form[at + 1 :]), (form, at)
+
+
+@pytest.mark.parametrize(
+    ("text", "said", "expected"),
+    [
+        # "last May" said during May was this May: the last one that has ended is a year back.
+        ("Last May we went to Rome.", datetime(2023, 5, 20, tzinfo=UTC), "2022-05-01/2022-05-31"),
+        ("last December", datetime(2023, 12, 28, tzinfo=UTC), "2022-12-01/2022-12-31"),
+        ("last May", datetime(2023, 5, 31, tzinfo=UTC), "2022-05-01/2022-05-31"),
+        ("last May", datetime(2023, 6, 1, tzinfo=UTC), "2023-05-01/2023-05-31"),
+        ("last January", datetime(2023, 12, 28, tzinfo=UTC), "2023-01-01/2023-01-31"),
+        ("next May", datetime(2023, 5, 20, tzinfo=UTC), "2024-05-01/2024-05-31"),
+        ("next May", datetime(2023, 4, 30, tzinfo=UTC), "2023-05-01/2023-05-31"),
+    ],
+)
+def test_last_and_next_month_are_the_last_ended_and_the_next_begun(text: str, said: datetime, expected: str) -> None:
+    assert [r.iso() for r in mentioned_ranges(text, said)] == [expected]
+    assert ranges_of(text, said) == [expected]
+
+
+@pytest.mark.parametrize(
+    ("text", "said", "expected"),
+    [
+        # "this Friday" was always the Friday before the anchor, as "last Friday" is.
+        ("Dentist appointment this Friday at 3pm.", datetime(2023, 6, 5, 9, tzinfo=UTC), "2023-06-09"),  # a Monday
+        ("This Friday is my birthday!", datetime(2023, 6, 9, 9, tzinfo=UTC), "2023-06-09"),  # that Friday
+        ("this Monday I started", datetime(2023, 6, 9, 9, tzinfo=UTC), "2023-06-05"),
+        ("this Sunday we hike", datetime(2023, 6, 5, 9, tzinfo=UTC), "2023-06-11"),
+        ("last Friday", datetime(2023, 6, 9, 9, tzinfo=UTC), "2023-06-02"),
+        ("next Friday", datetime(2023, 6, 8, 9, tzinfo=UTC), "2023-06-09"),
+        ("este viernes", datetime(2023, 6, 5, 9, tzinfo=UTC), "2023-06-09"),
+    ],
+)
+def test_this_weekday_is_the_one_of_the_anchors_week(text: str, said: datetime, expected: str) -> None:
+    assert [r.iso() for r in mentioned_ranges(text, said)] == [f"{expected}/{expected}"]
+
+
+@pytest.mark.parametrize(
+    ("year", "expected"),
+    [(2020, "2020-02-29"), (2021, "2020-02-29"), (2022, "2024-02-29"), (2023, "2024-02-29"), (2024, "2024-02-29")],
+)
+def test_29_february_without_a_year_is_the_nearest_one(year: int, expected: str) -> None:
+    """Said in 2022 no year either side has the day: the reference was dropped."""
+    said = datetime(year, 6, 15, tzinfo=UTC)
+    assert [r.iso() for r in mentioned_ranges("Our anniversary is Feb 29.", said)] == [f"{expected}/{expected}"]
+    assert [r.iso() for r in mentioned_ranges("我们2月29日结婚", said)] == [f"{expected}/{expected}"]
 
 
 def test_time_refs_round_trip() -> None:
@@ -259,6 +443,31 @@ async def test_time_refs_are_stored_on_the_entry_for_cypher(service: MemoryServi
     assert [list(r["refs"]) for r in rows.records()] == [["2023-05-25/2023-05-31"]]
 
 
+async def test_a_speaker_named_june_is_a_speaker_not_a_month(service: MemoryService) -> None:
+    """"June" was read as the month and left the query: June's own turn ranked last."""
+    march = datetime(2023, 3, 10, 20, tzinfo=UTC)
+    await service.add_session("app", "u", "s", [
+        turn("The concert was amazing, best night ever.", march, author="June"),
+        turn("The concert was too loud for me.", march + timedelta(days=1), author="Ana"),
+        turn("I think the concert started late.", march + timedelta(days=2), author="Ben"),
+    ])
+    query = "What did June think of the concert?"
+    hits = (await service.search(SearchRequest(query=query, app_name="app", user_id="u", as_of=NOW))).hits
+    assert hits[0].memory.author == "June" and hits[0].by_named_speaker is True and hits[0].matched_time is None
+
+
+async def test_an_entry_with_a_long_s_or_a_dotless_i_in_a_time_word_is_stored_and_found(service: MemoryService) -> None:
+    """"Auguſt" matched "August" case-insensitively and its lookup raised KeyError: the
+    session was not stored, and a search for "laſt summer" raised."""
+    texts = ["The Auguſt 1823 harveſt was poor.", "We went hiking thıs week."]
+    await service.add_session("app", "u", "s", [turn(text, SAID) for text in texts])
+    stored = await service.list_entries("app", "u")
+    assert sorted(e.memory.text for e in stored) == sorted(texts) and not any(e.refers_to_time for e in stored)
+    for query in ("harveſt laſt summer", "hiking thİs week"):
+        hits = (await service.search(SearchRequest(query=query, app_name="app", user_id="u", as_of=NOW))).hits
+        assert hits and all(h.matched_time is None for h in hits)
+
+
 async def test_since_and_until_filter_by_entry_time(service: MemoryService) -> None:
     base = datetime(2024, 1, 1, tzinfo=UTC)
     await service.add_session(
@@ -277,6 +486,25 @@ async def test_since_and_until_filter_by_entry_time(service: MemoryService) -> N
     naive = (base + timedelta(days=27)).replace(tzinfo=None)  # naive is UTC
     assert await days(since=naive) == [27, 28, 29]
     assert len(await days()) == 5
+
+
+@pytest.mark.parametrize("day", ["2023-05-03", date(2023, 5, 3), "20230503", "2023-W18-3", " 2023-05-03 "])
+async def test_a_day_alone_as_until_keeps_that_day(service: MemoryService, day: object) -> None:
+    """A date given as ``until`` was its first moment: 3 May's entries were left out
+    (the CLI and MCP kept the day for "2023-05-03" only, not for "20230503")."""
+    from graphmem._models import parse_time_bound
+
+    await service.add_session(
+        "app", "u", "s", [turn(f"pancakes on day {d}", datetime(2023, 5, d, 9, tzinfo=UTC)) for d in (2, 3, 4)]
+    )
+    request = SearchRequest(query="pancakes", app_name="app", user_id="u", since=day, until=day)  # type: ignore[arg-type]
+    assert (request.since, request.until) == (datetime(2023, 5, 3, tzinfo=UTC), datetime(2023, 5, 3, 23, 59, 59, 999999, tzinfo=UTC))
+    assert [h.memory.text for h in (await service.search(request)).hits] == ["pancakes on day 3"]
+    if isinstance(day, str):  # the CLI's and MCP's reading
+        assert parse_time_bound(day, end_of_day=True) == datetime(2023, 5, 3, 23, 59, 59, 999999)
+    # A time of day is that moment, even midnight.
+    at_midnight = SearchRequest(query="pancakes", app_name="app", user_id="u", until="2023-05-03T00:00")  # type: ignore[arg-type]
+    assert at_midnight.until == datetime(2023, 5, 3, tzinfo=UTC)
 
 
 def test_since_after_until_is_a_validation_error() -> None:
@@ -362,8 +590,9 @@ def test_29_february_without_a_year_is_no_day_of_a_year_without_one() -> None:
 
 async def test_entries_said_on_the_calendars_first_and_last_days_store_and_match(service: MemoryService) -> None:
     # "Yesterday" said on 0001-01-01 and "next week" on 9999-12-31 resolve past the
-    # calendar's ends: such a text names no time (it raised OverflowError on store), and
-    # a month without a year asks of the day after the last one said (it raised ValueError).
+    # calendar's ends: such an expression names no time (it raised OverflowError on store),
+    # the other one still does, and a month without a year asks of the day after the last
+    # one said (it raised ValueError).
     said = [datetime(1, 1, 1, 9, tzinfo=UTC), datetime(9999, 12, 31, 9, tzinfo=UTC)]
     entries = [
         MemoryEntry(content=Content(role="user").with_text("We hiked yesterday and will again next week."), author="Ana", timestamp=t)
@@ -371,11 +600,26 @@ async def test_entries_said_on_the_calendars_first_and_last_days_store_and_match
     ]
     await service.add_session("app", "edges", "s", entries)
     stored = await service.list_entries("app", "edges")
-    assert len(stored) == 2 and not any(e.refers_to_time for e in stored)
+    assert len(stored) == 2
+    rows = await run_read_only(
+        service, "MATCH (e:Entry {app_name: $app, user_id: $user}) RETURN e.time_refs AS refs", {"app": "app", "user": "edges"}
+    )
+    assert sorted(list(r["refs"]) for r in rows.records()) == [["0001-01-08/0001-01-14"], ["9999-12-30/9999-12-30"]]
     as_of = datetime(9999, 12, 31, tzinfo=UTC)
     for query, day in (("hiked in December", said[1]), ("hiked in January", said[0]), ("hiked last week", said[1])):
         hits = (await service.search(SearchRequest(query=query, app_name="app", user_id="edges", as_of=as_of))).hits
         assert hits[0].matched_time == f"said {day.date().isoformat()}", query
+
+
+def test_an_expression_past_the_calendars_end_names_no_time_and_the_others_stay() -> None:
+    """One expression resolving past 9999-12-31 erased every time of the text: the entry
+    stored no time_refs, and the query read "3 May 2023" as words."""
+    in_9999 = datetime(9999, 6, 1, tzinfo=UTC)
+    text = "On 3 May 2023 we met; next year we marry."
+    assert [r.iso() for r in mentioned_ranges(text, in_9999)] == ["2023-05-03/2023-05-03"]
+    when = query_time("What did we do on 3 May 2023, and next year?", in_9999)
+    assert when is not None and [r.iso() for r in when.ranges] == ["2023-05-03/2023-05-03"]
+    assert ranges_of("昨天 and 3 May 2023", datetime(1, 1, 1, tzinfo=UTC)) == ["2023-05-03/2023-05-03"]
 
 
 @pytest.mark.parametrize("after", [0, 8])

@@ -264,6 +264,18 @@ def test_hindi_times_in_an_entry(text: str, expected: list[str]) -> None:
     assert refs(text) == expected
 
 
+def test_the_verb_that_decides_kal_is_looked_for_in_a_bounded_window() -> None:
+    """Without a clause end, each कल read the rest of the text for its verb: quadratic on a
+    transcript without punctuation (250,000 characters took 25 s; a text of "कल " repeated,
+    minutes). The verb is looked for in its clause, at most a window of characters after it:
+    a verb a page later is not its verb."""
+    padding = "और फिर हम बाजार के पास वाले बड़े पुराने मंदिर के सामने " * 8  # over 200 characters, no verb
+    assert refs("कल " + padding + "गया था") == ["2023-06-02/2023-06-04"]  # neither tense: both sides
+    assert refs("कल " + padding[:60] + "गया था") == ["2023-06-02/2023-06-02"]  # its verb: yesterday
+    transcript = "मैं कल बाजार गया और वहाँ बहुत भीड़ थी फिर हम घर आए "  # no danda
+    assert refs(transcript * 2_000) == refs(transcript) == ["2023-06-02/2023-06-02"]
+
+
 @pytest.mark.parametrize(
     "text",
     [
