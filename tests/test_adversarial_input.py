@@ -25,7 +25,7 @@ import pytest
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
-from conftest import make_neo4j_service, neo4j_uri_or_skip
+from conftest import asking_on_stderr, make_neo4j_service, neo4j_uri_or_skip
 from graphmem import Content, Decomposer, MemoryEntry, MemoryService, Part
 from graphmem._fixtures import MAX_JSON_DEPTH, FixtureError, load_fixtures
 from graphmem._models import quote_ids
@@ -323,7 +323,7 @@ def test_messages_quote_app_and_user_so_joined_ids_differ(runner: CliRunner, sto
 def test_confirmation_prompts_quote_ids_and_show_bidi_controls(
     runner: CliRunner, store: str, monkeypatch: pytest.MonkeyPatch, command: list[str], expected: str
 ) -> None:
-    monkeypatch.setattr(_app, "is_terminal", lambda: True)
+    monkeypatch.setattr(_app, "terminal_to_ask", asking_on_stderr)
     user = "alice\u202e\u2066"  # a right-to-left override and an isolate: valid id characters
     result = gm(runner, "--store", store, command[0], *command[1:], "--app", "app", "--user", user, input="n\n")
     assert result.exit_code == 1

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from conftest import REPO, make_neo4j_service, neo4j_uri_or_skip
+from conftest import REPO, asking_on_stderr, make_neo4j_service, neo4j_uri_or_skip
 from graphmem import Decomposer
 from graphmem import _collector as collector
 from graphmem._fixtures import demo_fixtures_path
@@ -516,13 +516,13 @@ def test_stats_of_store_and_user(runner: CliRunner, demo_store: str) -> None:
 
 def test_delete_session_entries_and_user(runner: CliRunner, demo_store: str) -> None:
     bob = ["--app", "companion", "--user", "bob"]
-    result = gm(runner, demo_store, "delete-session", "companion-bob-02", *bob)
+    result = gm(runner, demo_store, "delete-session", "companion-bob-02", *bob, "--yes")
     assert result.exit_code == 0 and result.stdout.startswith("removed 6 entries")
-    result = gm(runner, demo_store, "delete-entries", "marathon", *bob)
+    result = gm(runner, demo_store, "delete-entries", "marathon", *bob, "--yes")
     assert result.exit_code == 0 and "entries matching 'marathon'" in result.stdout
     left = json.loads(gm(runner, demo_store, "search", *bob, "marathon", "--json").stdout)
     assert all("marathon" not in h["matched_tokens"] for h in left)
-    result = gm(runner, demo_store, "delete-user", *bob)
+    result = gm(runner, demo_store, "delete-user", *bob, "--yes")
     assert result.exit_code == 0 and "removed" in result.stdout and "0 entries" not in result.stdout
     assert stats_json(runner, demo_store, *bob)["entries"] == 0
     everything = gm(runner, demo_store, "cypher", "--file", str(DEBUG / "user_everything.cypher"),
@@ -532,12 +532,12 @@ def test_delete_session_entries_and_user(runner: CliRunner, demo_store: str) -> 
 
 
 def test_delete_project_on_networkx_is_refused(runner: CliRunner, demo_store: str) -> None:
-    result = gm(runner, demo_store, "delete-project", "q3-launch", *ALICE)
+    result = gm(runner, demo_store, "delete-project", "q3-launch", *ALICE, "--yes")
     assert result.exit_code == 1 and "no projects" in one_line_error(result)
 
 
 def test_deletes_ask_on_a_terminal_unless_yes(runner: CliRunner, demo_store: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_app, "is_terminal", lambda: True)
+    monkeypatch.setattr(_app, "terminal_to_ask", asking_on_stderr)
     declined = gm(runner, demo_store, "delete-user", *ALICE, input="n\n")
     assert declined.exit_code == 1 and "nothing was deleted" in declined.stderr
     assert stats_json(runner, demo_store, *ALICE)["entries"] == 63
@@ -545,6 +545,76 @@ def test_deletes_ask_on_a_terminal_unless_yes(runner: CliRunner, demo_store: str
     assert accepted.exit_code == 0 and "removed 6 entries" in accepted.stdout
     forced = gm(runner, demo_store, "delete-user", *ALICE, "--yes")
     assert forced.exit_code == 0 and stats_json(runner, demo_store, *ALICE)["entries"] == 0
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["delete-user"], ["delete-session", "companion-alice-01"], ["delete-entries", "Maria"]],
+)
+def test_a_delete_with_nobody_to_ask_and_no_yes_deletes_nothing(
+    runner: CliRunner, demo_store: str, command: list[str]
+) -> None:
+    """Standard input is no terminal here (a script, a pipe): the delete once went ahead
+    without asking; now it is refused until --yes says it is wanted."""
+    result = gm(runner, demo_store, *command, *ALICE, input="y\n")
+    assert result.exit_code == 2
+    assert "add --yes" in one_line_error(result) and "nothing was deleted" in one_line_error(result)
+    assert stats_json(runner, demo_store, *ALICE)["entries"] == 63
+
+
+def run_on_a_terminal(store: str, args: list[str], answer: str, stderr: Path) -> tuple[int, str]:
+    """Run ``graphmem --store STORE ARGS`` as a person at a terminal does: a pseudo-terminal
+    is its controlling terminal, standard input and output; stderr goes to the file
+    ``stderr``. ``answer`` is typed once the terminal shows ``[y/N]``. Returns the exit code
+    and what the terminal showed."""
+    import pty
+    import select
+
+    controller, terminal = pty.openpty()
+    # A session of its own with the pseudo-terminal as its controlling terminal (/dev/tty).
+    launcher = (
+        "import fcntl, sys, termios; fcntl.ioctl(0, termios.TIOCSCTTY, 0); "
+        "from graphmem.cli import main; main(sys.argv[1:])"
+    )
+    with open(stderr, "wb") as err:
+        child = subprocess.Popen(
+            [sys.executable, "-c", launcher, "--store", store, *args],
+            stdin=terminal, stdout=terminal, stderr=err, start_new_session=True,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+        )
+    os.close(terminal)
+    shown, answered = b"", False
+    try:
+        while True:
+            ready, _, _ = select.select([controller], [], [], 120)
+            assert ready, f"the command neither asked nor ended; it showed {shown!r}"
+            try:
+                chunk = os.read(controller, 4096)
+            except OSError:  # EIO: the command ended and closed the terminal
+                break
+            if not chunk:
+                break
+            shown += chunk
+            if not answered and b"[y/N]" in shown:
+                os.write(controller, answer.encode())
+                answered = True
+    finally:
+        os.close(controller)
+    return child.wait(timeout=120), shown.decode("utf-8", "replace")
+
+
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
+def test_a_delete_asks_on_the_terminal_when_stderr_is_redirected(demo_store: str, tmp_path: Path) -> None:
+    """``2>err.log`` (or ``2>/dev/null``) at a terminal: the delete went ahead without
+    asking, and the "n" typed was ignored. The question now goes to the terminal itself."""
+    log = tmp_path / "err.log"
+    code, shown = run_on_a_terminal(demo_store, ["delete-user", "--app", "companion", "--user", "bob"], "n\n", log)
+    assert 'Erase everything stored for "companion" / "bob"? [y/N]' in shown
+    assert code == 1 and "nothing was deleted" in log.read_text()
+    assert stats_json(CliRunner(), demo_store, "--app", "companion", "--user", "bob")["entries"] == 52
+    code, shown = run_on_a_terminal(demo_store, ["delete-session", "companion-bob-02", "--app", "companion",
+                                                 "--user", "bob"], "y\n", log)
+    assert code == 0 and "removed 6 entries" in shown
 
 
 # ---------------------------------------------------------------------------- cypher

@@ -31,7 +31,6 @@ from graphmem.cli._context import (
     Settings,
     err_console,
     fail,
-    is_terminal,
     open_service,
     out_console,
     refuse_empty_variables,
@@ -39,6 +38,7 @@ from graphmem.cli._context import (
     replacing_file,
     run_async,
     shared_decomposer,
+    terminal_to_ask,
     user_errors,
 )
 from graphmem.cli._cypher_run import DEFAULT_TIMEOUT, MAX_TIMEOUT
@@ -225,7 +225,12 @@ ProjectOption = Annotated[
     str | None, typer.Option("--project", help="Project id (Neo4j only).", show_default=False)
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for machines instead of a table.")]
-YesOption = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
+YesOption = Annotated[
+    bool,
+    typer.Option(
+        "--yes", "-y", help="Delete without asking (needed when standard input is not a terminal: a script, a pipe)."
+    ),
+]
 
 #: The largest --limit of search and recent: more rows than anyone reads in a terminal
 #: (export writes everything), and far below what a backend could not represent (2**63).
@@ -496,10 +501,26 @@ def stats(
 
 
 def _confirm(question: str, yes: bool) -> None:
-    if yes or not is_terminal():
+    """Go on only with --yes, or when the person at the terminal answers yes.
+
+    Without a terminal to ask on (a script, a pipe, a cron job) and without --yes, nothing
+    is deleted: a deletion nobody agreed to cannot be undone.
+    """
+    if yes:
         return
-    # The question quotes ids with quote_ids, so no id can reorder or hide its words.
-    if not typer.confirm(question, default=False, err=True):
+    with terminal_to_ask() as terminal:
+        if terminal is None:
+            raise CliError(
+                "standard input is not a terminal, so there is nobody to ask: add --yes to delete without asking; "
+                "nothing was deleted",
+                EXIT_USAGE,
+            )
+        answers, questions = terminal
+        # The question quotes ids with quote_ids, so no id can reorder or hide its words.
+        questions.write(f"{question} [y/N]: ")
+        questions.flush()
+        answer = answers.readline()
+    if answer.strip().lower() not in ("y", "yes"):
         raise CliError("nothing was deleted")
 
 

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, ParamSpec, TypeVar
+from typing import IO, Any, ParamSpec, TextIO, TypeVar
 
 import typer
 from pydantic import ValidationError
@@ -48,6 +48,7 @@ __all__ = [
     "refuse_the_stores_own_files",
     "replacing_file",
     "run_async",
+    "terminal_to_ask",
     "user_errors",
 ]
 
@@ -282,5 +283,26 @@ def replacing_file(path: Path) -> Iterator[IO[bytes]]:
         raise CliError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
-def is_terminal() -> bool:
-    return sys.stdin.isatty() and err_console.is_terminal
+@contextmanager
+def terminal_to_ask() -> Iterator[tuple[TextIO, TextIO] | None]:
+    """Where a question to the person running the command is answered and asked: standard
+    input, and stderr (or the terminal itself); ``None`` when standard input is no terminal.
+
+    A script or a pipe on standard input has nobody behind it to answer. The question goes to
+    stderr when that is a terminal, else to the terminal itself (``/dev/tty``): a command run
+    with ``2>log`` still has a person at the keyboard, and once went on without asking them.
+    Without ``/dev/tty`` (no controlling terminal, Windows) it goes to stderr, wherever that is.
+    """
+    if sys.stdin is None or not sys.stdin.isatty():
+        yield None
+        return
+    if sys.stderr is not None and sys.stderr.isatty():
+        yield sys.stdin, sys.stderr
+        return
+    try:
+        terminal = open("/dev/tty", "w", encoding=sys.stdin.encoding, errors="backslashreplace")
+    except OSError:
+        yield sys.stdin, sys.stderr
+        return
+    with terminal:
+        yield sys.stdin, terminal
