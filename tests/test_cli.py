@@ -424,6 +424,39 @@ def test_export_to_standard_output_is_utf8_whatever_the_terminal(runner: CliRunn
     assert "東京タワー" in done.stdout.decode("utf-8")
 
 
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_every_command_prints_on_a_stdout_that_is_not_utf8(runner: CliRunner, store: str, tmp_path: Path, encoding: str) -> None:
+    """An ASCII or Latin-1 stdout (a C locale, a cp1252 pipe): ``search --json`` failed on an
+    emoji in an entry, ``stats`` on its own "·", each with nothing printed. JSON is written
+    with escapes, tables with the characters escaped, decoration in ASCII."""
+    text = "Lucía threw a party 🎉 in Zürich"
+    fixture = write_lines(tmp_path / "party.jsonl", session("s1", text))
+    assert gm(runner, store, "load", fixture).exit_code == 0
+    env = {**os.environ, "PYTHONIOENCODING": encoding, "PYTHONPATH": str(REPO), "COLUMNS": "200"}
+
+    def cli(*args: str) -> str:
+        done = subprocess.run([sys.executable, "-m", "graphmem.cli", "--store", store, *args],
+                              capture_output=True, env=env, timeout=120)
+        assert done.returncode == 0, (args, done.stderr)
+        return done.stdout.decode(encoding)
+
+    user = ["--app", "app", "--user", "ann"]
+    assert [h["text"] for h in json.loads(cli("search", *user, "party in Zürich", "--json"))] == [text]
+    assert [e["text"] for e in json.loads(cli("recent", *user, "--json"))] == [text]
+    rows = json.loads(cli("cypher", "MATCH (e:Entry) RETURN e.text AS text", "--json"))
+    assert rows == [{"text": text}]
+    assert "threw a party \\U0001f389 in Z" in cli("recent", *user)
+    assert cli("stats").startswith(f"the whole store {'-' if encoding == 'ascii' else '·'} networkx store")
+
+
+def test_the_demo_prints_on_an_ascii_stdout() -> None:
+    """The demo failed half-way on its own curly quotes."""
+    env = {**os.environ, "PYTHONIOENCODING": "ascii", "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-m", "graphmem.cli", "demo"], capture_output=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert '1. companion/alice asks "Where does Maria work?"' in done.stdout.decode("ascii")
+
+
 def test_export_of_a_project_on_networkx_is_refused(runner: CliRunner, demo_store: str) -> None:
     result = gm(runner, demo_store, "export", *ALICE, "--project", "p")
     assert result.exit_code == 1 and "no projects" in one_line_error(result)

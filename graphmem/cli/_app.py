@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import io
 import os
 import subprocess
 import sys
@@ -44,6 +45,7 @@ from graphmem.cli._context import (
 from graphmem.cli._cypher_run import DEFAULT_TIMEOUT, MAX_TIMEOUT
 from graphmem.cli._render import (
     cypher_table,
+    decorated,
     hits_table,
     load_summary,
     plain,
@@ -493,7 +495,7 @@ def stats(
         print_json({name: getattr(counts, name) for name in names})
     else:
         scope = quote_ids(app_name, user_id) if app_name and user_id else "the whole store"
-        out_console.print(plain(f"{scope} · {settings.describe()}"), soft_wrap=True)
+        out_console.print(plain(decorated(out_console, f"{scope} · {settings.describe()}")), soft_wrap=True)
         out_console.print(stats_table(counts))
 
 
@@ -653,7 +655,8 @@ def cypher(
         out_console.print(cypher_table(result.columns, result.rows))
         sys.stdout.flush()
         rows = len(result.rows)
-        err_console.print(plain(f"{rows} row{'s' if rows != 1 else ''} · {settings.describe()}", "dim"))
+        summary = f"{rows} row{'s' if rows != 1 else ''} · {settings.describe()}"
+        err_console.print(plain(decorated(err_console, summary), "dim"))
 
 
 @app.command()
@@ -704,7 +707,7 @@ def graph(
 
     picture = run_async(work())
     write_picture(picture, output)
-    out_console.print(plain(f"wrote {output}: {picture.caption}"), soft_wrap=True)
+    out_console.print(plain(decorated(out_console, f"wrote {output}: {picture.caption}")), soft_wrap=True)
 
 
 # ---------------------------------------------------------------------------- demo and Neo4j
@@ -819,8 +822,18 @@ def mcp_server(
 # ---------------------------------------------------------------------------- entry point
 
 
+def _write_any_character() -> None:
+    """Make stdout and stderr write a character their encoding lacks (an ASCII or C locale,
+    a Latin-1 or cp1252 pipe) as an escape (``\\xe9``) instead of failing: a table row or
+    a message holding an emoji made the whole command fail, printing nothing."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
+
+
 def run(argv: list[str] | None = None) -> None:
     """Run the command line; usage errors are one line too."""
+    _write_any_character()
     command = typer.main.get_command(app)
     try:
         code = command.main(args=argv, prog_name="graphmem", standalone_mode=False)

@@ -8,6 +8,7 @@ or reorder the terminal.
 
 from __future__ import annotations
 
+import codecs
 import json
 import sys
 import unicodedata
@@ -15,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
@@ -23,7 +25,9 @@ from graphmem._models import MemoryEntry, SearchHit
 from graphmem._service import MemoryStats
 
 __all__ = [
+    "can_write",
     "cypher_table",
+    "decorated",
     "hits_table",
     "load_summary",
     "plain",
@@ -72,9 +76,40 @@ def plain(text: str, style: str = "") -> Text:
 
 
 def print_json(data: Any) -> None:
-    """Write ``data`` as JSON to stdout (never wrapped or coloured: it is for machines)."""
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+    """Write ``data`` as JSON to stdout (never wrapped or coloured: it is for machines).
+
+    On a stdout that is not UTF-8 (an ASCII or C locale, a cp1252 pipe) every character
+    beyond ASCII is written as a JSON escape (``\\u00e9``), which every JSON reader reads
+    back: the output a program depends on never fails on a character.
+    """
+    try:
+        utf = codecs.lookup(sys.stdout.encoding or "utf-8").name.startswith("utf")
+    except LookupError:
+        utf = False
+    sys.stdout.write(json.dumps(data, ensure_ascii=not utf, indent=2, default=str) + "\n")
     sys.stdout.flush()
+
+
+#: The command line's own decoration, and what stands for it where the output's encoding
+#: has no room for it (ASCII, Latin-1): decoration is never escaped, nor an error.
+_DECORATION_IN_ASCII = {"·": "-", "“": '"', "”": '"', "…": "..."}
+
+
+def can_write(console: Console, text: str) -> bool:
+    """Whether ``console``'s encoding can write ``text``."""
+    try:
+        text.encode(console.encoding)
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
+def decorated(console: Console, text: str) -> str:
+    """``text``, with the command line's decoration characters (``·``, curly quotes, ``…``)
+    that ``console`` cannot write replaced by ASCII ones."""
+    return "".join(
+        _DECORATION_IN_ASCII[ch] if ch in _DECORATION_IN_ASCII and not can_write(console, ch) else ch for ch in text
+    )
 
 
 def when(timestamp: datetime) -> str:
