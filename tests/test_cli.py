@@ -449,6 +449,22 @@ def test_every_command_prints_on_a_stdout_that_is_not_utf8(runner: CliRunner, st
     assert cli("stats").startswith(f"the whole store {'-' if encoding == 'ascii' else '·'} networkx store")
 
 
+def test_a_utf8_argument_works_in_a_c_locale(runner: CliRunner, store: str, tmp_path: Path) -> None:
+    """In a C locale with Python's UTF-8 mode off, ``--user lucía`` reached the command as
+    lone surrogates and was refused as "not valid Unicode"."""
+    fixture = write_lines(tmp_path / "es.jsonl", session("s1", "Mi jefa se llama Carmen.", user="lucía"))
+    assert gm(runner, store, "load", fixture).exit_code == 0
+    env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0",
+           "PYTHONPATH": str(REPO)}
+    env.pop("PYTHONIOENCODING", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "graphmem.cli", "--store", store, "recent", "--app", "app", "--user", "lucía", "--json"],
+        capture_output=True, env=env, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert [e["text"] for e in json.loads(done.stdout)] == ["Mi jefa se llama Carmen."]
+
+
 def test_the_demo_prints_on_an_ascii_stdout() -> None:
     """The demo failed half-way on its own curly quotes."""
     env = {**os.environ, "PYTHONIOENCODING": "ascii", "PYTHONPATH": str(REPO)}

@@ -831,9 +831,26 @@ def _write_any_character() -> None:
             stream.reconfigure(errors="backslashreplace")
 
 
+def _read_as_utf8(argument: str) -> str:
+    """An argument the locale could not read (a C or ASCII locale with Python's UTF-8 mode
+    off keeps its bytes as lone surrogates, which every id and text refuses: ``--user
+    lucía`` was "not valid Unicode"), read as UTF-8 when its bytes are; else as it is."""
+    if not any("\udc80" <= ch <= "\udcff" for ch in argument):
+        return argument
+    try:
+        return os.fsencode(argument).decode("utf-8")
+    except UnicodeError:
+        return argument
+
+
 def run(argv: list[str] | None = None) -> None:
     """Run the command line; usage errors are one line too."""
     _write_any_character()
+    if argv is None:
+        read = [_read_as_utf8(argument) for argument in sys.argv[1:]]
+        # Given only when changed: without arguments click reads sys.argv itself (and on
+        # Windows expands its wildcards).
+        argv = read if read != sys.argv[1:] else None
     command = typer.main.get_command(app)
     try:
         code = command.main(args=argv, prog_name="graphmem", standalone_mode=False)
