@@ -228,7 +228,7 @@ def test_project_lines_on_networkx_stop_the_load(runner: CliRunner, store: str) 
     line = one_line_error(result)
     assert f'{DEMO}:21: session "workdesk-alice-02" is in project "q3-launch"' in line
     assert "--skip-projects" in line and "nothing was loaded" in line
-    assert stats_json(runner, store)["entries"] == 0
+    assert "no store at" in one_line_error(gm(runner, store, "stats"))  # not even an empty one
 
 
 def test_a_bad_line_stops_the_load_with_its_number(runner: CliRunner, store: str, tmp_path: Path) -> None:
@@ -237,7 +237,7 @@ def test_a_bad_line_stops_the_load_with_its_number(runner: CliRunner, store: str
     result = gm(runner, store, "load", good, bad)
     assert result.exit_code == 1
     assert one_line_error(result).startswith(f"error: {bad}:2: not valid JSON")
-    assert stats_json(runner, store)["entries"] == 0
+    assert "no store at" in one_line_error(gm(runner, store, "stats"))  # nothing stored, no store made
 
 
 def test_load_reads_standard_input(runner: CliRunner, store: str) -> None:
@@ -1189,6 +1189,46 @@ def test_a_command_that_reads_refuses_a_store_that_is_not_there(runner: CliRunne
     # A write makes the store; reading it then works.
     assert run(runner, "--store", str(missing), "load", write_lines(tmp_path / "f.jsonl", session("s1", "apricot jam"))).exit_code == 0
     assert run(runner, "--store", str(missing), "stats").exit_code == 0
+
+
+def test_a_delete_where_there_is_no_store_is_refused_and_makes_none(runner: CliRunner, tmp_path: Path) -> None:
+    """A delete on a mistyped --store said "removed 0 entries", exited 0 and left an empty
+    store there, which every read then took for "nothing stored"."""
+    missing = tmp_path / "memry.journal"
+    for command in (["delete-user"], ["delete-session", "s1"], ["delete-entries", "jam"]):
+        result = run(runner, "--store", str(missing), *command, "--app", "app", "--user", "ann", "--yes")
+        assert result.exit_code == 1, (command, result.stdout)
+        assert "no store at" in one_line_error(result) and "memry.journal" in one_line_error(result)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_refused_load_makes_no_store(runner: CliRunner, tmp_path: Path) -> None:
+    """A load that stored nothing (a bad line; project lines on networkx) still made the
+    store at a mistyped path, after which reads there passed for "nothing stored"."""
+    fixtures = tmp_path.parent / f"{tmp_path.name}-fixtures"  # outside the folder of the store
+    fixtures.mkdir()
+    bad = write_lines(fixtures / "bad.jsonl", session("s1", "apricot jam"), '{"app_name": "app"')
+    projects = write_lines(fixtures / "p.jsonl", session("s1", "apricot jam"), session("s2", "plum jam", project="p"))
+    missing = tmp_path / "memry.journal"
+    for files in ([bad], [projects], [DEMO]):
+        result = run(runner, "--store", str(missing), "load", *files)
+        assert result.exit_code == 1 and "nothing was loaded" in one_line_error(result)
+        assert list(tmp_path.iterdir()) == []
+    assert "no store at" in one_line_error(run(runner, "--store", str(missing), "stats"))
+    assert run(runner, "--store", str(missing), "load", projects, "--skip-projects").exit_code == 0
+    assert stats_json(runner, str(missing))["entries"] == 1
+
+
+def test_a_link_to_a_store_that_is_not_there_is_no_store(runner: CliRunner, tmp_path: Path) -> None:
+    """A dangling symlink at the store path passed the "no store at" check and read as an
+    empty store."""
+    link = tmp_path / "memory.journal"
+    link.symlink_to(tmp_path / "gone.journal")
+    for command in (["stats"], ["export", "--app", "app", "--user", "ann"], ["delete-user", "--app", "app", "--user", "ann", "--yes"]):
+        result = run(runner, "--store", str(link), *command)
+        assert result.exit_code == 1, (command, result.stdout)
+        assert "no store at" in one_line_error(result) and "gone.journal, which is not there" in one_line_error(result)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["memory.journal"]
 
 
 def test_an_export_file_is_private_like_the_store(runner: CliRunner, tmp_path: Path) -> None:

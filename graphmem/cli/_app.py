@@ -7,6 +7,7 @@ import io
 import os
 import subprocess
 import sys
+import time
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -16,11 +17,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from graphmem._errors import InvalidStoreUriError
 from graphmem._fixtures import (
+    check_fixture_lines,
     demo_fixtures_path,
     dump_fixtures,
     export_fixtures,
     fixture_json_schema,
-    load_fixtures,
+    load_fixture_lines,
+    read_fixtures,
 )
 from graphmem._language import SUPPORTED_LANGUAGES
 from graphmem._models import SearchRequest, parse_time_bound, quote_ids
@@ -32,6 +35,7 @@ from graphmem.cli._context import (
     Settings,
     err_console,
     fail,
+    missing_store,
     open_service,
     out_console,
     refuse_empty_variables,
@@ -275,9 +279,18 @@ def load(
     if not sources:
         raise CliError("give one or more fixture files (or - for standard input), or --demo", EXIT_USAGE)
     settings = _settings(ctx)
+    started = time.perf_counter()
+    # Every line is read and checked before the store is opened, or made.
+    lines = read_fixtures(sources)
 
     async def work() -> str:
-        async with open_service(settings, writes=True) as service:
+        if missing_store(settings) is not None:
+            # Checked against the empty store it would be (read-only, so nothing is made):
+            # a refused load must not leave an empty store at a mistyped path, which every
+            # read would then take for "nothing stored".
+            async with open_service(settings, makes_store=True) as empty:
+                await check_fixture_lines(empty, lines, skip_projects)
+        async with open_service(settings, writes=True, makes_store=True) as service:
             if err_console.is_terminal:
                 with Progress(
                     TextColumn("loading"),
@@ -288,15 +301,18 @@ def load(
                     transient=True,
                 ) as progress:
                     task = progress.add_task("sessions", total=None)
-                    report = await load_fixtures(
+                    report = await load_fixture_lines(
                         service,
-                        sources,
+                        lines,
                         skip_projects,
                         on_progress=lambda done, total: progress.update(task, completed=done, total=total),
                         redecompose=redecompose,
+                        started=started,
                     )
             else:
-                report = await load_fixtures(service, sources, skip_projects, redecompose=redecompose)
+                report = await load_fixture_lines(
+                    service, lines, skip_projects, redecompose=redecompose, started=started
+                )
             return load_summary(report, settings.describe())
 
     out_console.print(plain(run_async(work())), soft_wrap=True)

@@ -43,6 +43,7 @@ __all__ = [
     "default_store",
     "err_console",
     "fail",
+    "missing_store",
     "open_service",
     "out_console",
     "refuse_the_stores_own_files",
@@ -148,25 +149,41 @@ def shared_decomposer(language: str = "auto") -> Decomposer:
     return Decomposer(language=language)
 
 
+def missing_store(settings: Settings) -> str | None:
+    """The journal the global options name, when there is no store at its path (a mistyped
+    ``--store``); ``None`` when there is one, or the store is no journal. A link to a file
+    that is not there is no store either."""
+    store = parse_store_uri(settings.target())
+    if store.kind != "file" or store.path is None or os.path.exists(store.path):
+        return None
+    if os.path.islink(store.path):
+        return f"{store.display} (a link to {os.readlink(store.path)}, which is not there)"
+    return store.display
+
+
 @asynccontextmanager
-async def open_service(settings: Settings, *, writes: bool = False) -> AsyncIterator[MemoryService]:
+async def open_service(
+    settings: Settings, *, writes: bool = False, makes_store: bool = False
+) -> AsyncIterator[MemoryService]:
     """The memory service the global options name, checked reachable, closed afterwards.
 
     Args:
         writes: the command writes; the factory then sets up the store's schema. A store
             is opened read-only otherwise: a journal without its lock (so it works beside a
             process writing to it) and nothing written.
+        makes_store: a journal path where there is no store is a store to make (``load``):
+            read-only it reads as empty and nothing is made, with ``writes`` it is made.
+            Otherwise it is refused: a mistyped path read as an empty store made an export
+            "of everything stored" write an empty file and exit 0, and a check that a user
+            was erased pass; a delete there removed nothing, exited 0 and left an empty
+            store behind for those reads to pass on.
     """
     try:
-        if not writes:
-            store = parse_store_uri(settings.target())
-            if store.kind == "file" and store.path is not None and not os.path.lexists(store.path):
-                # A mistyped path read as an empty store: an export "of everything stored"
-                # would write an empty file and exit 0, a check that a user was erased pass.
-                raise CliError(
-                    f"no store at {store.display}: nothing was read (check --store / GRAPHMEM_STORE or --uri / "
-                    "GRAPHMEM_URI; a store is made by its first write)"
-                )
+        if not makes_store and (missing := missing_store(settings)) is not None:
+            raise CliError(
+                f"no store at {missing}: nothing was {'changed' if writes else 'read'} (check --store / "
+                "GRAPHMEM_STORE or --uri / GRAPHMEM_URI; a store is made by its first write)"
+            )
         service = await open_memory(
             settings.target(), nlp=shared_decomposer(settings.language), read_only=not writes
         )
