@@ -749,6 +749,29 @@ def test_graph_errors(runner: CliRunner, demo_store: str, tmp_path: Path) -> Non
     assert neither.exit_code == 2
 
 
+def test_the_debug_query_an_error_names_runs_from_any_directory(
+    runner: CliRunner, demo_store: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hint in `graph --entity`'s error (as the demo's and the README's) names
+    cypher/debug/top_entities.cypher, which outside the checkout's root was "no such file"."""
+    import shlex
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    unknown = gm(runner, demo_store, "graph", *ALICE, "--entity", "Nobody", "-o", "x.svg")
+    hint = one_line_error(unknown).split("(list them with graphmem ")[1].rstrip(")")
+    listed = gm(runner, demo_store, *shlex.split(hint), "--json")
+    assert listed.exit_code == 0, listed.output
+    assert {"entity": "maria", "label": "PERSON", "entries": 10} in json.loads(listed.stdout)
+    # A file of that path here is the one meant.
+    (elsewhere / "cypher" / "debug").mkdir(parents=True)
+    (elsewhere / "cypher" / "debug" / "top_entities.cypher").write_text("MATCH (e:Entity {name: 'biscuit'}) RETURN e.name AS mine", encoding="utf-8")
+    assert json.loads(gm(runner, demo_store, *shlex.split(hint), "--json").stdout) == [{"mine": "biscuit"}]
+    missing = gm(runner, demo_store, "cypher", "--file", "cypher/debug/no_such_query.cypher")
+    assert missing.exit_code == 1 and "no such file: cypher/debug/no_such_query.cypher" in one_line_error(missing)
+
+
 def _one_big_user(path: Path, sessions: int, per_session: int = 20) -> Path:
     """One user ("app" / "big") of ``sessions`` sessions, each a NEXT chain, with every
     entry's tokens and entities given (loading runs no spaCy): "paris" in every fourth

@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from graphmem._cypher import shipped_debug_query
 from graphmem._errors import InvalidStoreUriError
 from graphmem._fixtures import (
     check_fixture_lines,
@@ -73,7 +74,8 @@ session_id, position, author, role, text, timestamp}, `Token` {app_name, user_id
 
 Parameters: `--param name=value` passes a string, `--param name:=JSON` a number, boolean,
 null or list (e.g. `--param limit:=10`). The debugging queries in `cypher/debug/` run
-unchanged on both backends.
+unchanged on both backends, and `--file cypher/debug/NAME.cypher` runs one from any
+directory: a relative `cypher/debug/` path that is not there is the copy graphmem ships.
 
 **Only reads run.** A query may use MATCH, OPTIONAL MATCH, WHERE, WITH, RETURN, UNWIND,
 ORDER BY, SKIP, LIMIT, UNION, EXISTS/COUNT/COLLECT { } subqueries, CALL { } subqueries and
@@ -638,7 +640,13 @@ def cypher(
     ctx: typer.Context,
     query: Annotated[str | None, typer.Argument(help="The query (or use --file).", show_default=False)] = None,
     file: Annotated[
-        Path | None, typer.Option("--file", "-f", help="Read the query from this file.", dir_okay=False)
+        Path | None,
+        typer.Option(
+            "--file",
+            "-f",
+            help="Read the query from this file (cypher/debug/NAME.cypher: graphmem's copy, unless there is one here).",
+            dir_okay=False,
+        ),
     ] = None,
     param: Annotated[
         list[str] | None, typer.Option("--param", "-p", help="name=value (a string) or name:=JSON; repeatable.")
@@ -655,7 +663,7 @@ def cypher(
 
     if (query is None) == (file is None):
         raise CliError("give a query or --file FILE (one of them)", EXIT_USAGE)
-    text = file.read_text(encoding="utf-8") if file is not None else query
+    text = _query_file_text(file) if file is not None else query
     assert text is not None
     params = dict(parse_param(p) for p in param or [])
     settings = _settings(ctx)
@@ -673,6 +681,16 @@ def cypher(
         rows = len(result.rows)
         summary = f"{rows} row{'s' if rows != 1 else ''} · {settings.describe()}"
         err_console.print(plain(decorated(err_console, summary), "dim"))
+
+
+def _query_file_text(file: Path) -> str:
+    """The text of ``cypher --file``. A relative ``cypher/debug/NAME.cypher`` that is not
+    there is the copy graphmem ships: the README, the demo and the hints in errors name the
+    debugging queries so, and must work outside a source checkout's root."""
+    if not file.is_absolute() and file.parts[:2] == ("cypher", "debug") and len(file.parts) == 3:
+        if not os.path.lexists(file) and (shipped := shipped_debug_query(file.name)) is not None:
+            return shipped.read_text(encoding="utf-8")
+    return file.read_text(encoding="utf-8")
 
 
 @app.command()
