@@ -444,3 +444,15 @@ def test_standard_input_closed_is_a_clear_error(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(sys, "stdin", None)
     with pytest.raises(FixtureError, match="standard input is closed"):
         read_fixtures(["-"])
+
+
+def test_the_readmes_hand_written_line_loads_as_it_is_shown(tmp_path: Path) -> None:
+    """The README showed its example line wrapped over three lines: copied into a file,
+    it was refused as bad JSON."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("\n## Fixtures\n") :]
+    example = section[section.index("```json\n") + len("```json\n") : section.index("\n```", section.index("```json"))]
+    copied = tmp_path / "hand_written.jsonl"
+    copied.write_text(example + "\n", encoding="utf-8")
+    [line] = read_fixtures([copied])
+    assert line.session.entries[0].text == "I want to send a care package to my sister Maria."
