@@ -692,6 +692,14 @@ def test_cypher_refuses_writes(runner: CliRunner, demo_store: str, query: str) -
     assert stats_json(runner, demo_store) == before
 
 
+def test_cypher_refuses_a_negative_skip_or_limit_on_networkx(runner: CliRunner, demo_store: str) -> None:
+    """They returned the wrong rows with exit 0 (a Python slice); Neo4j refuses them."""
+    skip = gm(runner, demo_store, "cypher", "MATCH (e:Entry) RETURN e.position ORDER BY e.position DESC SKIP -1", "--json")
+    assert skip.exit_code == 1 and "SKIP -1 at line 1" in one_line_error(skip) and skip.stdout == ""
+    limit = gm(runner, demo_store, "cypher", "MATCH (e:Entry) RETURN e.position LIMIT $n", "--param", "n:=-5", "--json")
+    assert limit.exit_code == 1 and "LIMIT $n (= -5)" in one_line_error(limit)
+
+
 def test_cypher_errors(runner: CliRunner, demo_store: str, tmp_path: Path) -> None:
     unsupported = gm(runner, demo_store, "cypher", "MATCH (x:Entry) WITH x RETURN x.id")
     assert unsupported.exit_code == 1 and "subset of Cypher" in one_line_error(unsupported)

@@ -96,7 +96,8 @@ too long (default 30 s) on both backends.
 * RETURN of variables and properties, with AS aliases, DISTINCT, the aggregations
   COUNT, SUM, AVG, MIN, MAX, COLLECT (grouped by the other columns), and the functions
   coalesce, toLower, toUpper, trim, size, type;
-* ORDER BY returned columns or aliases (ASC/DESC), SKIP, LIMIT;
+* ORDER BY returned columns or aliases (ASC/DESC), SKIP, LIMIT (a whole number of 0 or
+  more, as on Neo4j: anything else is refused);
 * string literals in single or double quotes, // and /* */ comments, $parameters.
 
 Not on networkx: WITH, OPTIONAL MATCH, UNWIND, UNION, CALL, CASE, arithmetic or functions
