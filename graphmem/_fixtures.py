@@ -394,10 +394,13 @@ def _parse_lines(lines: Iterable[bytes], source: str) -> Iterator[FixtureLine | 
         if _too_deep(text):
             yield FixtureProblem(source, number, f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
             continue
+        # Without its line end: JSON cut short would be "line 2, column 1" of the text with it.
+        line = text.rstrip("\r\n")
         try:
-            data = json.loads(text, object_pairs_hook=_each_key_once)
+            data = json.loads(line, object_pairs_hook=_each_key_once)
         except json.JSONDecodeError as exc:
-            yield FixtureProblem(source, number, f"not valid JSON ({exc.msg} at column {exc.colno})")
+            where = "at the end of the line" if exc.pos >= len(line) else f"at column {exc.colno}"
+            yield FixtureProblem(source, number, f"not valid JSON ({exc.msg} {where})")
             continue
         except _RepeatedKey as exc:
             yield FixtureProblem(source, number, f"key {exc.args[0]!r:.60} is given twice in one object")
