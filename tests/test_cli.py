@@ -531,6 +531,34 @@ def test_search_shows_a_reply_in_several_messages_as_one_hit(runner: CliRunner, 
     assert table.stdout.count("│ Ana ") == 1 and apart.stdout.count("│ Ana ") == 2
 
 
+def test_context_lent_by_a_folded_message_names_the_row_it_is_shown_in(runner: CliRunner, store: str, tmp_path: Path) -> None:
+    """A hit lent context by a message folded into another hit's reply said "context of
+    <id>", an id the table shows nowhere (folded messages have no id column)."""
+    lines = [("assistant", "How was the weekend?"), ("Sam", "We drove to the coast."),
+             ("Sam", "The kids built a sandcastle."), ("Sam", "Then sardines by the harbour."),
+             ("assistant", "Sounds perfect!")]
+    fixture = write_lines(tmp_path / "reply.jsonl", json.dumps({
+        "app_name": "app", "user_id": "u", "session_id": "s1",
+        "entries": [{"author": a, "role": "user", "text": t, "timestamp": f"2026-01-05T10:0{n}:00"}
+                    for n, (a, t) in enumerate(lines)]}))
+    assert gm(runner, store, "load", fixture).exit_code == 0
+    search = ["--store", store, "search", "--app", "app", "--user", "u", "sandcastle coast", "--limit", "3"]
+    hits = json.loads(run(runner, *search, "--json").stdout)
+    folded = {f["entry_id"] for f in hits[0]["folded"]}
+    assert hits[1]["context_from"] in folded  # the case: context from a message inside row 1
+    table = runner.invoke(app, search, env={"COLUMNS": "200"}, catch_exceptions=False).stdout
+    matched: dict[str, str] = {}  # the "matched" column of each row, its lines joined
+    row = ""
+    for line in table.splitlines():
+        cells = line.split("│")
+        if len(cells) > 2:
+            row = cells[1].strip() or row
+            matched[row] = f"{matched.get(row, '')} {cells[-2].strip()}".strip()
+    assert matched["2"] == "(context of #1)"
+    assert matched["1"].endswith("of this reply)")  # its own context: a message folded into it
+    assert all(entry_id[:8] not in table for entry_id in folded)
+
+
 def test_search_with_nothing_recalled(runner: CliRunner, demo_store: str) -> None:
     result = gm(runner, demo_store, "search", *ALICE, "zyzzyva")
     assert result.exit_code == 0 and "nothing recalled" in result.stdout

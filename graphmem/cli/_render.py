@@ -123,10 +123,10 @@ def day(timestamp: datetime) -> str:
 
 def matched(hit: SearchHit, rows: Mapping[str, int] | None = None, *, show_ids: bool = True) -> Text:
     """Matched entities and tokens, how much of the score came from context (and from which
-    turn: ``#n`` when it is the hit in row ``n`` of ``rows``, else its short id when ids are
-    shown), how the entry matched a time in the query, and whether a speaker the query
-    names said it. A token read for a query word says so ("(for persue)", "(related to
-    pet)")."""
+    turn: ``#n`` when it is shown in row ``n`` of ``rows``, "this reply" when in the hit's
+    own row, else its short id when ids are shown), how the entry matched a time in the
+    query, and whether a speaker the query names said it. A token read for a query word
+    says so ("(for persue)", "(related to pet)")."""
     text = Text()
     for name in hit.matched_entities:
         text.append(visible(name), ENTITY_STYLE).append(" ")
@@ -142,7 +142,8 @@ def matched(hit: SearchHit, rows: Mapping[str, int] | None = None, *, show_ids: 
         share = hit.context_score / hit.score if hit.score else 0.0
         note = "context" if not (hit.matched_tokens or hit.matched_entities) else f"+ context {share:.0%}"
         if hit.context_from is not None and rows and hit.context_from in rows:
-            note += f" of #{rows[hit.context_from]}"
+            row = rows[hit.context_from]
+            note += " of this reply" if row == rows.get(hit.entry_id) else f" of #{row}"
         elif hit.context_from is not None and show_ids:
             note += f" of {visible(hit.context_from[:8])}"  # as the id column shows ids
         text.append(f"({note})", "italic dim")
@@ -177,7 +178,9 @@ def hits_table(
         table.add_column("date" if compact else "time", style="dim", no_wrap=True)
     table.add_column("text", ratio=3, overflow="fold")
     table.add_column("matched", ratio=1, min_width=12, max_width=28)
-    rows = {hit.entry_id: number for number, hit in enumerate(hits, start=1)}
+    # A message folded into a hit is shown in that hit's row, which "context of #n" then names
+    # (its id is in no column).
+    rows = {message.entry_id: number for number, hit in enumerate(hits, start=1) for message in hit.reply}
     for hit in hits:
         cells: list[Any] = [str(rows[hit.entry_id]), f"{hit.score:.3f}"]
         if show_ids and not compact:
