@@ -899,6 +899,19 @@ def test_demo_shows_recall_with_scores_and_reasons(runner: CliRunner, tmp_path: 
     assert not (tmp_path / "unused.journal").exists()  # the demo stores nothing
 
 
+def test_the_demo_help_counts_its_questions_right_or_not_at_all(runner: CliRunner) -> None:
+    """`demo --help` said "five questions"; the demo asks seven."""
+    import re
+
+    from graphmem.cli._demo import demo_questions
+
+    numbers = {w: n for n, w in enumerate("one two three four five six seven eight nine ten".split(), start=1)}
+    shown = " ".join(run(runner, "demo", "--help").stdout.split())
+    assert "questions" in shown
+    said = [numbers.get(word.lower(), int(word) if word.isdigit() else None) for word in re.findall(r"(\w+) questions", shown)]
+    assert all(count in (None, len(demo_questions())) for count in said), shown
+
+
 async def test_demo_questions_recall_what_they_claim(decomposer: Decomposer) -> None:
     # The demo explains each result in words; if scoring changes, the words must still hold.
     from graphmem import GraphMemoryService, SearchRequest

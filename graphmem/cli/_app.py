@@ -751,7 +751,7 @@ def graph(
 @app.command()
 @user_errors
 def demo() -> None:
-    """Load the demo fixtures into an in-memory graph and show what five questions recall, and why.
+    """Load the demo fixtures into an in-memory graph and show what the demo questions recall, and why.
 
     Needs no store and no server (the global --backend and --store are not used).
     """
