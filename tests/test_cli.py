@@ -473,6 +473,24 @@ def test_the_demo_prints_on_an_ascii_stdout() -> None:
     assert '1. companion/alice asks "Where does Maria work?"' in done.stdout.decode("ascii")
 
 
+def test_export_to_dash_writes_standard_output(
+    runner: CliRunner, demo_store: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`export -o -` wrote a file named "-" (mode 600, the user's memories) and nothing to
+    standard output, while `load -` reads standard input. ``./-`` is the file named -."""
+    monkeypatch.chdir(tmp_path)
+    piped = gm(runner, demo_store, "export", *ALICE, "-o", "-")
+    assert piped.exit_code == 0, piped.output
+    assert len(piped.stdout.splitlines()) == 10 and " to " not in piped.stderr
+    assert not (tmp_path / "-").exists()
+    named = gm(runner, demo_store, "export", *ALICE, "-o", "./-")
+    assert named.exit_code == 0 and named.stdout == "" and "to ./-" in named.stderr
+    assert (tmp_path / "-").read_text(encoding="utf-8") == piped.stdout
+    for bad, says in ((str(tmp_path), "is a directory"), ("", "-o is empty")):
+        refused = gm(runner, demo_store, "export", *ALICE, "-o", bad)
+        assert refused.exit_code == 2 and says in one_line_error(refused)
+
+
 def test_export_of_a_project_on_networkx_is_refused(runner: CliRunner, demo_store: str) -> None:
     result = gm(runner, demo_store, "export", *ALICE, "--project", "p")
     assert result.exit_code == 1 and "no projects" in one_line_error(result)

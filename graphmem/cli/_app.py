@@ -330,7 +330,13 @@ def export(
     project: ProjectOption = None,
     global_only: Annotated[bool, typer.Option("--global-only", help="Only global entries (no project's).")] = False,
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write here instead of standard output.", dir_okay=False)
+        str | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Write here instead of standard output (- is standard output, as for load; ./- a file named -).",
+            show_default=False,
+        ),
     ] = None,
 ) -> None:
     """Write everything stored for a user as a fixture file (a data-subject access export).
@@ -343,8 +349,14 @@ def export(
     if project is not None and global_only:
         raise CliError("give --project or --global-only, not both", EXIT_USAGE)
     settings = _settings(ctx)
-    if output is not None:
-        refuse_the_stores_own_files(settings, output)
+    if output is not None and not output.strip():
+        raise CliError("-o is empty: name the file to write, or give - (or no -o) for standard output", EXIT_USAGE)
+    # The option is text, not a Path: a Path reads "./-" (a file named -) as "-" too.
+    target = None if output is None or output == "-" else Path(output)
+    if target is not None:
+        if target.is_dir():
+            raise CliError(f"{output} is a directory: name the file to write", EXIT_USAGE)
+        refuse_the_stores_own_files(settings, target)
 
     async def work() -> list[Any]:
         async with open_service(settings) as service:
@@ -354,18 +366,18 @@ def export(
 
     sessions = run_async(work())
     lines = list(dump_fixtures(sessions))
-    if output is None:
+    if target is None:
         # UTF-8 whatever the terminal's encoding: fixture files are UTF-8 (a cp1252 or
         # Latin-1 stdout wrote a file that would not load back).
         sys.stdout.flush()
         sys.stdout.buffer.write("".join(lines).encode("utf-8"))
         sys.stdout.buffer.flush()
     else:
-        with replacing_file(output) as fh:
+        with replacing_file(target) as fh:
             fh.write("".join(lines).encode("utf-8"))
     entries = sum(len(s.entries) for s in sessions)
     scope = f"project {quote_ids(project)}" if project else "global entries" if global_only else "all projects"
-    where = f" to {output}" if output else ""
+    where = f" to {output}" if target is not None else ""
     note = "" if sessions else " (nothing is stored for this user)"
     err_console.print(
         plain(
