@@ -18,7 +18,7 @@ import importlib.resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
-__all__ = ["cypher_names", "load_cypher", "load_statements"]
+__all__ = ["cypher_names", "load_cypher", "load_statements", "shipped_debug_query"]
 
 _SUFFIX = ".cypher"
 
@@ -35,6 +35,13 @@ def _folder() -> Traversable:
         "graphmem's Cypher files are missing: neither the package folder graphmem/cypher nor "
         f"the source checkout folder {checkout} exists. Reinstall graphmem."
     )
+
+
+def shipped_debug_query(file_name: str) -> Traversable | None:
+    """The debugging query ``cypher/debug/<file_name>`` as graphmem ships it, or ``None``
+    when it ships none of that name."""
+    query = _folder() / "debug" / file_name
+    return query if query.is_file() else None
 
 
 def cypher_names() -> list[str]:

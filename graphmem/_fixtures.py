@@ -77,10 +77,12 @@ __all__ = [
     "FixtureProblem",
     "FixtureSession",
     "LoadReport",
+    "check_fixture_lines",
     "demo_fixtures_path",
     "dump_fixtures",
     "export_fixtures",
     "fixture_json_schema",
+    "load_fixture_lines",
     "load_fixtures",
     "read_fixtures",
 ]
@@ -390,10 +392,13 @@ def _parse_lines(lines: Iterable[bytes], source: str) -> Iterator[FixtureLine | 
         if _too_deep(text):
             yield FixtureProblem(source, number, f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
             continue
+        # Without its line end: JSON cut short would be "line 2, column 1" of the text with it.
+        line = text.rstrip("\r\n")
         try:
-            data = json.loads(text, object_pairs_hook=_each_key_once)
+            data = json.loads(line, object_pairs_hook=_each_key_once)
         except json.JSONDecodeError as exc:
-            yield FixtureProblem(source, number, f"not valid JSON ({exc.msg} at column {exc.colno})")
+            where = "at the end of the line" if exc.pos >= len(line) else f"at column {exc.colno}"
+            yield FixtureProblem(source, number, f"not valid JSON ({exc.msg} {where})")
             continue
         except _RepeatedKey as exc:
             yield FixtureProblem(source, number, f"key {exc.args[0]!r:.60} is given twice in one object")
@@ -490,8 +495,53 @@ async def load_fixtures(
     """
     started = time.perf_counter()
     lines = read_fixtures(sources)
+    return await load_fixture_lines(
+        service, lines, skip_projects, on_progress=on_progress, redecompose=redecompose, started=started
+    )
+
+
+async def load_fixture_lines(
+    service: MemoryService,
+    lines: Sequence[FixtureLine],
+    skip_projects: bool = False,
+    *,
+    on_progress: Callable[[int, int], None] | None = None,
+    redecompose: bool = False,
+    started: float | None = None,
+) -> LoadReport:
+    """:func:`load_fixtures` of lines :func:`read_fixtures` has read: checked (see
+    :func:`check_fixture_lines`), then stored.
+
+    Args:
+        started: when the load began (``time.perf_counter()``), for the report's seconds:
+            before the lines were read; default now.
+    """
+    started = time.perf_counter() if started is None else started
+    kept = await check_fixture_lines(service, lines, skip_projects)
+    loaded_at = utc_now()  # the timestamp of entries that give none: one instant per load
+    users: set[tuple[str, str]] = set()
+    async with service.bulk_writes():  # (networkx: one segment rewrite per user, at the end)
+        entries = await _store_lines(service, kept, loaded_at, redecompose, users, on_progress)
+    return LoadReport(
+        sessions=len(kept),
+        entries=entries,
+        users=len(users),
+        skipped_project_sessions=len(lines) - len(kept),
+        seconds=time.perf_counter() - started,
+    )
+
+
+async def check_fixture_lines(
+    service: MemoryService, lines: Sequence[FixtureLine], skip_projects: bool = False
+) -> list[FixtureLine]:
+    """The lines a load into ``service`` stores (without those in a project with
+    ``skip_projects``), checked as :func:`load_fixtures` checks them before its first write.
+
+    Raises:
+        FixtureError: a project line the backend cannot store, a session on two lines, or
+            an entry id held elsewhere.
+    """
     kept = [line for line in lines if not (skip_projects and line.session.project_id is not None)]
-    skipped = len(lines) - len(kept)
     if not service.supports_project_scoping():
         in_projects = [line for line in kept if line.session.project_id is not None]
         if in_projects:
@@ -511,17 +561,7 @@ async def load_fixtures(
             raise FixtureError(problems, len(in_projects), kind="project line", hint=hint)
     _check_each_session_once(kept)
     await _check_entry_ids(service, kept)
-    loaded_at = utc_now()  # the timestamp of entries that give none: one instant per load
-    users: set[tuple[str, str]] = set()
-    async with service.bulk_writes():  # (networkx: one segment rewrite per user, at the end)
-        entries = await _store_lines(service, kept, loaded_at, redecompose, users, on_progress)
-    return LoadReport(
-        sessions=len(kept),
-        entries=entries,
-        users=len(users),
-        skipped_project_sessions=skipped,
-        seconds=time.perf_counter() - started,
-    )
+    return kept
 
 
 async def _store_lines(

@@ -10,8 +10,11 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
-from collections.abc import AsyncIterator
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,6 +22,13 @@ from graphmem import Decomposer, MemoryService, open_memory
 
 BACKENDS = ["networkx", "neo4j"]
 REPO = Path(__file__).resolve().parent.parent
+
+
+@contextmanager
+def asking_on_stderr() -> Iterator[tuple[Any, Any]]:
+    """A terminal for the command line's deletes to ask on (in place of
+    ``graphmem.cli._context.terminal_to_ask``) inside a ``CliRunner``: its input and stderr."""
+    yield sys.stdin, sys.stderr
 
 
 def in_ci() -> bool:

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from conftest import REPO, make_neo4j_service, neo4j_uri_or_skip
+from conftest import REPO, asking_on_stderr, make_neo4j_service, neo4j_uri_or_skip
 from graphmem import Decomposer
 from graphmem import _collector as collector
 from graphmem._fixtures import demo_fixtures_path
@@ -228,7 +228,7 @@ def test_project_lines_on_networkx_stop_the_load(runner: CliRunner, store: str) 
     line = one_line_error(result)
     assert f'{DEMO}:21: session "workdesk-alice-02" is in project "q3-launch"' in line
     assert "--skip-projects" in line and "nothing was loaded" in line
-    assert stats_json(runner, store)["entries"] == 0
+    assert "no store at" in one_line_error(gm(runner, store, "stats"))  # not even an empty one
 
 
 def test_a_bad_line_stops_the_load_with_its_number(runner: CliRunner, store: str, tmp_path: Path) -> None:
@@ -237,7 +237,7 @@ def test_a_bad_line_stops_the_load_with_its_number(runner: CliRunner, store: str
     result = gm(runner, store, "load", good, bad)
     assert result.exit_code == 1
     assert one_line_error(result).startswith(f"error: {bad}:2: not valid JSON")
-    assert stats_json(runner, store)["entries"] == 0
+    assert "no store at" in one_line_error(gm(runner, store, "stats"))  # nothing stored, no store made
 
 
 def test_load_reads_standard_input(runner: CliRunner, store: str) -> None:
@@ -424,6 +424,73 @@ def test_export_to_standard_output_is_utf8_whatever_the_terminal(runner: CliRunn
     assert "東京タワー" in done.stdout.decode("utf-8")
 
 
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_every_command_prints_on_a_stdout_that_is_not_utf8(runner: CliRunner, store: str, tmp_path: Path, encoding: str) -> None:
+    """An ASCII or Latin-1 stdout (a C locale, a cp1252 pipe): ``search --json`` failed on an
+    emoji in an entry, ``stats`` on its own "·", each with nothing printed. JSON is written
+    with escapes, tables with the characters escaped, decoration in ASCII."""
+    text = "Lucía threw a party 🎉 in Zürich"
+    fixture = write_lines(tmp_path / "party.jsonl", session("s1", text))
+    assert gm(runner, store, "load", fixture).exit_code == 0
+    env = {**os.environ, "PYTHONIOENCODING": encoding, "PYTHONPATH": str(REPO), "COLUMNS": "200"}
+
+    def cli(*args: str) -> str:
+        done = subprocess.run([sys.executable, "-m", "graphmem.cli", "--store", store, *args],
+                              capture_output=True, env=env, timeout=120)
+        assert done.returncode == 0, (args, done.stderr)
+        return done.stdout.decode(encoding)
+
+    user = ["--app", "app", "--user", "ann"]
+    assert [h["text"] for h in json.loads(cli("search", *user, "party in Zürich", "--json"))] == [text]
+    assert [e["text"] for e in json.loads(cli("recent", *user, "--json"))] == [text]
+    rows = json.loads(cli("cypher", "MATCH (e:Entry) RETURN e.text AS text", "--json"))
+    assert rows == [{"text": text}]
+    assert "threw a party \\U0001f389 in Z" in cli("recent", *user)
+    assert cli("stats").startswith(f"the whole store {'-' if encoding == 'ascii' else '·'} networkx store")
+
+
+def test_a_utf8_argument_works_in_a_c_locale(runner: CliRunner, store: str, tmp_path: Path) -> None:
+    """In a C locale with Python's UTF-8 mode off, ``--user lucía`` reached the command as
+    lone surrogates and was refused as "not valid Unicode"."""
+    fixture = write_lines(tmp_path / "es.jsonl", session("s1", "Mi jefa se llama Carmen.", user="lucía"))
+    assert gm(runner, store, "load", fixture).exit_code == 0
+    env = {**os.environ, "LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0",
+           "PYTHONPATH": str(REPO)}
+    env.pop("PYTHONIOENCODING", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "graphmem.cli", "--store", store, "recent", "--app", "app", "--user", "lucía", "--json"],
+        capture_output=True, env=env, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert [e["text"] for e in json.loads(done.stdout)] == ["Mi jefa se llama Carmen."]
+
+
+def test_the_demo_prints_on_an_ascii_stdout() -> None:
+    """The demo failed half-way on its own curly quotes."""
+    env = {**os.environ, "PYTHONIOENCODING": "ascii", "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-m", "graphmem.cli", "demo"], capture_output=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert '1. companion/alice asks "Where does Maria work?"' in done.stdout.decode("ascii")
+
+
+def test_export_to_dash_writes_standard_output(
+    runner: CliRunner, demo_store: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`export -o -` wrote a file named "-" (mode 600, the user's memories) and nothing to
+    standard output, while `load -` reads standard input. ``./-`` is the file named -."""
+    monkeypatch.chdir(tmp_path)
+    piped = gm(runner, demo_store, "export", *ALICE, "-o", "-")
+    assert piped.exit_code == 0, piped.output
+    assert len(piped.stdout.splitlines()) == 10 and " to " not in piped.stderr
+    assert not (tmp_path / "-").exists()
+    named = gm(runner, demo_store, "export", *ALICE, "-o", "./-")
+    assert named.exit_code == 0 and named.stdout == "" and "to ./-" in named.stderr
+    assert (tmp_path / "-").read_text(encoding="utf-8") == piped.stdout
+    for bad, says in ((str(tmp_path), "is a directory"), ("", "-o is empty")):
+        refused = gm(runner, demo_store, "export", *ALICE, "-o", bad)
+        assert refused.exit_code == 2 and says in one_line_error(refused)
+
+
 def test_export_of_a_project_on_networkx_is_refused(runner: CliRunner, demo_store: str) -> None:
     result = gm(runner, demo_store, "export", *ALICE, "--project", "p")
     assert result.exit_code == 1 and "no projects" in one_line_error(result)
@@ -482,6 +549,34 @@ def test_search_shows_a_reply_in_several_messages_as_one_hit(runner: CliRunner, 
     assert table.stdout.count("│ Ana ") == 1 and apart.stdout.count("│ Ana ") == 2
 
 
+def test_context_lent_by_a_folded_message_names_the_row_it_is_shown_in(runner: CliRunner, store: str, tmp_path: Path) -> None:
+    """A hit lent context by a message folded into another hit's reply said "context of
+    <id>", an id the table shows nowhere (folded messages have no id column)."""
+    lines = [("assistant", "How was the weekend?"), ("Sam", "We drove to the coast."),
+             ("Sam", "The kids built a sandcastle."), ("Sam", "Then sardines by the harbour."),
+             ("assistant", "Sounds perfect!")]
+    fixture = write_lines(tmp_path / "reply.jsonl", json.dumps({
+        "app_name": "app", "user_id": "u", "session_id": "s1",
+        "entries": [{"author": a, "role": "user", "text": t, "timestamp": f"2026-01-05T10:0{n}:00"}
+                    for n, (a, t) in enumerate(lines)]}))
+    assert gm(runner, store, "load", fixture).exit_code == 0
+    search = ["--store", store, "search", "--app", "app", "--user", "u", "sandcastle coast", "--limit", "3"]
+    hits = json.loads(run(runner, *search, "--json").stdout)
+    folded = {f["entry_id"] for f in hits[0]["folded"]}
+    assert hits[1]["context_from"] in folded  # the case: context from a message inside row 1
+    table = runner.invoke(app, search, env={"COLUMNS": "200"}, catch_exceptions=False).stdout
+    matched: dict[str, str] = {}  # the "matched" column of each row, its lines joined
+    row = ""
+    for line in table.splitlines():
+        cells = line.split("│")
+        if len(cells) > 2:
+            row = cells[1].strip() or row
+            matched[row] = f"{matched.get(row, '')} {cells[-2].strip()}".strip()
+    assert matched["2"] == "(context of #1)"
+    assert matched["1"].endswith("of this reply)")  # its own context: a message folded into it
+    assert all(entry_id[:8] not in table for entry_id in folded)
+
+
 def test_search_with_nothing_recalled(runner: CliRunner, demo_store: str) -> None:
     result = gm(runner, demo_store, "search", *ALICE, "zyzzyva")
     assert result.exit_code == 0 and "nothing recalled" in result.stdout
@@ -516,13 +611,13 @@ def test_stats_of_store_and_user(runner: CliRunner, demo_store: str) -> None:
 
 def test_delete_session_entries_and_user(runner: CliRunner, demo_store: str) -> None:
     bob = ["--app", "companion", "--user", "bob"]
-    result = gm(runner, demo_store, "delete-session", "companion-bob-02", *bob)
+    result = gm(runner, demo_store, "delete-session", "companion-bob-02", *bob, "--yes")
     assert result.exit_code == 0 and result.stdout.startswith("removed 6 entries")
-    result = gm(runner, demo_store, "delete-entries", "marathon", *bob)
+    result = gm(runner, demo_store, "delete-entries", "marathon", *bob, "--yes")
     assert result.exit_code == 0 and "entries matching 'marathon'" in result.stdout
     left = json.loads(gm(runner, demo_store, "search", *bob, "marathon", "--json").stdout)
     assert all("marathon" not in h["matched_tokens"] for h in left)
-    result = gm(runner, demo_store, "delete-user", *bob)
+    result = gm(runner, demo_store, "delete-user", *bob, "--yes")
     assert result.exit_code == 0 and "removed" in result.stdout and "0 entries" not in result.stdout
     assert stats_json(runner, demo_store, *bob)["entries"] == 0
     everything = gm(runner, demo_store, "cypher", "--file", str(DEBUG / "user_everything.cypher"),
@@ -532,12 +627,12 @@ def test_delete_session_entries_and_user(runner: CliRunner, demo_store: str) -> 
 
 
 def test_delete_project_on_networkx_is_refused(runner: CliRunner, demo_store: str) -> None:
-    result = gm(runner, demo_store, "delete-project", "q3-launch", *ALICE)
+    result = gm(runner, demo_store, "delete-project", "q3-launch", *ALICE, "--yes")
     assert result.exit_code == 1 and "no projects" in one_line_error(result)
 
 
 def test_deletes_ask_on_a_terminal_unless_yes(runner: CliRunner, demo_store: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_app, "is_terminal", lambda: True)
+    monkeypatch.setattr(_app, "terminal_to_ask", asking_on_stderr)
     declined = gm(runner, demo_store, "delete-user", *ALICE, input="n\n")
     assert declined.exit_code == 1 and "nothing was deleted" in declined.stderr
     assert stats_json(runner, demo_store, *ALICE)["entries"] == 63
@@ -545,6 +640,76 @@ def test_deletes_ask_on_a_terminal_unless_yes(runner: CliRunner, demo_store: str
     assert accepted.exit_code == 0 and "removed 6 entries" in accepted.stdout
     forced = gm(runner, demo_store, "delete-user", *ALICE, "--yes")
     assert forced.exit_code == 0 and stats_json(runner, demo_store, *ALICE)["entries"] == 0
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["delete-user"], ["delete-session", "companion-alice-01"], ["delete-entries", "Maria"]],
+)
+def test_a_delete_with_nobody_to_ask_and_no_yes_deletes_nothing(
+    runner: CliRunner, demo_store: str, command: list[str]
+) -> None:
+    """Standard input is no terminal here (a script, a pipe): the delete once went ahead
+    without asking; now it is refused until --yes says it is wanted."""
+    result = gm(runner, demo_store, *command, *ALICE, input="y\n")
+    assert result.exit_code == 2
+    assert "add --yes" in one_line_error(result) and "nothing was deleted" in one_line_error(result)
+    assert stats_json(runner, demo_store, *ALICE)["entries"] == 63
+
+
+def run_on_a_terminal(store: str, args: list[str], answer: str, stderr: Path) -> tuple[int, str]:
+    """Run ``graphmem --store STORE ARGS`` as a person at a terminal does: a pseudo-terminal
+    is its controlling terminal, standard input and output; stderr goes to the file
+    ``stderr``. ``answer`` is typed once the terminal shows ``[y/N]``. Returns the exit code
+    and what the terminal showed."""
+    import pty
+    import select
+
+    controller, terminal = pty.openpty()
+    # A session of its own with the pseudo-terminal as its controlling terminal (/dev/tty).
+    launcher = (
+        "import fcntl, sys, termios; fcntl.ioctl(0, termios.TIOCSCTTY, 0); "
+        "from graphmem.cli import main; main(sys.argv[1:])"
+    )
+    with open(stderr, "wb") as err:
+        child = subprocess.Popen(
+            [sys.executable, "-c", launcher, "--store", store, *args],
+            stdin=terminal, stdout=terminal, stderr=err, start_new_session=True,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+        )
+    os.close(terminal)
+    shown, answered = b"", False
+    try:
+        while True:
+            ready, _, _ = select.select([controller], [], [], 120)
+            assert ready, f"the command neither asked nor ended; it showed {shown!r}"
+            try:
+                chunk = os.read(controller, 4096)
+            except OSError:  # EIO: the command ended and closed the terminal
+                break
+            if not chunk:
+                break
+            shown += chunk
+            if not answered and b"[y/N]" in shown:
+                os.write(controller, answer.encode())
+                answered = True
+    finally:
+        os.close(controller)
+    return child.wait(timeout=120), shown.decode("utf-8", "replace")
+
+
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
+def test_a_delete_asks_on_the_terminal_when_stderr_is_redirected(demo_store: str, tmp_path: Path) -> None:
+    """``2>err.log`` (or ``2>/dev/null``) at a terminal: the delete went ahead without
+    asking, and the "n" typed was ignored. The question now goes to the terminal itself."""
+    log = tmp_path / "err.log"
+    code, shown = run_on_a_terminal(demo_store, ["delete-user", "--app", "companion", "--user", "bob"], "n\n", log)
+    assert 'Erase everything stored for "companion" / "bob"? [y/N]' in shown
+    assert code == 1 and "nothing was deleted" in log.read_text()
+    assert stats_json(CliRunner(), demo_store, "--app", "companion", "--user", "bob")["entries"] == 52
+    code, shown = run_on_a_terminal(demo_store, ["delete-session", "companion-bob-02", "--app", "companion",
+                                                 "--user", "bob"], "y\n", log)
+    assert code == 0 and "removed 6 entries" in shown
 
 
 # ---------------------------------------------------------------------------- cypher
@@ -571,6 +736,14 @@ def test_cypher_refuses_writes(runner: CliRunner, demo_store: str, query: str) -
     result = gm(runner, demo_store, "cypher", query)
     assert result.exit_code == 1 and "only reads" in one_line_error(result)
     assert stats_json(runner, demo_store) == before
+
+
+def test_cypher_refuses_a_negative_skip_or_limit_on_networkx(runner: CliRunner, demo_store: str) -> None:
+    """They returned the wrong rows with exit 0 (a Python slice); Neo4j refuses them."""
+    skip = gm(runner, demo_store, "cypher", "MATCH (e:Entry) RETURN e.position ORDER BY e.position DESC SKIP -1", "--json")
+    assert skip.exit_code == 1 and "SKIP -1 at line 1" in one_line_error(skip) and skip.stdout == ""
+    limit = gm(runner, demo_store, "cypher", "MATCH (e:Entry) RETURN e.position LIMIT $n", "--param", "n:=-5", "--json")
+    assert limit.exit_code == 1 and "LIMIT $n (= -5)" in one_line_error(limit)
 
 
 def test_cypher_errors(runner: CliRunner, demo_store: str, tmp_path: Path) -> None:
@@ -628,6 +801,29 @@ def test_graph_errors(runner: CliRunner, demo_store: str, tmp_path: Path) -> Non
     assert suffix.exit_code == 2 and ".png, .svg or .html" in one_line_error(suffix)
     neither = gm(runner, demo_store, "graph", *ALICE, "-o", str(tmp_path / "x.png"))
     assert neither.exit_code == 2
+
+
+def test_the_debug_query_an_error_names_runs_from_any_directory(
+    runner: CliRunner, demo_store: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hint in `graph --entity`'s error (as the demo's and the README's) names
+    cypher/debug/top_entities.cypher, which outside the checkout's root was "no such file"."""
+    import shlex
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    unknown = gm(runner, demo_store, "graph", *ALICE, "--entity", "Nobody", "-o", "x.svg")
+    hint = one_line_error(unknown).split("(list them with graphmem ")[1].rstrip(")")
+    listed = gm(runner, demo_store, *shlex.split(hint), "--json")
+    assert listed.exit_code == 0, listed.output
+    assert {"entity": "maria", "label": "PERSON", "entries": 10} in json.loads(listed.stdout)
+    # A file of that path here is the one meant.
+    (elsewhere / "cypher" / "debug").mkdir(parents=True)
+    (elsewhere / "cypher" / "debug" / "top_entities.cypher").write_text("MATCH (e:Entity {name: 'biscuit'}) RETURN e.name AS mine", encoding="utf-8")
+    assert json.loads(gm(runner, demo_store, *shlex.split(hint), "--json").stdout) == [{"mine": "biscuit"}]
+    missing = gm(runner, demo_store, "cypher", "--file", "cypher/debug/no_such_query.cypher")
+    assert missing.exit_code == 1 and "no such file: cypher/debug/no_such_query.cypher" in one_line_error(missing)
 
 
 def _one_big_user(path: Path, sessions: int, per_session: int = 20) -> Path:
@@ -719,6 +915,19 @@ def test_demo_shows_recall_with_scores_and_reasons(runner: CliRunner, tmp_path: 
     assert "Pastelaria" in out and "Okafor" in out and "Henrik Larsen" in out and "(context" in out
     assert "of #1)" in out  # which row lent the context
     assert not (tmp_path / "unused.journal").exists()  # the demo stores nothing
+
+
+def test_the_demo_help_counts_its_questions_right_or_not_at_all(runner: CliRunner) -> None:
+    """`demo --help` said "five questions"; the demo asks seven."""
+    import re
+
+    from graphmem.cli._demo import demo_questions
+
+    numbers = {w: n for n, w in enumerate("one two three four five six seven eight nine ten".split(), start=1)}
+    shown = " ".join(run(runner, "demo", "--help").stdout.split())
+    assert "questions" in shown
+    said = [numbers.get(word.lower(), int(word) if word.isdigit() else None) for word in re.findall(r"(\w+) questions", shown)]
+    assert all(count in (None, len(demo_questions())) for count in said), shown
 
 
 async def test_demo_questions_recall_what_they_claim(decomposer: Decomposer) -> None:
@@ -1070,6 +1279,46 @@ def test_a_command_that_reads_refuses_a_store_that_is_not_there(runner: CliRunne
     # A write makes the store; reading it then works.
     assert run(runner, "--store", str(missing), "load", write_lines(tmp_path / "f.jsonl", session("s1", "apricot jam"))).exit_code == 0
     assert run(runner, "--store", str(missing), "stats").exit_code == 0
+
+
+def test_a_delete_where_there_is_no_store_is_refused_and_makes_none(runner: CliRunner, tmp_path: Path) -> None:
+    """A delete on a mistyped --store said "removed 0 entries", exited 0 and left an empty
+    store there, which every read then took for "nothing stored"."""
+    missing = tmp_path / "memry.journal"
+    for command in (["delete-user"], ["delete-session", "s1"], ["delete-entries", "jam"]):
+        result = run(runner, "--store", str(missing), *command, "--app", "app", "--user", "ann", "--yes")
+        assert result.exit_code == 1, (command, result.stdout)
+        assert "no store at" in one_line_error(result) and "memry.journal" in one_line_error(result)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_refused_load_makes_no_store(runner: CliRunner, tmp_path: Path) -> None:
+    """A load that stored nothing (a bad line; project lines on networkx) still made the
+    store at a mistyped path, after which reads there passed for "nothing stored"."""
+    fixtures = tmp_path.parent / f"{tmp_path.name}-fixtures"  # outside the folder of the store
+    fixtures.mkdir()
+    bad = write_lines(fixtures / "bad.jsonl", session("s1", "apricot jam"), '{"app_name": "app"')
+    projects = write_lines(fixtures / "p.jsonl", session("s1", "apricot jam"), session("s2", "plum jam", project="p"))
+    missing = tmp_path / "memry.journal"
+    for files in ([bad], [projects], [DEMO]):
+        result = run(runner, "--store", str(missing), "load", *files)
+        assert result.exit_code == 1 and "nothing was loaded" in one_line_error(result)
+        assert list(tmp_path.iterdir()) == []
+    assert "no store at" in one_line_error(run(runner, "--store", str(missing), "stats"))
+    assert run(runner, "--store", str(missing), "load", projects, "--skip-projects").exit_code == 0
+    assert stats_json(runner, str(missing))["entries"] == 1
+
+
+def test_a_link_to_a_store_that_is_not_there_is_no_store(runner: CliRunner, tmp_path: Path) -> None:
+    """A dangling symlink at the store path passed the "no store at" check and read as an
+    empty store."""
+    link = tmp_path / "memory.journal"
+    link.symlink_to(tmp_path / "gone.journal")
+    for command in (["stats"], ["export", "--app", "app", "--user", "ann"], ["delete-user", "--app", "app", "--user", "ann", "--yes"]):
+        result = run(runner, "--store", str(link), *command)
+        assert result.exit_code == 1, (command, result.stdout)
+        assert "no store at" in one_line_error(result) and "gone.journal, which is not there" in one_line_error(result)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["memory.journal"]
 
 
 def test_an_export_file_is_private_like_the_store(runner: CliRunner, tmp_path: Path) -> None:

@@ -191,6 +191,36 @@ def test_what_networkx_reads_as_neo4j_does_passes(query: str) -> None:
     assert networkx_misreading(query) is None
 
 
+@pytest.mark.parametrize(
+    ("query", "parameters", "says"),
+    [
+        ("MATCH (e:Entry) RETURN e.position ORDER BY e.position DESC SKIP -1", {}, "SKIP -1 at line 1, column 60"),
+        ("MATCH (e:Entry) RETURN e.position LIMIT $n", {"n": -5}, "LIMIT $n (= -5)"),
+        ("MATCH (e:Entry) RETURN e.position LIMIT 2.5", {}, "LIMIT 2.5"),
+        ("MATCH (e:Entry) RETURN e.position SKIP 1e1", {}, "SKIP 1e1"),
+        ("MATCH (e:Entry) RETURN e.position skip $n", {"n": 1.0}, "SKIP $n (= 1.0)"),
+        ("MATCH (e:Entry) RETURN e.position LIMIT $n", {"n": True}, "LIMIT $n (= true)"),
+    ],
+)
+def test_a_skip_or_limit_neo4j_refuses_is_refused_on_networkx(query: str, parameters: dict[str, Any], says: str) -> None:
+    """grand-cypher sliced the rows with a negative SKIP or LIMIT (``SKIP -1`` kept the last
+    row, ``LIMIT -5`` none) and truncated a fraction, where Neo4j refuses them."""
+    reason = networkx_misreading(query, parameters)
+    assert reason is not None and says in reason and "whole number of 0 or more" in reason
+
+
+@pytest.mark.parametrize(
+    ("query", "parameters"),
+    [
+        ("MATCH (e:Entry) RETURN e.position SKIP 0 LIMIT $n", {"n": 3}),
+        ("MATCH (e:Entry) RETURN e.position LIMIT $n", {}),  # missing: to_grand_cypher names it
+        ("MATCH (e:Entry {limit: -1}) RETURN e.skip - 1 AS limit ORDER BY limit", {}),
+    ],
+)
+def test_a_skip_or_limit_neo4j_takes_passes(query: str, parameters: dict[str, Any]) -> None:
+    assert networkx_misreading(query, parameters) is None
+
+
 def test_every_debug_file_reads_alike_on_networkx() -> None:
     debug = Path(__file__).resolve().parent.parent / "cypher" / "debug"
     assert [f.name for f in sorted(debug.glob("*.cypher")) if networkx_misreading(f.read_text(encoding="utf-8"))] == []

@@ -452,3 +452,33 @@ def test_standard_input_closed_is_a_clear_error(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(sys, "stdin", None)
     with pytest.raises(FixtureError, match="standard input is closed"):
         read_fixtures(["-"])
+
+
+def test_the_readmes_hand_written_line_loads_as_it_is_shown(tmp_path: Path) -> None:
+    """The README showed its example line wrapped over three lines: copied into a file,
+    it was refused as bad JSON."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("\n## Fixtures\n") :]
+    example = section[section.index("```json\n") + len("```json\n") : section.index("\n```", section.index("```json"))]
+    copied = tmp_path / "hand_written.jsonl"
+    copied.write_text(example + "\n", encoding="utf-8")
+    [line] = read_fixtures([copied])
+    assert line.session.entries[0].text == "I want to send a care package to my sister Maria."
+
+
+@pytest.mark.parametrize(
+    ("line", "where"),
+    [
+        ('{"app_name": "a", "user_id": "u", "session_id": "s"\n', "(Expecting ',' delimiter at the end of the line)"),
+        ('{"app_name": "a", "user_id": "u", "session_id": "s"\r\n', "(Expecting ',' delimiter at the end of the line)"),
+        ('{"app_name": "a" "user_id": "u"}\n', "(Expecting ',' delimiter at column 18)"),
+    ],
+)
+def test_bad_json_is_reported_where_it_is_on_the_line(tmp_path: Path, line: str, where: str) -> None:
+    """A line cut short was reported "at column 1": the parser read the line with its line
+    end, so the end of the line was column 1 of a second one."""
+    path = tmp_path / "cut.jsonl"
+    path.write_bytes(line.encode("utf-8"))
+    with pytest.raises(FixtureError) as raised:
+        read_fixtures([path])
+    assert f"{path}:1: not valid JSON {where}" in str(raised.value)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import errno
+import io
 import os
 import subprocess
 import sys
+import time
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -13,13 +15,16 @@ from typing import Annotated, Any
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from graphmem._cypher import shipped_debug_query
 from graphmem._errors import InvalidStoreUriError
 from graphmem._fixtures import (
+    check_fixture_lines,
     demo_fixtures_path,
     dump_fixtures,
     export_fixtures,
     fixture_json_schema,
-    load_fixtures,
+    load_fixture_lines,
+    read_fixtures,
 )
 from graphmem._language import SUPPORTED_LANGUAGES
 from graphmem._models import SearchRequest, parse_time_bound, quote_ids
@@ -31,7 +36,7 @@ from graphmem.cli._context import (
     Settings,
     err_console,
     fail,
-    is_terminal,
+    missing_store,
     open_service,
     out_console,
     refuse_empty_variables,
@@ -39,11 +44,13 @@ from graphmem.cli._context import (
     replacing_file,
     run_async,
     shared_decomposer,
+    terminal_to_ask,
     user_errors,
 )
 from graphmem.cli._cypher_run import DEFAULT_TIMEOUT, MAX_TIMEOUT
 from graphmem.cli._render import (
     cypher_table,
+    decorated,
     hits_table,
     load_summary,
     plain,
@@ -67,7 +74,8 @@ session_id, position, author, role, text, timestamp}, `Token` {app_name, user_id
 
 Parameters: `--param name=value` passes a string, `--param name:=JSON` a number, boolean,
 null or list (e.g. `--param limit:=10`). The debugging queries in `cypher/debug/` run
-unchanged on both backends.
+unchanged on both backends, and `--file cypher/debug/NAME.cypher` runs one from any
+directory: a relative `cypher/debug/` path that is not there is the copy graphmem ships.
 
 **Only reads run.** A query may use MATCH, OPTIONAL MATCH, WHERE, WITH, RETURN, UNWIND,
 ORDER BY, SKIP, LIMIT, UNION, EXISTS/COUNT/COLLECT { } subqueries, CALL { } subqueries and
@@ -88,7 +96,8 @@ too long (default 30 s) on both backends.
 * RETURN of variables and properties, with AS aliases, DISTINCT, the aggregations
   COUNT, SUM, AVG, MIN, MAX, COLLECT (grouped by the other columns), and the functions
   coalesce, toLower, toUpper, trim, size, type;
-* ORDER BY returned columns or aliases (ASC/DESC), SKIP, LIMIT;
+* ORDER BY returned columns or aliases (ASC/DESC), SKIP, LIMIT (a whole number of 0 or
+  more, as on Neo4j: anything else is refused);
 * string literals in single or double quotes, // and /* */ comments, $parameters.
 
 Not on networkx: WITH, OPTIONAL MATCH, UNWIND, UNION, CALL, CASE, arithmetic or functions
@@ -225,7 +234,12 @@ ProjectOption = Annotated[
     str | None, typer.Option("--project", help="Project id (Neo4j only).", show_default=False)
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for machines instead of a table.")]
-YesOption = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
+YesOption = Annotated[
+    bool,
+    typer.Option(
+        "--yes", "-y", help="Delete without asking (needed when standard input is not a terminal: a script, a pipe)."
+    ),
+]
 
 #: The largest --limit of search and recent: more rows than anyone reads in a terminal
 #: (export writes everything), and far below what a backend could not represent (2**63).
@@ -268,9 +282,18 @@ def load(
     if not sources:
         raise CliError("give one or more fixture files (or - for standard input), or --demo", EXIT_USAGE)
     settings = _settings(ctx)
+    started = time.perf_counter()
+    # Every line is read and checked before the store is opened, or made.
+    lines = read_fixtures(sources)
 
     async def work() -> str:
-        async with open_service(settings, writes=True) as service:
+        if missing_store(settings) is not None:
+            # Checked against the empty store it would be (read-only, so nothing is made):
+            # a refused load must not leave an empty store at a mistyped path, which every
+            # read would then take for "nothing stored".
+            async with open_service(settings, makes_store=True) as empty:
+                await check_fixture_lines(empty, lines, skip_projects)
+        async with open_service(settings, writes=True, makes_store=True) as service:
             if err_console.is_terminal:
                 with Progress(
                     TextColumn("loading"),
@@ -281,15 +304,18 @@ def load(
                     transient=True,
                 ) as progress:
                     task = progress.add_task("sessions", total=None)
-                    report = await load_fixtures(
+                    report = await load_fixture_lines(
                         service,
-                        sources,
+                        lines,
                         skip_projects,
                         on_progress=lambda done, total: progress.update(task, completed=done, total=total),
                         redecompose=redecompose,
+                        started=started,
                     )
             else:
-                report = await load_fixtures(service, sources, skip_projects, redecompose=redecompose)
+                report = await load_fixture_lines(
+                    service, lines, skip_projects, redecompose=redecompose, started=started
+                )
             return load_summary(report, settings.describe())
 
     out_console.print(plain(run_async(work())), soft_wrap=True)
@@ -304,7 +330,13 @@ def export(
     project: ProjectOption = None,
     global_only: Annotated[bool, typer.Option("--global-only", help="Only global entries (no project's).")] = False,
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write here instead of standard output.", dir_okay=False)
+        str | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Write here instead of standard output (- is standard output, as for load; ./- a file named -).",
+            show_default=False,
+        ),
     ] = None,
 ) -> None:
     """Write everything stored for a user as a fixture file (a data-subject access export).
@@ -317,8 +349,14 @@ def export(
     if project is not None and global_only:
         raise CliError("give --project or --global-only, not both", EXIT_USAGE)
     settings = _settings(ctx)
-    if output is not None:
-        refuse_the_stores_own_files(settings, output)
+    if output is not None and not output.strip():
+        raise CliError("-o is empty: name the file to write, or give - (or no -o) for standard output", EXIT_USAGE)
+    # The option is text, not a Path: a Path reads "./-" (a file named -) as "-" too.
+    target = None if output is None or output == "-" else Path(output)
+    if target is not None:
+        if target.is_dir():
+            raise CliError(f"{output} is a directory: name the file to write", EXIT_USAGE)
+        refuse_the_stores_own_files(settings, target)
 
     async def work() -> list[Any]:
         async with open_service(settings) as service:
@@ -328,18 +366,18 @@ def export(
 
     sessions = run_async(work())
     lines = list(dump_fixtures(sessions))
-    if output is None:
+    if target is None:
         # UTF-8 whatever the terminal's encoding: fixture files are UTF-8 (a cp1252 or
         # Latin-1 stdout wrote a file that would not load back).
         sys.stdout.flush()
         sys.stdout.buffer.write("".join(lines).encode("utf-8"))
         sys.stdout.buffer.flush()
     else:
-        with replacing_file(output) as fh:
+        with replacing_file(target) as fh:
             fh.write("".join(lines).encode("utf-8"))
     entries = sum(len(s.entries) for s in sessions)
     scope = f"project {quote_ids(project)}" if project else "global entries" if global_only else "all projects"
-    where = f" to {output}" if output else ""
+    where = f" to {output}" if target is not None else ""
     note = "" if sessions else " (nothing is stored for this user)"
     err_console.print(
         plain(
@@ -488,7 +526,7 @@ def stats(
         print_json({name: getattr(counts, name) for name in names})
     else:
         scope = quote_ids(app_name, user_id) if app_name and user_id else "the whole store"
-        out_console.print(plain(f"{scope} · {settings.describe()}"), soft_wrap=True)
+        out_console.print(plain(decorated(out_console, f"{scope} · {settings.describe()}")), soft_wrap=True)
         out_console.print(stats_table(counts))
 
 
@@ -496,10 +534,26 @@ def stats(
 
 
 def _confirm(question: str, yes: bool) -> None:
-    if yes or not is_terminal():
+    """Go on only with --yes, or when the person at the terminal answers yes.
+
+    Without a terminal to ask on (a script, a pipe, a cron job) and without --yes, nothing
+    is deleted: a deletion nobody agreed to cannot be undone.
+    """
+    if yes:
         return
-    # The question quotes ids with quote_ids, so no id can reorder or hide its words.
-    if not typer.confirm(question, default=False, err=True):
+    with terminal_to_ask() as terminal:
+        if terminal is None:
+            raise CliError(
+                "standard input is not a terminal, so there is nobody to ask: add --yes to delete without asking; "
+                "nothing was deleted",
+                EXIT_USAGE,
+            )
+        answers, questions = terminal
+        # The question quotes ids with quote_ids, so no id can reorder or hide its words.
+        questions.write(f"{question} [y/N]: ")
+        questions.flush()
+        answer = answers.readline()
+    if answer.strip().lower() not in ("y", "yes"):
         raise CliError("nothing was deleted")
 
 
@@ -599,7 +653,13 @@ def cypher(
     ctx: typer.Context,
     query: Annotated[str | None, typer.Argument(help="The query (or use --file).", show_default=False)] = None,
     file: Annotated[
-        Path | None, typer.Option("--file", "-f", help="Read the query from this file.", dir_okay=False)
+        Path | None,
+        typer.Option(
+            "--file",
+            "-f",
+            help="Read the query from this file (cypher/debug/NAME.cypher: graphmem's copy, unless there is one here).",
+            dir_okay=False,
+        ),
     ] = None,
     param: Annotated[
         list[str] | None, typer.Option("--param", "-p", help="name=value (a string) or name:=JSON; repeatable.")
@@ -616,7 +676,7 @@ def cypher(
 
     if (query is None) == (file is None):
         raise CliError("give a query or --file FILE (one of them)", EXIT_USAGE)
-    text = file.read_text(encoding="utf-8") if file is not None else query
+    text = _query_file_text(file) if file is not None else query
     assert text is not None
     params = dict(parse_param(p) for p in param or [])
     settings = _settings(ctx)
@@ -632,7 +692,18 @@ def cypher(
         out_console.print(cypher_table(result.columns, result.rows))
         sys.stdout.flush()
         rows = len(result.rows)
-        err_console.print(plain(f"{rows} row{'s' if rows != 1 else ''} · {settings.describe()}", "dim"))
+        summary = f"{rows} row{'s' if rows != 1 else ''} · {settings.describe()}"
+        err_console.print(plain(decorated(err_console, summary), "dim"))
+
+
+def _query_file_text(file: Path) -> str:
+    """The text of ``cypher --file``. A relative ``cypher/debug/NAME.cypher`` that is not
+    there is the copy graphmem ships: the README, the demo and the hints in errors name the
+    debugging queries so, and must work outside a source checkout's root."""
+    if not file.is_absolute() and file.parts[:2] == ("cypher", "debug") and len(file.parts) == 3:
+        if not os.path.lexists(file) and (shipped := shipped_debug_query(file.name)) is not None:
+            return shipped.read_text(encoding="utf-8")
+    return file.read_text(encoding="utf-8")
 
 
 @app.command()
@@ -683,7 +754,7 @@ def graph(
 
     picture = run_async(work())
     write_picture(picture, output)
-    out_console.print(plain(f"wrote {output}: {picture.caption}"), soft_wrap=True)
+    out_console.print(plain(decorated(out_console, f"wrote {output}: {picture.caption}")), soft_wrap=True)
 
 
 # ---------------------------------------------------------------------------- demo and Neo4j
@@ -692,7 +763,7 @@ def graph(
 @app.command()
 @user_errors
 def demo() -> None:
-    """Load the demo fixtures into an in-memory graph and show what five questions recall, and why.
+    """Load the demo fixtures into an in-memory graph and show what the demo questions recall, and why.
 
     Needs no store and no server (the global --backend and --store are not used).
     """
@@ -798,8 +869,35 @@ def mcp_server(
 # ---------------------------------------------------------------------------- entry point
 
 
+def _write_any_character() -> None:
+    """Make stdout and stderr write a character their encoding lacks (an ASCII or C locale,
+    a Latin-1 or cp1252 pipe) as an escape (``\\xe9``) instead of failing: a table row or
+    a message holding an emoji made the whole command fail, printing nothing."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
+
+
+def _read_as_utf8(argument: str) -> str:
+    """An argument the locale could not read (a C or ASCII locale with Python's UTF-8 mode
+    off keeps its bytes as lone surrogates, which every id and text refuses: ``--user
+    lucía`` was "not valid Unicode"), read as UTF-8 when its bytes are; else as it is."""
+    if not any("\udc80" <= ch <= "\udcff" for ch in argument):
+        return argument
+    try:
+        return os.fsencode(argument).decode("utf-8")
+    except UnicodeError:
+        return argument
+
+
 def run(argv: list[str] | None = None) -> None:
     """Run the command line; usage errors are one line too."""
+    _write_any_character()
+    if argv is None:
+        read = [_read_as_utf8(argument) for argument in sys.argv[1:]]
+        # Given only when changed: without arguments click reads sys.argv itself (and on
+        # Windows expands its wildcards).
+        argv = read if read != sys.argv[1:] else None
     command = typer.main.get_command(app)
     try:
         code = command.main(args=argv, prog_name="graphmem", standalone_mode=False)

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, ParamSpec, TypeVar
+from typing import IO, Any, ParamSpec, TextIO, TypeVar
 
 import typer
 from pydantic import ValidationError
@@ -43,11 +43,13 @@ __all__ = [
     "default_store",
     "err_console",
     "fail",
+    "missing_store",
     "open_service",
     "out_console",
     "refuse_the_stores_own_files",
     "replacing_file",
     "run_async",
+    "terminal_to_ask",
     "user_errors",
 ]
 
@@ -147,25 +149,41 @@ def shared_decomposer(language: str = "auto") -> Decomposer:
     return Decomposer(language=language)
 
 
+def missing_store(settings: Settings) -> str | None:
+    """The journal the global options name, when there is no store at its path (a mistyped
+    ``--store``); ``None`` when there is one, or the store is no journal. A link to a file
+    that is not there is no store either."""
+    store = parse_store_uri(settings.target())
+    if store.kind != "file" or store.path is None or os.path.exists(store.path):
+        return None
+    if os.path.islink(store.path):
+        return f"{store.display} (a link to {os.readlink(store.path)}, which is not there)"
+    return store.display
+
+
 @asynccontextmanager
-async def open_service(settings: Settings, *, writes: bool = False) -> AsyncIterator[MemoryService]:
+async def open_service(
+    settings: Settings, *, writes: bool = False, makes_store: bool = False
+) -> AsyncIterator[MemoryService]:
     """The memory service the global options name, checked reachable, closed afterwards.
 
     Args:
         writes: the command writes; the factory then sets up the store's schema. A store
             is opened read-only otherwise: a journal without its lock (so it works beside a
             process writing to it) and nothing written.
+        makes_store: a journal path where there is no store is a store to make (``load``):
+            read-only it reads as empty and nothing is made, with ``writes`` it is made.
+            Otherwise it is refused: a mistyped path read as an empty store made an export
+            "of everything stored" write an empty file and exit 0, and a check that a user
+            was erased pass; a delete there removed nothing, exited 0 and left an empty
+            store behind for those reads to pass on.
     """
     try:
-        if not writes:
-            store = parse_store_uri(settings.target())
-            if store.kind == "file" and store.path is not None and not os.path.lexists(store.path):
-                # A mistyped path read as an empty store: an export "of everything stored"
-                # would write an empty file and exit 0, a check that a user was erased pass.
-                raise CliError(
-                    f"no store at {store.display}: nothing was read (check --store / GRAPHMEM_STORE or --uri / "
-                    "GRAPHMEM_URI; a store is made by its first write)"
-                )
+        if not makes_store and (missing := missing_store(settings)) is not None:
+            raise CliError(
+                f"no store at {missing}: nothing was {'changed' if writes else 'read'} (check --store / "
+                "GRAPHMEM_STORE or --uri / GRAPHMEM_URI; a store is made by its first write)"
+            )
         service = await open_memory(
             settings.target(), nlp=shared_decomposer(settings.language), read_only=not writes
         )
@@ -282,5 +300,26 @@ def replacing_file(path: Path) -> Iterator[IO[bytes]]:
         raise CliError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
-def is_terminal() -> bool:
-    return sys.stdin.isatty() and err_console.is_terminal
+@contextmanager
+def terminal_to_ask() -> Iterator[tuple[TextIO, TextIO] | None]:
+    """Where a question to the person running the command is answered and asked: standard
+    input, and stderr (or the terminal itself); ``None`` when standard input is no terminal.
+
+    A script or a pipe on standard input has nobody behind it to answer. The question goes to
+    stderr when that is a terminal, else to the terminal itself (``/dev/tty``): a command run
+    with ``2>log`` still has a person at the keyboard, and once went on without asking them.
+    Without ``/dev/tty`` (no controlling terminal, Windows) it goes to stderr, wherever that is.
+    """
+    if sys.stdin is None or not sys.stdin.isatty():
+        yield None
+        return
+    if sys.stderr is not None and sys.stderr.isatty():
+        yield sys.stdin, sys.stderr
+        return
+    try:
+        terminal = open("/dev/tty", "w", encoding=sys.stdin.encoding, errors="backslashreplace")
+    except OSError:
+        yield sys.stdin, sys.stderr
+        return
+    with terminal:
+        yield sys.stdin, terminal

@@ -143,7 +143,7 @@ async def _run_grand_cypher(graph: Any, query: str, params: Mapping[str, Any], t
     import grandcypher  # noqa: F401  imported here, before the fork, so the worker never imports
 
     try:
-        misreading = networkx_misreading(query)
+        misreading = networkx_misreading(query, params)
         text = to_grand_cypher(query, params)
     except CypherTextError as exc:
         raise CliError(str(exc)) from None

@@ -607,12 +607,14 @@ def to_grand_cypher(query: str, parameters: Mapping[str, Any]) -> str:
     return text[:-1].rstrip() if text.endswith(";") else text
 
 
-def networkx_misreading(query: str) -> str | None:
+def networkx_misreading(query: str, parameters: Mapping[str, Any] | None = None) -> str | None:
     """What grand-cypher would read differently from Neo4j in ``query``, without an error of
     its own (found by a review), or ``None``: a relationship without a direction, which
-    matches nothing there; AND and OR side by side without brackets, which it binds alike,
-    left to right (``A OR B AND C`` is ``(A OR B) AND C``). Asked before a networkx query
-    runs, so that it says so instead of answering wrong."""
+    matches nothing there; a SKIP or LIMIT of a negative or fractional number (written, or
+    a parameter's value in ``parameters``), which it uses as a Python slice (``SKIP -1``
+    keeps the last row) where Neo4j refuses it; AND and OR side by side without brackets,
+    which it binds alike, left to right (``A OR B AND C`` is ``(A OR B) AND C``). Asked
+    before a networkx query runs, so that it says so instead of answering wrong."""
     sig = _significant(tokenize(query))
     for i, token in enumerate(sig):
         if token.kind == "punct" and token.text == ")" and _undirected_from(sig, i):
@@ -620,6 +622,14 @@ def networkx_misreading(query: str) -> str | None:
                 f"a relationship without a direction at {_position(query, token.start)} matches nothing on the "
                 "networkx backend: write -[...]-> or <-[...]- (one pattern per direction), or run it on Neo4j"
             )
+        if token.kind == "word" and token.text.upper() in ("SKIP", "LIMIT"):
+            count = _not_a_count(sig, i, parameters or {})
+            if count is not None:
+                return (
+                    f"{token.text.upper()} {count} at {_position(query, token.start)}: SKIP and LIMIT take a "
+                    "whole number of 0 or more (Neo4j refuses anything else, and the networkx backend would "
+                    "cut the rows wrong)"
+                )
     # The connectives seen at each bracket depth of the current clause.
     levels: list[set[str]] = [set()]
     for token in sig:
@@ -637,6 +647,34 @@ def networkx_misreading(query: str) -> str | None:
                     f"AND and OR side by side at {_position(query, token.start)}: the networkx backend binds "
                     "them alike, left to right, where Cypher binds AND first; put brackets around the AND"
                 )
+    return None
+
+
+_INTEGER = re.compile(r"\d+|0[xX][0-9a-fA-F]+")
+
+
+def _not_a_count(sig: list[Token], keyword: int, parameters: Mapping[str, Any]) -> str | None:
+    """The value after the SKIP or LIMIT at ``sig[keyword]``, as written, when it is a number
+    or a given parameter that is no whole number of 0 or more; else ``None`` (a property or
+    an alias named skip or limit, or an expression grand-cypher will refuse itself)."""
+    if keyword > 0 and (sig[keyword - 1].text == "." or sig[keyword - 1].text.upper() == "AS"):
+        return None
+    following = sig[keyword + 1 : keyword + 3]
+    negative = bool(following) and following[0].kind == "punct" and following[0].text == "-"
+    if negative:
+        following = following[1:]
+    if not following:
+        return None
+    value = following[0]
+    if value.kind == "number":
+        if negative:
+            return f"-{value.text}"
+        return None if _INTEGER.fullmatch(value.text) else value.text
+    if value.kind == "param" and not negative and value.value in parameters:
+        given = parameters[value.value]
+        if isinstance(given, int) and not isinstance(given, bool) and given >= 0:
+            return None
+        return f"{value.text} (= {json.dumps(given, default=str)})"
     return None
 
 

@@ -15,7 +15,7 @@ from graphmem._fixtures import demo_fixtures_path, load_fixtures
 from graphmem._models import SearchRequest
 from graphmem._open import open_memory
 from graphmem.cli._context import shared_decomposer
-from graphmem.cli._render import ENTITY_STYLE, TOKEN_STYLE, hits_table
+from graphmem.cli._render import ENTITY_STYLE, TOKEN_STYLE, can_write, decorated, hits_table
 
 __all__ = ["DemoQuestion", "demo_questions", "run_demo"]
 
@@ -48,7 +48,10 @@ async def run_demo(console: Console, *, limit: int = 3) -> None:
         )
     )
     service = await open_memory("memory:", nlp=shared_decomposer())  # nothing is written to disk
-    with console.status("Loading the demo fixtures (the first run also loads spaCy)…"):
+    # The default spinner is drawn in Braille, which an ASCII terminal cannot show.
+    spinner = "dots" if can_write(console, "⠋") else "line"
+    loading = decorated(console, "Loading the demo fixtures (the first run also loads spaCy)…")
+    with console.status(loading, spinner=spinner):
         report = await load_fixtures(service, [demo_fixtures_path()], skip_projects=True)
     console.print(
         f"[bold]Loaded {report.sessions} conversations ({report.entries} entries) of {report.users} users "
@@ -63,7 +66,7 @@ async def run_demo(console: Console, *, limit: int = 3) -> None:
         heading = Text.assemble(
             (f"{number}. ", "bold"),
             (f"{question.app_name}/{question.user_id} asks ", "dim"),
-            (f"“{question.query}”", "bold"),
+            (decorated(console, "“") + question.query + decorated(console, "”"), "bold"),
         )
         console.print(
             Group(
@@ -74,10 +77,13 @@ async def run_demo(console: Console, *, limit: int = 3) -> None:
         )
         console.print()
     console.print(
-        "[bold]Reading the tables:[/] score is in [0, 1], best first; "
-        f"[{ENTITY_STYLE}]orange[/] names are matched entities, [{TOKEN_STYLE}]green[/] words matched tokens, "
-        "and “context” is the share of the score that came from the neighbouring turns of the same conversation "
-        "(“of #2”: from the turn in row 2).\n"
+        decorated(
+            console,
+            "[bold]Reading the tables:[/] score is in [0, 1], best first; "
+            f"[{ENTITY_STYLE}]orange[/] names are matched entities, [{TOKEN_STYLE}]green[/] words matched tokens, "
+            "and “context” is the share of the score that came from the neighbouring turns of the same conversation "
+            "(“of #2”: from the turn in row 2).\n",
+        )
     )
     console.print("[bold]Try it yourself[/] (into your own store; add --backend neo4j for Neo4j):")
     for command in (

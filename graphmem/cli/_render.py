@@ -8,6 +8,7 @@ or reorder the terminal.
 
 from __future__ import annotations
 
+import codecs
 import json
 import sys
 import unicodedata
@@ -15,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
@@ -23,7 +25,9 @@ from graphmem._models import MemoryEntry, SearchHit
 from graphmem._service import MemoryStats
 
 __all__ = [
+    "can_write",
     "cypher_table",
+    "decorated",
     "hits_table",
     "load_summary",
     "plain",
@@ -72,9 +76,40 @@ def plain(text: str, style: str = "") -> Text:
 
 
 def print_json(data: Any) -> None:
-    """Write ``data`` as JSON to stdout (never wrapped or coloured: it is for machines)."""
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+    """Write ``data`` as JSON to stdout (never wrapped or coloured: it is for machines).
+
+    On a stdout that is not UTF-8 (an ASCII or C locale, a cp1252 pipe) every character
+    beyond ASCII is written as a JSON escape (``\\u00e9``), which every JSON reader reads
+    back: the output a program depends on never fails on a character.
+    """
+    try:
+        utf = codecs.lookup(sys.stdout.encoding or "utf-8").name.startswith("utf")
+    except LookupError:
+        utf = False
+    sys.stdout.write(json.dumps(data, ensure_ascii=not utf, indent=2, default=str) + "\n")
     sys.stdout.flush()
+
+
+#: The command line's own decoration, and what stands for it where the output's encoding
+#: has no room for it (ASCII, Latin-1): decoration is never escaped, nor an error.
+_DECORATION_IN_ASCII = {"·": "-", "“": '"', "”": '"', "…": "..."}
+
+
+def can_write(console: Console, text: str) -> bool:
+    """Whether ``console``'s encoding can write ``text``."""
+    try:
+        text.encode(console.encoding)
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
+def decorated(console: Console, text: str) -> str:
+    """``text``, with the command line's decoration characters (``·``, curly quotes, ``…``)
+    that ``console`` cannot write replaced by ASCII ones."""
+    return "".join(
+        _DECORATION_IN_ASCII[ch] if ch in _DECORATION_IN_ASCII and not can_write(console, ch) else ch for ch in text
+    )
 
 
 def when(timestamp: datetime) -> str:
@@ -88,10 +123,10 @@ def day(timestamp: datetime) -> str:
 
 def matched(hit: SearchHit, rows: Mapping[str, int] | None = None, *, show_ids: bool = True) -> Text:
     """Matched entities and tokens, how much of the score came from context (and from which
-    turn: ``#n`` when it is the hit in row ``n`` of ``rows``, else its short id when ids are
-    shown), how the entry matched a time in the query, and whether a speaker the query
-    names said it. A token read for a query word says so ("(for persue)", "(related to
-    pet)")."""
+    turn: ``#n`` when it is shown in row ``n`` of ``rows``, "this reply" when in the hit's
+    own row, else its short id when ids are shown), how the entry matched a time in the
+    query, and whether a speaker the query names said it. A token read for a query word
+    says so ("(for persue)", "(related to pet)")."""
     text = Text()
     for name in hit.matched_entities:
         text.append(visible(name), ENTITY_STYLE).append(" ")
@@ -107,7 +142,8 @@ def matched(hit: SearchHit, rows: Mapping[str, int] | None = None, *, show_ids: 
         share = hit.context_score / hit.score if hit.score else 0.0
         note = "context" if not (hit.matched_tokens or hit.matched_entities) else f"+ context {share:.0%}"
         if hit.context_from is not None and rows and hit.context_from in rows:
-            note += f" of #{rows[hit.context_from]}"
+            row = rows[hit.context_from]
+            note += " of this reply" if row == rows.get(hit.entry_id) else f" of #{row}"
         elif hit.context_from is not None and show_ids:
             note += f" of {visible(hit.context_from[:8])}"  # as the id column shows ids
         text.append(f"({note})", "italic dim")
@@ -142,7 +178,9 @@ def hits_table(
         table.add_column("date" if compact else "time", style="dim", no_wrap=True)
     table.add_column("text", ratio=3, overflow="fold")
     table.add_column("matched", ratio=1, min_width=12, max_width=28)
-    rows = {hit.entry_id: number for number, hit in enumerate(hits, start=1)}
+    # A message folded into a hit is shown in that hit's row, which "context of #n" then names
+    # (its id is in no column).
+    rows = {message.entry_id: number for number, hit in enumerate(hits, start=1) for message in hit.reply}
     for hit in hits:
         cells: list[Any] = [str(rows[hit.entry_id]), f"{hit.score:.3f}"]
         if show_ids and not compact:
