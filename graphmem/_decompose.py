@@ -307,20 +307,34 @@ def _clean(text: str) -> str:
 _INVISIBLE = frozenset({"Cc", "Cf"})
 
 
-def _chunks(text: str) -> list[str]:
+def _chunks(text: str, max_bytes: int | None = None) -> list[str]:
+    """``text`` cleaned and cut into pieces a pipeline accepts: at most spaCy's
+    ``max_length`` characters each and, given ``max_bytes``, at most that many UTF-8 bytes
+    (SudachiPy, behind the Japanese pipeline, refuses more than 49,149 bytes: about 16,000
+    Han or kana characters). A piece ends after the last sentence end or space in the second
+    half of its room, so that no word is cut where there is a boundary to cut at."""
     text = _clean(text)
-    if len(text) <= _CHUNK_CHARS:
+    if len(text) <= _CHUNK_CHARS and (max_bytes is None or len(text.encode()) <= max_bytes):
         return [text]
     chunks: list[str] = []
     start = 0
     while start < len(text):
         end = min(start + _CHUNK_CHARS, len(text))
+        if max_bytes is not None:
+            # The characters of the window whose UTF-8 encoding fits in max_bytes.
+            end = start + len(text[start:end].encode()[:max_bytes].decode(errors="ignore"))
         if end < len(text):
-            cut = text.rfind(" ", start + _CHUNK_CHARS // 2, end)
-            end = cut if cut > start else end
+            lowest = start + (end - start) // 2
+            cut = max(text.rfind(mark, lowest, end) for mark in _CHUNK_BOUNDARIES)
+            end = cut + 1 if cut >= lowest else end
         chunks.append(text[start:end])
         start = end
     return chunks
+
+
+#: Where a long text is cut into pieces: after a sentence end (Chinese and Japanese write
+#: no spaces) or a space.
+_CHUNK_BOUNDARIES = ("。", "！", "？", "\n", " ")
 
 
 def load_default_pipeline() -> Language:
@@ -684,9 +698,9 @@ class Decomposer:
     def _decompose_query(self, text: str, language: str, pipeline: LanguagePipeline | None) -> Decomposition:
         """Called with the pipe lock held."""
         if pipeline is None:
-            nlp, lemmas = self.nlp, self._lemmas
+            nlp, lemmas, max_bytes = self.nlp, self._lemmas, None
         else:
-            nlp, lemmas = pipeline.nlp, pipeline.lemmas
+            nlp, lemmas, max_bytes = pipeline.nlp, pipeline.lemmas, pipeline.max_chunk_bytes
             if pipeline.normalise is not None:
                 text = pipeline.normalise(text)
         tokens: dict[str, None] = {}
@@ -694,12 +708,12 @@ class Decomposer:
         if lemmas is not None or (pipeline is not None and pipeline.style == "words"):
             # Lemmas from the table (or the tokenizer), entities linked: no pipeline
             # component is needed.
-            docs = [nlp.make_doc(chunk) for chunk in _chunks(text)]
+            docs = [nlp.make_doc(chunk) for chunk in _chunks(text, max_bytes)]
         else:
             # The pipeline's own components give the lemmas: run them, except NER.
             disabled = [name for name in ("ner",) if name in nlp.pipe_names]
             with nlp.select_pipes(disable=disabled):
-                docs = [nlp(chunk) for chunk in _chunks(text)]
+                docs = [nlp(chunk) for chunk in _chunks(text, max_bytes)]
         for doc in docs:
             if pipeline is None or pipeline.style == "lookup":
                 _collect(doc, tokens, {}, lemmas)
@@ -728,7 +742,8 @@ class Decomposer:
         Raises:
             DecompositionError: a worker process failed or died (``n_process > 1``).
         """
-        # Long texts are cut into pieces below spaCy's max_length and merged afterwards.
+        # Long texts are cut into pieces each pipeline takes (spaCy's max_length, SudachiPy's
+        # byte limit) and merged afterwards.
         decided: list[str] = (
             [self.language_of(text) for text in texts]
             if languages is None
@@ -746,7 +761,7 @@ class Decomposer:
             if pipeline is not None and pipeline.normalise is not None:
                 text = pipeline.normalise(text)
             group = groups.setdefault(None if pipeline is None else pipeline.language, [])
-            for chunk in _chunks(text):
+            for chunk in _chunks(text, None if pipeline is None else pipeline.max_chunk_bytes):
                 group.append(len(pieces))
                 pieces.append(chunk)
                 owners.append(index)

@@ -89,6 +89,9 @@ _JA_GRAMMAR_POS = frozenset({"ADP", "AUX", "SCONJ", "CCONJ", "PART", "PRON", "DE
 #: The ja_ginza components decomposition does not use (kept: tokenizer, tok2vec, ner).
 _JA_UNUSED = ("parser", "morphologizer", "compound_splitter", "bunsetu_recognizer", "attribute_ruler")
 
+#: SudachiPy (GiNZA's tokenizer) refuses a text over 49,149 UTF-8 bytes; a margin below it.
+_SUDACHI_MAX_BYTES = 45_000
+
 #: Hindi question words that spaCy's Hindi stop list lacks (it has कौन, किसे, कितना): grammar
 #: of the question, like English "what", "where" and "when", which are stop words there.
 HINDI_QUESTION_WORDS = (
@@ -139,6 +142,9 @@ class LanguagePipeline:
     gram_scope: str = DEFAULT_CHAR_GRAM_SCOPE
     #: Whether a word whose lemma is a stop word is one too (Japanese inflects them).
     stop_lemmas: bool = False
+    #: The most UTF-8 bytes the pipeline takes in one piece of text (``None``: no limit but
+    #: spaCy's ``max_length`` in characters); a longer text is cut into pieces.
+    max_chunk_bytes: int | None = None
 
     @property
     def has_ner(self) -> bool:
@@ -180,6 +186,7 @@ def load_language_pipeline(
             value=_lemma,
             entity_labels=_ene_to_ontonotes(),
             stop_lemmas=True,
+            max_chunk_bytes=_SUDACHI_MAX_BYTES,
             char_grams=char_grams,
             gram_scope=gram_scope,
         )

@@ -17,7 +17,7 @@ import spacy
 
 from graphmem import Content, Decomposer, GraphMemoryService, MemoryEntry, MemoryService, SearchRequest, open_memory
 from graphmem._answer_types import asked_types
-from graphmem._decompose import author_tokens
+from graphmem._decompose import _chunks, author_tokens
 from graphmem._fixtures import FixtureError, dump_fixtures, export_fixtures, load_fixtures
 from graphmem._language import LanguageDetector, script_language
 from graphmem._pipelines import normalise_indic
@@ -416,6 +416,26 @@ async def test_japanese_query_links_entities_by_its_own_segmentation(service: Me
     response = await service.search(SearchRequest(query="マリアについて教えて", app_name=APP, user_id=USER))
     assert response.hits[0].memory.text == CONVERSATIONS["ja"][0][1]
     assert "マリア" in response.hits[0].matched_entities
+
+
+async def test_a_long_japanese_entry_is_stored_and_found(service: MemoryService) -> None:
+    # 20,000 characters, 60,000 UTF-8 bytes: over the 49,149 bytes SudachiPy takes at once,
+    # far under MAX_TEXT_LENGTH. Stored in one batch with a short entry, which must survive.
+    long_text = "友達と一緒に東京の美術館へ行き、印象派の絵画をたくさん見ました。" * 625 + "最後に浅草で天ぷらを食べました。"
+    assert len(long_text) > 20_000
+    await service.add_sessions(APP, USER, {"s-long": [turn("ミカ", long_text)], "s-short": [turn("ミカ", "猫を飼い始めました。")]})
+    assert (await ranked(service, "浅草で何を食べましたか"))[0][0] == long_text
+    assert (await ranked(service, "猫を飼いましたか"))[0][0] == "猫を飼い始めました。"
+    assert (await ranked(service, long_text))[0][0] == long_text
+
+
+def test_a_long_text_is_cut_at_sentence_ends_within_the_pipelines_byte_limit() -> None:
+    text = "東京の美術館へ行きました。" * 4000  # 13 characters, 39 bytes a sentence
+    pieces = _chunks(text, 45_000)
+    assert "".join(pieces) == text
+    assert all(len(p.encode()) <= 45_000 and p.endswith("。") for p in pieces)
+    english = "I went to the museum. " * 5000
+    assert all(p.endswith(" ") for p in _chunks(english, 45_000)[:-1])
 
 
 async def test_language_is_stored_and_visible_to_cypher(service: MemoryService) -> None:
