@@ -506,8 +506,12 @@ class Decomposer:
         self._pipelines: dict[str, LanguagePipeline | None] = {}
         self._spec = nlp
         self._nlp: Language | None = nlp if nlp is not None and not isinstance(nlp, str) else None
-        self._lock = threading.Lock()
+        # Three locks, so that nothing quick waits on something slow: loading a pipeline
+        # (seconds), running one (a batch), and the query cache (a dict operation), which
+        # decompose_query_now takes on the caller's event loop.
+        self._load_lock = threading.Lock()
         self._pipe_lock = threading.Lock()
+        self._cache_lock = threading.Lock()
         self._query_cache: OrderedDict[str, Decomposition] = OrderedDict()
         self._lemmas: Mapping[str, str] | None = None
         self._loaded = False
@@ -534,7 +538,7 @@ class Decomposer:
     def nlp(self) -> Language:
         """The spaCy pipeline, loaded on first use (with its language's lemma table)."""
         if self._nlp is None or not self._loaded:
-            with self._lock:
+            with self._load_lock:
                 if self._nlp is None:
                     if isinstance(self._spec, str):
                         self._nlp = load_pipeline(self._spec)
@@ -573,7 +577,7 @@ class Decomposer:
             return None
         if language in self._pipelines:
             return self._pipelines[language]
-        with self._lock:
+        with self._load_lock:
             if language not in self._pipelines:
                 self._pipelines[language] = load_language_pipeline(
                     language,
@@ -586,10 +590,10 @@ class Decomposer:
     def _ready_language(self, text: str) -> tuple[str, LanguagePipeline | None] | None:
         """``text``'s language and pipeline when both are known without loading anything,
         else ``None``."""
+        if self._spec is not None and not self._loaded:
+            return None  # the default pipeline's language is known once it is loaded
         language = self.language
         if language is None:
-            if not self._loaded:
-                return None
             language = self.main_language
         elif language == "auto":
             language = script_language(text)
@@ -673,23 +677,27 @@ class Decomposer:
         cached_only: bool = False,
         route: tuple[str, LanguagePipeline | None] | None = None,
     ) -> Decomposition | None:
-        with self._lock:
+        with self._cache_lock:
             cached = self._query_cache.get(text)
             if cached is not None:
                 self._query_cache.move_to_end(text)
                 return cached
         if cached_only:
             return None
+        if route is None:
+            # Loaded before taking the pipe lock: a query of a language already loaded
+            # need not wait for this load.
+            language = self.language_of(text)
+            route = language, self.pipeline_for(language)
+            if route[1] is None:
+                self.nlp  # noqa: B018 - the default pipeline, loaded here for the same reason
         if not self._pipe_lock.acquire(blocking=wait):
             return None  # a batch is running: the caller waits in a worker thread instead
         try:
-            if route is None:
-                language = self.language_of(text)
-                route = language, self.pipeline_for(language)
             result = self._decompose_query(text, *route)
         finally:
             self._pipe_lock.release()
-        with self._lock:
+        with self._cache_lock:
             self._query_cache[text] = result
             while len(self._query_cache) > _QUERY_CACHE_SIZE:
                 self._query_cache.popitem(last=False)

@@ -293,6 +293,42 @@ def test_a_short_query_waits_in_a_worker_thread_while_a_batch_runs(decomposer: D
     assert decomposer.decompose_query_now(query) == decomposer.decompose_query(query)
 
 
+def test_a_short_query_never_waits_for_another_languages_pipeline_to_load(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    decomposer = Decomposer(spacy.blank("en"), language="auto")
+    english = "What is my cat called?"
+    decomposer.decompose_query("warm the English pipeline up")
+    loading, loaded = threading.Event(), threading.Event()
+
+    def slow_load(*args: object, **kwargs: object) -> None:  # a load that takes seconds
+        loading.set()
+        loaded.wait()
+
+    monkeypatch.setattr(decompose_module, "load_language_pipeline", slow_load)
+    loader = threading.Thread(target=decomposer.decompose_query, args=("私の猫の名前は何ですか",))
+    loader.start()
+    loading.wait()
+    answers: dict[str, object] = {}
+    # On a thread of its own, so that a decompose_query_now that waited would fail the test
+    # instead of hanging it.
+    asker = threading.Thread(
+        target=lambda: answers.update(
+            english=decomposer.decompose_query_now(english), japanese=decomposer.decompose_query_now("猫はどこ")
+        )
+    )
+    asker.start()
+    asker.join(timeout=30)
+    try:
+        assert not asker.is_alive(), "decompose_query_now waited for a pipeline to load"
+        assert answers["english"] == Decomposer(spacy.blank("en"), language="auto").decompose_query(english)
+        assert answers["japanese"] is None  # its pipeline is loading: the caller goes to a thread
+    finally:
+        loaded.set()
+        loader.join()
+        asker.join()
+
+
 # ---------------------------------------------------------------------------- unicode hygiene
 
 
