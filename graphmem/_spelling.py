@@ -6,7 +6,8 @@ entry holds matches nothing, so such a question loses its rarest, most telling t
 "correcting" words is dangerous: "likely" is one edit from "lively", "status" from "statue".
 So only a word that is in no English word list is tried (spaCy's lemma lookup table, its
 word forms and lemmas, and its lemmatizer's index of base forms: ~110k words): a real word
-is never changed, however rare it is in the user's entries. The rule
+is never changed, however rare it is in the user's entries. The lists are English, so only
+a query read as English is tried (in French, "marteau" is no English word, yet real). The rule
 (:func:`graphmem._decompose.speaker_variant` is the same idea for names): same first
 letter, alphabetic, five letters or more, one edit away (two for words of eight letters or
 more; an edit is an insertion, deletion, substitution or swap of
@@ -95,9 +96,13 @@ def _base_forms() -> set[str]:
     return {word for pos in ("noun", "verb", "adj", "adv") for word in index.get(pos, ()) if word.isalpha()}
 
 
-def is_typo_candidate(word: str) -> bool:
+def is_typo_candidate(word: str, language: str | None = "en") -> bool:
     """Whether a query token may be a typo: lowercase ASCII letters only, five or more,
-    and no English word."""
+    and no English word, in a query read as English (``language``). Only English words are
+    known here: in a query of another language a real word ("marteau", "prato") would be
+    taken for a typo of the user's other words ("manteau", "preto")."""
+    if language != "en":
+        return False
     if len(word) < MIN_TYPO_LETTERS or not (word.isascii() and word.isalpha() and word.islower()):
         return False
     lexicon = english_words()

@@ -481,6 +481,22 @@ async def test_a_service_set_to_one_language_reads_every_text_in_it(decomposer: 
         await service.close()
 
 
+@pytest.mark.parametrize(
+    ("language", "entry", "question"),
+    [
+        ("fr", "J'ai perdu mon manteau dans le train.", "Où est le marteau ?"),  # hammer, not coat
+        ("pt", "O meu gato é preto.", "Onde está o prato?"),  # plate, not black
+        ("es", "Compré leche en el supermercado.", "¿Dónde está el lecho?"),  # bed, not milk
+    ],
+)
+async def test_a_real_word_of_another_language_is_not_read_as_a_typo(
+    decomposer: Decomposer, language: str, entry: str, question: str
+) -> None:
+    service = await open_memory("memory:", nlp=decomposer.nlp, language=language)
+    await service.add_entry(APP, USER, turn("Ana", entry))
+    assert await ranked(service, question) == []
+
+
 def test_a_language_and_a_decomposer_are_not_given_together(decomposer: Decomposer) -> None:
     with pytest.raises(ValueError, match=r"set it on the decomposer instead \(Decomposer\(language=...\)\)"):
         GraphMemoryService(nlp=decomposer, language="ja")
