@@ -296,15 +296,21 @@ def _no_space_script_grams(text: str) -> list[str]:
 
 def _clean(text: str) -> str:
     """Text as the pipeline sees it: NFC-normalised (so NFC and NFD spellings give the same
-    tokens), with control and format characters (NUL, zero-width space, bidi overrides)
+    tokens); the format characters that sit inside a word (soft hyphen, zero-width
+    joiners, word joiner, BOM) deleted, so "Ka\u00adtze" is "Katze" and Persian "می\u200cخواهم"
+    one word; other control and format characters (NUL, zero-width space, bidi overrides)
     replaced by spaces so they never glue onto a word. The stored text is left unchanged."""
     text = unicodedata.normalize("NFC", text)
     if any(unicodedata.category(ch) in _INVISIBLE for ch in text):
-        text = "".join(" " if unicodedata.category(ch) in _INVISIBLE else ch for ch in text)
+        text = "".join(
+            "" if ch in _INSIDE_A_WORD else " " if unicodedata.category(ch) in _INVISIBLE else ch for ch in text
+        )
     return text
 
 
 _INVISIBLE = frozenset({"Cc", "Cf"})
+#: Format characters written inside a word, which join or hyphenate its letters.
+_INSIDE_A_WORD = frozenset("\u00ad\u200c\u200d\u2060\ufeff")
 
 
 def _chunks(text: str, max_bytes: int | None = None) -> list[str]:

@@ -339,6 +339,21 @@ def test_control_and_format_characters_do_not_stick_to_words(decomposer: Decompo
     assert clean in decomposer.decompose(text).tokens
 
 
+@pytest.mark.parametrize(
+    ("text", "word"),
+    [
+        ("my pass\u00adword is on the fridge", "password"),  # soft hyphen, from a web page
+        ("my pass\u2060word is on the fridge", "password"),  # word joiner
+        ("my pass\ufeffword is on the fridge", "password"),  # a BOM pasted mid-text
+        ("my pass\u200dword is on the fridge", "password"),  # zero-width joiner
+        ("من می\u200cخواهم به تهران بروم", "میخواهم"),  # ZWNJ: part of Persian spelling
+    ],
+)
+def test_a_format_character_inside_a_word_leaves_it_whole(decomposer: Decomposer, text: str, word: str) -> None:
+    assert word in decomposer.decompose(text).tokens
+    assert word in decomposer.decompose_query(text).tokens
+
+
 def test_nfc_and_nfd_spellings_give_the_same_tokens(decomposer: Decomposer) -> None:
     nfc = unicodedata.normalize("NFC", "café crème")
     nfd = unicodedata.normalize("NFD", "café crème")
