@@ -730,7 +730,7 @@ class Decomposer:
                 docs = [nlp(chunk) for chunk in _chunks(text, max_bytes)]
         for doc in docs:
             if pipeline is None or pipeline.style == "lookup":
-                _collect(doc, tokens, {}, lemmas)
+                _collect(doc, tokens, {}, lemmas, pipeline is not None)
                 spans = _entity_spans(doc)
             else:
                 _collect_words(pipeline, doc, tokens, None)
@@ -848,7 +848,7 @@ class Decomposer:
                 tokens: dict[str, None] = {}
                 entities: dict[str, Entity] = {}
                 if pipeline.style == "lookup":
-                    _collect(doc, tokens, entities, pipeline.lemmas)
+                    _collect(doc, tokens, entities, pipeline.lemmas, stop_lemmas=True)
                 else:
                     _collect_words(pipeline, doc, tokens, entities)
                 results.append((tuple(tokens), tuple((e.name, e.label) for e in entities.values())))
@@ -1067,8 +1067,8 @@ def _written_as_name(token: Token) -> bool:
 
 def _is_acronym(token: Token) -> bool:
     """Capitals among lowercase words ("the US team"); a shouted phrase ("I LOVE IT") is
-    emphasis, not a name."""
-    if len(token.text) < 2 or not token.is_upper:
+    emphasis, not a name, and one letter (French "J'", "L'") no acronym."""
+    if sum(ch.isalpha() for ch in token.text) < 2 or not token.is_upper:
         return False
     doc = token.doc
     for i in (token.i - 1, token.i + 1):
@@ -1096,7 +1096,10 @@ def _collect(
     tokens: dict[str, None],
     entities: dict[str, Entity],
     lemmas: Mapping[str, str] | None,
+    stop_lemmas: bool = False,
 ) -> None:
+    """The tokens and named entities of a doc decomposed by the English rules (see the
+    module docstring); ``stop_lemmas``: a word whose lemma is a stop word is one too."""
     for token in doc:
         if token.is_space or token.is_punct:
             continue
@@ -1112,7 +1115,10 @@ def _collect(
             continue  # symbols and emoji carry no recallable word
         if token.is_stop and not _written_as_name(token):
             continue
-        tokens.setdefault(_token_value(token, lemmas), None)
+        value = _token_value(token, lemmas)
+        if stop_lemmas and token.doc.vocab[value].is_stop and not _written_as_name(token):
+            continue  # a form of a stop word ("I" -> "il" in Italian)
+        tokens.setdefault(value, None)
     for ent in doc.ents:
         if ent.label_ not in NAMING_ENTITY_LABELS:
             continue

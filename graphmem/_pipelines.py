@@ -5,7 +5,8 @@ same rules, so their tokens agree:
 
 - **es, fr, de, it, pt** ("lookup" style, the English rules): spaCy's tokenizer and stop
   words for the language and the lemma lookup table of ``spacy-lookups-data``; a word written
-  as a name keeps its form. No entities (no PyPI pipeline with NER fits spaCy 3.8).
+  as a name keeps its form, and a word whose lemma is a stop word is one (Italian ``I`` ->
+  ``il``, French ``-ce`` of ``est-ce`` -> ``ce``). No entities (no PyPI pipeline with NER fits spaCy 3.8).
 - **ja** (extra ``ja``): the GiNZA pipeline ``ja_ginza`` (SudachiPy with SudachiDict-core,
   split mode C), reduced to its tokenizer and named-entity recogniser. Words are
   dictionary forms (``住んで`` -> ``住む``); particles, auxiliaries, conjunctions, pronouns,
@@ -24,8 +25,8 @@ same rules, so their tokens agree:
   list (行く) still counts. A character in most entries (a particle) weighs next to
   nothing (inverse document frequency). The mix was chosen by measurement
   (benchmarks/README.md, "Multilingual recall").
-- **hi**: spaCy's Hindi tokenizer, stop words (and the question words its list lacks:
-  ``क्या``, ``कहाँ``, ``कब``, ...) and its ``norm`` (a light suffix stemmer:
+- **hi**: spaCy's Hindi tokenizer, stop words (and the question words and pronoun forms its
+  list lacks: ``क्या``, ``कहाँ``, ``कब``, ``मैंने``, ``मुझे``, ``मेरी``, ...) and its ``norm`` (a light suffix stemmer:
   ``रहती`` -> ``रह``), after Indic normalisation (:func:`normalise_indic`). No entities.
 
 A language whose package is missing is decomposed by the default pipeline, as before this
@@ -113,6 +114,52 @@ HINDI_QUESTION_WORDS = (
     "कितनी",
     "कौनसी",
     "कौनसे",
+)
+
+#: Hindi pronoun forms that spaCy's Hindi stop list lacks (it has मैं, मेरा, आप, ...): the
+#: ergative (मैंने), oblique (मुझे, हमें) and possessive (मेरी, हमारे) forms of the same
+#: pronouns, which say as little.
+HINDI_PRONOUN_FORMS = (
+    "मैंने",
+    "मुझे",
+    "मेरी",
+    "मेरे",
+    "हम",
+    "हमने",
+    "हमें",
+    "हमको",
+    "हमारा",
+    "हमारी",
+    "हमारे",
+    "तुम",
+    "तुमने",
+    "तुम्हें",
+    "तुमको",
+    "तुम्हारा",
+    "तुम्हारी",
+    "तुम्हारे",
+    "आपने",
+    "आपको",
+    "आपका",
+    "आपकी",
+    "आपके",
+    "उसने",
+    "उसको",
+    "उसका",
+    "उसकी",
+    "उन्होंने",
+    "इसने",
+    "इसको",
+    "इन्होंने",
+    "इनको",
+    "इनकी",
+    "इनके",
+    "तू",
+    "तूने",
+    "तुझे",
+    "तेरा",
+    "तेरी",
+    "तेरे",
 )
 
 #: Which extra installs each language's pipeline.
@@ -203,8 +250,8 @@ def load_language_pipeline(
         )
     if language == "hi":
         nlp = spacy.blank("hi")
-        for word in HINDI_QUESTION_WORDS:  # on this pipeline's vocabulary, not spaCy's shared list
-            nlp.vocab[word].is_stop = True
+        for word in (*HINDI_QUESTION_WORDS, *HINDI_PRONOUN_FORMS):  # this pipeline's vocabulary, not spaCy's list
+            nlp.vocab[normalise_indic(word)].is_stop = True
         return LanguagePipeline(language="hi", nlp=nlp, style="words", value=_hindi_stem, normalise=normalise_indic)
     return LanguagePipeline(language=language, nlp=spacy.blank(language), style="lookup", lemmas=lemma_table(language))
 

@@ -344,6 +344,24 @@ def test_french_lemmas_and_stop_words(decomposer: Decomposer) -> None:
     assert decomposer.decompose_query("Où habite ma sœur ?").tokens == ("habiter", "sœur")
 
 
+@pytest.mark.parametrize(
+    ("language", "text", "stop_words"),
+    [
+        ("fr", "J'ai acheté l'appartement en mai.", {"je", "j'", "le", "l'"}),  # elisions, no acronyms
+        ("fr", "C'était l'anniversaire de ma mère.", {"ce", "c'"}),
+        ("fr", "Qu'est-ce que j'ai dit sur l'ordinateur ?", {"ce", "je"}),  # "-ce" -> "ce"
+        ("it", "I miei amici sono arrivati.", {"il", "i"}),  # "I" -> "il"
+        ("it", "Dov'è il gatto?", {"dov", "dove"}),
+        ("hi", "मैंने मेरी बहन को फोन किया", {"मैंने", "मेरी", "मेर"}),  # ergative and possessive pronouns
+        ("hi", "हमें तुम्हारे घर जाना है", {"हमें", "तुम्हारे", "तुम्हार"}),
+    ],
+)
+def test_no_stop_word_leaks_as_a_token(decomposer: Decomposer, language: str, text: str, stop_words: set[str]) -> None:
+    fixed = Decomposer(decomposer.nlp, language=language)
+    for tokens in (fixed.decompose(text).tokens, fixed.decompose_query(text).tokens):
+        assert tokens and not stop_words & set(tokens), tokens
+
+
 async def test_french_is_stored_and_found(service: MemoryService) -> None:
     said = ["Ma sœur habite à Lisbonne depuis l'année dernière.", "Je suis allé au café avec elle."]
     await service.add_session(
