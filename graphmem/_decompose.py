@@ -6,8 +6,8 @@ token agree whenever the words do.
 - Tokens are lowercase lemmas without stop words, punctuation, whitespace or symbols;
   numbers are kept. A stop word written as a name is kept: all capitals ("US", "IT") or a
   capital inside a sentence ("in May", "thanks to Will"). Runs of characters from scripts
-  written without spaces (Han, Hiragana, Katakana, Hangul) become character unigrams and
-  bigrams, so "東京" finds "東京タワー".
+  written without spaces (Han, Hiragana, Katakana, Hangul, Thai, Lao, Khmer, Myanmar) become
+  character unigrams (not a combining mark alone) and bigrams, so "東京" finds "東京タワー".
 - Lemmas come from a lookup table (spaCy's ``lookup`` lemmatizer, from the
   ``spacy-lookups-data`` package), not from the tagger and rule lemmatizer: a word form has
   one lemma whatever its part of speech ("painting" -> "paint"). That is what a memory
@@ -282,14 +282,16 @@ def normalise_entity_name(text: str) -> str:
 
 
 def no_space_script(text: str) -> bool:
-    """Whether ``text`` is written wholly in scripts without spaces (Han, kana, Hangul)."""
+    """Whether ``text`` is written wholly in scripts without spaces (Han, kana, Hangul, Thai,
+    ...; see :data:`~graphmem._pipelines.NO_SPACE_SCRIPT`)."""
     return _NO_SPACE_RUN.fullmatch(text) is not None
 
 
 def _no_space_script_grams(text: str) -> list[str]:
     grams: list[str] = []
     for run in _NO_SPACE_RUN.findall(text):
-        grams.extend(run)
+        # A vowel sign or tone mark alone (Thai "่") is in most texts and names nothing.
+        grams.extend(ch for ch in run if not unicodedata.category(ch).startswith("M"))
         grams.extend(run[i : i + 2] for i in range(len(run) - 1))
     return grams
 

@@ -48,7 +48,7 @@ DETECTED_ONLY = ("ko", "xx")
 ENTRY_LANGUAGES = (*SUPPORTED_LANGUAGES, *DETECTED_ONLY)
 
 _KANA = re.compile("[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")
-_HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003ffff]")
 _HANGUL = re.compile("[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]")
 _DEVANAGARI = re.compile("[\u0900-\u097f\ua8e0-\ua8ff]")
 _LATIN = re.compile("[A-Za-z\u00aa\u00ba\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u1e00-\u1eff]")

@@ -43,8 +43,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-#: The scripts written without spaces between words (Han, kana, Hangul), as character ranges.
+#: The scripts written without spaces between words (Han, kana, Hangul, and the Southeast
+#: Asian scripts Thai, Lao, Khmer and Myanmar, for which no pipeline finds the words), as
+#: character ranges.
 NO_SPACE_SCRIPT = (
+    "\u0e00-\u0e7f"  # Thai
+    "\u0e80-\u0eff"  # Lao
+    "\u1000-\u109f"  # Myanmar
+    "\u1780-\u17ff"  # Khmer
     "\u3040-\u309f"  # Hiragana
     "\u30a0-\u30ff"  # Katakana
     "\u3400-\u4dbf"  # CJK extension A
@@ -52,6 +58,7 @@ NO_SPACE_SCRIPT = (
     "\uf900-\ufaff"  # CJK compatibility ideographs
     "\uac00-\ud7af"  # Hangul syllables
     "\u1100-\u11ff"  # Hangul jamo
+    "\U00020000-\U0003ffff"  # CJK extensions B to H and their compatibility ideographs (𠮷)
 )
 NO_SPACE_CHAR = re.compile(f"[{NO_SPACE_SCRIPT}]")
 

@@ -362,6 +362,28 @@ def test_no_stop_word_leaks_as_a_token(decomposer: Decomposer, language: str, te
         assert tokens and not stop_words & set(tokens), tokens
 
 
+async def test_thai_lao_khmer_and_myanmar_are_found_by_their_characters(service: MemoryService) -> None:
+    # Written without spaces and without a pipeline: character unigrams and bigrams, as Han.
+    said = [
+        "ฉันรับเลี้ยงแมวเมื่อฤดูใบไม้ผลิที่แล้ว",  # I adopted a cat last spring
+        "พี่สาวของฉันย้ายไปลิสบอนในปี 2021",  # my sister moved to Lisbon in 2021
+        "ຂ້ອຍມີໝາໂຕໜຶ່ງ",  # Lao: I have a dog
+        "ខ្ញុំចូលចិត្តកាហ្វេ",  # Khmer: I like coffee
+        "ကျွန်တော်ထမင်းစားတယ်",  # Myanmar: I eat rice
+    ]
+    await service.add_session(APP, USER, "th-1", [turn("Som", text, i) for i, text in enumerate(said)])
+    assert (await ranked(service, "แมว"))[0][0] == said[0]  # "cat"
+    assert (await ranked(service, "ลิสบอน"))[0][0] == said[1]  # "Lisbon"
+    assert (await ranked(service, "ໝາ"))[0][0] == said[2]  # "dog"
+    assert (await ranked(service, "កាហ្វេ"))[0][0] == said[3]  # "coffee"
+    assert (await ranked(service, "ထမင်း"))[0][0] == said[4]  # "rice"
+
+
+def test_a_han_character_beyond_the_basic_plane_is_kept(decomposer: Decomposer) -> None:
+    assert "𠮷" in decomposer.decompose("𠮷野家で牛丼を食べました。").tokens  # CJK extension B
+    assert "𠮷" in decomposer.decompose_query("我在𠮷野家吃饭").tokens
+
+
 async def test_french_is_stored_and_found(service: MemoryService) -> None:
     said = ["Ma sœur habite à Lisbonne depuis l'année dernière.", "Je suis allé au café avec elle."]
     await service.add_session(
