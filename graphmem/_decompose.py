@@ -298,11 +298,14 @@ def _no_space_script_grams(text: str) -> list[str]:
 
 def _clean(text: str) -> str:
     """Text as the pipeline sees it: NFC-normalised (so NFC and NFD spellings give the same
-    tokens); the format characters that sit inside a word (soft hyphen, zero-width
-    joiners, word joiner, BOM) deleted, so "Ka\u00adtze" is "Katze" and Persian "می\u200cخواهم"
-    one word; other control and format characters (NUL, zero-width space, bidi overrides)
-    replaced by spaces so they never glue onto a word. The stored text is left unchanged."""
+    tokens); full-width ASCII as ASCII ("ＩＢＭ" is "IBM"); the format characters that sit
+    inside a word (soft hyphen, zero-width joiners, word joiner, BOM) deleted, so
+    "Ka\u00adtze" is "Katze" and Persian "می\u200cخواهم" one word; other control and format
+    characters (NUL, zero-width space, bidi overrides) replaced by spaces so they never glue
+    onto a word. The stored text is left unchanged."""
     text = unicodedata.normalize("NFC", text)
+    if _FULL_WIDTH.search(text):
+        text = text.translate(_TO_HALF_WIDTH)
     if any(unicodedata.category(ch) in _INVISIBLE for ch in text):
         text = "".join(
             "" if ch in _INSIDE_A_WORD else " " if unicodedata.category(ch) in _INVISIBLE else ch for ch in text
@@ -311,6 +314,10 @@ def _clean(text: str) -> str:
 
 
 _INVISIBLE = frozenset({"Cc", "Cf"})
+#: Full-width ASCII (U+FF01-FF5E), which Chinese and Japanese input methods type by default:
+#: "ＩＢＭ" and "３０５" are "IBM" and "305", in entries and queries alike.
+_FULL_WIDTH = re.compile("[\uff01-\uff5e]")
+_TO_HALF_WIDTH = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}
 #: Format characters written inside a word, which join or hyphenate its letters.
 _INSIDE_A_WORD = frozenset("\u00ad\u200c\u200d\u2060\ufeff")
 
@@ -342,7 +349,7 @@ def _chunks(text: str, max_bytes: int | None = None) -> list[str]:
 
 #: Where a long text is cut into pieces: after a sentence end (Chinese and Japanese write
 #: no spaces) or a space.
-_CHUNK_BOUNDARIES = ("。", "！", "？", "\n", " ")
+_CHUNK_BOUNDARIES = ("。", "!", "?", "\n", " ")  # "！" and "？" are "!" and "?" once cleaned
 
 
 def load_default_pipeline() -> Language:
@@ -1201,14 +1208,20 @@ def _is_hiragana(char: str) -> bool:
 def _word_value(pipeline: LanguagePipeline, token: Token) -> str | None:
     """A word's token value in a word-by-word language, or ``None`` when it is no token:
     grammar (by its part of speech), a stop word, punctuation, a symbol."""
-    if token.is_space or token.is_punct or token.is_stop or token.pos_ in pipeline.grammar_pos:
+    if token.is_space or token.is_punct or token.pos_ in pipeline.grammar_pos:
         return None
+    if token.is_stop and not _is_number(token):
+        return None  # a number is kept, though Chinese lists the digits as stop words ("3只猫")
     if not any(ch.isalnum() for ch in token.text):
         return None
     value = pipeline.value(token) if pipeline.value is not None else token.lower_
     if pipeline.stop_lemmas and value in pipeline.nlp.Defaults.stop_words:
         return None  # an inflected stop word ("い" of "いる")
     return value if any(ch.isalnum() for ch in value) else str(token.lower_)
+
+
+def _is_number(token: Token) -> bool:
+    return bool(token.like_num) and any(ch.isdigit() for ch in token.text)
 
 
 def _token_value(token: Token, lemmas: Mapping[str, str] | None) -> str:

@@ -213,6 +213,15 @@ def test_chinese_words_stop_words_and_char_grams(decomposer: Decomposer) -> None
     assert "玛丽亚" not in variant.tokens
 
 
+def test_full_width_forms_are_ascii_and_numbers_are_kept(decomposer: Decomposer) -> None:
+    # Chinese and Japanese input methods type full-width letters and digits by default.
+    assert {"ibm", "305"} <= set(decomposer.decompose("我在ＩＢＭ工作，房间号是３０５。").tokens)
+    assert {"ibm", "305"} <= set(decomposer.decompose_query("我在IBM工作，房间号是305吗？").tokens)
+    assert "ibm" in decomposer.decompose("I work at ＩＢＭ now.").tokens
+    assert "3" in decomposer.decompose("我有3只猫").tokens  # a digit is on Chinese's stop list
+    assert "3" in decomposer.decompose_query("我有３只猫吗").tokens
+
+
 def test_chinese_text_keeps_a_word_of_another_script_whole() -> None:
     """jieba keeps ASCII words together but cut every other letter apart: "José" in a
     Chinese sentence was ``jos`` + ``é``, "мир" three letters, so neither could be found."""
