@@ -72,6 +72,7 @@ from graphmem._pipelines import (
     DEFAULT_CHAR_GRAM_SCOPE,
     DEFAULT_CHAR_GRAMS,
     NO_SPACE_SCRIPT,
+    HeadwordLemmas,
     LanguagePipeline,
     load_language_pipeline,
     normalise_indic,
@@ -1128,6 +1129,8 @@ def _collect(
         if stop_lemmas and token.doc.vocab[value].is_stop and not _written_as_name(token):
             continue  # a form of a stop word ("I" -> "il" in Italian)
         tokens.setdefault(value, None)
+        if isinstance(lemmas, HeadwordLemmas) and (reading := lemmas.second_reading(value)) is not None:
+            tokens.setdefault(reading, None)  # "libro" is "libro", and "librar" as before
     for ent in doc.ents:
         if ent.label_ not in NAMING_ENTITY_LABELS:
             continue

@@ -393,6 +393,26 @@ def test_a_han_character_beyond_the_basic_plane_is_kept(decomposer: Decomposer) 
     assert "𠮷" in decomposer.decompose_query("我在𠮷野家吃饭").tokens
 
 
+@pytest.mark.parametrize(
+    ("language", "singular", "plural"),
+    [("es", "libro", "libros"), ("es", "viaje", "viajes"), ("pt", "gato", "gatos"), ("it", "sogno", "sogni")],
+)
+def test_a_noun_and_its_plural_share_a_token(
+    decomposer: Decomposer, language: str, singular: str, plural: str
+) -> None:
+    # The lookup tables have no part of speech: they read "libro" as a form of "librar".
+    fixed = Decomposer(decomposer.nlp, language=language)
+    assert fixed.decompose_query(singular).tokens[0] == fixed.decompose(plural).tokens[0] == singular
+
+
+async def test_a_spanish_question_in_the_singular_finds_the_entry_in_the_plural(decomposer: Decomposer) -> None:
+    service = await open_memory("memory:", nlp=decomposer.nlp, language="es")
+    said = ["Este verano leí dos libros de historia.", "Este verano leí el periódico todos los días."]
+    await service.add_session(APP, USER, "es-1", [turn("Ana", text, i) for i, text in enumerate(said)])
+    hits = await ranked(service, "¿Qué libro leí este verano?")
+    assert hits[0][0] == said[0] and hits[0][1] > hits[1][1]
+
+
 async def test_french_is_stored_and_found(service: MemoryService) -> None:
     said = ["Ma sœur habite à Lisbonne depuis l'année dernière.", "Je suis allé au café avec elle."]
     await service.add_session(
