@@ -72,6 +72,7 @@ from graphmem._pipelines import (
     DEFAULT_CHAR_GRAM_SCOPE,
     DEFAULT_CHAR_GRAMS,
     NO_SPACE_SCRIPT,
+    CapitalisedNounLemmas,
     HeadwordLemmas,
     LanguagePipeline,
     load_language_pipeline,
@@ -1233,7 +1234,9 @@ def _token_value(token: Token, lemmas: Mapping[str, str] | None) -> str:
     lower = token.lower_
     if lemmas is None:
         value = _without_stray_marks((token.lemma_ or token.text).lower())  # the pipeline's own lemmas, if any
-    elif token.ent_type_ in NAMING_ENTITY_LABELS or _capitalised_inside_sentence(token):
+    elif token.ent_type_ in NAMING_ENTITY_LABELS or (
+        _capitalised_inside_sentence(token) and not _german_noun(token, lemmas)
+    ):
         # A name is no word form: "Maria" is not a form of "mare", nor "Mars" of "mar".
         # Entries know names from NER, queries (no NER) from how they are written.
         value = _without_stray_marks(lower)
@@ -1241,6 +1244,12 @@ def _token_value(token: Token, lemmas: Mapping[str, str] | None) -> str:
         form = _without_stray_marks(_usual_spelling(token))
         value = lemmas.get(form, form)
     return value if any(ch.isalnum() for ch in value) else lower
+
+
+def _german_noun(token: Token, lemmas: Mapping[str, str]) -> bool:
+    """Whether a capitalised word is a German word the table knows ("Hunde"), not a name:
+    German capitalises every noun."""
+    return isinstance(lemmas, CapitalisedNounLemmas) and _without_stray_marks(token.lower_) in lemmas
 
 
 _STRAY_END = re.compile(r"[-\u2010-\u2015\"']+$")

@@ -5,7 +5,8 @@ same rules, so their tokens agree:
 
 - **es, fr, de, it, pt** ("lookup" style, the English rules): spaCy's tokenizer and stop
   words for the language and the lemma lookup table of ``spacy-lookups-data``; a word written
-  as a name keeps its form, and a word whose lemma is a stop word is one (Italian ``I`` ->
+  as a name keeps its form (in German, where every noun is capitalised, only a word the
+  table does not know), and a word whose lemma is a stop word is one (Italian ``I`` ->
   ``il``, French ``-ce`` of ``est-ce`` -> ``ce``). No entities (no PyPI pipeline with NER fits spaCy 3.8).
 - **ja** (extra ``ja``): the GiNZA pipeline ``ja_ginza`` (SudachiPy with SudachiDict-core,
   split mode C), reduced to its tokenizer and named-entity recogniser. Words are
@@ -68,6 +69,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHAR_GRAM_SCOPES",
+    "CapitalisedNounLemmas",
     "NO_SPACE_CHAR",
     "NO_SPACE_SCRIPT",
     "DEFAULT_CHAR_GRAMS",
@@ -264,7 +266,30 @@ def load_language_pipeline(
     lemmas = lemma_table(language)
     if lemmas is not None and language in _HEADWORDS_KEPT:
         lemmas = HeadwordLemmas(lemmas)
+    elif lemmas is not None and language == "de":
+        lemmas = CapitalisedNounLemmas(lemmas)
     return LanguagePipeline(language=language, nlp=spacy.blank(language), style="lookup", lemmas=lemmas)
+
+
+class CapitalisedNounLemmas(Mapping[str, str]):
+    """German's lemma table, read by lowercase form. Its nouns are keyed as German writes
+    them, capitalised ("Hunde" -> "Hund", "Kindern" -> "Kind"), and a token's form is
+    lowercase: a form is looked up as it is, then capitalised, and its lemma is lowercase."""
+
+    def __init__(self, table: Mapping[str, str]) -> None:
+        self._table = table
+
+    def __getitem__(self, form: str) -> str:
+        lemma = self._table.get(form)
+        if lemma is None:
+            lemma = self._table[form[:1].upper() + form[1:]]
+        return lemma.lower()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table)
+
+    def __len__(self) -> int:
+        return len(self._table)
 
 
 #: Languages whose lookup table reads a headword as another word's form: spaCy's tables

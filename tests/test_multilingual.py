@@ -413,6 +413,19 @@ async def test_a_spanish_question_in_the_singular_finds_the_entry_in_the_plural(
     assert hits[0][0] == said[0] and hits[0][1] > hits[1][1]
 
 
+async def test_a_german_noun_finds_its_plural_and_case_forms(decomposer: Decomposer) -> None:
+    # spaCy's German table keys nouns capitalised ("Hunde"), and German capitalises every
+    # noun inside a sentence, where a capital otherwise marks a name.
+    service = await open_memory("memory:", nlp=decomposer.nlp, language="de")
+    said = ["Mein Bruder hat einen Hund.", "Ich war mit den Kindern im Urlaub.", "Wir haben drei Katzen und zwei Hunde."]
+    await service.add_sessions(APP, USER, {f"de-{i}": [turn("Jonas", text, i)] for i, text in enumerate(said)})
+    assert {text for text, _ in await ranked(service, "Wer hat einen Hund?")} == {said[0], said[2]}
+    assert {text for text, _ in await ranked(service, "hunde")} == {said[0], said[2]}
+    assert [text for text, _ in await ranked(service, "Wo waren die Kinder?")] == [said[1]]
+    assert [text for text, _ in await ranked(service, "Katze")] == [said[2]]
+    assert "maria" in service.decomposer.decompose_query("Wo wohnt Maria jetzt?").tokens  # a name stays
+
+
 async def test_french_is_stored_and_found(service: MemoryService) -> None:
     said = ["Ma sœur habite à Lisbonne depuis l'année dernière.", "Je suis allé au café avec elle."]
     await service.add_session(
