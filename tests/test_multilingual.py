@@ -127,6 +127,19 @@ def test_latin_text_with_accents_goes_to_the_detector(text: str, language: str) 
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        "Anh trai tôi làm việc ở đâu?",  # Vietnamese, read as Portuguese before
+        "Anh trai tôi làm việc ở Hà Nội.",  # its statement, read as French before
+        "Zjadłem pierogi z babcią",  # Polish
+        "Jeg spiste smørrebrød",  # Danish
+    ],
+)
+def test_a_latin_language_without_a_pipeline_is_unknown_not_a_guess(text: str) -> None:
+    assert LanguageDetector().detect(text) == "xx"
+
+
+@pytest.mark.parametrize(
     ("text", "language"),
     [
         # A name's accents are no evidence of a language: its words decide.
