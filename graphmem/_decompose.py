@@ -65,7 +65,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from graphmem._errors import DecompositionError
-from graphmem._language import DETECTED_ONLY, SUPPORTED_LANGUAGES, LanguageDetector, script_language
+from graphmem._language import DETECTED_ONLY, ENTRY_LANGUAGES, LanguageDetector, script_language
 from graphmem._pipelines import (
     CHAR_GRAM_MIN_LENGTH,
     CHAR_GRAM_SCOPES,
@@ -454,7 +454,8 @@ class Decomposer:
       :mod:`graphmem._language`). Text in ASCII is English without any detection, so
       English costs what it did before languages existed.
     - a code (``"en"``, ``"es"``, ``"fr"``, ``"de"``, ``"it"``, ``"pt"``, ``"hi"``,
-      ``"ja"``, ``"zh"``): every text is in that language, nothing is detected.
+      ``"ja"``, ``"zh"``, or ``"ko"`` and ``"xx"``, which the default pipeline decomposes):
+      every text is in that language, nothing is detected.
     - ``None`` (the default when ``nlp`` is given): every text goes to ``nlp``, as before;
       its language is ``nlp``'s.
 
@@ -476,7 +477,7 @@ class Decomposer:
         entities: ``False`` skips named-entity recognition (and an embedding layer only
             it uses) in every pipeline: entries hold no ``Entity`` nodes and no answer-type
             tokens, and names are known only by how they are written. Storing Japanese is
-            then about 25 times faster (GiNZA's recogniser is most of its cost); see
+            then about 40 times faster (GiNZA's recogniser is most of its cost); see
             benchmarks/README.md for what it costs recall.
 
     Raises:
@@ -503,10 +504,8 @@ class Decomposer:
             # "auto" with a pipeline of the caller's would send its language's texts
             # elsewhere by surprise: given nlp, the default is to use it for everything.
             language = "auto" if nlp is None else None
-        if language is not None and language != "auto" and language not in SUPPORTED_LANGUAGES:
-            raise ValueError(
-                f"language must be 'auto', None or one of {', '.join(SUPPORTED_LANGUAGES)}, got {language!r}"
-            )
+        if language is not None and language != "auto" and language not in ENTRY_LANGUAGES:
+            raise ValueError(f"language must be 'auto', None or one of {', '.join(ENTRY_LANGUAGES)}, got {language!r}")
         if not isinstance(char_grams, tuple) or not all(
             isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 4 for n in char_grams
         ):

@@ -172,6 +172,13 @@ def test_language_setting_is_validated() -> None:
         Decomposer(char_gram_scope="sentence")
 
 
+def test_korean_and_unknown_are_codes_an_app_may_set(decomposer: Decomposer) -> None:
+    # The Languages table lists them; the default pipeline decomposes both.
+    korean = Decomposer(decomposer.nlp, language="ko").decompose("서울에 살아요")
+    assert korean.language == "ko" and {"서울", "서", "울"} <= set(korean.tokens)
+    assert Decomposer(decomposer.nlp, language="xx").decompose_query("Где живёт Мария?").language == "xx"
+
+
 def test_fixed_language_skips_detection(decomposer: Decomposer) -> None:
     fixed = Decomposer(language="es")
     assert fixed.language_of("Where does she live") == "es"
