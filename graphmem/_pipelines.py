@@ -37,6 +37,7 @@ naming the extra to install.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import unicodedata
@@ -75,6 +76,7 @@ __all__ = [
     "DEFAULT_CHAR_GRAMS",
     "DEFAULT_CHAR_GRAM_SCOPE",
     "HeadwordLemmas",
+    "LemmaTable",
     "LanguagePipeline",
     "load_language_pipeline",
     "normalise_indic",
@@ -268,28 +270,46 @@ def load_language_pipeline(
         lemmas = HeadwordLemmas(lemmas)
     elif lemmas is not None and language == "de":
         lemmas = CapitalisedNounLemmas(lemmas)
+    elif lemmas is not None:
+        lemmas = LemmaTable(lemmas)
     return LanguagePipeline(language=language, nlp=spacy.blank(language), style="lookup", lemmas=lemmas)
 
 
-class CapitalisedNounLemmas(Mapping[str, str]):
-    """German's lemma table, read by lowercase form. Its nouns are keyed as German writes
-    them, capitalised ("Hunde" -> "Hund", "Kindern" -> "Kind"), and a token's form is
-    lowercase: a form is looked up as it is, then capitalised, and its lemma is lowercase."""
+class LemmaTable(Mapping[str, str]):
+    """A language's lemma lookup table, and the set of its headwords (its lemmas, lowercase):
+    with the forms, the words the table knows (what the typo rule must never change)."""
 
     def __init__(self, table: Mapping[str, str]) -> None:
         self._table = table
 
     def __getitem__(self, form: str) -> str:
-        lemma = self._table.get(form)
-        if lemma is None:
-            lemma = self._table[form[:1].upper() + form[1:]]
-        return lemma.lower()
+        return self._table[form]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._table)
 
     def __len__(self) -> int:
         return len(self._table)
+
+    @functools.cached_property
+    def headwords(self) -> frozenset[str]:
+        return frozenset(lemma.lower() for lemma in self._table.values())
+
+    def knows(self, word: str) -> bool:
+        """Whether ``word`` (lowercase) is a form or a headword of the table."""
+        return word in self or word in self.headwords
+
+
+class CapitalisedNounLemmas(LemmaTable):
+    """German's lemma table, read by lowercase form. Its nouns are keyed as German writes
+    them, capitalised ("Hunde" -> "Hund", "Kindern" -> "Kind"), and a token's form is
+    lowercase: a form is looked up as it is, then capitalised, and its lemma is lowercase."""
+
+    def __getitem__(self, form: str) -> str:
+        lemma = self._table.get(form)
+        if lemma is None:
+            lemma = self._table[form[:1].upper() + form[1:]]
+        return lemma.lower()
 
 
 #: Languages whose lookup table reads a headword as another word's form: spaCy's tables
@@ -301,31 +321,21 @@ class CapitalisedNounLemmas(Mapping[str, str]):
 _HEADWORDS_KEPT = frozenset({"es", "pt", "it"})
 
 
-class HeadwordLemmas(Mapping[str, str]):
+class HeadwordLemmas(LemmaTable):
     """A lemma table in which a form that is itself a headword of the table stays itself
     ("libro", like "libros", is "libro"), and keeps the table's reading of it as a second
     token (:meth:`second_reading`: "librar"), so that what the plain table matched still
     matches ("buceo", diving, still finds "buceando", diving)."""
 
-    def __init__(self, table: Mapping[str, str]) -> None:
-        self._table = table
-        self._headwords = frozenset(table.values())
-
     def __getitem__(self, form: str) -> str:
-        return form if form in self._headwords else self._table[form]
+        return form if form in self.headwords else self._table[form]
 
     def second_reading(self, headword: str) -> str | None:
         """The table's lemma of a headword when it reads it as another word's form."""
-        if headword not in self._headwords:
+        if headword not in self.headwords:
             return None
         lemma = self._table.get(headword)
         return lemma if lemma is not None and lemma != headword else None
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._table)
-
-    def __len__(self) -> int:
-        return len(self._table)
 
 
 def _is_letter_run(text: str) -> bool:

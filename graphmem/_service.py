@@ -1875,11 +1875,14 @@ class MemoryService(ABC):
 
     async def _typo_variants(self, owner: Owner, words: Sequence[str], language: str | None) -> dict[str, str]:
         """The query words (lowercase, held by no entry) that misspell one of the owner's
-        tokens, and that token (see :mod:`graphmem._spelling`); none in a query of a
-        language other than English (``language``), whose real words the rule cannot tell."""
+        tokens, and that token (see :mod:`graphmem._spelling`); a word of the query's
+        ``language`` is no typo, by its lemma table when it has one."""
         found: dict[str, str] = {}
+        # Loaded already: the query was decomposed by it.
+        pipeline = None if language is None else self._decomposer.pipeline_for(language)
+        lemmas = None if pipeline is None else pipeline.lemmas
         for word in words:
-            if not is_typo_candidate(word, language):
+            if not is_typo_candidate(word, language, lemmas):
                 continue
             limit = max_edits(word)
             # A token may be shorter by an ending too: the word may misspell one of its forms.

@@ -599,6 +599,15 @@ async def test_a_real_word_of_another_language_is_not_read_as_a_typo(
     assert await ranked(service, question) == []
 
 
+async def test_a_word_typed_without_its_accent_is_still_read_as_a_typo(decomposer: Decomposer) -> None:
+    # The Spanish lemma table knows "vivía", not "vivia": one letter from the token "vivir".
+    service = await open_memory("memory:", nlp=decomposer.nlp, language="es")
+    await service.add_entry(APP, USER, turn("Ana", "Mi hermana vive en Lisboa desde mayo."))
+    response = await service.search(SearchRequest(query="¿Dónde vivia?", app_name=APP, user_id=USER))
+    assert [h.memory.text for h in response.hits] == ["Mi hermana vive en Lisboa desde mayo."]
+    assert response.hits[0].read_as == {"vivia": "vivir"}
+
+
 def test_a_language_and_a_decomposer_are_not_given_together(decomposer: Decomposer) -> None:
     with pytest.raises(ValueError, match=r"set it on the decomposer instead \(Decomposer\(language=...\)\)"):
         GraphMemoryService(nlp=decomposer, language="ja")
