@@ -6,8 +6,8 @@ token agree whenever the words do.
 - Tokens are lowercase lemmas without stop words, punctuation, whitespace or symbols;
   numbers are kept. A stop word written as a name is kept: all capitals ("US", "IT") or a
   capital inside a sentence ("in May", "thanks to Will"). Runs of characters from scripts
-  written without spaces (Han, Hiragana, Katakana, Hangul) become character unigrams and
-  bigrams, so "東京" finds "東京タワー".
+  written without spaces (Han, Hiragana, Katakana, Hangul, Thai, Lao, Khmer, Myanmar) become
+  character unigrams (not a combining mark alone) and bigrams, so "東京" finds "東京タワー".
 - Lemmas come from a lookup table (spaCy's ``lookup`` lemmatizer, from the
   ``spacy-lookups-data`` package), not from the tagger and rule lemmatizer: a word form has
   one lemma whatever its part of speech ("painting" -> "paint"). That is what a memory
@@ -65,13 +65,15 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from graphmem._errors import DecompositionError
-from graphmem._language import DETECTED_ONLY, SUPPORTED_LANGUAGES, LanguageDetector, script_language
+from graphmem._language import DETECTED_ONLY, ENTRY_LANGUAGES, LanguageDetector, script_language
 from graphmem._pipelines import (
     CHAR_GRAM_MIN_LENGTH,
     CHAR_GRAM_SCOPES,
     DEFAULT_CHAR_GRAM_SCOPE,
     DEFAULT_CHAR_GRAMS,
     NO_SPACE_SCRIPT,
+    CapitalisedNounLemmas,
+    HeadwordLemmas,
     LanguagePipeline,
     load_language_pipeline,
     normalise_indic,
@@ -282,45 +284,74 @@ def normalise_entity_name(text: str) -> str:
 
 
 def no_space_script(text: str) -> bool:
-    """Whether ``text`` is written wholly in scripts without spaces (Han, kana, Hangul)."""
+    """Whether ``text`` is written wholly in scripts without spaces (Han, kana, Hangul, Thai,
+    ...; see :data:`~graphmem._pipelines.NO_SPACE_SCRIPT`)."""
     return _NO_SPACE_RUN.fullmatch(text) is not None
 
 
 def _no_space_script_grams(text: str) -> list[str]:
     grams: list[str] = []
     for run in _NO_SPACE_RUN.findall(text):
-        grams.extend(run)
+        # A vowel sign or tone mark alone (Thai "่") is in most texts and names nothing.
+        grams.extend(ch for ch in run if not unicodedata.category(ch).startswith("M"))
         grams.extend(run[i : i + 2] for i in range(len(run) - 1))
     return grams
 
 
 def _clean(text: str) -> str:
     """Text as the pipeline sees it: NFC-normalised (so NFC and NFD spellings give the same
-    tokens), with control and format characters (NUL, zero-width space, bidi overrides)
-    replaced by spaces so they never glue onto a word. The stored text is left unchanged."""
+    tokens); full-width ASCII as ASCII ("ＩＢＭ" is "IBM"); the format characters that sit
+    inside a word (soft hyphen, zero-width joiners, word joiner, BOM) deleted, so
+    "Ka\u00adtze" is "Katze" and Persian "می\u200cخواهم" one word; other control and format
+    characters (NUL, zero-width space, bidi overrides) replaced by spaces so they never glue
+    onto a word. The stored text is left unchanged."""
     text = unicodedata.normalize("NFC", text)
+    if _FULL_WIDTH.search(text):
+        text = text.translate(_TO_HALF_WIDTH)
     if any(unicodedata.category(ch) in _INVISIBLE for ch in text):
-        text = "".join(" " if unicodedata.category(ch) in _INVISIBLE else ch for ch in text)
+        text = "".join(
+            "" if ch in _INSIDE_A_WORD else " " if unicodedata.category(ch) in _INVISIBLE else ch for ch in text
+        )
     return text
 
 
 _INVISIBLE = frozenset({"Cc", "Cf"})
+#: Full-width ASCII (U+FF01-FF5E), which Chinese and Japanese input methods type by default:
+#: "ＩＢＭ" and "３０５" are "IBM" and "305", in entries and queries alike.
+_FULL_WIDTH = re.compile("[\uff01-\uff5e]")
+_TO_HALF_WIDTH = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}
+#: Format characters written inside a word, which join or hyphenate its letters.
+_INSIDE_A_WORD = frozenset("\u00ad\u200c\u200d\u2060\ufeff")
 
 
-def _chunks(text: str) -> list[str]:
+def _chunks(text: str, max_bytes: int | None = None) -> list[str]:
+    """``text`` cleaned and cut into pieces a pipeline accepts: at most spaCy's
+    ``max_length`` characters each and, given ``max_bytes``, at most that many UTF-8 bytes
+    (SudachiPy, behind the Japanese pipeline, refuses more than 49,149 bytes: about 16,000
+    Han or kana characters). A piece ends after the last sentence end or space in the second
+    half of its room, so that no word is cut where there is a boundary to cut at."""
     text = _clean(text)
-    if len(text) <= _CHUNK_CHARS:
+    if len(text) <= _CHUNK_CHARS and (max_bytes is None or len(text.encode()) <= max_bytes):
         return [text]
     chunks: list[str] = []
     start = 0
     while start < len(text):
         end = min(start + _CHUNK_CHARS, len(text))
+        if max_bytes is not None:
+            # The characters of the window whose UTF-8 encoding fits in max_bytes.
+            end = start + len(text[start:end].encode()[:max_bytes].decode(errors="ignore"))
         if end < len(text):
-            cut = text.rfind(" ", start + _CHUNK_CHARS // 2, end)
-            end = cut if cut > start else end
+            lowest = start + (end - start) // 2
+            cut = max(text.rfind(mark, lowest, end) for mark in _CHUNK_BOUNDARIES)
+            end = cut + 1 if cut >= lowest else end
         chunks.append(text[start:end])
         start = end
     return chunks
+
+
+#: Where a long text is cut into pieces: after a sentence end (Chinese and Japanese write
+#: no spaces) or a space.
+_CHUNK_BOUNDARIES = ("。", "!", "?", "\n", " ")  # "！" and "？" are "!" and "?" once cleaned
 
 
 def load_default_pipeline() -> Language:
@@ -423,7 +454,8 @@ class Decomposer:
       :mod:`graphmem._language`). Text in ASCII is English without any detection, so
       English costs what it did before languages existed.
     - a code (``"en"``, ``"es"``, ``"fr"``, ``"de"``, ``"it"``, ``"pt"``, ``"hi"``,
-      ``"ja"``, ``"zh"``): every text is in that language, nothing is detected.
+      ``"ja"``, ``"zh"``, or ``"ko"`` and ``"xx"``, which the default pipeline decomposes):
+      every text is in that language, nothing is detected.
     - ``None`` (the default when ``nlp`` is given): every text goes to ``nlp``, as before;
       its language is ``nlp``'s.
 
@@ -445,7 +477,7 @@ class Decomposer:
         entities: ``False`` skips named-entity recognition (and an embedding layer only
             it uses) in every pipeline: entries hold no ``Entity`` nodes and no answer-type
             tokens, and names are known only by how they are written. Storing Japanese is
-            then about 25 times faster (GiNZA's recogniser is most of its cost); see
+            then about 40 times faster (GiNZA's recogniser is most of its cost); see
             benchmarks/README.md for what it costs recall.
 
     Raises:
@@ -472,10 +504,8 @@ class Decomposer:
             # "auto" with a pipeline of the caller's would send its language's texts
             # elsewhere by surprise: given nlp, the default is to use it for everything.
             language = "auto" if nlp is None else None
-        if language is not None and language != "auto" and language not in SUPPORTED_LANGUAGES:
-            raise ValueError(
-                f"language must be 'auto', None or one of {', '.join(SUPPORTED_LANGUAGES)}, got {language!r}"
-            )
+        if language is not None and language != "auto" and language not in ENTRY_LANGUAGES:
+            raise ValueError(f"language must be 'auto', None or one of {', '.join(ENTRY_LANGUAGES)}, got {language!r}")
         if not isinstance(char_grams, tuple) or not all(
             isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 4 for n in char_grams
         ):
@@ -492,8 +522,12 @@ class Decomposer:
         self._pipelines: dict[str, LanguagePipeline | None] = {}
         self._spec = nlp
         self._nlp: Language | None = nlp if nlp is not None and not isinstance(nlp, str) else None
-        self._lock = threading.Lock()
+        # Three locks, so that nothing quick waits on something slow: loading a pipeline
+        # (seconds), running one (a batch), and the query cache (a dict operation), which
+        # decompose_query_now takes on the caller's event loop.
+        self._load_lock = threading.Lock()
         self._pipe_lock = threading.Lock()
+        self._cache_lock = threading.Lock()
         self._query_cache: OrderedDict[str, Decomposition] = OrderedDict()
         self._lemmas: Mapping[str, str] | None = None
         self._loaded = False
@@ -520,7 +554,7 @@ class Decomposer:
     def nlp(self) -> Language:
         """The spaCy pipeline, loaded on first use (with its language's lemma table)."""
         if self._nlp is None or not self._loaded:
-            with self._lock:
+            with self._load_lock:
                 if self._nlp is None:
                     if isinstance(self._spec, str):
                         self._nlp = load_pipeline(self._spec)
@@ -559,7 +593,7 @@ class Decomposer:
             return None
         if language in self._pipelines:
             return self._pipelines[language]
-        with self._lock:
+        with self._load_lock:
             if language not in self._pipelines:
                 self._pipelines[language] = load_language_pipeline(
                     language,
@@ -572,10 +606,10 @@ class Decomposer:
     def _ready_language(self, text: str) -> tuple[str, LanguagePipeline | None] | None:
         """``text``'s language and pipeline when both are known without loading anything,
         else ``None``."""
+        if self._spec is not None and not self._loaded:
+            return None  # the default pipeline's language is known once it is loaded
         language = self.language
         if language is None:
-            if not self._loaded:
-                return None
             language = self.main_language
         elif language == "auto":
             language = script_language(text)
@@ -659,23 +693,27 @@ class Decomposer:
         cached_only: bool = False,
         route: tuple[str, LanguagePipeline | None] | None = None,
     ) -> Decomposition | None:
-        with self._lock:
+        with self._cache_lock:
             cached = self._query_cache.get(text)
             if cached is not None:
                 self._query_cache.move_to_end(text)
                 return cached
         if cached_only:
             return None
+        if route is None:
+            # Loaded before taking the pipe lock: a query of a language already loaded
+            # need not wait for this load.
+            language = self.language_of(text)
+            route = language, self.pipeline_for(language)
+            if route[1] is None:
+                self.nlp  # noqa: B018 - the default pipeline, loaded here for the same reason
         if not self._pipe_lock.acquire(blocking=wait):
             return None  # a batch is running: the caller waits in a worker thread instead
         try:
-            if route is None:
-                language = self.language_of(text)
-                route = language, self.pipeline_for(language)
             result = self._decompose_query(text, *route)
         finally:
             self._pipe_lock.release()
-        with self._lock:
+        with self._cache_lock:
             self._query_cache[text] = result
             while len(self._query_cache) > _QUERY_CACHE_SIZE:
                 self._query_cache.popitem(last=False)
@@ -684,9 +722,9 @@ class Decomposer:
     def _decompose_query(self, text: str, language: str, pipeline: LanguagePipeline | None) -> Decomposition:
         """Called with the pipe lock held."""
         if pipeline is None:
-            nlp, lemmas = self.nlp, self._lemmas
+            nlp, lemmas, max_bytes = self.nlp, self._lemmas, None
         else:
-            nlp, lemmas = pipeline.nlp, pipeline.lemmas
+            nlp, lemmas, max_bytes = pipeline.nlp, pipeline.lemmas, pipeline.max_chunk_bytes
             if pipeline.normalise is not None:
                 text = pipeline.normalise(text)
         tokens: dict[str, None] = {}
@@ -694,15 +732,15 @@ class Decomposer:
         if lemmas is not None or (pipeline is not None and pipeline.style == "words"):
             # Lemmas from the table (or the tokenizer), entities linked: no pipeline
             # component is needed.
-            docs = [nlp.make_doc(chunk) for chunk in _chunks(text)]
+            docs = [nlp.make_doc(chunk) for chunk in _chunks(text, max_bytes)]
         else:
             # The pipeline's own components give the lemmas: run them, except NER.
             disabled = [name for name in ("ner",) if name in nlp.pipe_names]
             with nlp.select_pipes(disable=disabled):
-                docs = [nlp(chunk) for chunk in _chunks(text)]
+                docs = [nlp(chunk) for chunk in _chunks(text, max_bytes)]
         for doc in docs:
             if pipeline is None or pipeline.style == "lookup":
-                _collect(doc, tokens, {}, lemmas)
+                _collect(doc, tokens, {}, lemmas, pipeline is not None)
                 spans = _entity_spans(doc)
             else:
                 _collect_words(pipeline, doc, tokens, None)
@@ -728,7 +766,8 @@ class Decomposer:
         Raises:
             DecompositionError: a worker process failed or died (``n_process > 1``).
         """
-        # Long texts are cut into pieces below spaCy's max_length and merged afterwards.
+        # Long texts are cut into pieces each pipeline takes (spaCy's max_length, SudachiPy's
+        # byte limit) and merged afterwards.
         decided: list[str] = (
             [self.language_of(text) for text in texts]
             if languages is None
@@ -746,7 +785,7 @@ class Decomposer:
             if pipeline is not None and pipeline.normalise is not None:
                 text = pipeline.normalise(text)
             group = groups.setdefault(None if pipeline is None else pipeline.language, [])
-            for chunk in _chunks(text):
+            for chunk in _chunks(text, None if pipeline is None else pipeline.max_chunk_bytes):
                 group.append(len(pieces))
                 pieces.append(chunk)
                 owners.append(index)
@@ -819,7 +858,7 @@ class Decomposer:
                 tokens: dict[str, None] = {}
                 entities: dict[str, Entity] = {}
                 if pipeline.style == "lookup":
-                    _collect(doc, tokens, entities, pipeline.lemmas)
+                    _collect(doc, tokens, entities, pipeline.lemmas, stop_lemmas=True)
                 else:
                     _collect_words(pipeline, doc, tokens, entities)
                 results.append((tuple(tokens), tuple((e.name, e.label) for e in entities.values())))
@@ -1038,8 +1077,8 @@ def _written_as_name(token: Token) -> bool:
 
 def _is_acronym(token: Token) -> bool:
     """Capitals among lowercase words ("the US team"); a shouted phrase ("I LOVE IT") is
-    emphasis, not a name."""
-    if len(token.text) < 2 or not token.is_upper:
+    emphasis, not a name, and one letter (French "J'", "L'") no acronym."""
+    if sum(ch.isalpha() for ch in token.text) < 2 or not token.is_upper:
         return False
     doc = token.doc
     for i in (token.i - 1, token.i + 1):
@@ -1067,7 +1106,10 @@ def _collect(
     tokens: dict[str, None],
     entities: dict[str, Entity],
     lemmas: Mapping[str, str] | None,
+    stop_lemmas: bool = False,
 ) -> None:
+    """The tokens and named entities of a doc decomposed by the English rules (see the
+    module docstring); ``stop_lemmas``: a word whose lemma is a stop word is one too."""
     for token in doc:
         if token.is_space or token.is_punct:
             continue
@@ -1083,7 +1125,12 @@ def _collect(
             continue  # symbols and emoji carry no recallable word
         if token.is_stop and not _written_as_name(token):
             continue
-        tokens.setdefault(_token_value(token, lemmas), None)
+        value = _token_value(token, lemmas)
+        if stop_lemmas and token.doc.vocab[value].is_stop and not _written_as_name(token):
+            continue  # a form of a stop word ("I" -> "il" in Italian)
+        tokens.setdefault(value, None)
+        if isinstance(lemmas, HeadwordLemmas) and (reading := lemmas.second_reading(value)) is not None:
+            tokens.setdefault(reading, None)  # "libro" is "libro", and "librar" as before
     for ent in doc.ents:
         if ent.label_ not in NAMING_ENTITY_LABELS:
             continue
@@ -1164,8 +1211,10 @@ def _is_hiragana(char: str) -> bool:
 def _word_value(pipeline: LanguagePipeline, token: Token) -> str | None:
     """A word's token value in a word-by-word language, or ``None`` when it is no token:
     grammar (by its part of speech), a stop word, punctuation, a symbol."""
-    if token.is_space or token.is_punct or token.is_stop or token.pos_ in pipeline.grammar_pos:
+    if token.is_space or token.is_punct or token.pos_ in pipeline.grammar_pos:
         return None
+    if token.is_stop and not _is_number(token):
+        return None  # a number is kept, though Chinese lists the digits as stop words ("3只猫")
     if not any(ch.isalnum() for ch in token.text):
         return None
     value = pipeline.value(token) if pipeline.value is not None else token.lower_
@@ -1174,13 +1223,19 @@ def _word_value(pipeline: LanguagePipeline, token: Token) -> str | None:
     return value if any(ch.isalnum() for ch in value) else str(token.lower_)
 
 
+def _is_number(token: Token) -> bool:
+    return bool(token.like_num) and any(ch.isdigit() for ch in token.text)
+
+
 def _token_value(token: Token, lemmas: Mapping[str, str] | None) -> str:
     """A token's node value: the lemma of its lowercase form, spelled the language's usual
     way; a name stays as written."""
     lower = token.lower_
     if lemmas is None:
         value = _without_stray_marks((token.lemma_ or token.text).lower())  # the pipeline's own lemmas, if any
-    elif token.ent_type_ in NAMING_ENTITY_LABELS or _capitalised_inside_sentence(token):
+    elif token.ent_type_ in NAMING_ENTITY_LABELS or (
+        _capitalised_inside_sentence(token) and not _german_noun(token, lemmas)
+    ):
         # A name is no word form: "Maria" is not a form of "mare", nor "Mars" of "mar".
         # Entries know names from NER, queries (no NER) from how they are written.
         value = _without_stray_marks(lower)
@@ -1188,6 +1243,12 @@ def _token_value(token: Token, lemmas: Mapping[str, str] | None) -> str:
         form = _without_stray_marks(_usual_spelling(token))
         value = lemmas.get(form, form)
     return value if any(ch.isalnum() for ch in value) else lower
+
+
+def _german_noun(token: Token, lemmas: Mapping[str, str]) -> bool:
+    """Whether a capitalised word is a German word the table knows ("Hunde"), not a name:
+    German capitalises every noun."""
+    return isinstance(lemmas, CapitalisedNounLemmas) and _without_stray_marks(token.lower_) in lemmas
 
 
 _STRAY_END = re.compile(r"[-\u2010-\u2015\"']+$")

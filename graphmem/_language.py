@@ -12,7 +12,9 @@ the short texts a memory sees (a turn, a question). So it decides from what cost
    Devanagari -> Hindi; another non-Latin script -> ``"xx"`` (unknown). So "I had ラーメン
    in Tokyo" stays English and "LGBTQのサポートグループ" is Japanese.
 3. **Latin letters**: all of them ASCII (curly quotes, dashes and emoji are no letters) ->
-   English; "¿" or "¡" -> Spanish; otherwise `lingua <https://github.com/pemistahl/lingua-py>`_
+   English; "¿" or "¡" -> Spanish; a letter none of them writes (Vietnamese "ở", Polish
+   "ł", outside names) -> ``"xx"``, so that a language without a pipeline is not read as
+   whichever of them the detector guesses, text by text; otherwise `lingua <https://github.com/pemistahl/lingua-py>`_
    (``lingua-language-detector``, extra ``langdetect``), built for English and the Latin
    languages graphmem has pipelines for only, decides; when it is unsure (the two best
    languages less than 0.1 apart), or is not installed, English. It is given the text
@@ -48,12 +50,14 @@ DETECTED_ONLY = ("ko", "xx")
 ENTRY_LANGUAGES = (*SUPPORTED_LANGUAGES, *DETECTED_ONLY)
 
 _KANA = re.compile("[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f]")
-_HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003ffff]")
 _HANGUL = re.compile("[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]")
 _DEVANAGARI = re.compile("[\u0900-\u097f\ua8e0-\ua8ff]")
 _LATIN = re.compile("[A-Za-z\u00aa\u00ba\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u1e00-\u1eff]")
 _NON_ASCII_LATIN = re.compile("[\u00aa\u00ba\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f\u1e00-\u1eff]")
 _LETTER = re.compile(r"[^\W\d_]")
+#: The letters beyond ASCII that English and :data:`LATIN_LANGUAGES` write (lowercase).
+_DETECTABLE_LETTERS = frozenset("ªºàáâãäæçèéêëìíîïñòóôõöùúûüÿœß")
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
 #: What may stand between a sentence's end and its first word, and what ends a sentence.
 _BEFORE_A_WORD = " \t\r\"'“”‘’«»([\u00a0"
@@ -147,6 +151,11 @@ class LanguageDetector:
         words = without_names(sample)
         if not _LETTER.search(words):
             return "en"  # nothing but names: no evidence of another language
+        if any(ch not in _DETECTABLE_LETTERS for ch in _NON_ASCII_LATIN.findall(words.lower())):
+            # A letter none of these languages writes (Vietnamese "ở", "đ"; Polish "ł"):
+            # the detector would guess one of them, text by text, so an entry and its
+            # question would be read as two languages. Unknown instead, as other scripts.
+            return "xx"
         # Judged on what is not a name; a text whose accents are all in names ("Who is
         # André?") then reads as its words do.
         found = lingua.detect_language_of(words)

@@ -5,7 +5,9 @@ same rules, so their tokens agree:
 
 - **es, fr, de, it, pt** ("lookup" style, the English rules): spaCy's tokenizer and stop
   words for the language and the lemma lookup table of ``spacy-lookups-data``; a word written
-  as a name keeps its form. No entities (no PyPI pipeline with NER fits spaCy 3.8).
+  as a name keeps its form (in German, where every noun is capitalised, only a word the
+  table does not know), and a word whose lemma is a stop word is one (Italian ``I`` ->
+  ``il``, French ``-ce`` of ``est-ce`` -> ``ce``). No entities (no PyPI pipeline with NER fits spaCy 3.8).
 - **ja** (extra ``ja``): the GiNZA pipeline ``ja_ginza`` (SudachiPy with SudachiDict-core,
   split mode C), reduced to its tokenizer and named-entity recogniser. Words are
   dictionary forms (``住んで`` -> ``住む``); particles, auxiliaries, conjunctions, pronouns,
@@ -24,8 +26,8 @@ same rules, so their tokens agree:
   list (行く) still counts. A character in most entries (a particle) weighs next to
   nothing (inverse document frequency). The mix was chosen by measurement
   (benchmarks/README.md, "Multilingual recall").
-- **hi**: spaCy's Hindi tokenizer, stop words (and the question words its list lacks:
-  ``क्या``, ``कहाँ``, ``कब``, ...) and its ``norm`` (a light suffix stemmer:
+- **hi**: spaCy's Hindi tokenizer, stop words (and the question words and pronoun forms its
+  list lacks: ``क्या``, ``कहाँ``, ``कब``, ``मैंने``, ``मुझे``, ``मेरी``, ...) and its ``norm`` (a light suffix stemmer:
   ``रहती`` -> ``रह``), after Indic normalisation (:func:`normalise_indic`). No entities.
 
 A language whose package is missing is decomposed by the default pipeline, as before this
@@ -35,15 +37,22 @@ naming the extra to install.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import unicodedata
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-#: The scripts written without spaces between words (Han, kana, Hangul), as character ranges.
+#: The scripts written without spaces between words (Han, kana, Hangul, and the Southeast
+#: Asian scripts Thai, Lao, Khmer and Myanmar, for which no pipeline finds the words), as
+#: character ranges.
 NO_SPACE_SCRIPT = (
+    "\u0e00-\u0e7f"  # Thai
+    "\u0e80-\u0eff"  # Lao
+    "\u1000-\u109f"  # Myanmar
+    "\u1780-\u17ff"  # Khmer
     "\u3040-\u309f"  # Hiragana
     "\u30a0-\u30ff"  # Katakana
     "\u3400-\u4dbf"  # CJK extension A
@@ -51,6 +60,7 @@ NO_SPACE_SCRIPT = (
     "\uf900-\ufaff"  # CJK compatibility ideographs
     "\uac00-\ud7af"  # Hangul syllables
     "\u1100-\u11ff"  # Hangul jamo
+    "\U00020000-\U0003ffff"  # CJK extensions B to H and their compatibility ideographs (𠮷)
 )
 NO_SPACE_CHAR = re.compile(f"[{NO_SPACE_SCRIPT}]")
 
@@ -60,10 +70,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHAR_GRAM_SCOPES",
+    "CapitalisedNounLemmas",
     "NO_SPACE_CHAR",
     "NO_SPACE_SCRIPT",
     "DEFAULT_CHAR_GRAMS",
     "DEFAULT_CHAR_GRAM_SCOPE",
+    "HeadwordLemmas",
+    "LemmaTable",
     "LanguagePipeline",
     "load_language_pipeline",
     "normalise_indic",
@@ -89,6 +102,9 @@ _JA_GRAMMAR_POS = frozenset({"ADP", "AUX", "SCONJ", "CCONJ", "PART", "PRON", "DE
 #: The ja_ginza components decomposition does not use (kept: tokenizer, tok2vec, ner).
 _JA_UNUSED = ("parser", "morphologizer", "compound_splitter", "bunsetu_recognizer", "attribute_ruler")
 
+#: SudachiPy (GiNZA's tokenizer) refuses a text over 49,149 UTF-8 bytes; a margin below it.
+_SUDACHI_MAX_BYTES = 45_000
+
 #: Hindi question words that spaCy's Hindi stop list lacks (it has कौन, किसे, कितना): grammar
 #: of the question, like English "what", "where" and "when", which are stop words there.
 HINDI_QUESTION_WORDS = (
@@ -110,6 +126,52 @@ HINDI_QUESTION_WORDS = (
     "कितनी",
     "कौनसी",
     "कौनसे",
+)
+
+#: Hindi pronoun forms that spaCy's Hindi stop list lacks (it has मैं, मेरा, आप, ...): the
+#: ergative (मैंने), oblique (मुझे, हमें) and possessive (मेरी, हमारे) forms of the same
+#: pronouns, which say as little.
+HINDI_PRONOUN_FORMS = (
+    "मैंने",
+    "मुझे",
+    "मेरी",
+    "मेरे",
+    "हम",
+    "हमने",
+    "हमें",
+    "हमको",
+    "हमारा",
+    "हमारी",
+    "हमारे",
+    "तुम",
+    "तुमने",
+    "तुम्हें",
+    "तुमको",
+    "तुम्हारा",
+    "तुम्हारी",
+    "तुम्हारे",
+    "आपने",
+    "आपको",
+    "आपका",
+    "आपकी",
+    "आपके",
+    "उसने",
+    "उसको",
+    "उसका",
+    "उसकी",
+    "उन्होंने",
+    "इसने",
+    "इसको",
+    "इन्होंने",
+    "इनको",
+    "इनकी",
+    "इनके",
+    "तू",
+    "तूने",
+    "तुझे",
+    "तेरा",
+    "तेरी",
+    "तेरे",
 )
 
 #: Which extra installs each language's pipeline.
@@ -139,6 +201,9 @@ class LanguagePipeline:
     gram_scope: str = DEFAULT_CHAR_GRAM_SCOPE
     #: Whether a word whose lemma is a stop word is one too (Japanese inflects them).
     stop_lemmas: bool = False
+    #: The most UTF-8 bytes the pipeline takes in one piece of text (``None``: no limit but
+    #: spaCy's ``max_length`` in characters); a longer text is cut into pieces.
+    max_chunk_bytes: int | None = None
 
     @property
     def has_ner(self) -> bool:
@@ -180,6 +245,7 @@ def load_language_pipeline(
             value=_lemma,
             entity_labels=_ene_to_ontonotes(),
             stop_lemmas=True,
+            max_chunk_bytes=_SUDACHI_MAX_BYTES,
             char_grams=char_grams,
             gram_scope=gram_scope,
         )
@@ -196,10 +262,80 @@ def load_language_pipeline(
         )
     if language == "hi":
         nlp = spacy.blank("hi")
-        for word in HINDI_QUESTION_WORDS:  # on this pipeline's vocabulary, not spaCy's shared list
-            nlp.vocab[word].is_stop = True
+        for word in (*HINDI_QUESTION_WORDS, *HINDI_PRONOUN_FORMS):  # this pipeline's vocabulary, not spaCy's list
+            nlp.vocab[normalise_indic(word)].is_stop = True
         return LanguagePipeline(language="hi", nlp=nlp, style="words", value=_hindi_stem, normalise=normalise_indic)
-    return LanguagePipeline(language=language, nlp=spacy.blank(language), style="lookup", lemmas=lemma_table(language))
+    lemmas = lemma_table(language)
+    if lemmas is not None and language in _HEADWORDS_KEPT:
+        lemmas = HeadwordLemmas(lemmas)
+    elif lemmas is not None and language == "de":
+        lemmas = CapitalisedNounLemmas(lemmas)
+    elif lemmas is not None:
+        lemmas = LemmaTable(lemmas)
+    return LanguagePipeline(language=language, nlp=spacy.blank(language), style="lookup", lemmas=lemmas)
+
+
+class LemmaTable(Mapping[str, str]):
+    """A language's lemma lookup table, and the set of its headwords (its lemmas, lowercase):
+    with the forms, the words the table knows (what the typo rule must never change)."""
+
+    def __init__(self, table: Mapping[str, str]) -> None:
+        self._table = table
+
+    def __getitem__(self, form: str) -> str:
+        return self._table[form]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table)
+
+    def __len__(self) -> int:
+        return len(self._table)
+
+    @functools.cached_property
+    def headwords(self) -> frozenset[str]:
+        return frozenset(lemma.lower() for lemma in self._table.values())
+
+    def knows(self, word: str) -> bool:
+        """Whether ``word`` (lowercase) is a form or a headword of the table."""
+        return word in self or word in self.headwords
+
+
+class CapitalisedNounLemmas(LemmaTable):
+    """German's lemma table, read by lowercase form. Its nouns are keyed as German writes
+    them, capitalised ("Hunde" -> "Hund", "Kindern" -> "Kind"), and a token's form is
+    lowercase: a form is looked up as it is, then capitalised, and its lemma is lowercase."""
+
+    def __getitem__(self, form: str) -> str:
+        lemma = self._table.get(form)
+        if lemma is None:
+            lemma = self._table[form[:1].upper() + form[1:]]
+        return lemma.lower()
+
+
+#: Languages whose lookup table reads a headword as another word's form: spaCy's tables
+#: have no part of speech, and for a noun that is also a verb form they give the verb
+#: ("libro" -> "librar", "gato" -> "gatar", "sogno" -> "sognare") while the plural gives the
+#: noun ("libros" -> "libro"), so the two shared no token. 2,567 Spanish, 4,393 Portuguese and
+#: 3,020 Italian headwords are read so; French 41. German's table lists participles as
+#: headwords (22,810), so the rule would undo its lemmas: not there.
+_HEADWORDS_KEPT = frozenset({"es", "pt", "it"})
+
+
+class HeadwordLemmas(LemmaTable):
+    """A lemma table in which a form that is itself a headword of the table stays itself
+    ("libro", like "libros", is "libro"), and keeps the table's reading of it as a second
+    token (:meth:`second_reading`: "librar"), so that what the plain table matched still
+    matches ("buceo", diving, still finds "buceando", diving)."""
+
+    def __getitem__(self, form: str) -> str:
+        return form if form in self.headwords else self._table[form]
+
+    def second_reading(self, headword: str) -> str | None:
+        """The table's lemma of a headword when it reads it as another word's form."""
+        if headword not in self.headwords:
+            return None
+        lemma = self._table.get(headword)
+        return lemma if lemma is not None and lemma != headword else None
 
 
 def _is_letter_run(text: str) -> bool:

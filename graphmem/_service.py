@@ -1535,7 +1535,7 @@ class MemoryService(ABC):
         # or one an entry names) is read as that name, and a misspelt word as the word:
         # only words no entry holds are tried. The query is then decomposed as if it were
         # written that way, so its entity spans link too.
-        variants = await self._name_variants(owner, text, tokens, corpus)
+        variants = await self._name_variants(owner, text, tokens, corpus, parts.language)
         if variants:
             if read_as is not None:  # a name only written in lowercase was read as written
                 read_as.update((w, v) for w, v in variants.items() if v.lower() != w)
@@ -1650,7 +1650,7 @@ class MemoryService(ABC):
         return await self._entity_names(owner), await self._speaker_names(owner)
 
     async def _name_variants(
-        self, owner: Owner, text: str, tokens: Sequence[str], corpus: CorpusStats
+        self, owner: Owner, text: str, tokens: Sequence[str], corpus: CorpusStats, language: str | None
     ) -> dict[str, str]:
         """Query tokens that no entry holds, written capitalised in the query, and the name
         each spells another way (see :func:`speaker_variant` for the rule): a speaker's
@@ -1672,7 +1672,7 @@ class MemoryService(ABC):
             return found
         capitalised = _capitalised_words(text)
         found.update(await self._names_in_lowercase(owner, text, unknown, capitalised))
-        found.update(await self._typo_variants(owner, [t for t in unknown if t not in capitalised]))
+        found.update(await self._typo_variants(owner, [t for t in unknown if t not in capitalised], language))
         unknown = [t for t in unknown if t in capitalised]
         if not unknown:
             return found
@@ -1881,12 +1881,16 @@ class MemoryService(ABC):
         the statistics are read (the search reads the rest when it needs it)."""
         return FirstRead(await self._term_stats(owner, tokens, entities))
 
-    async def _typo_variants(self, owner: Owner, words: Sequence[str]) -> dict[str, str]:
+    async def _typo_variants(self, owner: Owner, words: Sequence[str], language: str | None) -> dict[str, str]:
         """The query words (lowercase, held by no entry) that misspell one of the owner's
-        tokens, and that token (see :mod:`graphmem._spelling`)."""
+        tokens, and that token (see :mod:`graphmem._spelling`); a word of the query's
+        ``language`` is no typo, by its lemma table when it has one."""
         found: dict[str, str] = {}
+        # Loaded already: the query was decomposed by it.
+        pipeline = None if language is None else self._decomposer.pipeline_for(language)
+        lemmas = None if pipeline is None else pipeline.lemmas
         for word in words:
-            if not is_typo_candidate(word):
+            if not is_typo_candidate(word, language, lemmas):
                 continue
             limit = max_edits(word)
             # A token may be shorter by an ending too: the word may misspell one of its forms.

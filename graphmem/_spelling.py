@@ -6,7 +6,9 @@ entry holds matches nothing, so such a question loses its rarest, most telling t
 "correcting" words is dangerous: "likely" is one edit from "lively", "status" from "statue".
 So only a word that is in no English word list is tried (spaCy's lemma lookup table, its
 word forms and lemmas, and its lemmatizer's index of base forms: ~110k words): a real word
-is never changed, however rare it is in the user's entries. The rule
+is never changed, however rare it is in the user's entries. In a query read as Spanish,
+French, German, Italian or Portuguese the list is that language's lemma table instead (in
+French, "marteau" is no English word, yet real). The rule
 (:func:`graphmem._decompose.speaker_variant` is the same idea for names): same first
 letter, alphabetic, five letters or more, one edit away (two for words of eight letters or
 more; an edit is an insertion, deletion, substitution or swap of
@@ -29,7 +31,8 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 
 from graphmem._decompose import _edit_distance, load_lemma_table, unique_variant
-from graphmem._pipelines import normalise_indic
+from graphmem._language import LATIN_LANGUAGES
+from graphmem._pipelines import LemmaTable, normalise_indic
 
 __all__ = [
     "MAX_ENDING_LETTERS",
@@ -95,11 +98,18 @@ def _base_forms() -> set[str]:
     return {word for pos in ("noun", "verb", "adj", "adv") for word in index.get(pos, ()) if word.isalpha()}
 
 
-def is_typo_candidate(word: str) -> bool:
+def is_typo_candidate(word: str, language: str | None = "en", lemmas: Mapping[str, str] | None = None) -> bool:
     """Whether a query token may be a typo: lowercase ASCII letters only, five or more,
-    and no English word."""
+    and no word of the query's language. In English (and any language without a lemma
+    table of its own), no English word; in a language with one (``lemmas``, a
+    :class:`~graphmem._pipelines.LemmaTable`), no form or headword of it: a real French or
+    Portuguese word ("marteau", "prato") is no English word, yet must not be read as the
+    user's other word one edit away ("manteau", "preto"), while a word typed without its
+    accent ("vivia" for "vivía") is still read as the token it misspells."""
     if len(word) < MIN_TYPO_LETTERS or not (word.isascii() and word.isalpha() and word.islower()):
         return False
+    if language in LATIN_LANGUAGES:
+        return isinstance(lemmas, LemmaTable) and not lemmas.knows(word)
     lexicon = english_words()
     return lexicon is not None and word not in lexicon
 

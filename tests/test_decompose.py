@@ -293,6 +293,42 @@ def test_a_short_query_waits_in_a_worker_thread_while_a_batch_runs(decomposer: D
     assert decomposer.decompose_query_now(query) == decomposer.decompose_query(query)
 
 
+def test_a_short_query_never_waits_for_another_languages_pipeline_to_load(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    decomposer = Decomposer(spacy.blank("en"), language="auto")
+    english = "What is my cat called?"
+    decomposer.decompose_query("warm the English pipeline up")
+    loading, loaded = threading.Event(), threading.Event()
+
+    def slow_load(*args: object, **kwargs: object) -> None:  # a load that takes seconds
+        loading.set()
+        loaded.wait()
+
+    monkeypatch.setattr(decompose_module, "load_language_pipeline", slow_load)
+    loader = threading.Thread(target=decomposer.decompose_query, args=("私の猫の名前は何ですか",))
+    loader.start()
+    loading.wait()
+    answers: dict[str, object] = {}
+    # On a thread of its own, so that a decompose_query_now that waited would fail the test
+    # instead of hanging it.
+    asker = threading.Thread(
+        target=lambda: answers.update(
+            english=decomposer.decompose_query_now(english), japanese=decomposer.decompose_query_now("猫はどこ")
+        )
+    )
+    asker.start()
+    asker.join(timeout=30)
+    try:
+        assert not asker.is_alive(), "decompose_query_now waited for a pipeline to load"
+        assert answers["english"] == Decomposer(spacy.blank("en"), language="auto").decompose_query(english)
+        assert answers["japanese"] is None  # its pipeline is loading: the caller goes to a thread
+    finally:
+        loaded.set()
+        loader.join()
+        asker.join()
+
+
 # ---------------------------------------------------------------------------- unicode hygiene
 
 
@@ -301,6 +337,21 @@ def test_control_and_format_characters_do_not_stick_to_words(decomposer: Decompo
     word = text.split()[0]
     clean = "".join(ch for ch in word if unicodedata.category(ch) not in {"Cc", "Cf"})
     assert clean in decomposer.decompose(text).tokens
+
+
+@pytest.mark.parametrize(
+    ("text", "word"),
+    [
+        ("my pass\u00adword is on the fridge", "password"),  # soft hyphen, from a web page
+        ("my pass\u2060word is on the fridge", "password"),  # word joiner
+        ("my pass\ufeffword is on the fridge", "password"),  # a BOM pasted mid-text
+        ("my pass\u200dword is on the fridge", "password"),  # zero-width joiner
+        ("من می\u200cخواهم به تهران بروم", "میخواهم"),  # ZWNJ: part of Persian spelling
+    ],
+)
+def test_a_format_character_inside_a_word_leaves_it_whole(decomposer: Decomposer, text: str, word: str) -> None:
+    assert word in decomposer.decompose(text).tokens
+    assert word in decomposer.decompose_query(text).tokens
 
 
 def test_nfc_and_nfd_spellings_give_the_same_tokens(decomposer: Decomposer) -> None:

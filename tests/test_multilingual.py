@@ -17,7 +17,7 @@ import spacy
 
 from graphmem import Content, Decomposer, GraphMemoryService, MemoryEntry, MemoryService, SearchRequest, open_memory
 from graphmem._answer_types import asked_types
-from graphmem._decompose import author_tokens
+from graphmem._decompose import _chunks, author_tokens
 from graphmem._fixtures import FixtureError, dump_fixtures, export_fixtures, load_fixtures
 from graphmem._language import LanguageDetector, script_language
 from graphmem._pipelines import normalise_indic
@@ -127,6 +127,19 @@ def test_latin_text_with_accents_goes_to_the_detector(text: str, language: str) 
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        "Anh trai tôi làm việc ở đâu?",  # Vietnamese, read as Portuguese before
+        "Anh trai tôi làm việc ở Hà Nội.",  # its statement, read as French before
+        "Zjadłem pierogi z babcią",  # Polish
+        "Jeg spiste smørrebrød",  # Danish
+    ],
+)
+def test_a_latin_language_without_a_pipeline_is_unknown_not_a_guess(text: str) -> None:
+    assert LanguageDetector().detect(text) == "xx"
+
+
+@pytest.mark.parametrize(
     ("text", "language"),
     [
         # A name's accents are no evidence of a language: its words decide.
@@ -157,6 +170,13 @@ def test_language_setting_is_validated() -> None:
         Decomposer(char_grams=(0,))
     with pytest.raises(ValueError, match="char_gram_scope must be one of text, content, words, long"):
         Decomposer(char_gram_scope="sentence")
+
+
+def test_korean_and_unknown_are_codes_an_app_may_set(decomposer: Decomposer) -> None:
+    # The Languages table lists them; the default pipeline decomposes both.
+    korean = Decomposer(decomposer.nlp, language="ko").decompose("서울에 살아요")
+    assert korean.language == "ko" and {"서울", "서", "울"} <= set(korean.tokens)
+    assert Decomposer(decomposer.nlp, language="xx").decompose_query("Где живёт Мария?").language == "xx"
 
 
 def test_fixed_language_skips_detection(decomposer: Decomposer) -> None:
@@ -211,6 +231,15 @@ def test_chinese_words_stop_words_and_char_grams(decomposer: Decomposer) -> None
     variant = decomposer.decompose("玛利亚搬到了里斯本。")
     assert {"玛", "亚"} <= set(parts.tokens) & set(variant.tokens)
     assert "玛丽亚" not in variant.tokens
+
+
+def test_full_width_forms_are_ascii_and_numbers_are_kept(decomposer: Decomposer) -> None:
+    # Chinese and Japanese input methods type full-width letters and digits by default.
+    assert {"ibm", "305"} <= set(decomposer.decompose("我在ＩＢＭ工作，房间号是３０５。").tokens)
+    assert {"ibm", "305"} <= set(decomposer.decompose_query("我在IBM工作，房间号是305吗？").tokens)
+    assert "ibm" in decomposer.decompose("I work at ＩＢＭ now.").tokens
+    assert "3" in decomposer.decompose("我有3只猫").tokens  # a digit is on Chinese's stop list
+    assert "3" in decomposer.decompose_query("我有３只猫吗").tokens
 
 
 def test_chinese_text_keeps_a_word_of_another_script_whole() -> None:
@@ -344,6 +373,79 @@ def test_french_lemmas_and_stop_words(decomposer: Decomposer) -> None:
     assert decomposer.decompose_query("Où habite ma sœur ?").tokens == ("habiter", "sœur")
 
 
+@pytest.mark.parametrize(
+    ("language", "text", "stop_words"),
+    [
+        ("fr", "J'ai acheté l'appartement en mai.", {"je", "j'", "le", "l'"}),  # elisions, no acronyms
+        ("fr", "C'était l'anniversaire de ma mère.", {"ce", "c'"}),
+        ("fr", "Qu'est-ce que j'ai dit sur l'ordinateur ?", {"ce", "je"}),  # "-ce" -> "ce"
+        ("it", "I miei amici sono arrivati.", {"il", "i"}),  # "I" -> "il"
+        ("it", "Dov'è il gatto?", {"dov", "dove"}),
+        ("hi", "मैंने मेरी बहन को फोन किया", {"मैंने", "मेरी", "मेर"}),  # ergative and possessive pronouns
+        ("hi", "हमें तुम्हारे घर जाना है", {"हमें", "तुम्हारे", "तुम्हार"}),
+    ],
+)
+def test_no_stop_word_leaks_as_a_token(decomposer: Decomposer, language: str, text: str, stop_words: set[str]) -> None:
+    fixed = Decomposer(decomposer.nlp, language=language)
+    for tokens in (fixed.decompose(text).tokens, fixed.decompose_query(text).tokens):
+        assert tokens and not stop_words & set(tokens), tokens
+
+
+async def test_thai_lao_khmer_and_myanmar_are_found_by_their_characters(service: MemoryService) -> None:
+    # Written without spaces and without a pipeline: character unigrams and bigrams, as Han.
+    said = [
+        "ฉันรับเลี้ยงแมวเมื่อฤดูใบไม้ผลิที่แล้ว",  # I adopted a cat last spring
+        "พี่สาวของฉันย้ายไปลิสบอนในปี 2021",  # my sister moved to Lisbon in 2021
+        "ຂ້ອຍມີໝາໂຕໜຶ່ງ",  # Lao: I have a dog
+        "ខ្ញុំចូលចិត្តកាហ្វេ",  # Khmer: I like coffee
+        "ကျွန်တော်ထမင်းစားတယ်",  # Myanmar: I eat rice
+    ]
+    await service.add_session(APP, USER, "th-1", [turn("Som", text, i) for i, text in enumerate(said)])
+    assert (await ranked(service, "แมว"))[0][0] == said[0]  # "cat"
+    assert (await ranked(service, "ลิสบอน"))[0][0] == said[1]  # "Lisbon"
+    assert (await ranked(service, "ໝາ"))[0][0] == said[2]  # "dog"
+    assert (await ranked(service, "កាហ្វេ"))[0][0] == said[3]  # "coffee"
+    assert (await ranked(service, "ထမင်း"))[0][0] == said[4]  # "rice"
+
+
+def test_a_han_character_beyond_the_basic_plane_is_kept(decomposer: Decomposer) -> None:
+    assert "𠮷" in decomposer.decompose("𠮷野家で牛丼を食べました。").tokens  # CJK extension B
+    assert "𠮷" in decomposer.decompose_query("我在𠮷野家吃饭").tokens
+
+
+@pytest.mark.parametrize(
+    ("language", "singular", "plural"),
+    [("es", "libro", "libros"), ("es", "viaje", "viajes"), ("pt", "gato", "gatos"), ("it", "sogno", "sogni")],
+)
+def test_a_noun_and_its_plural_share_a_token(
+    decomposer: Decomposer, language: str, singular: str, plural: str
+) -> None:
+    # The lookup tables have no part of speech: they read "libro" as a form of "librar".
+    fixed = Decomposer(decomposer.nlp, language=language)
+    assert fixed.decompose_query(singular).tokens[0] == fixed.decompose(plural).tokens[0] == singular
+
+
+async def test_a_spanish_question_in_the_singular_finds_the_entry_in_the_plural(decomposer: Decomposer) -> None:
+    service = await open_memory("memory:", nlp=decomposer.nlp, language="es")
+    said = ["Este verano leí dos libros de historia.", "Este verano leí el periódico todos los días."]
+    await service.add_session(APP, USER, "es-1", [turn("Ana", text, i) for i, text in enumerate(said)])
+    hits = await ranked(service, "¿Qué libro leí este verano?")
+    assert hits[0][0] == said[0] and hits[0][1] > hits[1][1]
+
+
+async def test_a_german_noun_finds_its_plural_and_case_forms(decomposer: Decomposer) -> None:
+    # spaCy's German table keys nouns capitalised ("Hunde"), and German capitalises every
+    # noun inside a sentence, where a capital otherwise marks a name.
+    service = await open_memory("memory:", nlp=decomposer.nlp, language="de")
+    said = ["Mein Bruder hat einen Hund.", "Ich war mit den Kindern im Urlaub.", "Wir haben drei Katzen und zwei Hunde."]
+    await service.add_sessions(APP, USER, {f"de-{i}": [turn("Jonas", text, i)] for i, text in enumerate(said)})
+    assert {text for text, _ in await ranked(service, "Wer hat einen Hund?")} == {said[0], said[2]}
+    assert {text for text, _ in await ranked(service, "hunde")} == {said[0], said[2]}
+    assert [text for text, _ in await ranked(service, "Wo waren die Kinder?")] == [said[1]]
+    assert [text for text, _ in await ranked(service, "Katze")] == [said[2]]
+    assert "maria" in service.decomposer.decompose_query("Wo wohnt Maria jetzt?").tokens  # a name stays
+
+
 async def test_french_is_stored_and_found(service: MemoryService) -> None:
     said = ["Ma sœur habite à Lisbonne depuis l'année dernière.", "Je suis allé au café avec elle."]
     await service.add_session(
@@ -418,6 +520,26 @@ async def test_japanese_query_links_entities_by_its_own_segmentation(service: Me
     assert "マリア" in response.hits[0].matched_entities
 
 
+async def test_a_long_japanese_entry_is_stored_and_found(service: MemoryService) -> None:
+    # 20,000 characters, 60,000 UTF-8 bytes: over the 49,149 bytes SudachiPy takes at once,
+    # far under MAX_TEXT_LENGTH. Stored in one batch with a short entry, which must survive.
+    long_text = "友達と一緒に東京の美術館へ行き、印象派の絵画をたくさん見ました。" * 625 + "最後に浅草で天ぷらを食べました。"
+    assert len(long_text) > 20_000
+    await service.add_sessions(APP, USER, {"s-long": [turn("ミカ", long_text)], "s-short": [turn("ミカ", "猫を飼い始めました。")]})
+    assert (await ranked(service, "浅草で何を食べましたか"))[0][0] == long_text
+    assert (await ranked(service, "猫を飼いましたか"))[0][0] == "猫を飼い始めました。"
+    assert (await ranked(service, long_text))[0][0] == long_text
+
+
+def test_a_long_text_is_cut_at_sentence_ends_within_the_pipelines_byte_limit() -> None:
+    text = "東京の美術館へ行きました。" * 4000  # 13 characters, 39 bytes a sentence
+    pieces = _chunks(text, 45_000)
+    assert "".join(pieces) == text
+    assert all(len(p.encode()) <= 45_000 and p.endswith("。") for p in pieces)
+    english = "I went to the museum. " * 5000
+    assert all(p.endswith(" ") for p in _chunks(english, 45_000)[:-1])
+
+
 async def test_language_is_stored_and_visible_to_cypher(service: MemoryService) -> None:
     await store_all(service)
     await service.add_entry(APP, USER, turn("Mika", "My sister Maria moved to Lisbon.", at=60))
@@ -459,6 +581,31 @@ async def test_a_service_set_to_one_language_reads_every_text_in_it(decomposer: 
     finally:
         await service.delete_user(APP, USER)
         await service.close()
+
+
+@pytest.mark.parametrize(
+    ("language", "entry", "question"),
+    [
+        ("fr", "J'ai perdu mon manteau dans le train.", "Où est le marteau ?"),  # hammer, not coat
+        ("pt", "O meu gato é preto.", "Onde está o prato?"),  # plate, not black
+        ("es", "Compré leche en el supermercado.", "¿Dónde está el lecho?"),  # bed, not milk
+    ],
+)
+async def test_a_real_word_of_another_language_is_not_read_as_a_typo(
+    decomposer: Decomposer, language: str, entry: str, question: str
+) -> None:
+    service = await open_memory("memory:", nlp=decomposer.nlp, language=language)
+    await service.add_entry(APP, USER, turn("Ana", entry))
+    assert await ranked(service, question) == []
+
+
+async def test_a_word_typed_without_its_accent_is_still_read_as_a_typo(decomposer: Decomposer) -> None:
+    # The Spanish lemma table knows "vivía", not "vivia": one letter from the token "vivir".
+    service = await open_memory("memory:", nlp=decomposer.nlp, language="es")
+    await service.add_entry(APP, USER, turn("Ana", "Mi hermana vive en Lisboa desde mayo."))
+    response = await service.search(SearchRequest(query="¿Dónde vivia?", app_name=APP, user_id=USER))
+    assert [h.memory.text for h in response.hits] == ["Mi hermana vive en Lisboa desde mayo."]
+    assert response.hits[0].read_as == {"vivia": "vivir"}
 
 
 def test_a_language_and_a_decomposer_are_not_given_together(decomposer: Decomposer) -> None:

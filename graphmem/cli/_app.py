@@ -26,7 +26,7 @@ from graphmem._fixtures import (
     load_fixture_lines,
     read_fixtures,
 )
-from graphmem._language import SUPPORTED_LANGUAGES
+from graphmem._language import ENTRY_LANGUAGES
 from graphmem._models import SearchRequest, parse_time_bound, quote_ids
 from graphmem._service import MemoryService, MemoryStats
 from graphmem.cli._context import (
@@ -204,9 +204,9 @@ def _global_options(
             EXIT_USAGE,
         )
     language = language.strip().lower()
-    if language != "auto" and language not in SUPPORTED_LANGUAGES:
+    if language != "auto" and language not in ENTRY_LANGUAGES:
         raise fail(
-            f"unknown language {language!r}: use --language auto or one of {', '.join(SUPPORTED_LANGUAGES)} "
+            f"unknown language {language!r}: use --language auto or one of {', '.join(ENTRY_LANGUAGES)} "
             "(or set GRAPHMEM_LANGUAGE)",
             EXIT_USAGE,
         )
