@@ -297,6 +297,30 @@ async def test_deletes_remove_erased_text_from_the_file(tmp_path: Path, decompos
     await reloaded.close()
 
 
+async def test_a_write_that_changes_nothing_leaves_no_trace_on_disk(tmp_path: Path, decomposer: Decomposer) -> None:
+    # After delete_user, a retried erasure job or an empty session changes nothing: it must
+    # not bring a file naming the erased user back, nor keep ids of one user in another's.
+    path = tmp_path / "memory.jsonl"
+    service = open_store(path, decomposer)
+    await service.add_session(APP, "erase-me", "s1", [entry("private medical note about asthma")])
+    await service.add_session(APP, "bob", "s1", [entry("bob public note", at=1)])
+    erased_ids = [e.entry_id for e in await service.list_entries(APP, "erase-me")]
+    bob_ids = [e.entry_id for e in await service.list_entries(APP, "bob")]
+    assert await service.delete_user(APP, "erase-me") == 1
+    assert await service.delete_session(APP, "erase-me", "s1") == 0
+    assert await service.delete_entries_by_id(APP, "erase-me", erased_ids) == 0
+    await service.add_session(APP, "erase-me", "s2", [])
+    assert await service.delete_entries_by_id(APP, USER, bob_ids) == 0  # another user's ids
+    data = store_bytes(tmp_path)
+    assert b"erase-me" not in data and erased_ids[0].encode() not in data
+    assert await service.delete_user(APP, "bob") == 1
+    assert bob_ids[0].encode() not in store_bytes(tmp_path)
+    await service.close()
+    reloaded = open_store(path, decomposer)
+    assert (await reloaded.stats()).users == 0
+    await reloaded.close()
+
+
 # ---------------------------------------------------------------------------- crash
 
 

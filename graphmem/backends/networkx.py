@@ -731,6 +731,12 @@ class GraphMemoryService(MemoryService):
                 changed += removed
                 if removed:
                     self._needs_compaction.add(owner)
+            if not changed and not any(_adds_entries(record) for record in records):
+                # A write that changed nothing (a delete of what is not there, an empty
+                # session) must not stay on disk either: its ids and names would outlive
+                # delete_user of the user they belong to, and a user holding nothing
+                # would get a segment back. The rewrite drops it (no file when no entry).
+                self._needs_compaction.add(owner)
             if owner in self._needs_compaction:
                 deferred = _DEFERRED_COMPACTION.get()
                 if deferred is None:
@@ -1801,3 +1807,11 @@ def _entry_record(entry: PreparedEntry) -> dict[str, Any]:
         # Resolved once, when written: a search with a time reads them for every holder.
         "time_refs": time_refs(memory.text, memory.timestamp),
     }
+
+
+def _adds_entries(record: dict[str, Any]) -> bool:
+    """Whether a journal record stores an entry (the others only remove)."""
+    op: str = record["op"]
+    if op in ("replace_session", "append_session", "restore_entries"):
+        return bool(record["entries"])
+    return op == "insert_entry"
