@@ -427,8 +427,10 @@ def create_server(
         description=(
             "Delete memories of this user, for good. Give exactly one of: entry_id (one memory, from recall or "
             "recent), session_id (every memory of that conversation), or query (every memory that shares a word "
-            "or name with it, its author's own name aside; a date or time in it is neither a word nor a filter; "
-            "recall it first to see what would go). Returns how many were removed."
+            "or name with it as written, its author's own name aside; a date or time in it is neither a word nor a "
+            "filter; misspellings and related words are not read as recall reads them, and recall shows only its "
+            "best hits: to remove exactly what recall showed, forget those by entry_id). Returns how many were "
+            "removed."
         ),
         annotations=ToolAnnotations(destructive_hint=True, idempotent_hint=True, open_world_hint=False),
     )
