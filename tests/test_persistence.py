@@ -315,9 +315,20 @@ async def test_a_write_that_changes_nothing_leaves_no_trace_on_disk(tmp_path: Pa
     assert b"erase-me" not in data and erased_ids[0].encode() not in data
     assert await service.delete_user(APP, "bob") == 1
     assert bob_ids[0].encode() not in store_bytes(tmp_path)
+    # Nor does it cost a rewrite of a user who holds entries: it is not written at all.
+    await service.add_session(APP, USER, "s1", [entry("alice keeps this", at=2)])
+    journal = service._journal  # type: ignore[attr-defined]
+    written: list[str] = []
+    for name in ("append_many", "rewrite", "remove"):
+        method = getattr(journal, name)
+        setattr(journal, name, lambda *a, _m=method, _n=name, **k: (written.append(_n), _m(*a, **k))[1])
+    assert await service.delete_session(APP, USER, "no such session") == 0
+    assert await service.delete_entries_by_id(APP, USER, bob_ids) == 0
+    await service.add_session(APP, USER, "empty", [])
+    assert written == []
     await service.close()
     reloaded = open_store(path, decomposer)
-    assert (await reloaded.stats()).users == 0
+    assert (await reloaded.stats()).users == 1
     await reloaded.close()
 
 

@@ -723,6 +723,14 @@ class GraphMemoryService(MemoryService):
                 self._needs_compaction.discard(owner)
                 with self._lock:
                     return self._apply(records[0])
+            # A record that would change nothing is not written: on disk its ids and names
+            # would outlive delete_user of the user they belong to, and a user holding
+            # nothing would get a segment back (an ADK session without text, a retried
+            # delete, another user's ids).
+            with self._lock:
+                records = [record for record in records if not self._changes_nothing(owner, record)]
+            if not records:
+                return 0
             # Durable before visible, and all or nothing: one append of every record.
             journal.append_many(key, records)
             for record in records:
@@ -732,10 +740,8 @@ class GraphMemoryService(MemoryService):
                 if removed:
                     self._needs_compaction.add(owner)
             if not changed and not any(_adds_entries(record) for record in records):
-                # A write that changed nothing (a delete of what is not there, an empty
-                # session) must not stay on disk either: its ids and names would outlive
-                # delete_user of the user they belong to, and a user holding nothing
-                # would get a segment back. The rewrite drops it (no file when no entry).
+                # Changed nothing after all (a case _changes_nothing does not foresee):
+                # the rewrite drops it, for the same reason (no file when no entry).
                 self._needs_compaction.add(owner)
             if owner in self._needs_compaction:
                 deferred = _DEFERRED_COMPACTION.get()
@@ -769,6 +775,26 @@ class GraphMemoryService(MemoryService):
             with self._owner_lock(owner):
                 if owner in self._needs_compaction:
                     self._compact(owner)
+
+    def _changes_nothing(self, owner: Owner, record: dict[str, Any]) -> bool:
+        """Whether applying ``record`` now would change nothing of ``owner``'s (call with
+        the graph lock and the owner's lock held). Only the cases worth a check: a write
+        that stores nothing, and removes nothing."""
+        op: str = record["op"]
+        if _adds_entries(record):
+            return False
+        own = self._entries.get(owner, {})
+        if op == "replace_session":
+            return (record["project_id"], record["session_id"]) not in self._sessions.get(owner, {})
+        if op in ("delete_entries", "restore_entries"):
+            return not any(i in own for i in record["ids"])
+        if op == "append_session":
+            return True
+        if op == "delete_session":
+            return not any(e.session_id == record["session_id"] for e in own.values())
+        if op == "delete_project":
+            return not any(e.project_id == record["project_id"] for e in own.values())
+        return False
 
     def _owner_lock(self, owner: Owner) -> threading.Lock:
         with self._lock:
