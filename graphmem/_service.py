@@ -1705,10 +1705,16 @@ class MemoryService(ABC):
                 suspects.add(word)
         if not suspects:
             return {}
-        names = await self._speaker_names(owner)
-        if not suspects <= names:
-            names = names | entity_name_words(await self._entity_names(owner))
+        names = await self._name_words_among(owner, suspects)
         return {w: w[:1].upper() + w[1:] for w in suspects if w in names}
+
+    async def _name_words_among(self, owner: Owner, words: AbstractSet[str]) -> AbstractSet[str]:
+        """The words of the user's names (a speaker's, or one an entry mentions) among
+        ``words``; the entity names are read only when the speakers' do not cover them."""
+        names = await self._speaker_names(owner)
+        if not words <= names:
+            names = names | entity_name_words(await self._entity_names(owner))
+        return words & names
 
     async def _names_as_written(self, owner: Owner, text: str, parts: Decomposition) -> Decomposition:
         """``parts`` with each word of the user's names that opens a sentence of ``text``
@@ -1725,9 +1731,7 @@ class MemoryService(ABC):
                 lemma_of[word] = lone[0]
         if not lemma_of:
             return parts
-        names = await self._speaker_names(owner)
-        if not lemma_of.keys() <= names:
-            names = names | entity_name_words(await self._entity_names(owner))
+        names = await self._name_words_among(owner, set(lemma_of))
         lemma_of = {word: lemma for word, lemma in lemma_of.items() if word in names}
         if not lemma_of:
             return parts

@@ -739,10 +739,6 @@ class GraphMemoryService(MemoryService):
                 changed += removed
                 if removed:
                     self._needs_compaction.add(owner)
-            if not changed and not any(_adds_entries(record) for record in records):
-                # Changed nothing after all (a case _changes_nothing does not foresee):
-                # the rewrite drops it, for the same reason (no file when no entry).
-                self._needs_compaction.add(owner)
             if owner in self._needs_compaction:
                 deferred = _DEFERRED_COMPACTION.get()
                 if deferred is None:
@@ -777,9 +773,8 @@ class GraphMemoryService(MemoryService):
                     self._compact(owner)
 
     def _changes_nothing(self, owner: Owner, record: dict[str, Any]) -> bool:
-        """Whether applying ``record`` now would change nothing of ``owner``'s (call with
-        the graph lock and the owner's lock held). Only the cases worth a check: a write
-        that stores nothing, and removes nothing."""
+        """Whether applying ``record`` now would change nothing of ``owner``'s: it stores
+        no entry and removes none (call with the graph lock and the owner's lock held)."""
         op: str = record["op"]
         if _adds_entries(record):
             return False
