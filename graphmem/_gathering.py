@@ -26,6 +26,7 @@ this module only counts, compares and hands keys back to the backend that gave t
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
@@ -203,39 +204,103 @@ class SeedShares:
     (at C speed) from each seed's share and holders; a step then chooses holders group by
     group, best first, instead of ranking every holder.
 
+    Built lazily, best share first: a step takes the best few holders, whose shares are
+    known from the seeds with the highest shares (the rarer terms, whose postings are the
+    short ones), so the commonest seeds' long postings are not sorted out until a step
+    reaches their share. Seeds are taken highest share first; once some have been taken,
+    every holder of any of them has its exact share (its other seeds are probed), and a
+    holder of none of them holds only seeds not taken, so its share is at most theirs
+    summed (:attr:`_bound`). A group whose share reaches that bound is the best one left,
+    and is handed out; the others wait for more seeds to be taken. A 100k user's
+    questions (7 seeds, 26k holders at the median) sorted out 30% of their seeds' holders
+    this way (the median question 14%; benchmarks/README.md, "Seed shares built as the
+    steps reach them").
+
     A holder's share is the same float a left-to-right sum would give: the seeds' shares
-    added in the order of their postings, longest first."""
+    added in the order of their postings, longest first (and the bound is such a sum over
+    a superset of a holder's seeds, so it is never below one: rounding is monotonic)."""
 
     def __init__(self, postings: Iterable[tuple[float, Collection[Hashable]]]) -> None:
         ordered = sorted((p for p in postings if p[1]), key=lambda p: -len(p[1]))
-        sets = [(share, frozenset(holders)) for share, holders in ordered]
-        # The holders of several seeds: each seed's holders met in a longer posting. The
-        # longest (often most of the holders) is only probed, never copied into ``seen``.
-        several: set[Hashable] = set()
-        if len(sets) > 1:
-            longest = sets[0][1]
-            seen: set[Hashable] = set()
-            for _, members in sets[1:]:
-                several |= members & longest
-                if seen:
-                    several |= members & seen
-                seen |= members
-        # The holders of several seeds by their share: each holder's seeds as the bits of a
-        # mask (a seed's holders among them are found by one set operation), then the
-        # holders with one mask, whose share is summed once, in the seeds' order. Splitting
-        # them into parts seed by seed instead intersected every part with every seed: a
-        # 100k user's question of 30 seeds (entity spans, related words) built its shares
-        # in 3.9 ms that way, 2.7 ms this way; one of 7 seeds in 1.6 ms either way.
-        by_share: dict[float, frozenset[Hashable]] = {}
-        # Each seed's holders among those of several (also what its own group leaves out).
-        shared = [members & several for _, members in sets] if several else []
-        if several:
-            mask_of = dict.fromkeys(several, 0)
-            mask_of.update(dict.fromkeys(shared[0], 1))  # the longest's, at C speed
-            for bit in range(1, len(shared)):
-                mask = 1 << bit
-                for key in shared[bit]:
-                    mask_of[key] |= mask
+        #: Seed ``k`` (its bit in a holder's mask): its share, its holders as a set, and as given.
+        self._shares = [share for share, _ in ordered]
+        self._sets = [frozenset(holders) for _, holders in ordered]
+        self._given = [holders for _, holders in ordered]
+        #: The seeds not taken yet, the next one last: highest share first, then shortest.
+        self._todo = sorted(range(len(ordered)), key=lambda k: (self._shares[k], -len(self._sets[k])))
+        self._taken: list[int] = []
+        #: The holders two seeds share, kept from the first seed of the two to be taken.
+        self._met: dict[tuple[int, int], AbstractSet[Hashable]] = {}
+        self._bound = self._sum_of(self._todo)
+        #: Groups known but not handed out yet, by share: ``(share, members, sources)``.
+        self._waiting: list[tuple[float, Collection[Hashable], tuple[Collection[Hashable], ...]]] = []
+        #: ``(share, members, sources)``, best share first: the holders with this share, and
+        #: sequences holding them all, in whose order a step takes some of them: the seed's
+        #: postings for the holders of one seed; for the holders of several, the order they
+        #: were summed in (hashing's, which may change from process to process: which of
+        #: equal holders a step takes first changes the work, never the answer). Read
+        #: through :attr:`groups`, which builds more as it is read.
+        self._handed: list[tuple[float, Collection[Hashable], tuple[Collection[Hashable], ...]]] = []
+
+    def _sum_of(self, seeds: Iterable[int]) -> float:
+        total = 0.0
+        for k in sorted(seeds):
+            total += self._shares[k]
+        return total
+
+    @property
+    def groups(self) -> Iterator[tuple[float, Collection[Hashable], tuple[Collection[Hashable], ...]]]:
+        """The groups, best share first (each step reads them again from the first)."""
+        read = 0
+        while True:
+            while read < len(self._handed):
+                yield self._handed[read]
+                read += 1
+            if not self._hand_out():
+                return
+
+    def _hand_out(self) -> bool:
+        """Take seeds until a waiting group is known to be the best left, and hand out every
+        such group; ``False`` when every group was handed out."""
+        waiting = self._waiting
+        while self._todo and (not waiting or waiting[-1][0] < self._bound):
+            self._take(self._todo.pop())
+        if not waiting:
+            return False
+        bound = self._bound if self._todo else -math.inf
+        while waiting and waiting[-1][0] >= bound:
+            self._handed.append(waiting.pop())
+        return True
+
+    def _take(self, k: int) -> None:
+        """Group the holders of seed ``k`` that no seed taken before holds, by their shares."""
+        sets, shares = self._sets, self._shares
+        members = sets[k]
+        earlier: set[Hashable] = set()
+        for j in self._taken:
+            earlier |= self._met.pop((j, k))
+        later: set[Hashable] = set()
+        mine: list[tuple[int, AbstractSet[Hashable]]] = []
+        for j in self._todo:
+            met = members & sets[j]  # (a set's intersection walks the smaller side)
+            self._met[(k, j)] = met
+            if met:
+                mine.append((j, met))
+                later |= met
+        later -= earlier
+        self._taken.append(k)
+        self._bound = self._sum_of(self._todo)
+        found: dict[float, list[Hashable]] = {}
+        if later:
+            # Each new holder of several seeds: its seeds as the bits of a mask (from the
+            # holders this seed shares with each other one), then the holders with one mask,
+            # whose share is summed once, in the seeds' order.
+            mask_of = dict.fromkeys(later, 1 << k)
+            for j, common in mine:
+                bit = 1 << j
+                for key in common:
+                    if key in mask_of:
+                        mask_of[key] |= bit
             by_mask: dict[int, list[Hashable]] = {}
             for key, mask in mask_of.items():
                 holding = by_mask.get(mask)
@@ -245,27 +310,24 @@ class SeedShares:
                     holding.append(key)
             for mask, holding in by_mask.items():
                 total = 0.0
-                for bit, (share, _) in enumerate(sets):
+                for bit, share in enumerate(shares):
                     if mask >> bit & 1:
                         total += share
-                same = by_share.get(total)
-                by_share[total] = frozenset(holding) if same is None else same.union(holding)
-        groups: list[tuple[float, Collection[Hashable], tuple[Collection[Hashable], ...]]] = [
-            (share, keys, (keys,)) for share, keys in by_share.items()
-        ]
-        for k, ((share, members), (_, holders)) in enumerate(zip(sets, ordered, strict=True)):
-            # The holders of this seed only: a view, not a copy (a step takes a few of a
-            # long posting's holders, in its order).
-            only = _Without(members, shared[k]) if several else members
-            if only:
-                groups.append((share, only, (holders,)))
-        groups.sort(key=lambda g: -g[0])
-        #: ``(share, members, sources)``: the holders with this share, and sequences holding
-        #: them all, in whose order a step takes some of them: the seed's postings for the
-        #: holders of one seed; for the holders of several, the order they were summed in
-        #: (hashing's, which may change from process to process: which of equal holders a
-        #: step takes first changes the work, never the answer).
-        self.groups = groups
+                found.setdefault(total, []).extend(holding)
+        new: list[tuple[float, Collection[Hashable], tuple[Collection[Hashable], ...]]] = []
+        for total, holding in found.items():
+            keys = frozenset(holding)
+            new.append((total, keys, (keys,)))
+        # The holders of this seed only: a view, not a copy (a step takes a few of a long
+        # posting's holders, in its order).
+        removed = earlier | later
+        only = _Without(members, removed) if removed else members
+        if only:
+            new.append((shares[k], only, (self._given[k],)))
+        if new:
+            # Waiting groups are kept best share last (a step hands them out from there).
+            self._waiting.extend(new)
+            self._waiting.sort(key=lambda g: g[0])
 
     def expand(
         self, min_share: float, max_holders: int | None, expanded: Collection[Hashable] = frozenset()

@@ -333,6 +333,24 @@ def test_seed_shares_add_up_and_the_best_holders_are_expanded_first() -> None:
     assert shares.expand(0.0, None, {"a", "b", "c"}) == ([], None)
 
 
+def test_seed_shares_sort_out_a_common_seeds_holders_only_when_a_step_reaches_them() -> None:
+    """The best holders are known from the seeds with the highest shares: a step that takes
+    them leaves the long posting of a common seed as it is, and a step that goes down to
+    that seed's share sorts it out (the same groups as a build of everything at once)."""
+    common = [*range(1000), "a"]
+    shares = SeedShares([(0.1, common), (0.5, ["a", "b"]), (0.3, ["b", "c"])])
+    assert shares.expand(0.0, 2) == (["b", "a"], 0.3)
+    assert len(shares._taken) == 2  # the two rare seeds, not the common one (its holders: the next share)
+    chosen, rest = shares.expand(0.0, None)
+    assert chosen[:3] == ["b", "a", "c"] and sorted(chosen[3:]) == list(range(1000)) and rest is None
+    assert [(share, len(members)) for share, members, _ in shares.groups] == [
+        (0.8, 1),
+        (0.6, 1),
+        (0.3, 1),
+        (0.1, 1000),
+    ]
+
+
 def test_seeds_are_the_rarer_terms_and_always_the_rarest() -> None:
     assert seed_terms({"rare": 2, "common": 60, "unheld": 0}, 100, 0.2) == {"rare"}
     assert seed_terms({"common": 60, "commoner": 80}, 100, 0.2) == {"common"}
