@@ -15,6 +15,8 @@ How ADK's calls map onto graphmem (ADK's ``app_name`` and ``user_id`` are graphm
   passes a part of the session, and the turns before it stay remembered (with their ids
   and terms; one all-or-nothing ``restore_session``). A full session has no older turn,
   and is stored with ``add_session`` as ever; a session of no events changes nothing.
+  The read and the replacement are one step for this service's other writes of that
+  session on the same event loop (see the method for what is not covered).
   Events without text (function calls and responses, partial stream chunks) and model
   thoughts are skipped.
 - ``add_events_to_memory(..., events, session_id)``: a delta, appended after the
@@ -74,7 +76,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -190,6 +194,9 @@ class GraphmemMemoryService(BaseMemoryService):
         # One lock per event loop: an asyncio lock belongs to the loop that first waited on
         # it, and ADK's synchronous Runner.run calls from a new loop every turn.
         self._opening: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
+        # The sessions being written by a call of this service that reads them first (see
+        # _session_write); an entry lives only while a call holds or waits for its lock.
+        self._session_locks: dict[_SessionKey, _SessionLock] = {}
         self._closed = False
         self.project_id = project_id
         self.limit = limit
@@ -235,6 +242,31 @@ class GraphmemMemoryService(BaseMemoryService):
             service, self._service = self._service, None
             await service.close()
 
+    @asynccontextmanager
+    async def _session_write(self, app_name: str, user_id: str, session_id: str) -> AsyncIterator[None]:
+        """Hold the session (in this service's scope) for one write of it: the other writes
+        of this service to that session, on this event loop, wait until it is done.
+
+        ``add_session_to_memory`` reads the stored session and then replaces it whole: a
+        write of the session in between (another ``add_session_to_memory``, an
+        ``add_events_to_memory`` delta) was overwritten, its turns lost."""
+        # The loop is part of the key: an asyncio lock belongs to the loop that first waited
+        # on it, and ADK's synchronous Runner.run gives every turn a loop of its own.
+        key = (asyncio.get_running_loop(), app_name, user_id, self.project_id, session_id)
+        entry = self._session_locks.get(key)
+        if entry is None:
+            entry = self._session_locks[key] = _SessionLock()
+        entry.users += 1
+        try:
+            async with entry.lock:
+                yield
+        finally:
+            # Dropped by the last call that held or waited for it (one cancelled while
+            # waiting too), so a service that sees many sessions keeps no lock for each.
+            entry.users -= 1
+            if entry.users == 0:
+                del self._session_locks[key]
+
     def _refuse_if_closed(self) -> None:
         if self._closed:
             raise ServiceClosedError(
@@ -249,6 +281,17 @@ class GraphmemMemoryService(BaseMemoryService):
         than that event are kept (a runner that loaded only the latest events passed a part
         of the session).
 
+        The read of the stored session and its replacement are one step for the other calls
+        of this service on the same event loop: an ``add_session_to_memory`` or
+        ``add_events_to_memory`` of the same session waits until it is done (they are
+        serialised, in the order they came, not merged: a session replaces what a call
+        before it stored from its first event on, as always). Not covered: another process
+        writing the same store (a Neo4j server shared by several), another
+        ``GraphmemMemoryService`` over the same store, a call on another event loop (ADK's
+        synchronous ``Runner.run`` runs each turn on a loop of its own, in a thread of its
+        own), and a ``delete_memory`` of one of the session's turns (a turn deleted between
+        the read and the write may be stored again, as when the session is added again).
+
         Raises:
             InvalidMemoryError: an event timestamp that is no time in seconds since the
                 epoch; nothing was stored.
@@ -258,6 +301,15 @@ class GraphmemMemoryService(BaseMemoryService):
             return  # a window of no events covers no time: nothing of the session to replace
         since = _event_time(session.events[0])
         memory = await self.memory_service()
+        app_name, user_id, session_id = session.app_name, session.user_id, session.id
+        async with self._session_write(app_name, user_id, session_id):
+            await self._replace_session_since(memory, session, since, entries)
+
+    async def _replace_session_since(
+        self, memory: MemoryService, session: Session, since: datetime, entries: Sequence[MemoryEntry]
+    ) -> None:
+        """Replace the stored session from ``since`` on by ``entries``, keeping the stored turns
+        before it (the work of :meth:`add_session_to_memory`, under its session's lock)."""
         app_name, user_id, session_id = session.app_name, session.user_id, session.id
         stored = await memory.session_entries(app_name, user_id, session_id, project_id=self.project_id)
         older = [e for e in stored if e.memory.timestamp < since]
@@ -293,7 +345,8 @@ class GraphmemMemoryService(BaseMemoryService):
     ) -> None:
         """Append the events' text to the session (after its last stored entry); without a
         ``session_id``, store each on its own. All or nothing: every event is read and
-        checked before anything is stored.
+        checked before anything is stored. An append to a session waits for an
+        ``add_session_to_memory`` of it in progress (see there for what that covers).
 
         Raises:
             InvalidMemoryError: an event timestamp that is no time in seconds since the
@@ -307,10 +360,12 @@ class GraphmemMemoryService(BaseMemoryService):
         memory = await self.memory_service()
         if session_id is None:
             await self._store_outside_sessions(memory, app_name, user_id, entries)
-        elif self.project_id is None:
-            await memory.append_to_session(app_name, user_id, session_id, entries)
-        else:
-            await memory.append_to_session_in_project(app_name, user_id, session_id, self.project_id, entries)
+            return
+        async with self._session_write(app_name, user_id, session_id):
+            if self.project_id is None:
+                await memory.append_to_session(app_name, user_id, session_id, entries)
+            else:
+                await memory.append_to_session_in_project(app_name, user_id, session_id, self.project_id, entries)
 
     async def add_memory(
         self,
@@ -420,6 +475,19 @@ class GraphmemMemoryService(BaseMemoryService):
             stored = await memory.get_entry(app_name, user_id, entry_id)
             if stored is not None and stored.project_id in (None, self.project_id):
                 await memory.delete_entry(app_name, user_id, entry_id)
+
+
+#: A session as :meth:`GraphmemMemoryService._session_write` holds it: the event loop, app,
+#: user, project (the service's) and session ids.
+_SessionKey = tuple[asyncio.AbstractEventLoop, str, str, str | None, str]
+
+
+@dataclass(slots=True)
+class _SessionLock:
+    """A session's lock and how many calls hold or wait for it."""
+
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    users: int = 0
 
 
 #: Joins the entry ids of a memory of several messages (a reply typed as several) into its

@@ -9,6 +9,7 @@ tool hands the model holds the recalled turn.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -41,6 +42,7 @@ from graphmem import (  # noqa: E402
     Entity,
     EntryRecord,
     GraphmemError,
+    GraphMemoryService,
     InvalidMemoryError,
     MemoryService,
     ProjectScopingUnsupportedError,
@@ -485,6 +487,81 @@ async def test_add_events_to_memory_appends_a_delta_to_the_session(service: Memo
     assert found["Lisbon."].custom_metadata["context_from"] == question.id  # the turn that lent it
 
 
+class PausingAfterARead(GraphMemoryService):
+    """A networkx store whose first session read (call A's) waits, once it has read, until
+    the second call (B) has started and done what it can: B then either writes the session
+    meanwhile (the race) or waits for A to finish. Only the timing is the test's: every
+    read and write is the store's own.
+
+    B's read, if it gets one before A writes, waits for A's write: then B's write comes
+    last, which is the order that loses a turn."""
+
+    def __init__(self, decomposer: Decomposer) -> None:
+        super().__init__(decomposer)
+        self.pausing = False
+        self.a_paused = False
+        self.b_started = asyncio.Event()  # set by the test just before it calls B
+        self.b_in = asyncio.Event()  # B has begun reading or appending to the session
+        self.b_out = asyncio.Event()  # ... and is done with it
+        self.a_wrote = asyncio.Event()
+
+    async def session_entries(self, *args: Any, **kwargs: Any) -> Any:
+        if not self.pausing:
+            return await super().session_entries(*args, **kwargs)
+        if not self.a_paused:  # A
+            self.a_paused = True
+            found = await super().session_entries(*args, **kwargs)
+            # B runs from its start until it first waits: for A (a lock), or in the store.
+            await self.b_started.wait()
+            if self.b_in.is_set():
+                await self.b_out.wait()
+            return found
+        self.b_in.set()
+        found = await super().session_entries(*args, **kwargs)
+        self.b_out.set()
+        await self.a_wrote.wait()
+        return found
+
+    async def append_to_session(self, *args: Any, **kwargs: Any) -> Any:
+        self.b_in.set()
+        ids = await super().append_to_session(*args, **kwargs)
+        self.b_out.set()
+        return ids
+
+    async def restore_session(self, *args: Any, **kwargs: Any) -> Any:
+        await super().restore_session(*args, **kwargs)
+        self.a_wrote.set()  # the first write is A's: B's read (if any) waited for it
+
+
+@pytest.mark.parametrize("second", ["a later window of the session", "a delta of the session"])
+async def test_writes_of_one_session_at_once_lose_no_turn(decomposer: Decomposer, second: str) -> None:
+    """``add_session_to_memory`` reads the stored session, then replaces it whole. Another
+    write of the session in between (here forced: B runs while A is between its read and
+    its write) was overwritten: a later window's turn, or a delta's turn, was lost. Each
+    now waits for the other, so both serial outcomes hold every turn."""
+    store = PausingAfterARead(decomposer)
+    memory = GraphmemMemoryService(store)
+    turns = [text_event("user", "My sister Maria lives in Lisbon.", 0), text_event("companion", "Noted.", 1),
+             text_event("user", "I like green tea.", 2)]
+    await memory.add_session_to_memory(session_of("s1", turns[:1]))
+    store.pausing = True
+
+    async def b() -> None:
+        store.b_started.set()
+        if second == "a later window of the session":
+            await memory.add_session_to_memory(session_of("s1", turns[2:]))
+        else:
+            await memory.add_events_to_memory(app_name=APP, user_id=USER, session_id="s1", events=turns[2:])
+
+    # A: the window from turn 1 on (turn 0 is kept); B: from turn 2 on, or turn 2 appended.
+    a = memory.add_session_to_memory(session_of("s1", turns[1:3] if second.startswith("a later") else turns[1:2]))
+    await asyncio.gather(a, b())
+    assert store.a_paused
+    assert [e.memory.text for e in await store.session_entries(APP, USER, "s1")] == [
+        "My sister Maria lives in Lisbon.", "Noted.", "I like green tea."]
+    await store.close()
+
+
 async def test_add_memory_stores_entries_outside_sessions(service: MemoryService) -> None:
     memory = GraphmemMemoryService(service)
     await memory.add_memory(
@@ -897,7 +974,6 @@ def test_a_service_built_before_any_loop_serves_one_loop_after_another(decompose
     open the store belonged to the first loop that waited: when that opening failed (the
     server down for a moment), every call of the next loop failed with "bound to a
     different event loop" instead of trying to open the store again."""
-    import asyncio
 
     from graphmem import BackendUnavailableError
 

@@ -321,8 +321,10 @@ def test_messages_quote_app_and_user_so_joined_ids_differ(runner: CliRunner, sto
     ],
 )
 def test_confirmation_prompts_quote_ids_and_show_bidi_controls(
-    runner: CliRunner, store: str, monkeypatch: pytest.MonkeyPatch, command: list[str], expected: str
+    runner: CliRunner, store: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str], expected: str
 ) -> None:
+    # A store that is there: where there is none, a delete says so without asking.
+    assert gm(runner, "--store", store, "load", write(tmp_path.parent / f"{tmp_path.name}.jsonl", line())).exit_code == 0
     monkeypatch.setattr(_app, "terminal_to_ask", asking_on_stderr)
     user = "alice\u202e\u2066"  # a right-to-left override and an isolate: valid id characters
     result = gm(runner, "--store", store, command[0], *command[1:], "--app", "app", "--user", user, input="n\n")

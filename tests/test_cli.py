@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -1290,6 +1291,36 @@ def test_a_delete_where_there_is_no_store_is_refused_and_makes_none(runner: CliR
         assert result.exit_code == 1, (command, result.stdout)
         assert "no store at" in one_line_error(result) and "memry.journal" in one_line_error(result)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["delete-user"], ["delete-session", "s1"], ["delete-project", "p"], ["delete-entries", "jam"]],
+)
+def test_a_delete_where_there_is_no_store_says_so_without_asking(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]
+) -> None:
+    """A delete on a mistyped --store asked "Delete ...?" first, and only after a yes said
+    there is no store there. Now nobody is asked: not on a terminal, and not without one
+    (where the refusal was "add --yes", which would not have helped)."""
+    asked: list[bool] = []
+
+    @contextmanager
+    def recording_terminal() -> Iterator[tuple[Any, Any]]:
+        asked.append(True)
+        with asking_on_stderr() as terminal:
+            yield terminal
+
+    missing = tmp_path / "memry.journal"
+    args = ["--store", str(missing), *command, "--app", "app", "--user", "ann"]
+    without_terminal = run(runner, *args, input="y\n")
+    assert without_terminal.exit_code == 1, without_terminal.stderr
+    assert "no store at" in one_line_error(without_terminal) and "nothing was changed" in one_line_error(without_terminal)
+    monkeypatch.setattr(_app, "terminal_to_ask", recording_terminal)
+    on_a_terminal = run(runner, *args, input="y\n")
+    assert on_a_terminal.exit_code == 1, on_a_terminal.stderr
+    assert "no store at" in one_line_error(on_a_terminal) and "[y/N]" not in on_a_terminal.output
+    assert asked == [] and list(tmp_path.iterdir()) == []
 
 
 def test_a_refused_load_makes_no_store(runner: CliRunner, tmp_path: Path) -> None:

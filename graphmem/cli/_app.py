@@ -39,6 +39,7 @@ from graphmem.cli._context import (
     missing_store,
     open_service,
     out_console,
+    refuse_a_missing_store,
     refuse_empty_variables,
     refuse_the_stores_own_files,
     replacing_file,
@@ -569,8 +570,13 @@ def _removed(before: MemoryStats, after: MemoryStats) -> str:
     return "removed " + ", ".join(parts)
 
 
-def _delete(ctx: typer.Context, app_name: str, user_id: str, what: str, action: Any) -> None:
+def _delete(ctx: typer.Context, app_name: str, user_id: str, question: str, yes: bool, what: str, action: Any) -> None:
+    """Ask ``question`` (unless ``yes``), run ``action`` on the service and print what it removed."""
     settings = _settings(ctx)
+    # Before asking: a mistyped --store once asked "Delete ...?" and only after a yes said
+    # there is no store there, so the person agreed to a deletion that could not happen.
+    refuse_a_missing_store(settings, writes=True)
+    _confirm(question, yes)
 
     async def work() -> str:
         async with open_service(settings, writes=True) as service:
@@ -586,8 +592,8 @@ def _delete(ctx: typer.Context, app_name: str, user_id: str, what: str, action: 
 @user_errors
 def delete_user(ctx: typer.Context, app_name: AppOption, user_id: UserOption, yes: YesOption = False) -> None:
     """Erase everything of one user in one app: every entry, token and entity, in every project."""
-    _confirm(f"Erase everything stored for {quote_ids(app_name, user_id)}?", yes)
-    _delete(ctx, app_name, user_id, "everything", lambda s: s.delete_user(app_name, user_id))
+    question = f"Erase everything stored for {quote_ids(app_name, user_id)}?"
+    _delete(ctx, app_name, user_id, question, yes, "everything", lambda s: s.delete_user(app_name, user_id))
 
 
 @app.command("delete-session")
@@ -600,9 +606,9 @@ def delete_session(
     yes: YesOption = False,
 ) -> None:
     """Delete one session's entries (in every scope)."""
-    _confirm(f"Delete session {quote_ids(session_id)} of {quote_ids(app_name, user_id)}?", yes)
+    question = f"Delete session {quote_ids(session_id)} of {quote_ids(app_name, user_id)}?"
     what = f"session {quote_ids(session_id)}"
-    _delete(ctx, app_name, user_id, what, lambda s: s.delete_session(app_name, user_id, session_id))
+    _delete(ctx, app_name, user_id, question, yes, what, lambda s: s.delete_session(app_name, user_id, session_id))
 
 
 @app.command("delete-project")
@@ -615,9 +621,9 @@ def delete_project(
     yes: YesOption = False,
 ) -> None:
     """Delete every entry of one project (Neo4j only: networkx has no projects)."""
-    _confirm(f"Delete project {quote_ids(project_id)} of {quote_ids(app_name, user_id)}?", yes)
+    question = f"Delete project {quote_ids(project_id)} of {quote_ids(app_name, user_id)}?"
     what = f"project {quote_ids(project_id)}"
-    _delete(ctx, app_name, user_id, what, lambda s: s.delete_project(app_name, user_id, project_id))
+    _delete(ctx, app_name, user_id, question, yes, what, lambda s: s.delete_project(app_name, user_id, project_id))
 
 
 @app.command("delete-entries")
@@ -634,14 +640,14 @@ def delete_entries(
 ) -> None:
     """Delete the entries that match QUERY (global ones, or with --project that project's)."""
     scope = f"project {quote_ids(project)}" if project else "global memory"
-    _confirm(f"Delete the entries of {quote_ids(app_name, user_id)} ({scope}) that match {query!r}?", yes)
+    question = f"Delete the entries of {quote_ids(app_name, user_id)} ({scope}) that match {query!r}?"
 
     async def action(service: MemoryService) -> int:
         if project is None:
             return await service.delete_entries(app_name, user_id, query)
         return await service.delete_entries_in_project(app_name, user_id, project, query)
 
-    _delete(ctx, app_name, user_id, f"entries matching {query!r} in {scope}", action)
+    _delete(ctx, app_name, user_id, question, yes, f"entries matching {query!r} in {scope}", action)
 
 
 # ---------------------------------------------------------------------------- Cypher and pictures

@@ -46,6 +46,7 @@ __all__ = [
     "missing_store",
     "open_service",
     "out_console",
+    "refuse_a_missing_store",
     "refuse_the_stores_own_files",
     "replacing_file",
     "run_async",
@@ -161,6 +162,21 @@ def missing_store(settings: Settings) -> str | None:
     return store.display
 
 
+def refuse_a_missing_store(settings: Settings, *, writes: bool) -> None:
+    """Raise the :class:`CliError` for a journal path where there is no store (see
+    :func:`missing_store`); do nothing when there is one, or the store is no journal.
+
+    Args:
+        writes: the command would have written; the message then says nothing was changed
+            (else that nothing was read).
+    """
+    if (missing := missing_store(settings)) is not None:
+        raise CliError(
+            f"no store at {missing}: nothing was {'changed' if writes else 'read'} (check --store / "
+            "GRAPHMEM_STORE or --uri / GRAPHMEM_URI; a store is made by its first write)"
+        )
+
+
 @asynccontextmanager
 async def open_service(
     settings: Settings, *, writes: bool = False, makes_store: bool = False
@@ -179,11 +195,8 @@ async def open_service(
             store behind for those reads to pass on.
     """
     try:
-        if not makes_store and (missing := missing_store(settings)) is not None:
-            raise CliError(
-                f"no store at {missing}: nothing was {'changed' if writes else 'read'} (check --store / "
-                "GRAPHMEM_STORE or --uri / GRAPHMEM_URI; a store is made by its first write)"
-            )
+        if not makes_store:
+            refuse_a_missing_store(settings, writes=writes)
         service = await open_memory(
             settings.target(), nlp=shared_decomposer(settings.language), read_only=not writes
         )
