@@ -37,7 +37,8 @@ Like the other peers, BM25 indexes "speaker: text".
 
 ``--perturb names`` changes one character in every person name of the Chinese and Japanese
 questions (see :func:`perturb_names`): how recall holds when names are transliterated
-differently than the conversation wrote them.
+differently than the conversation wrote them. ``--perturb accents`` types the Spanish
+questions without their accents (see :func:`perturb_accents`), as people often do.
 """
 
 from __future__ import annotations
@@ -81,6 +82,7 @@ __all__ = [
     "LangBm25System",
     "bigram_tokens",
     "mix_options",
+    "perturb_accents",
     "perturb_names",
     "run",
     "segmenter",
@@ -254,7 +256,7 @@ def mix_options(mix: str) -> dict[str, Any]:
     return options
 
 
-PERTURBATIONS = ("names",)
+PERTURBATIONS = ("names", "accents")
 
 
 def name_finder(language: str) -> Callable[[str], list[str]] | None:
@@ -301,6 +303,27 @@ def perturb_names(data: dict[str, list[Conversation]]) -> int:
     return changed
 
 
+def perturb_accents(data: dict[str, list[Conversation]]) -> int:
+    """Rewrite the questions of Latin-script languages (Spanish here) in place as typed
+    without accents: every letter's combining marks dropped ("¿Qué comió José?" -> "¿Que
+    comio Jose?"; ñ -> n too). Returns how many questions changed. A measure of
+    robustness, never of tuning."""
+    changed = 0
+    for lang, convs in data.items():
+        if lang in ("ja", "zh", "hi"):
+            continue
+        for conv in convs:
+            for q in conv.questions:
+                text = "".join(
+                    ch for ch in unicodedata.normalize("NFKD", q.question) if not unicodedata.combining(ch)
+                )
+                text = unicodedata.normalize("NFC", text)
+                if text != q.question:
+                    object.__setattr__(q, "question", text)  # frozen dataclass, a private copy
+                    changed += 1
+    return changed
+
+
 async def run(
     languages: Sequence[str] = LANGUAGES,
     systems: Sequence[str] = ALL_SYSTEMS,
@@ -315,6 +338,8 @@ async def run(
     data = load_set(list(languages))
     if perturb == "names":
         say(f"--perturb names: {perturb_names(data)} questions changed")
+    elif perturb == "accents":
+        say(f"--perturb accents: {perturb_accents(data)} questions changed")
     factories = _factories(systems, neo4j_uri)
     graphmems = [n for n in systems if n in ("graphmem", "graphmem-neo4j") and not isinstance(factories[n], str)]
     if graphmems:  # spaCy once per text, shared by both backends
@@ -449,7 +474,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--languages", default=",".join(LANGUAGES), help=f"comma-separated, from: {', '.join(LANGUAGES)} (default: all)")
     parser.add_argument("--neo4j-uri", default=os.environ.get("GRAPHMEM_NEO4J_URI"), help="Bolt URI for graphmem-neo4j (default: $GRAPHMEM_NEO4J_URI)")
     parser.add_argument("--json", default=None, metavar="OUT", help="also write every number and every question's results as JSON")
-    parser.add_argument("--perturb", choices=PERTURBATIONS, default=None, help="names: one character changed in every person name of the Chinese and Japanese questions (robustness)")
+    parser.add_argument("--perturb", choices=PERTURBATIONS, default=None, help="names: one character changed in every person name of the Chinese and Japanese questions; accents: the Spanish questions typed without accents (robustness)")
     parser.add_argument("--quiet", action="store_true", help="print only the tables")
     return asyncio.run(_main(parser.parse_args(argv)))
 

@@ -77,7 +77,10 @@ from graphmem._scoring import (
 from graphmem._spelling import (
     MAX_ENDING_LETTERS,
     MIN_UNCASED_NAME,
+    accent_variant,
+    fold_accents,
     has_uncased_letters,
+    is_accent_candidate,
     is_typo_candidate,
     is_uncased_word,
     max_edits,
@@ -1673,7 +1676,8 @@ class MemoryService(ABC):
         capitalised = _capitalised_words(text)
         found.update(await self._names_in_lowercase(owner, text, unknown, capitalised))
         found.update(await self._typo_variants(owner, [t for t in unknown if t not in capitalised], language))
-        unknown = [t for t in unknown if t in capitalised]
+        found.update(await self._accent_variants(owner, [t for t in unknown if t not in found]))
+        unknown = [t for t in unknown if t in capitalised and t not in found]
         if not unknown:
             return found
         speakers = await self._speaker_names(owner)
@@ -1903,6 +1907,25 @@ class MemoryService(ABC):
             )
             variant = typo_variant(word, similar)
             if variant is not None:
+                found[word] = variant
+        return found
+
+    async def _accent_variants(self, owner: Owner, words: Sequence[str]) -> dict[str, str]:
+        """The query words (held by no entry) that the owner's entries hold with other
+        accents, and that token (see :func:`graphmem._spelling.accent_variant`). Tokens are
+        read by first letter, as written and without its accent ("École" reads those that
+        start with "é" and "e"); one written with an accent on the first letter is not found
+        from a word without it ("ecole" does not read "école")."""
+        found: dict[str, str] = {}
+        for word in words:
+            if not is_accent_candidate(word):
+                continue
+            key = fold_accents(word)
+            similar: list[str] = []
+            for first in dict.fromkeys((word[0], key[0])):
+                # A token as long as the word without its accents, or longer by combining marks.
+                similar += await self._tokens_like(owner, first, len(key), len(word) + len(key))
+            if (variant := accent_variant(word, similar)) is not None:
                 found[word] = variant
         return found
 

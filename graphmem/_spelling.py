@@ -1,5 +1,6 @@
 """Misspelt query words: a word that is no English word and that no entry holds is read as
-the one word of the user's entries it is a typo of.
+the one word of the user's entries it is a typo of. Also a word typed with other accents
+than the user's ("cafe" / "café"; :func:`accent_variant`).
 
 Questions are typed fast ("What career path has she decided to persue?"). A token that no
 entry holds matches nothing, so such a question loses its rarest, most telling term. But
@@ -39,7 +40,10 @@ __all__ = [
     "MIN_SPACED_NAME",
     "MIN_TYPO_LETTERS",
     "MIN_UNCASED_NAME",
+    "accent_variant",
     "english_words",
+    "fold_accents",
+    "is_accent_candidate",
     "has_uncased_letters",
     "inflected_forms",
     "is_typo_candidate",
@@ -112,6 +116,38 @@ def is_typo_candidate(word: str, language: str | None = "en", lemmas: Mapping[st
         return isinstance(lemmas, LemmaTable) and not lemmas.knows(word)
     lexicon = english_words()
     return lexicon is not None and word not in lexicon
+
+
+#: Shorter words are not read through their accents (Spanish "sí" / "si", "él" / "el" are
+#: two words; they are stop words anyway).
+MIN_ACCENT_LETTERS = 3
+
+
+def fold_accents(word: str) -> str:
+    """``word`` without its accents: each letter's combining marks dropped (NFKD)."""
+    return "".join(ch for ch in unicodedata.normalize("NFKD", word) if not unicodedata.combining(ch))
+
+
+def accent_variant(word: str, vocabulary: Iterable[str]) -> str | None:
+    """The one token of ``vocabulary`` that is ``word`` with other accents ("cafe" and
+    "café", "jose" and "josé", "resume" and "résumé"), or ``None`` (none, or several).
+
+    Only words of Latin letters: without its marks the word is ASCII letters, three or
+    more. People type without accents (or with them) as it comes, and a word is the same
+    word either way; a Devanagari or Greek mark, dropped, could make another word, so no
+    other script is folded."""
+    if not is_accent_candidate(word):
+        return None
+    key = fold_accents(word)
+    found = {t for t in vocabulary if t != word and fold_accents(t) == key}
+    return found.pop() if len(found) == 1 else None
+
+
+def is_accent_candidate(word: str) -> bool:
+    """Whether ``word`` is read through its accents: without them, ASCII letters, at least
+    :data:`MIN_ACCENT_LETTERS` (see :func:`accent_variant`)."""
+    key = fold_accents(word)
+    return len(key) >= MIN_ACCENT_LETTERS and key.isascii() and key.isalpha()
 
 
 def max_edits(word: str) -> int:

@@ -1165,6 +1165,19 @@ async def test_a_misspelt_query_word_is_read_as_the_word_an_entry_holds(service:
     assert all("pursue" not in h.matched_tokens for h in (await search(service, "Did Ann buy a purse?")).hits)
 
 
+async def test_a_word_typed_with_other_accents_is_read_as_the_word_an_entry_holds(service: MemoryService) -> None:
+    await service.add_session(APP, USER, "a", [entry("I opened a small café downtown.", author="José")])
+    await service.add_session(APP, USER, "b", [entry("I opened a bakery near the station.", at=1, author="Ann")])
+    await service.add_session(APP, USER, "c", [entry("My resume got me the interview.", at=2, author="Ann")])
+    first = (await search(service, "what did jose open? a cafe")).hits[0]
+    assert first.memory.text.endswith("café downtown.") and {"josé", "café"} <= set(first.matched_tokens)
+    assert first.read_as == {"jose": "josé", "cafe": "café"}
+    first = (await search(service, "What got Ann the interview, her résumé?")).hits[0]
+    assert first.memory.text.startswith("My resume") and first.read_as == {"résumé": "resume"}
+    # A word of another letter is no accent of it: "cave" is not "café".
+    assert all("café" not in h.matched_tokens for h in (await search(service, "Who opened a cave?")).hits)
+
+
 async def test_a_misspelt_inflected_word_is_read_as_the_token_of_its_lemma(service: MemoryService) -> None:
     # Tokens are lemmas ("camped" -> "camp"): "capmed" is three edits from "camp" but one
     # swap from "camped", a form of it.

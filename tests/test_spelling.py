@@ -7,7 +7,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from graphmem._decompose import _edit_distance
-from graphmem._spelling import _edits_within, inflected_forms, is_typo_candidate, typo_variant
+from graphmem._spelling import (
+    _edits_within,
+    accent_variant,
+    fold_accents,
+    inflected_forms,
+    is_accent_candidate,
+    is_typo_candidate,
+    typo_variant,
+)
 
 
 @pytest.mark.parametrize("word", ["persue", "educaton", "recieve", "definately", "kayakng"])
@@ -76,3 +84,36 @@ def test_the_cheap_bounds_never_change_the_edit_distance(word: str, other: str, 
     # Both say "more than limit" with any larger number: compare up to limit + 1.
     exact = min(_edit_distance(word, other, limit=limit), limit + 1)
     assert min(_edits_within(word, frozenset(word), other, limit), limit + 1) == exact
+
+
+def test_a_word_is_read_as_the_one_token_it_is_with_other_accents() -> None:
+    assert fold_accents("Résumé") == "Resume" and fold_accents("año") == "ano"
+    assert accent_variant("cafe", ["cafeteria", "café", "cake"]) == "café"
+    assert accent_variant("café", ["cafe", "cafes"]) == "cafe"  # either way
+    assert accent_variant("jose", ["josé", "joseph"]) == "josé"
+    assert accent_variant("resume", ["résumé", "resumé"]) is None  # two fit: neither
+    assert accent_variant("cafe", ["cafe"]) is None  # itself is no other spelling
+    assert accent_variant("cafe", ["cave", "caff"]) is None  # an accent, not another letter
+
+
+@pytest.mark.parametrize(
+    "word",
+    [
+        "él",  # two letters: Spanish "él" / "el", "sí" / "si" are two words
+        "ά",
+        "λόγος",  # Greek: a dropped mark may make another word
+        "क़िला",  # Devanagari: a nukta dropped is another letter
+        "co2",  # not letters only
+    ],
+)
+def test_short_words_and_other_scripts_are_not_read_through_their_accents(word: str) -> None:
+    assert not is_accent_candidate(word)
+    assert accent_variant(word, [fold_accents(word), word.upper()]) is None
+
+
+@given(st.text(alphabet="aceinouyzAEÀÁÂÄÇÈÉÊËÍÑÓÖÚÜàáâäçèéêëíïñóöúüÿž", min_size=3, max_size=8))
+def test_folding_is_idempotent_and_keeps_ascii_words(word: str) -> None:
+    folded = fold_accents(word)
+    assert fold_accents(folded) == folded and folded.isascii() and len(folded) == len(word)
+    if word.isascii():
+        assert folded == word

@@ -108,13 +108,15 @@ _HOLDER_CACHE_SHARE = 4
 class _HolderCache:
     """One owner's cached term holders: the ids by term node key, least recently read
     first, and how many ids they hold in all (kept as they come and go: summing the sets
-    on every miss cost a heavy user's search a pass over the whole cache)."""
+    on every miss cost a heavy user's search a pass over the whole cache). Also the
+    owner's tokens by first character (``_tokens_like``), built when first asked."""
 
-    __slots__ = ("held", "ids")
+    __slots__ = ("by_first", "held", "ids")
 
     def __init__(self) -> None:
         self.ids: dict[NodeKey, frozenset[str]] = {}
         self.held = 0
+        self.by_first: dict[str, list[str]] | None = None
 
 
 class _Entry:
@@ -894,11 +896,7 @@ class GraphMemoryService(MemoryService):
         :data:`_HOLDER_CACHE_SHARE` times the owner's entry count of ids; when a term would
         pass that, the terms read least recently leave it first."""
         room = _HOLDER_CACHE_SHARE * len(self._entries.get(owner, ()))
-        cache = self._holder_ids.get(owner)
-        if cache is None:
-            cache = _HolderCache()
-            if room:  # a user with no entries keeps no cache: a search leaves no trace of it
-                self._holder_ids[owner] = cache
+        cache = self._owner_cache(owner)
         ids = cache.ids
         pred = self._graph._pred
         value_of = operator.itemgetter(3)  # an entry node's key ends with its id
@@ -1131,8 +1129,28 @@ class GraphMemoryService(MemoryService):
     async def _tokens_like(self, owner: Owner, first: str, min_length: int, max_length: int) -> list[str]:
         with self._lock:
             self._ensure_loaded(owner)
-            tokens = self._terms.get(owner, ({}, {}))[0]
-            return sorted(t for t in tokens if t.startswith(first) and min_length <= len(t) <= max_length)
+            # By first character, sorted once per write to the owner (the cache is dropped on
+            # every write): a query reads the tokens of a few of its words' first letters, and
+            # passing over every token each time cost a user of 1,000 entries 0.8 ms a word.
+            cache = self._owner_cache(owner)
+            if cache.by_first is None:
+                by_first: dict[str, list[str]] = {}
+                for token in sorted(self._terms.get(owner, ({}, {}))[0]):
+                    by_first.setdefault(token[:1], []).append(token)
+                cache.by_first = by_first
+            tokens = cache.by_first.get(first[:1], ()) if first else [t for g in cache.by_first.values() for t in g]
+            return [t for t in tokens if t.startswith(first) and min_length <= len(t) <= max_length]
+
+    def _owner_cache(self, owner: Owner) -> _HolderCache:
+        """The owner's cache of what a search reads (call with the lock held); dropped on
+        every write to the owner. A user with no entries keeps none: a search leaves no
+        trace of it."""
+        cache = self._holder_ids.get(owner)
+        if cache is None:
+            cache = _HolderCache()
+            if self._entries.get(owner):
+                self._holder_ids[owner] = cache
+        return cache
 
     async def _fetch_entries(self, owner: Owner, entry_ids: Sequence[str]) -> list[StoredEntry]:
         with self._lock:
