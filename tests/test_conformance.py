@@ -739,6 +739,27 @@ async def test_delete_entries_removes_only_matches_and_counts(service: MemorySer
     assert await stored_texts(service) == ["buy lemons"]
 
 
+async def test_delete_entries_by_a_title_or_a_contraction_keeps_what_shares_only_grammar(
+    service: MemoryService,
+) -> None:
+    # "won't" was read as the token "will", and a query in Title Case kept "about" and "the"
+    # as names: each delete removed every turn holding them.
+    await service.add_session(
+        APP,
+        USER,
+        "s1",
+        [
+            entry("Anna won't eat shellfish."),
+            entry("I won't be home tonight.", at=1),
+            entry("Shopping list\nThe milk\nThe bread", at=2),
+            entry("Our dog loves the park.", at=3),
+        ],
+    )
+    assert await service.delete_entries(APP, USER, "shellfish Anna won't eat") == 1
+    assert await service.delete_entries(APP, USER, "Forget About The Dog") == 1
+    assert await stored_texts(service) == ["I won't be home tonight.", "Shopping list\nThe milk\nThe bread"]
+
+
 async def test_delete_entries_does_not_match_an_author_by_their_own_name(service: MemoryService) -> None:
     """The words of an author's name are tokens of everything they said: a query that
     names them ("the user's dog") deletes what it is about, not all they said."""

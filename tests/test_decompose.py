@@ -76,6 +76,31 @@ def test_stop_words_written_as_names_are_kept(decomposer: Decomposer) -> None:
     assert decomposer.decompose("May I come? I LOVE IT").tokens == ("come", "love")
 
 
+def test_a_title_case_text_tells_no_name_by_its_capitals(decomposer: Decomposer) -> None:
+    # Every word capitalised: "About" and "The" are stop words, "Decided" a form of "decide".
+    assert decomposer.decompose_query("Forget About The Dog").tokens == ("forget", "dog")
+    assert decomposer.decompose_query("What Has Kate Decided To Pursue?").tokens == ("kate", "decide", "pursue")
+    # One capital inside a lowercase sentence still names (two words are no title).
+    assert "may" in decomposer.decompose_query("did they fly in May").tokens
+
+
+def test_a_new_line_starts_a_sentence(decomposer: Decomposer) -> None:
+    # A capital after a line break is no name: "Towels" is a form of "towel", "The" a stop word.
+    tokens = decomposer.decompose("Packing list\nTowels\nThe passport").tokens
+    assert tokens == ("pack", "list", "towel", "passport")
+    assert decomposer.decompose("Packing list\r\nTowels").tokens == ("pack", "list", "towel")
+
+
+def test_a_contraction_or_chat_spelling_of_a_function_word_is_no_token(decomposer: Decomposer) -> None:
+    # The lemma table reads "wo" (won't) as "will", "ca" (can't) as "can", "na" (gonna) as
+    # "to", "ya" as "you", "'em" as "them": stop words, like the words they stand for.
+    for text in ("I won't eat shellfish", "I can't eat shellfish", "I'm gonna eat shellfish", "see ya, love 'em"):
+        tokens = set(decomposer.decompose(text).tokens) | set(decomposer.decompose_query(text).tokens)
+        assert tokens.isdisjoint({"will", "can", "to", "you", "them", "wo", "ca", "na"}), text
+    # A content verb the stop list holds is still a token: "went" is "go".
+    assert "go" in decomposer.decompose("We went hiking").tokens
+
+
 def test_only_stop_words_give_nothing(decomposer: Decomposer) -> None:
     parts = decomposer.decompose("and the of it was to be or not to be")
     assert parts.tokens == () and parts.is_empty
