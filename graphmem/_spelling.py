@@ -124,13 +124,20 @@ MIN_ACCENT_LETTERS = 3
 
 
 def fold_accents(word: str) -> str:
-    """``word`` without its accents: each letter's combining marks dropped (NFKD)."""
-    return "".join(ch for ch in unicodedata.normalize("NFKD", word) if not unicodedata.combining(ch))
+    """``word`` without its accents: each letter's combining marks dropped (NFKD), and an
+    apostrophe written as a straight one (a phone types "O’Brien", a keyboard "O'Brien")."""
+    bare = "".join(ch for ch in unicodedata.normalize("NFKD", word) if not unicodedata.combining(ch))
+    return bare.translate(_APOSTROPHES)
+
+
+#: The apostrophe's other forms: the right single quotation mark, the modifier letter.
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u02bc": "'"})
 
 
 def accent_variant(word: str, vocabulary: Iterable[str]) -> str | None:
     """The one token of ``vocabulary`` that is ``word`` with other accents ("cafe" and
-    "café", "jose" and "josé", "resume" and "résumé"), or ``None`` (none, or several).
+    "café", "jose" and "josé", "resume" and "résumé") or another apostrophe ("o’brien" and
+    "o'brien"), or ``None`` (none, or several).
 
     Only words of Latin letters: without its marks the word is ASCII letters, three or
     more. People type without accents (or with them) as it comes, and a word is the same
@@ -144,10 +151,10 @@ def accent_variant(word: str, vocabulary: Iterable[str]) -> str | None:
 
 
 def is_accent_candidate(word: str) -> bool:
-    """Whether ``word`` is read through its accents: without them, ASCII letters, at least
-    :data:`MIN_ACCENT_LETTERS` (see :func:`accent_variant`)."""
-    key = fold_accents(word)
-    return len(key) >= MIN_ACCENT_LETTERS and key.isascii() and key.isalpha()
+    """Whether ``word`` is read through its accents: without them, ASCII letters (and
+    apostrophes), at least :data:`MIN_ACCENT_LETTERS` (see :func:`accent_variant`)."""
+    letters = fold_accents(word).replace("'", "")
+    return len(letters) >= MIN_ACCENT_LETTERS and letters.isascii() and letters.isalpha()
 
 
 def max_edits(word: str) -> int:

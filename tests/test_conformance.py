@@ -1197,6 +1197,10 @@ async def test_a_word_typed_with_other_accents_is_read_as_the_word_an_entry_hold
     assert first.memory.text.startswith("My resume") and first.read_as == {"résumé": "resume"}
     # A word of another letter is no accent of it: "cave" is not "café".
     assert all("café" not in h.matched_tokens for h in (await search(service, "Who opened a cave?")).hits)
+    # A phone's apostrophe finds a keyboard's.
+    await service.add_session(APP, USER, "d", [entry("Sean O'Brien fixed the roof.", at=3, author="Ann")])
+    first = (await search(service, "Who is O\u2019Brien?")).hits[0]
+    assert first.memory.text.startswith("Sean O'Brien") and first.read_as == {"o\u2019brien": "o'brien"}
 
 
 async def test_a_misspelt_inflected_word_is_read_as_the_token_of_its_lemma(service: MemoryService) -> None:

@@ -94,6 +94,9 @@ def test_a_word_is_read_as_the_one_token_it_is_with_other_accents() -> None:
     assert accent_variant("resume", ["résumé", "resumé"]) is None  # two fit: neither
     assert accent_variant("cafe", ["cafe"]) is None  # itself is no other spelling
     assert accent_variant("cafe", ["cave", "caff"]) is None  # an accent, not another letter
+    # A phone's apostrophe and a keyboard's are one.
+    assert accent_variant("o\u2019brien", ["o'brien", "obrien"]) == "o'brien"
+    assert accent_variant("d'angelo", ["d\u2019angelo"]) == "d\u2019angelo"
 
 
 @pytest.mark.parametrize(
