@@ -319,6 +319,14 @@ def _capitalised_words(text: str) -> set[str]:
     return {word.lower() for word in _WORD.findall(text) if word[0].isupper()}
 
 
+def _named_only(text: str, word: str) -> bool:
+    """Whether ``word`` (lowercase) is written in ``text`` where only a name fits: with a
+    possessive ("Will's") or as a sentence of its own ("Will?")."""
+    escaped = re.escape(word)
+    pattern = rf"(?<!\w){escaped}['’]s(?!\w)|(?:^|[.!?]\s*){escaped}\s*(?:[.!?]|$)"
+    return re.search(pattern, text, flags=re.IGNORECASE) is not None
+
+
 def entity_name_words(names: Collection[str]) -> frozenset[str]:
     """The words of entity names that a query word may spell another way: alphabetic,
     three letters or more (see :func:`speaker_variant`)."""
@@ -1516,9 +1524,9 @@ class MemoryService(ABC):
         # A time named in the query is matched against the entries' times, not as words:
         # its words ("May", "2023") are left out of the tokens.
         when, text, parts = await self._query_words(query, as_of)
+        parts = await self._names_as_written(owner, text, parts)  # "Will?" is a name, or nothing
         if parts.is_empty:
             return None
-        parts = await self._names_as_written(owner, text, parts)
         entity_names = tuple(e.name for e in parts.entities)
         # The kind of thing the question asks for ("where" -> a place) is one more term:
         # entries naming such a thing hold its type token (graphmem._answer_types).
@@ -1730,14 +1738,20 @@ class MemoryService(ABC):
         read as the name: a query has no NER, so a capital at a sentence's start tells
         nothing, and the lemma table reads "Maria" as "mare" and "Rose" as "rise". A word
         of a speaker's name or of a name an entry mentions is the name there; the lemma
-        stays too when another word of the query gives it."""
-        lemma_of: dict[str, str] = {}
+        stays too when another word of the query gives it.
+
+        A stop word ("Will", "May") opens questions as often as it names someone ("Will
+        she come?"): it is read as the name only where nothing else can be meant, written
+        possessive ("Will's dog?") or alone ("Will?")."""
+        lemma_of: dict[str, str | None] = {}
         for word in _capitalised_words(text):
             if word in parts.tokens:
                 continue  # read as written already (inside a sentence)
             lone = (await self.decompose_query(word)).tokens
             if len(lone) == 1 and lone[0] != word and lone[0] in parts.tokens:
                 lemma_of[word] = lone[0]
+            elif not lone and _named_only(text, word):
+                lemma_of[word] = None  # a stop word: no token at all unless it is the name
         if not lemma_of:
             return parts
         names = await self._name_words_among(owner, set(lemma_of))
@@ -1748,9 +1762,9 @@ class MemoryService(ABC):
             "|".join(rf"(?<!\w){re.escape(word)}(?!\w)" for word in lemma_of), " ", text, flags=re.IGNORECASE
         )
         also = set((await self.decompose_query(rest)).tokens)
-        as_name = {lemma: word for word, lemma in lemma_of.items() if lemma not in also}
+        as_name = {lemma: word for word, lemma in lemma_of.items() if lemma is not None and lemma not in also}
         tokens = [as_name.get(t, t) for t in parts.tokens]
-        tokens += [word for word, lemma in lemma_of.items() if lemma in also]
+        tokens += [word for word, lemma in lemma_of.items() if lemma is None or lemma in also]
         return dataclasses.replace(parts, tokens=tuple(dict.fromkeys(tokens)))
 
     async def _matching_ids(
@@ -1764,9 +1778,9 @@ class MemoryService(ABC):
         # when it is all the query says (a search then matches its words: a ranking can
         # afford that fallback, a delete cannot).
         _, text, parts = await self._query_words(query, datetime.now(UTC), words_of_a_time_alone=False)
+        parts = await self._names_as_written(owner, text, parts)  # "Rose" never takes "rise"
         if parts.is_empty:
             return []
-        parts = await self._names_as_written(owner, text, parts)  # "Rose" never takes "rise"
         candidates = await self._neighbourhood(
             owner, scope, NeighbourhoodRequest(tuple(parts.tokens), tuple(e.name for e in parts.entities))
         )

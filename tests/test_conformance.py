@@ -1252,6 +1252,20 @@ async def test_a_name_opening_a_query_is_read_as_the_name(service: MemoryService
     assert (await search(service, "rising rents")).hits[0].memory.text.startswith("Rents keep rising")
 
 
+async def test_a_name_that_is_a_stop_word_opening_a_query_is_the_name_only_where_nothing_else_fits(
+    service: MemoryService,
+) -> None:
+    # "Will" and "May" are stop words: "Will she come?" names no one, "Will?" and "Will's
+    # trip" can only name the speaker.
+    await service.add_session(APP, USER, "a", [entry("I'm planning a trip to Rome.", author="Will")])
+    await service.add_session(APP, USER, "b", [entry("I planned a trip to Lisbon.", at=1, author="Anna")])
+    first = (await search(service, "Will?")).hits[0]
+    assert first.memory.author == "Will" and "will" in first.matched_tokens
+    first = (await search(service, "Will's trip plans")).hits[0]
+    assert first.memory.author == "Will" and first.by_named_speaker is True
+    assert all("will" not in h.matched_tokens for h in (await search(service, "Will Anna plan a trip?")).hits)
+
+
 async def test_a_speaker_whose_turns_are_all_deleted_is_no_speaker_any_more(service: MemoryService) -> None:
     await service.add_session(APP, USER, "a", [entry("I love sailing on weekends.", author="Bob")])
     await service.add_session(APP, USER, "b", [entry("Sailing with Bob was fun.", at=1, author="Ann")])
