@@ -166,6 +166,9 @@ def assert_same_answer(found: QueryScores, full: QueryScores, limit: int) -> Non
         assert found.final[entry_id] == pytest.approx(full.final[entry_id], abs=1e-12)
 
 
+DEFAULT_WEIGHTS = ScoringWeights()
+
+
 def score(
     held: Sequence[frozenset[str]],
     query: Sequence[str],
@@ -177,13 +180,14 @@ def score(
     max_holders: int | None = None,
     groups: TermGroups | None = None,
     indexed: bool = False,
+    weights: ScoringWeights = DEFAULT_WEIGHTS,
 ) -> QueryScores:
     """One gathering, as a search's first: seeds by ``seed_terms`` (``None``: full)."""
     graph, corpus = ReferenceGraph(held, session_of, indexed), stats(held, query)
     if share is None:
         every_holder = NeighbourhoodRequest(tuple(query), (), with_times=True)
         found = asyncio.run(graph.neighbourhood(every_holder))
-        return score_query(query, (), corpus, found, when=when, groups=groups)
+        return score_query(query, (), corpus, found, weights, when=when, groups=groups)
     gathering = PrunedGathering(graph, query, (), corpus, ScoringWeights(), when, groups=groups)
     first = gathering.first_plan(share)
     return asyncio.run(gathering.step(GatherPlan(first.seed_tokens, first.seed_entities, min_share), max_holders))
@@ -199,6 +203,7 @@ def search(
     when: QueryTime | None = None,
     groups: TermGroups | None = None,
     indexed: bool = False,
+    weights: ScoringWeights = DEFAULT_WEIGHTS,
 ) -> tuple[QueryScores, list[str]]:
     """A search's steps (``graphmem._gathering.gather_scores``), pruning every user.
     Returns the scores and the reads it made."""
@@ -210,7 +215,7 @@ def search(
             (),
             stats(held, query),
             limit=limit,
-            weights=ScoringWeights(),
+            weights=weights,
             when=when,
             seed_df_share=share,
             first_expansion=first_expansion,
@@ -494,6 +499,31 @@ def test_the_services_steps_always_end_with_the_full_answer(
     # postings are read once per term, a holder's neighbourhood once per search.
     assert len(reads) <= 2 * (2 + len(set(query)) + len(held))
     assert reads.count("every holder") <= 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    graphs(),
+    st.sampled_from([None, 1, 3]),
+    st.builds(
+        ScoringWeights,
+        context_share=st.sampled_from([0.0, 0.3, 0.8, 1.0]),
+        second_neighbour_decay=st.sampled_from([0.0, 0.7, 1.0]),
+        other_speaker_factor=st.sampled_from([0.5, 0.75, 1.0]),
+        time_share=st.sampled_from([0.0, 0.5, 2.0]),
+    ),
+)
+def test_the_services_steps_end_with_the_full_answer_under_any_weights(
+    graph: tuple[list[frozenset[str]], list[int], list[str], int, float, QueryTime | None],
+    first_expansion: int | None,
+    weights: ScoringWeights,
+) -> None:
+    """The bounds are written in the weights (context share, decay, speaker factor, the
+    time's share): no setting of them makes a pruned answer differ from the full one."""
+    held, session_of, query, limit, share, when = graph
+    full = score(held, query, session_of, None, when, weights=weights)
+    found, _ = search(held, query, session_of, share, limit, first_expansion, when, weights=weights)
+    assert_same_answer(found, full, limit)
 
 
 @settings(max_examples=400, deadline=None)
