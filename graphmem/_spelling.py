@@ -146,7 +146,10 @@ def accent_variant(word: str, vocabulary: Iterable[str]) -> str | None:
     if not is_accent_candidate(word):
         return None
     key = fold_accents(word)
-    found = {t for t in vocabulary if t != word and fold_accents(t) == key}
+    # Two ASCII words fold alike only when they are one word: for an ASCII query word
+    # (most) only the user's tokens with an accent or a curly apostrophe are folded.
+    plain = word.isascii()
+    found = {t for t in vocabulary if t != word and not (plain and t.isascii()) and fold_accents(t) == key}
     return found.pop() if len(found) == 1 else None
 
 
