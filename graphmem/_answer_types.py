@@ -108,9 +108,19 @@ _ASKS_CJK: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
 )
 
 
+#: Phrases whose kind word asks for nothing: "what took place", "her state of mind", "did
+#: she book a table" (a verb), "the game plan".
+_ASKING_NOTHING = re.compile(
+    r"\b(?:take|takes|took|taken|taking) place\b|\bstate of (?:mind|affairs|the art)\b"
+    r"|\b(?:booked|(?:i|you|we|they|he|she|to|will|did|does|do|can|could|should|would)\s+book)\b|\bgame plan\b",
+    re.IGNORECASE,
+)
+
+
 def asked_types(question: str) -> tuple[str, ...]:
     """The type tokens ``question`` asks for, in a stable order (none for most texts)."""
     found: dict[str, None] = {}
+    question = _ASKING_NOTHING.sub(" ", question)
     for pattern, types in _ASKS if question.isascii() else (*_ASKS, *_ASKS_CJK):
         if pattern.search(question):
             found.update(dict.fromkeys(types))

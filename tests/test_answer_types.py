@@ -13,6 +13,8 @@ from graphmem._decompose import NAMING_ENTITY_LABELS, Entity
     [
         ("Where did Caroline move from?", ("@place",)),
         ("Which cities has Jon visited?", ("@place",)),
+        ("Where did the wedding take place?", ("@place",)),  # by "where"
+        ("What was the book a friend lent her?", ("@person", "@work")),
         ("Which COUNTRY did she like best?", ("@place",)),
         ("Who supports Caroline?", ("@person",)),
         ("What book did Melanie read?", ("@work",)),
@@ -35,6 +37,10 @@ def test_a_question_asks_for_the_kinds_it_names(question: str, types: tuple[str,
         "Did she show him the way?",  # "show" is a verb as often as a noun
         "Does Jon play the violin?",
         "How is the bookshop doing?",  # a word holding a category noun is not that noun
+        "What took place at the party?",  # a kind word in a phrase that asks for no kind
+        "How was her state of mind?",
+        "Did she book a table?",  # "book" a verb
+        "What is the game plan?",
         "",
     ],
 )
