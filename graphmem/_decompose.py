@@ -313,7 +313,7 @@ def _no_space_script_grams(text: str) -> list[str]:
     return grams
 
 
-def _clean(text: str) -> str:
+def clean_text(text: str) -> str:
     """Text as the pipeline sees it: NFC-normalised (so NFC and NFD spellings give the same
     tokens); full-width ASCII as ASCII ("ＩＢＭ" is "IBM"); the format characters that sit
     inside a word (soft hyphen, zero-width joiners, word joiner, BOM) deleted, so
@@ -351,7 +351,7 @@ def _chunks(text: str, max_bytes: int | None = None) -> list[str]:
     (SudachiPy, behind the Japanese pipeline, refuses more than 49,149 bytes: about 16,000
     Han or kana characters). A piece ends after the last sentence end or space in the second
     half of its room, so that no word is cut where there is a boundary to cut at."""
-    text = _clean(text)
+    text = clean_text(text)
     if len(text) <= _CHUNK_CHARS and (max_bytes is None or len(text.encode()) <= max_bytes):
         return [text]
     chunks: list[str] = []

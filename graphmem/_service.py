@@ -30,6 +30,7 @@ from graphmem._decompose import (
     Entity,
     addressed_names,
     author_tokens,
+    clean_text,
     no_space_script,
     speaker_tokens,
     speaker_variant,
@@ -1497,7 +1498,12 @@ class MemoryService(ABC):
         """The time a query names (``None``: none), its text without it, and that text's
         terms: a time is matched as a time, not as words. A query that is nothing but a time
         ("tomorrow", "May 2023") is matched by its words instead (no time, the whole text),
-        unless ``words_of_a_time_alone`` is off (a delete: then it has no terms)."""
+        unless ``words_of_a_time_alone`` is off (a delete: then it has no terms).
+
+        The text is the query as the pipeline reads it (``clean_text``: a soft hyphen inside
+        a word deleted, full-width letters as ASCII), so that the rules reading the text
+        (names, misspellings respelled in it) see the words its tokens came from."""
+        query = clean_text(query)
         when = query_time(query, as_of)
         text = _without_spans(query, when.spans) if when is not None else query
         parts = await self.decompose_query(text)

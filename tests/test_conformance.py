@@ -1166,6 +1166,9 @@ async def test_a_name_an_entry_mentions_spelled_another_way_in_the_query_links_t
     first = response.hits[0]
     assert first.memory.text.startswith("I had lunch with Katherine")
     assert "katherine" in first.matched_tokens
+    # The same with a soft hyphen inside the word (the respelling reads the cleaned text).
+    hyphenated = (await search(service, "Did Bob have lunch with Kathar\u00adine?")).hits[0]
+    assert hyphenated.read_as == {"katharine": "katherine"} and "katherine" in hyphenated.matched_tokens
     # Never linked: another first letter, a word two names could spell.
     for query in ("Did Bob have lunch with Catherine?",):
         assert all("katherine" not in h.matched_tokens for h in (await search(service, query)).hits)
