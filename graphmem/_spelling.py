@@ -115,7 +115,22 @@ def is_typo_candidate(word: str, language: str | None = "en", lemmas: Mapping[st
     if language in LATIN_LANGUAGES:
         return isinstance(lemmas, LemmaTable) and not lemmas.knows(word)
     lexicon = english_words()
-    return lexicon is not None and word not in lexicon
+    return lexicon is not None and word not in lexicon and not _regular_form_of_a_word(word, lexicon)
+
+
+def _regular_form_of_a_word(word: str, lexicon: _EnglishWords) -> bool:
+    """Whether ``word`` is an English word with a regular ending the lists do not spell out
+    ("texted" is "text" + "ed", "podcasts" "podcast" + "s"): a real word, no typo ("texted"
+    was read as "tested", a form of the user's "test")."""
+    for ending in _ENDINGS:
+        stem = word[: -len(ending)]
+        if not word.endswith(ending) or len(stem) < 3 or (ending == "d" and not stem.endswith("e")):
+            continue  # ("campd" is a typo of "camped": "d" follows an "e" only)
+        if stem in lexicon or stem + "e" in lexicon or (stem[-1] == stem[-2] and stem[:-1] in lexicon):
+            return True
+        if ending.startswith("ie") and stem + "y" in lexicon:
+            return True
+    return False
 
 
 #: Shorter words are not read through their accents (Spanish "sí" / "si", "él" / "el" are

@@ -18,7 +18,7 @@ from graphmem._spelling import (
 )
 
 
-@pytest.mark.parametrize("word", ["persue", "educaton", "recieve", "definately", "kayakng"])
+@pytest.mark.parametrize("word", ["persue", "educaton", "recieve", "definately", "kayakng", "campd"])
 def test_a_word_in_no_english_word_list_may_be_a_typo(word: str) -> None:
     assert is_typo_candidate(word)
 
@@ -35,6 +35,8 @@ def test_a_word_in_no_english_word_list_may_be_a_typo(word: str) -> None:
         "Persue",  # capitalised: a name, left to the name rules
         "persue2",  # not letters only
         "pérsue",  # not ASCII: other languages' words are not checked against English
+        "texted",  # a word the lists lack with a regular ending ("text" + "ed"): a word
+        "podcasts",
     ],
 )
 def test_real_words_short_words_and_names_are_never_typos(word: str) -> None:
