@@ -65,7 +65,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from graphmem._errors import DecompositionError
-from graphmem._language import DETECTED_ONLY, ENTRY_LANGUAGES, LanguageDetector, script_language
+from graphmem._language import DETECTED_ONLY, ENTRY_LANGUAGES, LanguageDetector, WordList, script_language
 from graphmem._pipelines import (
     CHAR_GRAM_MIN_LENGTH,
     CHAR_GRAM_SCOPES,
@@ -407,6 +407,13 @@ def load_pipeline(name: str) -> Language:
     return nlp
 
 
+def _english_words() -> WordList | None:
+    """The English word lists the language detector checks words with accents against."""
+    from graphmem._spelling import english_words  # it builds on this module
+
+    return english_words()
+
+
 def load_lemma_table(lang: str) -> Mapping[str, str] | None:
     """spaCy's lemma lookup table for a language (from ``spacy-lookups-data``), or ``None``
     with a warning when it is not installed."""
@@ -539,7 +546,7 @@ class Decomposer:
         if not isinstance(entities, bool):
             raise ValueError(f"entities must be True or False, got {entities!r}")
         self.entities = entities
-        self._detector = LanguageDetector()
+        self._detector = LanguageDetector(english_words=_english_words)
         self._pipelines: dict[str, LanguagePipeline | None] = {}
         self._spec = nlp
         self._nlp: Language | None = nlp if nlp is not None and not isinstance(nlp, str) else None

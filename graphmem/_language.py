@@ -33,9 +33,11 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from typing import Any
+import unicodedata
+from collections.abc import Callable
+from typing import Any, Protocol
 
-__all__ = ["LATIN_LANGUAGES", "SUPPORTED_LANGUAGES", "LanguageDetector", "script_language"]
+__all__ = ["LATIN_LANGUAGES", "SUPPORTED_LANGUAGES", "LanguageDetector", "WordList", "script_language", "without_marks"]
 
 logger = logging.getLogger("graphmem")
 
@@ -70,6 +72,12 @@ _SAMPLE_CHARS = 2_000
 _MIN_RELATIVE_DISTANCE = 0.1
 
 
+class WordList(Protocol):
+    """Words to look up (:class:`LanguageDetector`'s English lists)."""
+
+    def __contains__(self, word: str, /) -> bool: ...
+
+
 def script_language(text: str) -> str | None:
     """The language a text's script decides (``"ja"``, ``"zh"``, ``"ko"``, ``"hi"``, ``"xx"``
     or ``"en"`` for Latin text whose letters are all ASCII), or ``None`` when its Latin
@@ -101,6 +109,11 @@ def script_language(text: str) -> str | None:
     return "xx"
 
 
+def without_marks(word: str) -> str:
+    """``word`` without its combining marks ("fiancée" -> "fiancee")."""
+    return "".join(ch for ch in unicodedata.normalize("NFKD", word) if not unicodedata.combining(ch))
+
+
 def without_names(text: str) -> str:
     """``text`` without the words that are names by their look: capitalised inside a
     sentence (not its first word). A name is no evidence of a language: "What did Zoë
@@ -126,9 +139,15 @@ def _opens_a_sentence(text: str, at: int) -> bool:
 
 class LanguageDetector:
     """Detects the language of a text (see the module docstring). Thread-safe; lingua is
-    built on the first text that needs it."""
+    built on the first text that needs it.
 
-    def __init__(self) -> None:
+    Args:
+        english_words: gives the English word lists (step 4; ``None`` from it: no lists),
+            called on the first text with an accent that needs the detector.
+    """
+
+    def __init__(self, english_words: Callable[[], WordList | None] | None = None) -> None:
+        self._english_words = english_words
         self._lock = threading.Lock()
         self._lingua: Any = None
         self._lingua_missing = False
@@ -156,10 +175,25 @@ class LanguageDetector:
             # the detector would guess one of them, text by text, so an entry and its
             # question would be read as two languages. Unknown instead, as other scripts.
             return "xx"
+        if self._accents_only_on_english_words(words):
+            rest = " ".join(word for word in _WORD.findall(words) if word.isascii())
+            found = lingua.detect_language_of(rest) if _LETTER.search(rest) else None
+            if found is None or self._codes.get(found) == "en":
+                return "en"
         # Judged on what is not a name; a text whose accents are all in names ("Who is
         # André?") then reads as its words do.
         found = lingua.detect_language_of(words)
         return "en" if found is None else self._codes.get(found, "en")
+
+    def _accents_only_on_english_words(self, words: str) -> bool:
+        """Whether every word of ``words`` with an accent is an English word without it, of
+        at least three letters ("é", "já" are words of other languages)."""
+        lexicon = self._english_words() if self._english_words is not None else None
+        if lexicon is None:
+            return False
+        accented = [word for word in _WORD.findall(words.lower()) if not word.isascii()]
+        bare = [without_marks(word) for word in accented]
+        return bool(bare) and all(len(word) >= 3 and word.isascii() and word in lexicon for word in bare)
 
     def _detector(self) -> Any:
         if self._lingua is not None or self._lingua_missing:

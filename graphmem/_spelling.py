@@ -32,7 +32,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 
 from graphmem._decompose import _edit_distance, load_lemma_table, unique_variant
-from graphmem._language import LATIN_LANGUAGES
+from graphmem._language import LATIN_LANGUAGES, without_marks
 from graphmem._pipelines import LemmaTable, normalise_indic
 
 __all__ = [
@@ -141,8 +141,7 @@ MIN_ACCENT_LETTERS = 3
 def fold_accents(word: str) -> str:
     """``word`` without its accents: each letter's combining marks dropped (NFKD), and an
     apostrophe written as a straight one (a phone types "O’Brien", a keyboard "O'Brien")."""
-    bare = "".join(ch for ch in unicodedata.normalize("NFKD", word) if not unicodedata.combining(ch))
-    return bare.translate(_APOSTROPHES)
+    return without_marks(word).translate(_APOSTROPHES)
 
 
 #: The apostrophe's other forms: the right single quotation mark, the modifier letter.

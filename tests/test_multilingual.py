@@ -163,6 +163,46 @@ async def test_an_english_question_naming_someone_with_an_accent_is_read_as_engl
     assert hit.score == 1.0 and hit.matched_tokens == ["adopt", "zoë"]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "When did she meet her fiancée?",  # French to lingua, on that one word
+        "What did Mel say at the soirée?",
+        "We had a lovely soirée at the café",
+        "Where did they buy the jalapeños?",
+    ],
+)
+def test_words_english_writes_with_accents_leave_the_text_english(decomposer: Decomposer, text: str) -> None:
+    assert decomposer.language_of(text) == "en"
+    # Without the English lists the detector judges the whole text: these are the texts
+    # it reads as another language (if lingua ever reads them as English, the test no
+    # longer tests anything and says so).
+    assert LanguageDetector().detect(text) != "en", "lingua reads this as English on its own"
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("Das ist für dich", "de"),  # "fur" is an English word; "Das ist dich" is German
+        ("Ele foi até a praia", "pt"),  # "ate" too
+        ("Qué comió Ana ayer", "es"),  # "que", "comio": no English words
+        ("Eu já fui lá", "pt"),  # short words with accents are no English words
+        ("Did Anna like the crème brûlée?", "fr"),  # "creme", "brulee": not in the lists
+    ],
+)
+def test_other_languages_keep_theirs_when_an_accented_word_is_also_english(
+    decomposer: Decomposer, text: str, language: str
+) -> None:
+    assert decomposer.language_of(text) == language
+
+
+async def test_an_english_question_with_a_loanword_finds_english_lemmas(service: MemoryService) -> None:
+    await service.add_session(APP, USER, "s", [turn("Mel", "My fiancée and I went hiking in the hills.")])
+    (hit,) = (await service.search(SearchRequest(query="When was Mel hiking with her fiancée?", app_name=APP, user_id=USER))).hits
+    # Read as French, "hiking" stayed "hiking" and "was" a term; read as English, its lemma.
+    assert {"hike", "fiancée"} <= set(hit.matched_tokens)
+
+
 def test_language_setting_is_validated() -> None:
     with pytest.raises(ValueError, match="language must be"):
         Decomposer(language="klingon")
