@@ -711,6 +711,8 @@ class QueryScores:
     total_weight: float | None = None
     #: The query terms standing for groups of terms (rule "Groups").
     groups: TermGroups | None = None
+    #: Scored by the query's time alone (:func:`score_time_alone`).
+    time_alone: bool = False
 
     def decides(self, limit: int) -> bool:
         """Whether the first ``limit`` entries (ties included) are certain: always after a
@@ -777,6 +779,10 @@ class QueryScores:
         return {entry_id: key[2] for entry_id, key in best.items()}
 
     def scored(self, entry_id: str) -> ScoredEntry:
+        if self.time_alone:
+            score = self.final[entry_id]
+            how = self.time_matches.get(entry_id)
+            return ScoredEntry(entry_id, score, score, 0.0, (), (), time_match=how, time_score=score)
         return _scored_entry(
             entry_id,
             self.final[entry_id],
@@ -789,6 +795,36 @@ class QueryScores:
             self.time_matches,
             self.named_speakers,
         )
+
+
+def score_time_alone(
+    days: Iterable[tuple[str, int, Sequence[tuple[int, int]]]], when: QueryTime, weights: ScoringWeights
+) -> QueryScores:
+    """Scores for a query that asks for a time and nothing else ("what did we talk about
+    on 3 May?", "what happened yesterday?"): no word to match, so every entry of ``days``
+    (id, the day it was said, the day ranges it refers to; ordinals) that matches the
+    time (:func:`days_match`) is a hit. One said within the time (or the day before, for
+    time zones) or referring to it scores 1; one told up to ``time_told_within_days``
+    later, not about it as far as its words say, ``1 / (1 + time_share)``, as an entry
+    outside a question's time is weighed. Ties are broken by recency, as every score's.
+    Everything was read, so the scores decide any limit."""
+    final: dict[str, float] = {}
+    matches: dict[str, str] = {}
+    later = 1.0 / (1.0 + weights.time_share)
+    for entry_id, day, refs in days:
+        how = days_match(day, refs, when, weights)
+        if how is None:
+            continue
+        # Said on a day of the time (or the day before) is exact; said later, only when
+        # the entry refers to the time (its explanation then says so).
+        exact = when.matches_day(day + 1, after=1)
+        if not exact and (refers := days_match(None, refs, when, weights)) is not None:
+            how, exact = refers, True
+        matches[entry_id] = how
+        final[entry_id] = 1.0 if exact else later
+    return QueryScores(
+        final, final, {}, {}, {}, weights=weights, time_named=True, time_matches=matches, time_alone=True
+    )
 
 
 def score_query(

@@ -74,6 +74,7 @@ from graphmem._scoring import (
     fold_replies,
     rank,
     reply_runs,
+    score_time_alone,
 )
 from graphmem._spelling import (
     MAX_ENDING_LETTERS,
@@ -89,7 +90,7 @@ from graphmem._spelling import (
     uncased_name_variants,
     uncased_word_variant,
 )
-from graphmem._time import QueryTime, query_time
+from graphmem._time import QueryTime, mentioned_ranges, query_time
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -307,6 +308,15 @@ MAX_RESPELLED_WORDS = 8
 
 
 _WORD = re.compile(r"[^\W\d_]+")
+#: Words (lemmas) that, beside a time, ask for nothing but what was said then: "what did we
+#: talk about on 3 May?", "what happened yesterday?" (see MemoryService._score_time_alone).
+WORDS_ASKING_FOR_A_TIME = frozenset(
+    {"happen", "do", "talk", "discuss", "discussion", "say", "chat", "tell", "mention", "speak",
+     "conversation", "ask", "write", "text", "message", "go", "on", "up"}
+)
+#: The longest time such a question may name: a day, a week, a month or two. A longer one
+#: ("in 2023") would take most of a heavy user's entries; its words are matched instead.
+MAX_TIME_ALONE_DAYS = 62
 #: A word of an entity name as graphmem._entities reads it.
 _NAME_WORD = re.compile(r"\w+")
 #: A word written with a capital that does not start a sentence: a name ("Pet" in "what did
@@ -794,13 +804,13 @@ class MemoryService(ABC):
         depth = limit
         replies: list[tuple[ScoredEntry, list[ScoredEntry]]]
         gathering: ScoreGathering | None = None
-        scores: QueryScores
+        scores: QueryScores | None = None
         fetched: dict[str, StoredEntry] = {}  # entries read at any depth (they never change)
         around: dict[str, CandidateStats] = {}  # what the walks of rule 7 read, at any depth
         walked: set[str] = set()
         scored: dict[str, ScoredEntry] = {}  # the scores' explanations, made once an entry
         while True:
-            if gathering is None:
+            if scores is None:
                 first = await self._score(
                     owner, request.project_id, request.query, depth, as_of=as_of, read_as=read_as, related=related
                 )
@@ -808,6 +818,7 @@ class MemoryService(ABC):
                     return SearchResponse()
                 scores, gathering = first
             elif not scores.decides(depth):  # (a full gathering decides any depth)
+                assert gathering is not None  # scores without one (a time alone) decide any depth
                 scores = await gathering.scores(depth)  # reads on from where it stopped
                 scored = {}
             # Every contender: all the entries scoring at least the depth-th best, ties
@@ -1522,15 +1533,23 @@ class MemoryService(ABC):
         as_of: datetime | None = None,
         read_as: dict[str, str] | None = None,
         related: dict[str, str] | None = None,
-    ) -> tuple[QueryScores, ScoreGathering] | None:
+    ) -> tuple[QueryScores, ScoreGathering | None] | None:
         """Score the query's candidates (``None``: nothing to match), and the gathering that
-        scores them deeper when asked (``ScoreGathering.scores``). ``read_as`` receives
-        the query words read as other tokens (misspellings, names spelled another way),
-        ``related`` the user's tokens read as related to a query word, and that word."""
+        scores them deeper when asked (``ScoreGathering.scores``; ``None`` when the scores
+        decide any depth). ``read_as`` receives the query words read as other tokens
+        (misspellings, names spelled another way), ``related`` the user's tokens read as
+        related to a query word, and that word."""
         # A time named in the query is matched against the entries' times, not as words:
         # its words ("May", "2023") are left out of the tokens.
-        when, text, parts = await self._query_words(query, as_of)
+        when, text, parts = await self._query_words(query, as_of, words_of_a_time_alone=False)
         parts = await self._names_as_written(owner, text, parts)  # "Will?" is a name, or nothing
+        if when is not None and set(parts.tokens) <= WORDS_ASKING_FOR_A_TIME:
+            alone = await self._score_time_alone(owner, project_id, when)
+            if alone is not None:
+                return alone, None
+            if parts.is_empty:  # no entry matches the time: its words are matched instead
+                when, text, parts = await self._query_words(query, as_of)
+                parts = await self._names_as_written(owner, text, parts)
         if parts.is_empty:
             return None
         entity_names = tuple(e.name for e in parts.entities)
@@ -1608,6 +1627,16 @@ class MemoryService(ABC):
         )
         scores = await gathering.scores(limit)
         return (scores, gathering) if scores.final else None
+
+    async def _score_time_alone(self, owner: Owner, project_id: str | None, when: QueryTime) -> QueryScores | None:
+        """The scores of a question that asks for a time and nothing else (its words, besides
+        the time, are stop words or :data:`WORDS_ASKING_FOR_A_TIME`): every in-scope entry
+        said then or referring to then (:func:`~graphmem._scoring.score_time_alone`);
+        ``None`` when none does or the time is longer than :data:`MAX_TIME_ALONE_DAYS`."""
+        if when.longest_days() > MAX_TIME_ALONE_DAYS:
+            return None
+        scores = score_time_alone(await self._entry_days(owner, project_id, when), when, self.weights)
+        return scores if scores.final else None
 
     async def _related_candidates(
         self, text: str, tokens: Sequence[str], language: str | None
@@ -2054,6 +2083,24 @@ class MemoryService(ABC):
 
     async def _delete_user(self, owner: Owner) -> int:
         raise UnsupportedOperationError(f"{type(self).__name__} does not support delete_user()")
+
+    async def _entry_days(
+        self, owner: Owner, project_id: str | None, when: QueryTime
+    ) -> list[tuple[str, int, tuple[tuple[int, int], ...]]]:
+        """The id, the day said and the day ranges referred to (ordinals) of every in-scope
+        entry that may match ``when`` (at least those that do; which do is the scorer's
+        rule, :func:`~graphmem._scoring.score_time_alone`), for a question that names a time
+        and nothing else. This default reads every entry of the owner
+        (:meth:`_all_entries`) and resolves its text's times."""
+        return [
+            (
+                e.entry_id,
+                e.memory.timestamp.date().toordinal(),
+                tuple(r.ordinals for r in mentioned_ranges(e.memory.text, e.memory.timestamp)),
+            )
+            for e in await self._all_entries(owner)
+            if e.project_id is None or e.project_id == project_id
+        ]
 
     async def _all_entries(self, owner: Owner) -> list[StoredEntry]:
         raise UnsupportedOperationError(f"{type(self).__name__} does not support list_entries()")

@@ -16,7 +16,15 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from graphmem import Content, MemoryEntry, MemoryService, SearchRequest
-from graphmem._scoring import CandidateStats, CorpusStats, ScoringWeights, days_match, matching_days, score_query
+from graphmem._scoring import (
+    CandidateStats,
+    CorpusStats,
+    ScoringWeights,
+    days_match,
+    matching_days,
+    score_query,
+    score_time_alone,
+)
 from graphmem._time import DayRange, QueryTime, mentioned_ranges, parse_time_ref, query_time
 from graphmem.cli._cypher_run import run_read_only
 
@@ -519,6 +527,117 @@ async def test_a_query_that_is_only_a_time_matches_its_words(service: MemoryServ
     response = await service.search(SearchRequest(query="tomorrow", app_name="app", user_id="u", as_of=NOW))
     assert [h.memory.text for h in response.hits][0] == "See you tomorrow then."
     assert response.hits[0].matched_time is None and "tomorrow" in response.hits[0].matched_tokens
+
+
+def test_a_time_alone_scores_what_was_said_then_and_what_refers_to_it() -> None:
+    when = query_time("on 19 May 2023")
+    assert when is not None
+    weights = ScoringWeights()
+    may = {d: date(2023, 5, d).toordinal() for d in (17, 18, 19, 20, 21, 30)}
+    days = [
+        ("said-that-day", may[19], ()),
+        ("said-the-day-before", may[18], ()),  # time zones: the day before counts
+        ("said-after-about-it", may[20], ((may[19], may[19]),)),  # "yesterday"
+        ("said-after", may[21], ()),  # told within time_told_within_days: weaker
+        ("said-long-after", may[30], ()),
+        ("said-before", may[17], ()),
+        ("said-after-about-another-day", may[20], ((may[17], may[17]),)),
+    ]
+    scores = score_time_alone(days, when, weights)
+    later = 1 / (1 + weights.time_share)
+    assert dict(scores.final) == {
+        "said-that-day": 1.0,
+        "said-the-day-before": 1.0,
+        "said-after-about-it": 1.0,
+        "said-after": later,
+        "said-after-about-another-day": later,
+    }
+    assert scores.decides(1) and scores.decides(1000)  # everything was read
+    hit = scores.scored("said-after-about-it")
+    assert (hit.score, hit.direct, hit.context, hit.time_score) == (1.0, 1.0, 0.0, 1.0)
+    assert hit.time_match == "refers to 2023-05-19/2023-05-19" and hit.matched_tokens == ()
+    assert scores.scored("said-after").time_match == "said 2023-05-21"
+
+
+async def test_a_question_asking_for_a_time_alone_finds_what_was_said_then(service: MemoryService) -> None:
+    """"What did we talk about on 19 May?" held no word to match but "talk": it found the
+    entries saying "talk" on any day, or (as "20 May 2023" did) nothing."""
+    may = datetime(2023, 5, 19, 18, tzinfo=UTC)
+    await service.add_session("app", "u", "s-1", [turn("We adopted a puppy today.", may), turn("So cute!", may, "Ben")])
+    await service.add_session("app", "u", "s-2", [turn("The hike yesterday was long.", may + timedelta(days=1))])
+    await service.add_session("app", "u", "s-3", [turn("Let's talk about the trip.", may + timedelta(days=30))])
+    await service.add_session("app", "other", "s-1", [turn("Another user's day.", may)])
+    for query in ("What did we talk about on 19 May 2023?", "19 May 2023", "What happened on May 19, 2023?"):
+        hits = (await service.search(SearchRequest(query=query, app_name="app", user_id="u", as_of=NOW))).hits
+        found = {h.memory.text: h.matched_time for h in hits}
+        assert found == {
+            "We adopted a puppy today.": "said 2023-05-19",
+            "So cute!": "said 2023-05-19",
+            "The hike yesterday was long.": "refers to 2023-05-19/2023-05-19",
+        }, query
+        assert all(h.score == 1.0 and h.time_score == 1.0 and not h.matched_tokens for h in hits)
+    # A window still applies; a word that asks for something is matched as a word.
+    window = SearchRequest(query="19 May 2023", app_name="app", user_id="u", as_of=NOW, since=may + timedelta(hours=12))
+    assert [h.memory.text for h in (await service.search(window)).hits] == ["The hike yesterday was long."]
+    hits = (await service.search(SearchRequest(query="What puppy on 19 May 2023?", app_name="app", user_id="u"))).hits
+    assert hits[0].memory.text == "We adopted a puppy today." and hits[0].matched_tokens == ["puppy"]
+
+
+#: Times a question may name alone: days, a week, a month, a day without a year, days at
+#: a month's and a year's turn, a day the entries only refer to.
+_TIMES_ALONE = [
+    "on 19 May 2023", "on 18 May 2023", "on 31 May 2023", "on 1 June 2023", "in May 2023", "on 19 May",
+    "on 31 December 2022", "on 1 January 2023", "in the week of 15 May 2023", "on 2 May 2023", "on 30 April 2023",
+]
+
+
+async def test_what_a_backend_reads_for_a_time_alone_holds_every_entry_that_matches_it(
+    service: MemoryService,
+) -> None:
+    """The backends read only the entries near the time (networkx its index of days, Neo4j
+    a filter on the server): scored, that is what every entry scored gives."""
+    start = datetime(2022, 12, 25, 21, tzinfo=UTC)
+    texts = ["I went hiking yesterday.", "See you next week!", "Last month was busy.", "Nothing to report.",
+             "The party is on 19 May.", "Two days ago I moved.", "Tomorrow is the big day."]
+    sessions = {
+        f"s{n}": [turn(texts[(n + i) % len(texts)], start + timedelta(days=4 * n, hours=3 * i)) for i in range(3)]
+        for n in range(45)
+    }
+    await service.add_sessions("app", "u", sessions)
+    owner = service._owner("app", "u")
+    for text in _TIMES_ALONE:
+        when = query_time(text, NOW)
+        assert when is not None, text
+        read = score_time_alone(await service._entry_days(owner, None, when), when, service.weights)
+        every = score_time_alone(await MemoryService._entry_days(service, owner, None, when), when, service.weights)
+        assert dict(read.final) == dict(every.final) and dict(read.time_matches) == dict(every.time_matches), text
+        assert every.final, f"{text}: no entry matches, so the test tests nothing"
+
+
+async def test_a_time_alone_keeps_to_the_search_scope(service: MemoryService) -> None:
+    if not service.supports_project_scoping():
+        pytest.skip(f"{type(service).__name__} has no project scoping")
+    may = datetime(2023, 5, 19, 18, tzinfo=UTC)
+    await service.add_session("app", "u", "s-global", [turn("A global day.", may)])
+    await service.add_session_to_project("app", "u", "s-p1", "p1", [turn("A day of p1.", may)])
+    await service.add_session_to_project("app", "u", "s-p2", "p2", [turn("A day of p2.", may)])
+
+    async def found(project_id: str | None) -> set[str]:
+        request = SearchRequest(query="19 May 2023", app_name="app", user_id="u", project_id=project_id)
+        return {h.memory.text for h in (await service.search(request)).hits}
+
+    assert await found(None) == {"A global day."}
+    assert await found("p1") == {"A global day.", "A day of p1."}
+
+
+async def test_a_long_time_alone_or_one_nothing_matches_is_read_as_words(service: MemoryService) -> None:
+    await service.add_session("app", "u", "s", [turn("I loved 2023, what a year.", SAID), turn("Same here.", SAID)])
+    # A year is longer than MAX_TIME_ALONE_DAYS: its words are matched, as before.
+    hits = (await service.search(SearchRequest(query="2023", app_name="app", user_id="u", as_of=NOW))).hits
+    assert hits[0].memory.text == "I loved 2023, what a year." and hits[0].matched_time is None
+    # Nothing said on that day: no hit (its words "1", "may" match nothing either).
+    none = SearchRequest(query="What did we talk about on 1 May 2020?", app_name="app", user_id="u", as_of=NOW)
+    assert (await service.search(none)).hits == []
 
 
 # ---------------------------------------------------------------------------- days as ranges

@@ -53,13 +53,14 @@ import asyncio
 import functools
 import random
 from collections.abc import Awaitable, Callable, Hashable, Iterator, Mapping, Sequence
+from datetime import date
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from graphmem._cypher import load_cypher, load_statements
 from graphmem._decompose import Decomposer, Decomposition, Entity, speaker_tokens
 from graphmem._errors import BackendUnavailableError, EntryIdConflictError, GraphmemError, InvalidStoreUriError
 from graphmem._gathering import Days, FirstRead, NeighbourhoodRequest, TermPostings
-from graphmem._scoring import CandidateStats, CorpusStats, ScoringWeights
+from graphmem._scoring import CandidateStats, CorpusStats, ScoringWeights, matching_days
 from graphmem._service import (
     CypherView,
     MemoryService,
@@ -100,6 +101,8 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 
 if TYPE_CHECKING:
     from spacy.language import Language
+
+    from graphmem._time import QueryTime
 
 __all__ = ["SCHEMA_VERSION", "Neo4jMemoryService"]
 
@@ -504,6 +507,25 @@ class Neo4jMemoryService(MemoryService):
             "entries_around", {**_owner_params(owner), "project_id": project_id, "ids": list(entry_ids), "reach": reach}
         )
         return _candidates(record["candidates"])
+
+    async def _entry_days(
+        self, owner: Owner, project_id: str | None, when: QueryTime
+    ) -> list[tuple[str, int, tuple[tuple[int, int], ...]]]:
+        # The server reads only the entries said or referring near the time (every one for a
+        # time without a year); the days are compared in Python (the scorer's rule).
+        filtered = bool(when.ranges) and not when.yearless
+        params: dict[str, Any] = {**_owner_params(owner), "project_id": project_id, "filtered": filtered}
+        said: list[list[str]] = []
+        referred: list[list[str]] = []
+        if filtered:
+            first = min(r.first for r in when.ranges).toordinal() - 2
+            last = max(r.last for r in when.ranges).toordinal() + self.weights.time_told_within_days + 2
+            days = matching_days(when, self.weights, max(1, first), min(date.max.toordinal() - 1, last))
+            day = date.fromordinal
+            said = [[day(lo).isoformat(), day(hi + 1).isoformat()] for lo, hi in days.said]
+            referred = [[day(lo).isoformat(), day(hi).isoformat()] for lo, hi in days.referred]
+        rows = await self._read_single("entry_days", {**params, "said": said, "referred": referred}, "entries")
+        return [(row[0], *entry_times(row[1], row[2])) for row in rows if row[0] is not None and row[1] is not None]
 
     async def _term_stats_or_gather(
         self,

@@ -52,7 +52,7 @@ from graphmem._errors import (
 )
 from graphmem._gathering import IN_PROCESS_FULL_GATHERING_ENTRIES, Days, NeighbourhoodRequest, TermPostings
 from graphmem._models import Content, MemoryEntry, Part, as_utc, ensure_unicode, quote_ids
-from graphmem._scoring import CandidateStats, CorpusStats, ScoringWeights
+from graphmem._scoring import CandidateStats, CorpusStats, ScoringWeights, matching_days
 from graphmem._service import (
     CypherView,
     MemoryService,
@@ -78,6 +78,8 @@ from graphmem.backends._journal import Journal, StoreContents
 
 if TYPE_CHECKING:
     from spacy.language import Language
+
+    from graphmem._time import QueryTime
 
 __all__ = ["GraphMemoryService"]
 
@@ -996,6 +998,24 @@ class GraphMemoryService(MemoryService):
             # The session index keeps its ids in position order.
             ids = self._sessions.get(owner, {}).get((project_id, session_id), ())
             return [own[i].stored() for i in ids if i in own]
+
+    async def _entry_days(
+        self, owner: Owner, project_id: str | None, when: QueryTime
+    ) -> list[tuple[str, int, tuple[tuple[int, int], ...]]]:
+        # The index of days names the entries that may match (and those whose references
+        # are not read yet): a heavy user's other entries are never looked at.
+        with self._lock:
+            self._ensure_loaded(owner)
+            entries = self._entries.get(owner, {})
+            index = self._said_days.get(owner)
+            span = index.span() if index is not None else None
+            if index is None or span is None:
+                return []
+            view = _DayIndexView(index, self._lock)
+            days = matching_days(when, self.weights, *span)
+            ids = view.said_in(days.said) | view.referring_to(days.referred, days.longest_reference) | index.unread
+            # (No project entries here: every entry is in scope.)
+            return [(entry.entry_id, *entry.days()) for i in ids if (entry := entries.get(str(i))) is not None]
 
     async def _entries_around(
         self, owner: Owner, project_id: str | None, entry_ids: Sequence[str], reach: int
