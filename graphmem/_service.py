@@ -308,12 +308,27 @@ MAX_RESPELLED_WORDS = 8
 
 
 _WORD = re.compile(r"[^\W\d_]+")
-#: Words (lemmas) that, beside a time, ask for nothing but what was said then: "what did we
-#: talk about on 3 May?", "what happened yesterday?" (see MemoryService._score_time_alone).
-WORDS_ASKING_FOR_A_TIME = frozenset(
-    {"happen", "do", "talk", "discuss", "discussion", "say", "chat", "tell", "mention", "speak",
-     "conversation", "ask", "write", "text", "message", "go", "on", "up"}
-)
+#: Words (lemmas; for Chinese and Japanese also their characters, which their queries hold
+#: too) that, beside a time, ask for nothing but what was said then, by the query's
+#: language: "what did we talk about on 3 May?", "what happened yesterday?",
+#: "2023年5月8日发生了什么？" (see MemoryService._score_time_alone). The languages whose
+#: dates graphmem reads (graphmem._time).
+WORDS_ASKING_FOR_A_TIME: Mapping[str, frozenset[str]] = {
+    "en": frozenset(
+        {"happen", "do", "talk", "discuss", "discussion", "say", "chat", "tell", "mention", "speak",
+         "conversation", "ask", "write", "text", "message", "go", "on", "up"}
+    ),
+    "es": frozenset(
+        {"pasar", "ocurrir", "suceder", "hacer", "hablar", "charlar", "conversar", "decir", "contar",
+         "conversación", "mencionar", "escribir"}
+    ),
+    "zh": frozenset(
+        {"发生", "发", "生", "什么", "什", "么", "了", "的", "我们", "我", "们", "那天", "那", "天", "聊", "聊天",
+         "说", "谈", "讨论", "讨", "论", "做", "干", "事", "事情", "情", "有"}
+    ),
+    "ja": frozenset({"何", "話す", "話", "言う", "言", "起きる", "起", "ある", "する", "事", "こと"}),
+    "hi": frozenset({"बात", "बातचीत", "कहना", "कहा", "हुआ", "किया", "करना"}),
+}
 #: The longest time such a question may name: a day, a week, a month or two. A longer one
 #: ("in 2023") would take most of a heavy user's entries; its words are matched instead.
 MAX_TIME_ALONE_DAYS = 62
@@ -1543,7 +1558,7 @@ class MemoryService(ABC):
         # its words ("May", "2023") are left out of the tokens.
         when, text, parts = await self._query_words(query, as_of, words_of_a_time_alone=False)
         parts = await self._names_as_written(owner, text, parts)  # "Will?" is a name, or nothing
-        if when is not None and set(parts.tokens) <= WORDS_ASKING_FOR_A_TIME:
+        if when is not None and set(parts.tokens) <= WORDS_ASKING_FOR_A_TIME.get(parts.language or "en", frozenset()):
             alone = await self._score_time_alone(owner, project_id, when)
             if alone is not None:
                 return alone, None
@@ -1630,7 +1645,7 @@ class MemoryService(ABC):
 
     async def _score_time_alone(self, owner: Owner, project_id: str | None, when: QueryTime) -> QueryScores | None:
         """The scores of a question that asks for a time and nothing else (its words, besides
-        the time, are stop words or :data:`WORDS_ASKING_FOR_A_TIME`): every in-scope entry
+        the time, are stop words or :data:`WORDS_ASKING_FOR_A_TIME` of its language): every in-scope entry
         said then or referring to then (:func:`~graphmem._scoring.score_time_alone`);
         ``None`` when none does or the time is longer than :data:`MAX_TIME_ALONE_DAYS`."""
         if when.longest_days() > MAX_TIME_ALONE_DAYS:

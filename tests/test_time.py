@@ -542,6 +542,7 @@ def test_a_time_alone_scores_what_was_said_then_and_what_refers_to_it() -> None:
         ("said-long-after", may[30], ()),
         ("said-before", may[17], ()),
         ("said-after-about-another-day", may[20], ((may[17], may[17]),)),
+        ("said-in-june-about-may", date(2023, 6, 15).toordinal(), ((date(2023, 5, 1).toordinal(), may[30] + 1),)),
     ]
     scores = score_time_alone(days, when, weights)
     later = 1 / (1 + weights.time_share)
@@ -551,6 +552,7 @@ def test_a_time_alone_scores_what_was_said_then_and_what_refers_to_it() -> None:
         "said-after-about-it": 1.0,
         "said-after": later,
         "said-after-about-another-day": later,
+        "said-in-june-about-may": later,  # "in May" pins no day
     }
     assert scores.decides(1) and scores.decides(1000)  # everything was read
     hit = scores.scored("said-after-about-it")

@@ -318,3 +318,24 @@ async def test_a_dated_question_finds_the_day_said_another_way(service: MemorySe
     assert response.hits[0].matched_time == "said 2023-06-03" and response.hits[0].time_score > 0
     assert response.hits[1].matched_time is None
     assert refs(said) == ["2023-06-02/2023-06-02"]
+
+
+@pytest.mark.parametrize(
+    ("said", "question"),
+    [
+        ("昨天的婚礼太美了。", "2023年6月2日发生了什么？"),
+        ("昨日、京都で抹茶を飲んだ。", "2023年6月2日に何がありましたか？"),
+        ("Ayer fui a Sevilla a ver a mi abuela.", "¿Qué pasó el 2 de junio de 2023?"),
+        ("कल मैं जयपुर गया था।", "2 जून 2023 को क्या हुआ?"),
+    ],
+)
+async def test_a_question_asking_for_a_day_alone_finds_what_refers_to_it(
+    service: MemoryService, said: str, question: str
+) -> None:
+    # Its words besides the date ask for what was said then, in the question's language.
+    await service.add_session("app", "u", "s1", [turn(said, SAID, "Ana")])
+    await service.add_session("app", "u", "s2", [turn(said, datetime(2023, 9, 20, 10, 0, tzinfo=UTC), "Ana")])
+    response = await service.search(SearchRequest(query=question, app_name="app", user_id="u", as_of=NOW))
+    assert [(h.memory.timestamp, h.matched_time, h.score) for h in response.hits] == [
+        (SAID, "refers to 2023-06-02/2023-06-02", 1.0)
+    ]
