@@ -65,7 +65,14 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from graphmem._errors import DecompositionError
-from graphmem._language import DETECTED_ONLY, ENTRY_LANGUAGES, LanguageDetector, WordList, script_language
+from graphmem._language import (
+    DETECTED_ONLY,
+    ENTRY_LANGUAGES,
+    LanguageDetector,
+    WordList,
+    script_language,
+    without_marks,
+)
 from graphmem._pipelines import (
     CHAR_GRAM_MIN_LENGTH,
     CHAR_GRAM_SCOPES,
@@ -203,34 +210,60 @@ def speaker_variant(word: str, speakers: Iterable[str]) -> str | None:
     """The speaker-name token that ``word`` (a query word no entry holds) spells another
     way, or ``None``.
 
-    A variant starts with the same letter and is either one or two edits away (one for
-    names of up to five letters; an edit is an insertion, deletion, substitution or swap of
-    two neighbours: "Katharine" / "Katherine", "Jon" / "John") or a short form of three or
-    more letters that the other begins with ("Mel" / "Melanie"). A word of fewer than three
-    letters, or one that could be two speakers' names ("Joh" for "John" and "Jon"), links
-    to none.
+    A variant starts alike and is either one or two edits away (one for names of up to
+    five letters; an edit is an insertion, deletion, substitution or swap of two
+    neighbours: "Katharine" / "Katherine", "Jon" / "John") or a short form of three or
+    more letters that the other begins with ("Mel" / "Melanie"). Accents are no edits
+    ("Joaquin" / "Joaquín"). Starting alike is the same first letter, or two that names
+    swap across spellings and languages (:data:`NAME_STARTS_ALIKE`: "Catherine" /
+    "Katherine", "Yénifer" / "Jennifer", "Iolanda" / "Yolanda"), that one letter being an
+    edit. A word of fewer than three letters, or one that could be two speakers' names
+    ("Joh" for "John" and "Jon"), links to none.
     """
     word = word.lower()
     speakers = set(speakers)
     if len(word) < 3 or word in speakers:
         return None
+    bare = without_marks(word)
 
     def is_variant(name: str) -> bool:
-        short, long = sorted((word, name), key=len)
+        name = without_marks(name)
+        short, long = sorted((bare, name), key=len)
         if len(short) >= 3 and long.startswith(short):
             return True
-        limit = 1 if min(len(word), len(name)) <= 5 else 2
-        return _edit_distance(word, name, limit=limit) <= limit
+        limit = 1 if min(len(bare), len(name)) <= 5 else 2
+        return _edit_distance(bare, name, limit=limit) <= limit
 
-    return unique_variant(word, speakers, is_variant)
+    return unique_variant(word, speakers, is_variant, starts_alike=names_start_alike)
 
 
-def unique_variant(word: str, candidates: Iterable[str], is_variant: Callable[[str], bool]) -> str | None:
-    """The one candidate, other than ``word``, that starts with ``word``'s first letter and
-    that ``is_variant`` accepts; ``None`` when there is none or more than one (a word that
-    could be two names or two tokens is linked to neither). The core of
-    :func:`speaker_variant` and :func:`graphmem._spelling.typo_variant`."""
-    found = {c for c in candidates if c != word and c[:1] == word[:1] and is_variant(c)}
+#: First letters that one name takes in one spelling and the other in another ("Catherine"
+#: / "Katherine", "Carl" / "Karl"; "Yénifer" / "Jennifer", "Iolanda" / "Yolanda").
+NAME_STARTS_ALIKE = ("ck", "ijy")
+
+
+def names_start_alike(a: str, b: str) -> bool:
+    """Whether two names start with the same letter (accents aside) or with two letters of
+    one group of :data:`NAME_STARTS_ALIKE`."""
+    first, other = without_marks(a[:1]), without_marks(b[:1])
+    return first == other or any(first in group and other in group for group in NAME_STARTS_ALIKE)
+
+
+def unique_variant(
+    word: str,
+    candidates: Iterable[str],
+    is_variant: Callable[[str], bool],
+    *,
+    starts_alike: Callable[[str, str], bool] | None = None,
+) -> str | None:
+    """The one candidate, other than ``word``, that starts with ``word``'s first letter (or
+    as ``starts_alike`` says) and that ``is_variant`` accepts; ``None`` when there is none
+    or more than one (a word that could be two names or two tokens is linked to neither).
+    The core of :func:`speaker_variant` and :func:`graphmem._spelling.typo_variant`."""
+    if starts_alike is None:
+        found = {c for c in candidates if c != word and c[:1] == word[:1] and is_variant(c)}
+    else:
+        found = {c for c in candidates if c != word and starts_alike(c, word) and is_variant(c)}
     return found.pop() if len(found) == 1 else None
 
 

@@ -393,7 +393,11 @@ def test_nfc_and_nfd_spellings_give_the_same_tokens(decomposer: Decomposer) -> N
     ("word", "expected"),
     [
         ("katharine", "katherine"),  # one substitution
-        ("catherine", None),  # another first letter: never
+        ("catherine", "katherine"),  # c / k: names take either (NAME_STARTS_ALIKE)
+        ("yohn", "john"),  # j / y ("Yénifer" / "Jennifer")
+        ("marolyn", None),  # another first letter outside those groups: never
+        ("rohn", None),
+        ("caroline", None),  # a speaker's own name is no variant (of "katherine", say)
         ("carolyn", "caroline"),  # two edits in a long name
         ("melany", "melanie"),
         ("mel", "melanie"),  # a short form the name begins with
@@ -407,6 +411,22 @@ def test_a_speakers_name_spelled_another_way(word: str, expected: str | None) ->
     from graphmem._decompose import speaker_variant
 
     assert speaker_variant(word, {"katherine", "caroline", "melanie", "john"}) == expected
+
+
+@pytest.mark.parametrize(
+    ("word", "speakers", "expected"),
+    [
+        ("yénifer", {"jennifer"}, "jennifer"),  # accents are no edits: "yenifer", two edits
+        ("iolanda", {"yolanda"}, "yolanda"),
+        ("joaquin", {"joaquín"}, "joaquín"),
+        ("cal", {"kal"}, "kal"),
+        ("carl", {"karl", "carla"}, None),  # two names
+    ],
+)
+def test_names_spelled_across_languages(word: str, speakers: set[str], expected: str | None) -> None:
+    from graphmem._decompose import speaker_variant
+
+    assert speaker_variant(word, speakers) == expected
 
 
 def test_a_word_that_could_be_two_speakers_links_to_none() -> None:
