@@ -373,7 +373,9 @@ def create_server(
             "Returns the best matches first, each with its score (0..1), the words (`matched`) and names "
             "(`entities`) it shares with the query, and `context` when part of its score comes from the "
             "neighbouring turns of its conversation. A date in the query (\"on 3 May 2023\", \"last week\") "
-            "favours memories from then (`time_match`); since/until keep only memories stamped in that window."
+            "favours memories from then (`time_match`); a query asking for a date alone (\"what did we talk "
+            "about yesterday?\") returns the memories of that date. since/until keep only memories stamped in "
+            "that window."
         ),
         annotations=read_only,
     )

@@ -188,6 +188,12 @@ async def test_recall_windows_take_dates_and_times_as_typed(backend_uri: tuple[s
         assert await days(until="2023-05-03") == ["2023-05-02", "2023-05-03"]
         assert await days(until="20230503") == ["2023-05-02", "2023-05-03"]  # ISO 8601's basic form too
         assert await days(since="2023-05-03T18:00", until="2023-05-04T07:59:59.5+00:00") == ["2023-05-03"]
+        # A date asked alone: the memories of that date (the day before counts, for time zones).
+        hits = (await call(client, "recall", query="What did we talk about on 4 May 2023?", limit=10))["hits"]
+        assert sorted((h["time"][:10], h["time_match"]) for h in hits) == [
+            ("2023-05-03", "said 2023-05-03"),
+            ("2023-05-04", "said 2023-05-04"),
+        ]
 
 
 async def test_remember_reads_a_timestamp_as_every_entry_point_does(backend_uri: tuple[str, str]) -> None:
