@@ -1148,6 +1148,10 @@ def test_search_says_how_a_hit_matched_a_time_and_filters_by_since_until(runner:
     )
     assert backwards.exit_code == 2
     assert "since" in one_line_error(backwards) and "after until" in one_line_error(backwards)
+    # A date asked alone: the day's conversation, each row saying how it matched the time.
+    alone = gm(runner, demo_store, "search", "--app", "companion", "--user", "alice", "What did we talk about on 9 January 2026?")
+    assert alone.exit_code == 0, alone.output
+    assert "(said 2026-01-09)" in alone.stdout and "2026-01-20" not in alone.stdout
 
 
 def test_language_option_sets_every_texts_language(runner: CliRunner, store: str, tmp_path: Path) -> None:

@@ -148,7 +148,8 @@ def matched(hit: SearchHit, rows: Mapping[str, int] | None = None, *, show_ids: 
             note += f" of {visible(hit.context_from[:8])}"  # as the id column shows ids
         text.append(f"({note})", "italic dim")
     if hit.matched_time is not None:
-        text.append(f" ({hit.matched_time})", "italic dim")
+        # Alone (a date asked alone matches no word) without the space that parts it from words.
+        text.append(f"{' ' if text.plain else ''}({hit.matched_time})", "italic dim")
     if hit.by_named_speaker is False:
         text.append(" (not the speaker asked about)", "italic dim")
     return text
