@@ -217,8 +217,10 @@ def speaker_variant(word: str, speakers: Iterable[str]) -> str | None:
     ("Joaquin" / "Joaquín"). Starting alike is the same first letter, or two that names
     swap across spellings and languages (:data:`NAME_STARTS_ALIKE`: "Catherine" /
     "Katherine", "Yénifer" / "Jennifer", "Iolanda" / "Yolanda"), that one letter being an
-    edit. A word of fewer than three letters, or one that could be two speakers' names
-    ("Joh" for "John" and "Jon"), links to none.
+    edit and the rest matching within the others; I, J and Y only in names of
+    :data:`MIN_I_J_Y_NAME` letters or more ("Ian" is no "Jan"). A word of fewer than three
+    letters, or one that could be two speakers' names ("Joh" for "John" and "Jon"), links
+    to none.
     """
     word = word.lower()
     speakers = set(speakers)
@@ -228,10 +230,17 @@ def speaker_variant(word: str, speakers: Iterable[str]) -> str | None:
 
     def is_variant(name: str) -> bool:
         name = without_marks(name)
+        limit = 1 if min(len(bare), len(name)) <= 5 else 2
+        if bare[0] != name[0]:
+            # Another first letter of a group is one edit, the rest matching within the
+            # others: never a first letter dropped ("Jira" is no "Ira"). I, J and Y start
+            # many short names of their own ("Ian" / "Jan"): only from six letters.
+            if bare[0] in "ijy" and min(len(bare), len(name)) < MIN_I_J_Y_NAME:
+                return False
+            return _edit_distance(bare[1:], name[1:], limit=limit - 1) <= limit - 1
         short, long = sorted((bare, name), key=len)
         if len(short) >= 3 and long.startswith(short):
             return True
-        limit = 1 if min(len(bare), len(name)) <= 5 else 2
         return _edit_distance(bare, name, limit=limit) <= limit
 
     return unique_variant(word, speakers, is_variant, starts_alike=names_start_alike)
@@ -240,6 +249,9 @@ def speaker_variant(word: str, speakers: Iterable[str]) -> str | None:
 #: First letters that one name takes in one spelling and the other in another ("Catherine"
 #: / "Katherine", "Carl" / "Karl"; "Yénifer" / "Jennifer", "Iolanda" / "Yolanda").
 NAME_STARTS_ALIKE = ("ck", "ijy")
+#: Names starting with two letters of I, J and Y link from this many letters ("Ian" and
+#: "Jan", "Ivy" and "Jay" are other names).
+MIN_I_J_Y_NAME = 6
 
 
 def names_start_alike(a: str, b: str) -> bool:

@@ -21,6 +21,12 @@ the short texts a memory sees (a turn, a question). So it decides from what cost
    without its names by their look (words capitalised inside a sentence, :func:`without_names`):
    short questions are mostly a name and a few words, and a name's accents ("Zoë",
    "André") said Portuguese or French where the words are English.
+4. **Words English writes with their accents** ("fiancée", "soirée", "jalapeños": without
+   their marks, words of spaCy's English lists, three letters or more): when every word
+   with an accent is one, they tell no language, and the text is English if the detector
+   reads the rest of its words as English. lingua took "When did she meet her fiancée?"
+   for French on that one word. Too few other words, or words it is unsure of, and it
+   decides on the whole text as before ("Vamos mañana al café", "Señor" stay Spanish).
 
 The detector is built on the first text that needs it, never at import, in lingua's low
 accuracy mode (trigram models only): about 10 MB and 0.3 s to load, where the high
@@ -176,9 +182,11 @@ class LanguageDetector:
             # question would be read as two languages. Unknown instead, as other scripts.
             return "xx"
         if self._accents_only_on_english_words(words):
+            # The rest of the text must say English itself: "Vamos mañana al café" has only
+            # English words with accents too ("manana", "cafe"), and too little else.
             rest = " ".join(word for word in _WORD.findall(words) if word.isascii())
             found = lingua.detect_language_of(rest) if _LETTER.search(rest) else None
-            if found is None or self._codes.get(found) == "en":
+            if found is not None and self._codes.get(found) == "en":
                 return "en"
         # Judged on what is not a name; a text whose accents are all in names ("Who is
         # André?") then reads as its words do.

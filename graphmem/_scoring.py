@@ -803,10 +803,10 @@ def score_time_alone(
     """Scores for a query that asks for a time and nothing else ("what did we talk about
     on 3 May?", "what happened yesterday?"): no word to match, so every entry of ``days``
     (id, the day it was said, the day ranges it refers to; ordinals) that matches the
-    time (:func:`days_match`) is a hit. One said within the time (or the day before, for
-    time zones) or referring to it in at most twice its days scores 1; one told up to
-    ``time_told_within_days`` later, or referring to it in a longer range ("in October"
-    for a day), ``1 / (1 + time_share)``, as an entry outside a question's time is
+    time (:func:`days_match`) is a hit. One said within the time or referring to it in
+    at most twice its days scores 1; one said the day before (time zones) or up to
+    ``time_told_within_days`` later, or referring to the time in a longer range ("in
+    October" for a day), ``1 / (1 + time_share)``, as an entry outside a question's time is
     weighed. Ties are broken by recency, as every score's.
     Everything was read, so the scores decide any limit."""
     final: dict[str, float] = {}
@@ -817,10 +817,10 @@ def score_time_alone(
         how = days_match(day, refs, when, weights)
         if how is None:
             continue
-        # Said on a day of the time (or the day before) is exact; said later, only when
-        # the entry refers to the time in as few days (at most twice as many: "yesterday"
-        # pins a day, "in October" does not); its explanation then says so.
-        exact = when.matches_day(day + 1, after=1)
+        # Said on a day of the time is exact; said the day before (time zones) or in the
+        # days after, only when the entry refers to the time in as few days (at most twice
+        # as many: "yesterday" pins a day, "in October" does not), which it then says.
+        exact = when.matches_day(day)
         close = [(lo, hi) for lo, hi in refs if hi - lo + 1 <= pinning]
         if not exact and close and (refers := days_match(None, close, when, weights)) is not None:
             how, exact = refers, True

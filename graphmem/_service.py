@@ -354,6 +354,15 @@ def _named_only(text: str, word: str) -> bool:
     return re.search(pattern, text, flags=re.IGNORECASE) is not None
 
 
+def _asks_for_a_time_alone(text: str, parts: Decomposition) -> bool:
+    """Whether a query's words besides its time (``text``, decomposed as ``parts``) ask
+    for nothing but what was said then: stop words and :data:`WORDS_ASKING_FOR_A_TIME` of
+    its language, and no kind of answer ("Where did we go on 3 May?" asks for a place:
+    its answer type is matched, with the time's lift)."""
+    asking = WORDS_ASKING_FOR_A_TIME.get(parts.language or "en", frozenset())
+    return set(parts.tokens) <= asking and not asked_types(text)
+
+
 def entity_name_words(names: Collection[str]) -> frozenset[str]:
     """The words of entity names that a query word may spell another way: alphabetic,
     three letters or more (see :func:`speaker_variant`)."""
@@ -1559,15 +1568,18 @@ class MemoryService(ABC):
         # its words ("May", "2023") are left out of the tokens.
         when, text, parts = await self._query_words(query, as_of, words_of_a_time_alone=False)
         parts = await self._names_as_written(owner, text, parts)  # "Will?" is a name, or nothing
-        if when is not None and set(parts.tokens) <= WORDS_ASKING_FOR_A_TIME.get(parts.language or "en", frozenset()):
+        if when is not None and _asks_for_a_time_alone(text, parts):
             alone = await self._score_time_alone(owner, project_id, when)
             if alone is not None:
                 return alone, None
-            if parts.is_empty:  # no entry matches the time: its words are matched instead
+        if parts.is_empty and (when is None or not asked_types(text)):
+            if when is not None:  # no entry matches the time: its words are matched instead
                 when, text, parts = await self._query_words(query, as_of)
                 parts = await self._names_as_written(owner, text, parts)
-        if parts.is_empty:
-            return None
+            if parts.is_empty:
+                return None
+        # (A time and the kind of answer asked for, "where did we go on 3 May?": the type's
+        # token is the query's one term, and the time lifts the entries of then.)
         entity_names = tuple(e.name for e in parts.entities)
         # The kind of thing the question asks for ("where" -> a place) is one more term:
         # entries naming such a thing hold its type token (graphmem._answer_types).
@@ -1828,9 +1840,11 @@ class MemoryService(ABC):
         # no words to match ("May", "2023", "3" would take every entry saying them), even
         # when it is all the query says (a search then matches its words: a ranking can
         # afford that fallback, a delete cannot).
-        _, text, parts = await self._query_words(query, datetime.now(UTC), words_of_a_time_alone=False)
+        when, text, parts = await self._query_words(query, datetime.now(UTC), words_of_a_time_alone=False)
         parts = await self._names_as_written(owner, text, parts)  # "Rose" never takes "rise"
-        if parts.is_empty:
+        if parts.is_empty or (when is not None and _asks_for_a_time_alone(text, parts)):
+            # Nothing but a time, or a time and words asking for what was said then ("what
+            # did we talk about on 3 May?"): a search returns that day, a delete nothing.
             return []
         candidates = await self._neighbourhood(
             owner, scope, NeighbourhoodRequest(tuple(parts.tokens), tuple(e.name for e in parts.entities))

@@ -536,7 +536,7 @@ def test_a_time_alone_scores_what_was_said_then_and_what_refers_to_it() -> None:
     may = {d: date(2023, 5, d).toordinal() for d in (17, 18, 19, 20, 21, 30)}
     days = [
         ("said-that-day", may[19], ()),
-        ("said-the-day-before", may[18], ()),  # time zones: the day before counts
+        ("said-the-day-before", may[18], ()),  # time zones: the day before counts, below the day
         ("said-after-about-it", may[20], ((may[19], may[19]),)),  # "yesterday"
         ("said-after", may[21], ()),  # told within time_told_within_days: weaker
         ("said-long-after", may[30], ()),
@@ -548,7 +548,7 @@ def test_a_time_alone_scores_what_was_said_then_and_what_refers_to_it() -> None:
     later = 1 / (1 + weights.time_share)
     assert dict(scores.final) == {
         "said-that-day": 1.0,
-        "said-the-day-before": 1.0,
+        "said-the-day-before": later,
         "said-after-about-it": 1.0,
         "said-after": later,
         "said-after-about-another-day": later,
@@ -639,6 +639,37 @@ async def test_a_word_that_names_a_topic_beside_a_time_is_matched_as_a_word(serv
     hits = (await service.search(SearchRequest(query="What did I write on 19 May 2023?", app_name="app", user_id="u"))).hits
     assert hits[0].memory.text == "I wrote a poem today." and hits[0].matched_tokens == ["write"]
     assert hits[0].score > max(h.score for h in hits[1:])
+
+
+async def test_where_and_who_beside_a_time_ask_for_a_kind_of_answer(service: MemoryService) -> None:
+    may = datetime(2023, 5, 19, 18, tzinfo=UTC)
+    said = ["We drove to Paris for the day.", "Nice weather.", "So tired now.", "Good night!"]
+    await service.add_session("app", "u", "s", [turn(text, may + timedelta(minutes=i)) for i, text in enumerate(said)])
+    # "where" asks for a place: the entry naming one first, not the day's newest.
+    hits = (await service.search(SearchRequest(query="Where did we go on 19 May 2023?", app_name="app", user_id="u"))).hits
+    assert hits[0].memory.text == "We drove to Paris for the day."
+
+
+async def test_a_delete_by_a_time_and_words_asking_for_it_removes_nothing(service: MemoryService) -> None:
+    may = datetime(2023, 5, 19, 18, tzinfo=UTC)
+    await service.add_session("app", "u", "s1", [turn("We adopted a puppy.", may)])
+    await service.add_session("app", "u", "s2", [turn("Let's talk about Rome.", may + timedelta(days=30))])
+    # A search returns the day; a delete by the same words removes nothing (it removed
+    # every entry saying "talk", on any day).
+    removed = await service.delete_entries("app", "u", "What did we talk about on 19 May 2023?")
+    assert removed == 0 and len(await service.list_entries("app", "u")) == 2
+
+
+async def test_a_time_alone_at_the_calendars_end(service: MemoryService) -> None:
+    end = datetime(9999, 12, 31, 12, tzinfo=UTC)
+    await service.add_session("app", "u", "s", [turn("The last day.", end), turn("The day before.", end - timedelta(days=1))])
+    owner = service._owner("app", "u")
+    for text in ("on 31 December 9999", "on 30 December 9999", "in December 9999"):
+        when = query_time(text, NOW)
+        assert when is not None, text
+        read = score_time_alone(await service._entry_days(owner, None, when), when, service.weights)
+        every = score_time_alone(await MemoryService._entry_days(service, owner, None, when), when, service.weights)
+        assert dict(read.final) == dict(every.final) and read.final, text
 
 
 async def test_a_long_time_alone_or_one_nothing_matches_is_read_as_words(service: MemoryService) -> None:

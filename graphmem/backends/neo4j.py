@@ -520,9 +520,9 @@ class Neo4jMemoryService(MemoryService):
         if filtered:
             first = min(r.first for r in when.ranges).toordinal() - 2
             last = max(r.last for r in when.ranges).toordinal() + self.weights.time_told_within_days + 2
-            days = matching_days(when, self.weights, max(1, first), min(date.max.toordinal() - 1, last))
+            days = matching_days(when, self.weights, max(1, first), min(date.max.toordinal(), last))
             day = date.fromordinal
-            said = [[day(lo).isoformat(), day(hi + 1).isoformat()] for lo, hi in days.said]
+            said = [[day(lo).isoformat(), day(hi).isoformat()] for lo, hi in days.said]
             referred = [[day(lo).isoformat(), day(hi).isoformat()] for lo, hi in days.referred]
         rows = await self._read_single("entry_days", {**params, "said": said, "referred": referred}, "entries")
         return [(row[0], *entry_times(row[1], row[2])) for row in rows if row[0] is not None and row[1] is not None]
