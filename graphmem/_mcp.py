@@ -430,9 +430,9 @@ def create_server(
             "Delete memories of this user, for good. Give exactly one of: entry_id (one memory, from recall or "
             "recent), session_id (every memory of that conversation), or query (every memory that shares a word "
             "or name with it as written, its author's own name aside; a date or time in it is neither a word nor a "
-            "filter, and a query asking only for a date removes nothing; misspellings and related words are not read as recall reads them, and recall shows only its "
-            "best hits: to remove exactly what recall showed, forget those by entry_id). Returns how many were "
-            "removed."
+            "filter, and a query asking only for a date removes nothing; misspellings and related words are not "
+            "read as recall reads them, and recall shows only its best hits: to remove exactly what recall showed, "
+            "forget those by entry_id). Returns how many were removed."
         ),
         annotations=ToolAnnotations(destructive_hint=True, idempotent_hint=True, open_world_hint=False),
     )

@@ -310,10 +310,11 @@ MAX_RESPELLED_WORDS = 8
 _WORD = re.compile(r"[^\W\d_]+")
 #: Words (lemmas; for Chinese and Japanese also their characters, which their queries hold
 #: too) that, beside a time, ask for nothing but what was said then, by the query's
-#: language: happening, doing and telling, never a topic ("what did she write on 3 May?"
-#: asks about writing, so "write" is matched as a word, with the time's lift): "what did we talk about on 3 May?", "what happened yesterday?",
-#: "2023年5月8日发生了什么？" (see MemoryService._score_time_alone). The languages whose
-#: dates graphmem reads (graphmem._time).
+#: language: "what did we talk about on 3 May?", "what happened yesterday?",
+#: "2023年5月8日发生了什么？" (see MemoryService._score_time_alone). Happening, doing and
+#: telling, never a topic: "what did she write on 3 May?" asks about writing, so "write" is
+#: matched as a word, with the time's lift. The languages whose dates graphmem reads
+#: (graphmem._time).
 WORDS_ASKING_FOR_A_TIME: Mapping[str, frozenset[str]] = {
     "en": frozenset(
         {"happen", "do", "talk", "discuss", "discussion", "say", "chat", "tell", "mention", "speak",
