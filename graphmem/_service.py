@@ -334,6 +334,9 @@ WORDS_ASKING_FOR_A_TIME: Mapping[str, frozenset[str]] = {
 #: The longest time such a question may name: a day, a week, a month or two. A longer one
 #: ("in 2023") would take most of a heavy user's entries; its words are matched instead.
 MAX_TIME_ALONE_DAYS = 62
+#: The same for a time without a year, which is that time in every year: a day or a week
+#: ("on 19 May"), not a month ("in May": every May of a heavy user's years).
+MAX_YEARLESS_TIME_ALONE_DAYS = 7
 #: A word of an entity name as graphmem._entities reads it.
 _NAME_WORD = re.compile(r"\w+")
 #: A word written with a capital that does not start a sentence: a name ("Pet" in "what did
@@ -1661,8 +1664,9 @@ class MemoryService(ABC):
         """The scores of a question that asks for a time and nothing else (its words, besides
         the time, are stop words or :data:`WORDS_ASKING_FOR_A_TIME` of its language): every in-scope entry
         said then or referring to then (:func:`~graphmem._scoring.score_time_alone`);
-        ``None`` when none does or the time is longer than :data:`MAX_TIME_ALONE_DAYS`."""
-        if when.longest_days() > MAX_TIME_ALONE_DAYS:
+        ``None`` when none does or the time is longer than :data:`MAX_TIME_ALONE_DAYS`
+        (:data:`MAX_YEARLESS_TIME_ALONE_DAYS` without a year)."""
+        if when.longest_days() > (MAX_YEARLESS_TIME_ALONE_DAYS if when.yearless else MAX_TIME_ALONE_DAYS):
             return None
         scores = score_time_alone(await self._entry_days(owner, project_id, when), when, self.weights)
         return scores if scores.final else None

@@ -590,6 +590,7 @@ async def test_a_question_asking_for_a_time_alone_finds_what_was_said_then(servi
 _TIMES_ALONE = [
     "on 19 May 2023", "on 18 May 2023", "on 31 May 2023", "on 1 June 2023", "in May 2023", "on 19 May",
     "on 31 December 2022", "on 1 January 2023", "in the week of 15 May 2023", "on 2 May 2023", "on 30 April 2023",
+    "on 31 December", "on 1 January", "on 30 December",  # a year's turn without a year
 ]
 
 
@@ -677,6 +678,9 @@ async def test_a_long_time_alone_or_one_nothing_matches_is_read_as_words(service
     # A year is longer than MAX_TIME_ALONE_DAYS: its words are matched, as before.
     hits = (await service.search(SearchRequest(query="2023", app_name="app", user_id="u", as_of=NOW))).hits
     assert hits[0].memory.text == "I loved 2023, what a year." and hits[0].matched_time is None
+    # A month without a year is every May: its words are matched ("talk": no entry).
+    in_may = SearchRequest(query="What did we talk about in May?", app_name="app", user_id="u", as_of=NOW)
+    assert (await service.search(in_may)).hits == []
     # Nothing said on that day: no hit (its words "1", "may" match nothing either).
     none = SearchRequest(query="What did we talk about on 1 May 2020?", app_name="app", user_id="u", as_of=NOW)
     assert (await service.search(none)).hits == []

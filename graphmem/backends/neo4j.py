@@ -53,7 +53,7 @@ import asyncio
 import functools
 import random
 from collections.abc import Awaitable, Callable, Hashable, Iterator, Mapping, Sequence
-from datetime import date
+from datetime import date, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from graphmem._cypher import load_cypher, load_statements
@@ -511,13 +511,20 @@ class Neo4jMemoryService(MemoryService):
     async def _entry_days(
         self, owner: Owner, project_id: str | None, when: QueryTime
     ) -> list[tuple[str, int, tuple[tuple[int, int], ...]]]:
-        # The server reads only the entries said or referring near the time (every one for a
-        # time without a year); the days are compared in Python (the scorer's rule).
-        filtered = bool(when.ranges) and not when.yearless
-        params: dict[str, Any] = {**_owner_params(owner), "project_id": project_id, "filtered": filtered}
+        # The server reads only the entries said or referring near the time; the days are
+        # compared in Python (the scorer's rule). A time without a year: the entries said
+        # on its month-days (from the day before to the days told after) and every entry
+        # that refers to any time.
+        filtered = not when.yearless
+        params: dict[str, Any] = {
+            **_owner_params(owner),
+            "project_id": project_id,
+            "filtered": filtered,
+            "month_days": [] if filtered else _yearless_month_days(when, self.weights.time_told_within_days),
+        }
         said: list[list[str]] = []
         referred: list[list[str]] = []
-        if filtered:
+        if filtered and when.ranges:
             first = min(r.first for r in when.ranges).toordinal() - 2
             last = max(r.last for r in when.ranges).toordinal() + self.weights.time_told_within_days + 2
             days = matching_days(when, self.weights, max(1, first), min(date.max.toordinal(), last))
@@ -835,6 +842,24 @@ def _counts(record: Any) -> MemoryStats:
 
 def _owner_params(owner: Owner) -> dict[str, Any]:
     return {"app_name": owner.app_name, "user_id": owner.user_id}
+
+
+def _yearless_month_days(when: QueryTime, told_within: int) -> list[str]:
+    """The "MM-DD" of every day an entry may be said on to match ``when`` (its times without
+    a year, in a leap year so that 29 February is one, and any with a year): from the day
+    before each to ``told_within`` days after it, across a year's end."""
+    spans = [(date(2000, month, first), date(2000, month, last)) for month, first, last in when.yearless]
+    spans += [(r.first, r.last) for r in when.ranges]
+    found: set[str] = set()
+    for first_day, last_day in spans:
+        day = first_day - timedelta(days=1) if first_day > date.min else first_day
+        end = last_day + timedelta(days=told_within) if last_day < date.max - timedelta(days=told_within) else date.max
+        while True:
+            found.add(day.strftime("%m-%d"))
+            if day >= end:
+                break
+            day += timedelta(days=1)
+    return sorted(found)
 
 
 def _sent(params: dict[str, Any]) -> dict[str, Any]:
