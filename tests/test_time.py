@@ -617,6 +617,48 @@ async def test_what_a_backend_reads_for_a_time_alone_holds_every_entry_that_matc
         assert every.final, f"{text}: no entry matches, so the test tests nothing"
 
 
+async def test_what_a_backend_reads_for_random_times_holds_every_entry_that_matches_them(
+    service: MemoryService,
+) -> None:
+    """The backends' reads for a time alone against every entry, over 300 times drawn as
+    :func:`query_times` draws them (ranges of a day to over a year, times without a year,
+    both), on entries said over two years that refer to days around them."""
+    import random
+
+    rng = random.Random(29)
+    start = datetime.combine(date.fromordinal(_FIRST), datetime.min.time(), UTC)
+    refs = ["yesterday", "last week", "two days ago", "last month", "tomorrow", "next week", "on 29 February",
+            "on 31 December", "in May", "nothing at all", "this weekend"]
+    sessions = {
+        f"s{n}": [
+            turn(f"Note {n}-{i}: {rng.choice(refs)}.", start + timedelta(days=rng.randrange(560), hours=rng.randrange(24)))
+            for i in range(2)
+        ]
+        for n in range(120)
+    }
+    await service.add_sessions("app", "u", sessions)
+    owner = service._owner("app", "u")
+    every_day = await MemoryService._entry_days(service, owner, None, query_time("on 1 May 2024", NOW) or _never())
+    for _ in range(300):
+        ranges = []
+        for _ in range(rng.randint(0, 2)):
+            first = date.fromordinal(_FIRST + rng.randrange(560))
+            ranges.append(DayRange(first, first + timedelta(days=rng.choice([0, 1, 6, 30, 200, 400]))))
+        yearless = []
+        for _ in range(rng.randint(0 if ranges else 1, 2)):
+            month = rng.randint(1, 12)
+            a = rng.choice([1, 3, 28, 29]) if month == 2 else rng.randint(1, 30)
+            yearless.append((month, a, rng.choice([a, min(a + 4, 31), 31])))
+        when = QueryTime(tuple(ranges), tuple(yearless), ())
+        read = score_time_alone(await service._entry_days(owner, None, when), when, service.weights)
+        every = score_time_alone(every_day, when, service.weights)
+        assert dict(read.final) == dict(every.final), when.describe()
+
+
+def _never() -> QueryTime:
+    raise AssertionError("the test's date names no time")
+
+
 async def test_a_time_alone_keeps_to_the_search_scope(service: MemoryService) -> None:
     if not service.supports_project_scoping():
         pytest.skip(f"{type(service).__name__} has no project scoping")

@@ -50,6 +50,7 @@ How the driver is used:
 from __future__ import annotations
 
 import asyncio
+import calendar
 import functools
 import random
 from collections.abc import Awaitable, Callable, Hashable, Iterator, Mapping, Sequence
@@ -848,7 +849,10 @@ def _yearless_month_days(when: QueryTime, told_within: int) -> list[str]:
     """The "MM-DD" of every day an entry may be said on to match ``when`` (its times without
     a year, in a leap year so that 29 February is one, and any with a year): from the day
     before each to ``told_within`` days after it, across a year's end."""
-    spans = [(date(2000, month, first), date(2000, month, last)) for month, first, last in when.yearless]
+    def day_of(month: int, day: int) -> date:  # (a time's last day may be past its month's: "31")
+        return date(2000, month, min(day, calendar.monthrange(2000, month)[1]))
+
+    spans = [(day_of(month, first), day_of(month, last)) for month, first, last in when.yearless]
     spans += [(r.first, r.last) for r in when.ranges]
     found: set[str] = set()
     for first_day, last_day in spans:
