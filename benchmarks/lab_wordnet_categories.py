@@ -168,13 +168,16 @@ def main() -> None:
         from graphmem import Decomposer
 
         nlp = Decomposer()
-        turns = {(c.sample_id, t.key): t.text for c in load_conversations() for t in c.turns}
+        conversations = load_conversations()
+        turns = {(c.sample_id, t.key): t.text for c in conversations for t in c.turns}
+        asked_of = {c.sample_id: c.questions for c in conversations}
         rows = json.loads(args.supply.read_text())["systems"]["graphmem"]["questions"]
         missing = reached = 0
         for q in rows:
             if q["category"] != 1:
                 continue
-            asked = set(nlp.decompose(q["question"]).tokens)
+            # (A recall.py --json holds no question text: its index in its conversation.)
+            asked = set(nlp.decompose(asked_of[q["conversation"]][q["question_index"]].question).tokens)
             instances = {w for c in asked for w in links.get(c, ())}
             for e in q["evidence"]:
                 if e not in q["retrieved"][:10]:

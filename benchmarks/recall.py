@@ -115,13 +115,14 @@ async def evaluate(
             ingest_s += time.perf_counter() - started
             await system.index_keys()
             started = time.perf_counter()
-            for q in conv.questions:
+            for index, q in enumerate(conv.questions):
                 # One search with the largest limit: every system here ranks and then cuts,
                 # so its first k of limit=10 are its results for limit=k (checked: README).
                 retrieved = await system.search(user, q.question, max_k)
                 evidence = set(q.evidence)
                 row: dict[str, Any] = {
                     "conversation": conv.sample_id,
+                    "question_index": index,
                     "category": q.category,
                     "question": q.question,
                     "evidence": list(q.evidence),
@@ -440,6 +441,13 @@ def backends_note(results: dict[str, dict[str, Any]]) -> str | None:
     return f"WARNING: graphmem-neo4j differs from graphmem (networkx) on {differing} of {total} questions"
 
 
+def _without_text(result: dict[str, Any]) -> dict[str, Any]:
+    """``result`` with each question's text left out (LoCoMo's text stays out of the files
+    a run writes: CC BY-NC, benchmark input only)."""
+    rows = [{k: v for k, v in row.items() if k != "question"} for row in result["questions"]]
+    return {**result, "questions": rows}
+
+
 async def _run(args: argparse.Namespace) -> int:
     say = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
     names = [s.strip() for s in args.systems.split(",") if s.strip()]
@@ -497,7 +505,9 @@ async def _run(args: argparse.Namespace) -> int:
                 "conversations": [c.sample_id for c in conversations],
                 "notes": notes,
             },
-            "systems": results,
+            # Numbers and LoCoMo's ids only: its text is never stored (a question is its
+            # conversation's and its index among that conversation's questions).
+            "systems": {name: _without_text(result) for name, result in results.items()},
         }
         Path(args.json).write_text(json.dumps(payload, indent=1), encoding="utf-8")
         say(f"wrote {args.json}")
