@@ -206,7 +206,7 @@ def author_tokens(author: str) -> list[str]:
     return list(dict.fromkeys(form for w in words for form in (w, stem(w))))
 
 
-def speaker_variant(word: str, speakers: Iterable[str]) -> str | None:
+def speaker_variant(word: str, speakers: Iterable[str], *, short_forms: bool = True) -> str | None:
     """The speaker-name token that ``word`` (a query word no entry holds) spells another
     way, or ``None``.
 
@@ -220,7 +220,8 @@ def speaker_variant(word: str, speakers: Iterable[str]) -> str | None:
     edit and the rest matching within the others; I, J and Y only in names of
     :data:`MIN_I_J_Y_NAME` letters or more ("Ian" is no "Jan"). A word of fewer than three
     letters, or one that could be two speakers' names ("Joh" for "John" and "Jon"), links
-    to none.
+    to none. ``short_forms=False``: no short forms (for candidates that are words, not
+    names: "Mar" is no short form of the word "marzo").
     """
     word = word.lower()
     speakers = set(speakers)
@@ -239,7 +240,7 @@ def speaker_variant(word: str, speakers: Iterable[str]) -> str | None:
                 return False
             return _edit_distance(bare[1:], name[1:], limit=limit - 1) <= limit - 1
         short, long = sorted((bare, name), key=len)
-        if len(short) >= 3 and long.startswith(short):
+        if short_forms and len(short) >= 3 and long.startswith(short):
             return True
         return _edit_distance(bare, name, limit=limit) <= limit
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from graphmem._answer_types import TYPE_TOKENS, asked_types, type_tokens
 from graphmem._collector import collector_paused
 from graphmem._decompose import (
+    NAME_STARTS_ALIKE,
     Decomposer,
     Decomposition,
     Entity,
@@ -46,7 +47,7 @@ from graphmem._gathering import (
     ScoreGathering,
     TermPostings,
 )
-from graphmem._language import ENTRY_LANGUAGES
+from graphmem._language import ENTRY_LANGUAGES, LATIN_LANGUAGES
 from graphmem._models import (
     MAX_POSITION,
     MemoryEntry,
@@ -1773,6 +1774,32 @@ class MemoryService(ABC):
                 for t in unknown
                 if (variant := speaker_variant(t, words)) is not None and speaker_variant(t, speakers) is None
             )
+        unknown = [t for t in unknown if t not in found][:MAX_RESPELLED_WORDS]
+        if unknown and language in LATIN_LANGUAGES:
+            # Spanish, French, German, Italian, Portuguese: no entity recogniser here, so a
+            # name an entry mentions is only a token ("Jennifer"). A capitalised word read
+            # against the user's tokens, as a name is ("Yénifer"), never by a short form.
+            found.update(await self._names_among_tokens(owner, unknown, speakers))
+        return found
+
+    async def _names_among_tokens(
+        self, owner: Owner, words: Sequence[str], speakers: AbstractSet[str]
+    ) -> dict[str, str]:
+        """The capitalised query words (held by no entry, no near miss of a speaker's name)
+        that spell one of the owner's tokens another way as names are (:func:`speaker_variant`
+        without short forms), and that token: for languages whose pipeline recognises no
+        names, where a name an entry mentions is a token only."""
+        found: dict[str, str] = {}
+        for word in words:
+            if len(word) < 3 or speaker_variant(word, speakers) is not None:
+                continue
+            bare = fold_accents(word)
+            starts = next((group for group in NAME_STARTS_ALIKE if bare[0] in group), bare[0])
+            tokens: set[str] = set()
+            for first in dict.fromkeys((word[0], *starts)):
+                tokens.update(await self._tokens_like(owner, first, len(bare) - 2, len(word) + 2))
+            if (variant := speaker_variant(word, tokens - speakers, short_forms=False)) is not None:
+                found[word] = variant
         return found
 
     async def _names_in_lowercase(

@@ -434,6 +434,14 @@ def test_names_spelled_across_languages(word: str, speakers: set[str], expected:
     assert speaker_variant(word, speakers) == expected
 
 
+def test_words_are_read_as_names_without_short_forms() -> None:
+    from graphmem._decompose import speaker_variant
+
+    assert speaker_variant("encan", {"encantar"}) == "encantar"  # a short form, of a name
+    assert speaker_variant("encan", {"encantar"}, short_forms=False) is None  # of a word: none
+    assert speaker_variant("yénifer", {"jennifer"}, short_forms=False) == "jennifer"
+
+
 def test_a_word_that_could_be_two_speakers_links_to_none() -> None:
     from graphmem._decompose import speaker_variant
 

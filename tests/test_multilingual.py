@@ -203,6 +203,25 @@ async def test_an_english_question_with_a_loanword_finds_english_lemmas(service:
     assert {"hike", "fiancée"} <= set(hit.matched_tokens)
 
 
+async def test_a_name_in_a_language_without_an_entity_recogniser_is_read_from_the_tokens(
+    service: MemoryService,
+) -> None:
+    """Spanish has no entity recogniser here: "Jennifer" is only a token, and "Yénifer" in a
+    question found nothing. A capitalised word is now read against the user's tokens as a
+    name is (no short forms: "Encan" is no "encantar")."""
+    said = [
+        ("Marta", "Lo propuso mi amiga Jennifer, que está encantada."),
+        ("Andrés", "¡Qué bien! ¿Y qué más leyó?"),
+        ("Marta", "En marzo empezamos otro libro."),
+    ]
+    await service.add_session(APP, USER, "s", [turn(a, t, i) for i, (a, t) in enumerate(said)])
+    (hit, *_) = (await service.search(SearchRequest(query="¿De dónde es Yénifer?", app_name=APP, user_id=USER))).hits
+    assert hit.read_as == {"yénifer": "jennifer"} and hit.matched_tokens == ["jennifer"]
+    for question in ("¿Qué tal Encan?", "¿Dónde está Rodolfo?"):
+        hits = (await service.search(SearchRequest(query=question, app_name=APP, user_id=USER))).hits
+        assert all(not h.read_as for h in hits), question
+
+
 def test_language_setting_is_validated() -> None:
     with pytest.raises(ValueError, match="language must be"):
         Decomposer(language="klingon")
