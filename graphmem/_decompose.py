@@ -236,7 +236,7 @@ def speaker_variant(word: str, speakers: Iterable[str], *, short_forms: bool = T
             # Another first letter of a group is one edit, the rest matching within the
             # others: never a first letter dropped ("Jira" is no "Ira"). I, J and Y start
             # many short names of their own ("Ian" / "Jan"): only from six letters.
-            if bare[0] in "ijy" and min(len(bare), len(name)) < MIN_I_J_Y_NAME:
+            if bare[0] in _I_J_Y and min(len(bare), len(name)) < MIN_I_J_Y_NAME:
                 return False
             return _edit_distance(bare[1:], name[1:], limit=limit - 1) <= limit - 1
         short, long = sorted((bare, name), key=len)
@@ -249,17 +249,25 @@ def speaker_variant(word: str, speakers: Iterable[str], *, short_forms: bool = T
 
 #: First letters that one name takes in one spelling and the other in another ("Catherine"
 #: / "Katherine", "Carl" / "Karl"; "Yénifer" / "Jennifer", "Iolanda" / "Yolanda").
-NAME_STARTS_ALIKE = ("ck", "ijy")
+_C_K = "ck"
+_I_J_Y = "ijy"
+NAME_STARTS_ALIKE = (_C_K, _I_J_Y)
 #: Names starting with two letters of I, J and Y link from this many letters ("Ian" and
 #: "Jan", "Ivy" and "Jay" are other names).
 MIN_I_J_Y_NAME = 6
 
 
+def name_starts(word: str) -> str:
+    """The first letters a name starting like ``word`` may have: its own (accents aside) and
+    those of its group of :data:`NAME_STARTS_ALIKE` ("y" -> "ijy")."""
+    first = without_marks(word[:1]).lower()
+    return next((group for group in NAME_STARTS_ALIKE if first in group), first)
+
+
 def names_start_alike(a: str, b: str) -> bool:
     """Whether two names start with the same letter (accents aside) or with two letters of
     one group of :data:`NAME_STARTS_ALIKE`."""
-    first, other = without_marks(a[:1]), without_marks(b[:1])
-    return first == other or any(first in group and other in group for group in NAME_STARTS_ALIKE)
+    return without_marks(b[:1]).lower() in name_starts(a)
 
 
 def unique_variant(

@@ -25,13 +25,13 @@ from typing import TYPE_CHECKING, Any
 from graphmem._answer_types import TYPE_TOKENS, asked_types, type_tokens
 from graphmem._collector import collector_paused
 from graphmem._decompose import (
-    NAME_STARTS_ALIKE,
     Decomposer,
     Decomposition,
     Entity,
     addressed_names,
     author_tokens,
     clean_text,
+    name_starts,
     no_space_script,
     speaker_tokens,
     speaker_variant,
@@ -1794,9 +1794,8 @@ class MemoryService(ABC):
             if len(word) < 3 or speaker_variant(word, speakers) is not None:
                 continue
             bare = fold_accents(word)
-            starts = next((group for group in NAME_STARTS_ALIKE if bare[0] in group), bare[0])
             tokens: set[str] = set()
-            for first in dict.fromkeys((word[0], *starts)):
+            for first in dict.fromkeys((word[0], *name_starts(word))):
                 tokens.update(await self._tokens_like(owner, first, len(bare) - 2, len(word) + 2))
             if (variant := speaker_variant(word, tokens - speakers, short_forms=False)) is not None:
                 found[word] = variant
