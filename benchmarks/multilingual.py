@@ -39,6 +39,9 @@ Like the other peers, BM25 indexes "speaker: text".
 questions (see :func:`perturb_names`): how recall holds when names are transliterated
 differently than the conversation wrote them. ``--perturb accents`` types the Spanish
 questions without their accents (see :func:`perturb_accents`), as people often do.
+``--perturb latin-authors`` writes every speaker's name in Latin letters, as an app that
+keeps its users' names so would (see :func:`perturb_latin_authors`); texts and questions
+keep their script.
 """
 
 from __future__ import annotations
@@ -83,6 +86,7 @@ __all__ = [
     "bigram_tokens",
     "mix_options",
     "perturb_accents",
+    "perturb_latin_authors",
     "perturb_names",
     "run",
     "segmenter",
@@ -256,7 +260,15 @@ def mix_options(mix: str) -> dict[str, Any]:
     return options
 
 
-PERTURBATIONS = ("names", "accents")
+PERTURBATIONS = ("names", "accents", "latin-authors")
+
+#: How an app that keeps its users' names in Latin letters would have them (the usual
+#: romanisation: Hepburn, pinyin, Hindi's common spelling), for ``--perturb latin-authors``.
+LATIN_NAMES = {
+    "美咲": "Misaki", "健太": "Kenta", "陽子": "Yoko", "拓也": "Takuya",
+    "李娜": "Li Na", "王强": "Wang Qiang", "陈静": "Chen Jing", "刘洋": "Liu Yang",
+    "प्रिया": "Priya", "राहुल": "Rahul", "अनीता": "Anita", "विकास": "Vikas",
+}  # fmt: skip
 
 
 def name_finder(language: str) -> Callable[[str], list[str]] | None:
@@ -303,6 +315,22 @@ def perturb_names(data: dict[str, list[Conversation]]) -> int:
     return changed
 
 
+def perturb_latin_authors(data: dict[str, list[Conversation]]) -> int:
+    """Rewrite every turn's author in place as written in Latin letters (:data:`LATIN_NAMES`:
+    美咲 -> Misaki, 李娜 -> Li Na, प्रिया -> Priya); texts and questions keep their script.
+    Returns how many turns changed. A measure of robustness, never of tuning."""
+    changed = 0
+    for convs in data.values():
+        for conv in convs:
+            for session in conv.sessions:
+                for turn in session.turns:
+                    if turn.speaker in LATIN_NAMES:
+                        object.__setattr__(turn, "speaker", LATIN_NAMES[turn.speaker])  # a private copy
+                        changed += 1
+            object.__setattr__(conv, "speakers", tuple(LATIN_NAMES.get(s, s) for s in conv.speakers))
+    return changed
+
+
 def perturb_accents(data: dict[str, list[Conversation]]) -> int:
     """Rewrite the questions of Latin-script languages (Spanish here) in place as typed
     without accents: every letter's combining marks dropped ("¿Qué comió José?" -> "¿Que
@@ -340,6 +368,8 @@ async def run(
         say(f"--perturb names: {perturb_names(data)} questions changed")
     elif perturb == "accents":
         say(f"--perturb accents: {perturb_accents(data)} questions changed")
+    elif perturb == "latin-authors":
+        say(f"--perturb latin-authors: {perturb_latin_authors(data)} turns' authors changed")
     factories = _factories(systems, neo4j_uri)
     graphmems = [n for n in systems if n in ("graphmem", "graphmem-neo4j") and not isinstance(factories[n], str)]
     if graphmems:  # spaCy once per text, shared by both backends
@@ -474,7 +504,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--languages", default=",".join(LANGUAGES), help=f"comma-separated, from: {', '.join(LANGUAGES)} (default: all)")
     parser.add_argument("--neo4j-uri", default=os.environ.get("GRAPHMEM_NEO4J_URI"), help="Bolt URI for graphmem-neo4j (default: $GRAPHMEM_NEO4J_URI)")
     parser.add_argument("--json", default=None, metavar="OUT", help="also write every number and every question's results as JSON")
-    parser.add_argument("--perturb", choices=PERTURBATIONS, default=None, help="names: one character changed in every person name of the Chinese and Japanese questions; accents: the Spanish questions typed without accents (robustness)")
+    parser.add_argument("--perturb", choices=PERTURBATIONS, default=None, help="names: one character changed in every person name of the Chinese and Japanese questions; accents: the Spanish questions typed without accents; latin-authors: every speaker's name written in Latin letters (robustness)")
     parser.add_argument("--quiet", action="store_true", help="print only the tables")
     return asyncio.run(_main(parser.parse_args(argv)))
 

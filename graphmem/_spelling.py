@@ -33,7 +33,7 @@ from collections.abc import Iterable, Mapping
 
 from graphmem._decompose import _edit_distance, load_lemma_table, unique_variant
 from graphmem._language import LATIN_LANGUAGES, without_marks
-from graphmem._pipelines import LemmaTable, normalise_indic
+from graphmem._pipelines import LemmaTable, _quiet_jieba, normalise_indic
 
 __all__ = [
     "MAX_ENDING_LETTERS",
@@ -48,6 +48,7 @@ __all__ = [
     "inflected_forms",
     "is_typo_candidate",
     "is_uncased_word",
+    "name_spans_of_script",
     "typo_variant",
     "uncased_name_variants",
     "uncased_word_variant",
@@ -288,6 +289,63 @@ def _script(name: str) -> str | None:
     if _SPACED_WORD.fullmatch(name) and not any(ch.isupper() or ch.islower() for ch in name):
         return "spaced"
     return None
+
+
+#: jieba's part-of-speech tags of a person's name (``nrt``: transliterated, ``nrfg``: a
+#: well-known one).
+_HAN_NAME_TAGS = ("nr", "nrt", "nrfg")
+
+
+def name_spans_of_script(text: str, *, max_han: int) -> dict[str, list[tuple[str, ...]]]:
+    """Where ``text`` may write a person's name in a script without capitals: per script
+    (``"han"``, ``"katakana"``, ``"spaced"``), the spans that may be one name, each place
+    as the spans starting there.
+
+    Han: where jieba's tagger starts a word it tags as a person's name (``nr``, ``nrt``,
+    ``nrfg``; no Han spans without the ``zh`` extra), the stretches of two to ``max_han``
+    characters of its run from there (its tagger cuts transliterations short: 梅兰 + 妮的).
+    Katakana: each run of two or more, split at the middle dot (マリア・ロペス). A script
+    with spaces: each word of three or more code points that is no Hindi stop word."""
+    spans: dict[str, list[tuple[str, ...]]] = {}
+    if _RUNS["han"].search(text):
+        for run in _RUNS["han"].finditer(text):
+            chars = run.group()
+            spans.setdefault("han", []).extend(
+                tuple(chars[start : start + n] for n in range(2, max_han + 1) if start + n <= len(chars))
+                for start in _han_name_starts(chars)
+            )
+    for run in _RUNS["katakana"].finditer(text):
+        spans.setdefault("katakana", []).extend((word,) for word in run.group().split("\u30fb") if len(word) >= 2)
+    if any(ch.isalpha() and not (ch.isupper() or ch.islower()) for ch in _RUNS["han"].sub("", text)):
+        stop = _hindi_stop_words()
+        spans.setdefault("spaced", []).extend(
+            (word,)
+            for m in _SPACED_WORD.finditer(text)
+            if _script(word := m.group()) == "spaced" and len(word) >= 3 and word not in stop
+        )
+    return {script: found for script, found in spans.items() if found}
+
+
+def _han_name_starts(chars: str) -> list[int]:
+    """Where in a run of Han ``chars`` jieba's tagger starts a person's name."""
+    try:
+        import jieba.posseg
+    except ImportError:
+        return []
+    _quiet_jieba()
+    starts, at = [], 0
+    for word in jieba.posseg.cut(chars, HMM=True):
+        if word.flag in _HAN_NAME_TAGS:
+            starts.append(at)
+        at += len(word.word)
+    return starts
+
+
+@functools.cache
+def _hindi_stop_words() -> frozenset[str]:
+    from spacy.lang.hi.stop_words import STOP_WORDS
+
+    return frozenset(STOP_WORDS)
 
 
 def _fold(text: str) -> str:

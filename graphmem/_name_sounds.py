@@ -1,0 +1,367 @@
+"""How a name sounds, whatever script it is written in: a speaker named in Latin letters and
+asked about in Han, katakana or Devanagari.
+
+A conversation translated into Chinese, or kept by an app that stores its users' names as
+they signed up, has entries by "Caroline" and questions asking "卡罗琳研究了什么？". No
+letter is shared, so the question names no speaker, and its name only matches the turns
+that address her (the other speaker's). Transliteration keeps a name's consonants in
+order and changes little else: 卡罗琳 is *ka luo lin*, キャロライン *kya ro ra i n*,
+कैरोलिन *kai ro li n*, Caroline *c-r-l-n*. So a name is compared by its **sound key**: its
+consonants in order, each reduced to a class that transliterations keep apart, vowels,
+*h*, *w* and *y* dropped.
+
+=====  ==============================================================================
+class  letters (Latin spelling; pinyin initials; kana and Devanagari through their romaji)
+=====  ==============================================================================
+P      b, p
+T      d, t (and *th*, or S)
+K      k, q, hard c and g, *ck*, *kh*
+S      s, z, j, soft c and g, *sh*, *ch* (or K); pinyin j, q, x, z, c, s, zh, ch, sh
+F      f, *ph*, v (or P: オリバー *oribaa*; or nothing: 维 *wei*)
+L      l, r (r before no vowel may be dropped: Jennifer / 詹妮弗 *zhan ni fu*)
+M, N   m; n, *ng* (a pinyin syllable's final nasal may be dropped: 梅兰妮 *mei lan ni*)
+=====  ==============================================================================
+
+A spelling can sound several ways (*g* before *e* or *i*, *th*, *ch*, *v*, a final *r* or
+nasal), so each name has a small set of keys; two names sound alike when their sets
+share one. What never links: a key of fewer than :data:`MIN_KEY_SOUNDS` classes (a name
+such as "Li" or "Ana" has too few sounds to tell), and anything not written wholly in
+one script. Han is read through pypinyin (the ``zh`` extra): without it, Han names are
+not compared. Which spans of a question are read as names is up to the caller
+(:func:`graphmem._spelling.cross_script_speakers`).
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import unicodedata
+from collections.abc import Callable, Iterable, Sequence
+
+from graphmem._decompose import _edit_distance
+from graphmem._spelling import name_spans_of_script
+
+__all__ = [
+    "MIN_KEY_SOUNDS",
+    "cross_script_speakers",
+    "devanagari_sound_keys",
+    "han_sound_keys",
+    "kana_sound_keys",
+    "latin_sound_keys",
+]
+
+#: A key of fewer sound classes tells too little ("Li", "Ana", "Al" have one).
+MIN_KEY_SOUNDS = 2
+#: At most this many keys per name (each ambiguous letter doubles them).
+MAX_KEYS = 64
+
+_VOWELS = frozenset("aeiouy")
+# A slot is the alternatives one sound may take ("" = dropped).
+_Slot = tuple[str, ...]
+
+
+def _keys(slots: Sequence[_Slot]) -> frozenset[str]:
+    """Every key the slots spell (each slot one of its alternatives), of at least
+    :data:`MIN_KEY_SOUNDS` classes; none when the alternatives would be too many."""
+    count = 1
+    for slot in slots:
+        count *= len(slot)
+    if count > MAX_KEYS:
+        return frozenset()
+    return frozenset(key for choice in itertools.product(*slots) if len(key := "".join(choice)) >= MIN_KEY_SOUNDS)
+
+
+def _latin_letters(word: str) -> str:
+    """``word`` lowercase, accents dropped, letters a-z only, a doubled letter once."""
+    bare = "".join(ch for ch in unicodedata.normalize("NFKD", word.lower()) if "a" <= ch <= "z")
+    return "".join(ch for i, ch in enumerate(bare) if i == 0 or bare[i - 1] != ch)
+
+
+#: Two letters that spell one sound, and its classes.
+_DIGRAPHS: dict[str, _Slot] = {
+    "ph": ("F",),
+    "th": ("T", "S"),
+    "sh": ("S",),
+    "ch": ("S", "K"),
+    "ck": ("K",),
+    "kh": ("K",),
+    "gh": ("K", ""),
+    "bh": ("P",),
+    "dh": ("T",),
+    "qu": ("K",),
+    "ts": ("S",),
+}
+_LETTERS: dict[str, _Slot] = {
+    "b": ("P",),
+    "p": ("P",),
+    "d": ("T",),
+    "t": ("T",),
+    "k": ("K",),
+    "q": ("K",),
+    "j": ("S",),
+    "s": ("S",),
+    "z": ("S",),
+    "f": ("F",),
+    "v": ("F", "P", ""),  # 奥利弗 -fu, オリバー -ba, 维 wei
+    "l": ("L",),
+    "m": ("M",),
+    "n": ("N",),
+}
+
+
+def _latin_slots(letters: str) -> list[_Slot]:
+    slots: list[_Slot] = []
+    i = 0
+    while i < len(letters):
+        ch = letters[i]
+        after = letters[i + 1] if i + 1 < len(letters) else ""
+        if ch + after in _DIGRAPHS:
+            slots.append(_DIGRAPHS[ch + after])
+            i += 2
+            continue
+        if ch in _VOWELS or ch in "hw":
+            pass
+        elif ch == "c":
+            slots.append(("S",) if after in ("e", "i", "y") else ("K",))
+        elif ch == "g":
+            slots.append(("S", "K") if after in ("e", "i", "y") else ("K",))
+        elif ch == "x":
+            slots.extend((("K",), ("S",)))
+        elif ch == "r":
+            # Before no vowel (Mark, Jennifer) many transliterations drop it.
+            slots.append(("L",) if after in _VOWELS else ("L", ""))
+        elif ch in _LETTERS:
+            slots.append(_LETTERS[ch])
+        i += 1
+    return slots
+
+
+@functools.lru_cache(maxsize=4096)
+def latin_sound_keys(word: str) -> frozenset[str]:
+    """The sound keys of a name written in Latin letters ("Caroline": ``KLLN``)."""
+    return _keys(_latin_slots(_latin_letters(word)))
+
+
+# ---------------------------------------------------------------------------- Han (pinyin)
+
+_PINYIN_INITIALS: tuple[tuple[str, str], ...] = (
+    ("zh", "S"),
+    ("ch", "S"),
+    ("sh", "S"),
+    *((c, "P") for c in "bp"),
+    *((c, "T") for c in "dt"),
+    *((c, "K") for c in "gk"),
+    *((c, "S") for c in "jqxzcs"),
+    ("f", "F"),
+    *((c, "L") for c in "lr"),
+    ("m", "M"),
+    ("n", "N"),
+    *((c, "") for c in "hyw"),
+)
+
+
+def _pinyin_slots(syllables: Sequence[str]) -> list[_Slot] | None:
+    slots: list[_Slot] = []
+    for syllable in syllables:
+        if not syllable.isascii() or not syllable.isalpha():
+            return None  # a character pypinyin does not know
+        if syllable == "er":  # 尔: a final r or l (Carl / 卡尔)
+            slots.append(("L",))
+            continue
+        rest = syllable
+        for initial, sound in _PINYIN_INITIALS:
+            if syllable.startswith(initial):
+                if sound:
+                    slots.append((sound,))
+                rest = syllable[len(initial) :]
+                break
+        if rest.endswith(("n", "ng")) and rest not in ("n", "ng"):
+            slots.append(("N", ""))  # 兰 lan before 妮 ni: one n, or a vowel's nasal
+    return slots
+
+
+def _pinyin(name: str) -> list[str]:
+    try:
+        from pypinyin import Style, lazy_pinyin
+    except ImportError:
+        return []
+    return list(lazy_pinyin(name, style=Style.NORMAL, errors="replace"))
+
+
+@functools.lru_cache(maxsize=4096)
+def han_sound_keys(name: str) -> frozenset[str]:
+    """The sound keys of a name written in Han characters, read in Mandarin through
+    pypinyin (卡罗琳 *ka luo lin*: ``KLLN``); none when pypinyin is not installed."""
+    syllables = _pinyin(name)
+    slots = _pinyin_slots(syllables) if syllables else None
+    return _keys(slots) if slots is not None else frozenset()
+
+
+# ---------------------------------------------------------------------------- katakana
+
+#: Katakana -> Hepburn romaji. Small ャュョ follow a consonant (キャ kya); ッ doubles the next
+#: consonant, which the letters make once anyway; ー lengthens a vowel: both spell nothing.
+_KANA: dict[str, str] = {
+    **dict(zip("アイウエオ", ("a", "i", "u", "e", "o"), strict=True)),
+    **dict(zip("カキクケコ", ("ka", "ki", "ku", "ke", "ko"), strict=True)),
+    **dict(zip("ガギグゲゴ", ("ga", "gi", "gu", "ge", "go"), strict=True)),
+    **dict(zip("サシスセソ", ("sa", "shi", "su", "se", "so"), strict=True)),
+    **dict(zip("ザジズゼゾ", ("za", "ji", "zu", "ze", "zo"), strict=True)),
+    **dict(zip("タチツテト", ("ta", "chi", "su", "te", "to"), strict=True)),
+    **dict(zip("ダヂヅデド", ("da", "ji", "zu", "de", "do"), strict=True)),
+    **dict(zip("ナニヌネノ", ("na", "ni", "nu", "ne", "no"), strict=True)),
+    **dict(zip("ハヒフヘホ", ("ha", "hi", "fu", "he", "ho"), strict=True)),
+    **dict(zip("バビブベボ", ("ba", "bi", "bu", "be", "bo"), strict=True)),
+    **dict(zip("パピプペポ", ("pa", "pi", "pu", "pe", "po"), strict=True)),
+    **dict(zip("マミムメモ", ("ma", "mi", "mu", "me", "mo"), strict=True)),
+    **dict(zip("ヤユヨ", ("ya", "yu", "yo"), strict=True)),
+    **dict(zip("ラリルレロ", ("ra", "ri", "ru", "re", "ro"), strict=True)),
+    **dict(zip("ワヰヱヲ", ("wa", "i", "e", "o"), strict=True)),
+    **dict(zip("ァィゥェォャュョヮ", ("a", "i", "u", "e", "o", "ya", "yu", "yo", "wa"), strict=True)),
+    "ン": "n",
+    "ヴ": "vu",
+    "ッ": "",
+    "ー": "",
+}
+
+
+def _romaji(name: str) -> str | None:
+    name = unicodedata.normalize("NFKC", name)  # half-width kana
+    if any(ch not in _KANA for ch in name):
+        return None
+    return _latin_letters("".join(_KANA[ch] for ch in name))
+
+
+@functools.lru_cache(maxsize=4096)
+def kana_sound_keys(name: str) -> frozenset[str]:
+    """The sound keys of a name written in katakana (キャロライン *kyarorain*: ``KLLN``);
+    none when a character is no katakana letter."""
+    romaji = _romaji(name)
+    return _keys(_latin_slots(romaji)) if romaji else frozenset()
+
+
+# ---------------------------------------------------------------------------- Devanagari
+
+#: Devanagari consonants -> their usual Latin spelling (the inherent vowel left out: it
+#: spells no consonant); nukta forms first, as NFC keeps them apart from their base.
+_DEVANAGARI: dict[str, str] = {
+    "क़": "q", "ख़": "kh", "ग़": "g", "ज़": "z", "ड़": "r", "ढ़": "rh", "फ़": "f",
+    "क": "k", "ख": "kh", "ग": "g", "घ": "gh", "ङ": "n",
+    "च": "ch", "छ": "chh", "ज": "j", "झ": "jh", "ञ": "n",
+    "ट": "t", "ठ": "th", "ड": "d", "ढ": "dh", "ण": "n",
+    "त": "t", "थ": "th", "द": "d", "ध": "dh", "न": "n",
+    "प": "p", "फ": "ph", "ब": "b", "भ": "bh", "म": "m",
+    "य": "y", "र": "r", "ल": "l", "व": "v", "श": "sh", "ष": "sh", "स": "s", "ह": "h",
+    "ं": "n",  # anusvara: a nasal
+}  # fmt: skip
+#: Vowels (independent and signs), virama, chandrabindu, visarga: no consonant, so "a".
+_DEVANAGARI_VOWELS = frozenset(
+    "अआइईउऊऋएऐओऔऍऑ" "ािीुूृेैोौॅॉ" "्ँः"
+)  # fmt: skip
+
+
+@functools.lru_cache(maxsize=4096)
+def devanagari_sound_keys(name: str) -> frozenset[str]:
+    """The sound keys of a name written in Devanagari (प्रिया *priya*: ``PL``); none when
+    a character is no Devanagari letter or sign."""
+    letters = _devanagari_letters(name)
+    # "a" between consonants keeps each its own (न + न is "nan", not one n).
+    return _keys(_latin_slots(letters)) if letters else frozenset()
+
+
+def _devanagari_letters(name: str) -> str | None:
+    letters: list[str] = []
+    chars = unicodedata.normalize("NFC", name)
+    i = 0
+    while i < len(chars):
+        pair = chars[i : i + 2]
+        if pair in _DEVANAGARI:  # a consonant with its nukta, written as two
+            letters.append(_DEVANAGARI[pair])
+            i += 2
+            continue
+        ch = chars[i]
+        if ch in _DEVANAGARI:
+            letters.append(_DEVANAGARI[ch])
+        elif ch in _DEVANAGARI_VOWELS:
+            letters.append("a")
+        else:
+            return None
+        i += 1
+    return "".join(letters)
+
+
+# ---------------------------------------------------------------------------- names in a question
+
+#: A Han name is looked for in at most this many characters from where it starts.
+MAX_HAN_NAME = 5
+#: Shorter Latin names are not compared (too few letters to tell a sound from chance).
+MIN_LATIN_NAME = 3
+
+_KEYS_OF_SCRIPT: dict[str, Callable[[str], frozenset[str]]] = {
+    "han": han_sound_keys,
+    "katakana": kana_sound_keys,
+    "spaced": devanagari_sound_keys,
+}
+
+
+def _romanized(span: str, script: str) -> str:
+    """``span`` in Latin letters (pinyin, romaji, Devanagari's usual letters), to tell two
+    speakers whose names sound alike by their letters."""
+    if script == "han":
+        return _latin_letters("".join(_pinyin(span)))
+    if script == "katakana":
+        return _romaji(span) or ""
+    return _latin_letters(_devanagari_letters(span) or "")
+
+
+def _closest(romanized: str, words: Sequence[str]) -> tuple[str, int] | None:
+    """The one word of ``words`` (speakers whose names sound like a span) fewest edits from
+    the span's ``romanized`` letters (吉娜 *jina*: "gina", not "jon"), and those edits;
+    ``None`` on a tie."""
+    distances = {
+        word: _edit_distance(romanized, _latin_letters(word), limit=len(romanized) + len(word)) for word in words
+    }
+    best = min(distances.values())
+    closest = [word for word, distance in distances.items() if distance == best]
+    return (closest[0], best) if len(closest) == 1 else None
+
+
+def cross_script_speakers(text: str, speakers: Iterable[str]) -> dict[str, str]:
+    """The spans of a question ``text`` that write the name of one of ``speakers`` (words of
+    speakers' names, lowercase) in another script, and that word: 卡罗琳 or キャロライン for
+    "caroline".
+
+    Only speakers written in Latin letters (:data:`MIN_LATIN_NAME` or more) are read, and
+    only spans the script marks as a name: in Han, from where jieba's tagger starts a
+    person's name (``nr``, ``nrt``, ``nrfg``; the ``zh`` extra), up to
+    :data:`MAX_HAN_NAME` characters, the longest that sounds alike; in katakana, a whole
+    run (a katakana word is a loanword or a foreign name); in Devanagari, a whole word
+    that is no Hindi stop word. A span that sounds like two speakers links to the one
+    whose letters its romanisation is fewest edits from (吉娜 *jina*: Gina, not Jon), and
+    to neither on a tie."""
+    latin = {
+        word: keys
+        for word in set(speakers)
+        if word.isascii() and word.isalpha() and len(word) >= MIN_LATIN_NAME and (keys := latin_sound_keys(word))
+    }
+    if not latin:
+        return {}
+    found: dict[str, str] = {}
+    for script, spans in name_spans_of_script(text, max_han=MAX_HAN_NAME).items():
+        sound_keys = _KEYS_OF_SCRIPT[script]
+        for alternatives in spans:
+            # Of the spans starting here that sound like a name, the one whose letters are
+            # closest to it, the shorter on a tie: 梅兰妮 *meilani* (Melanie), not 梅兰;
+            # 卡罗琳 for 卡罗琳研究 (a longer span may take the next word's first character,
+            # whose 研 *yan* adds only a nasal the key may drop).
+            best: tuple[int, int, str, str] | None = None
+            for span in alternatives:
+                keys = sound_keys(span)
+                alike = [word for word, word_keys in latin.items() if not keys.isdisjoint(word_keys)]
+                if alike and (closest := _closest(_romanized(span, script), alike)) is not None:
+                    word, distance = closest
+                    if best is None or (distance, len(span)) < best[:2]:
+                        best = (distance, len(span), span, word)
+            if best is not None:
+                found[best[2]] = best[3]
+    return found

@@ -1,0 +1,145 @@
+"""A speaker named in Latin letters, asked about in Han, katakana or Devanagari: sound keys,
+which spans of a question are read as names, and the search on both backends.
+
+Real parts: pypinyin for Mandarin readings, jieba's tagger for where a Han name starts.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from graphmem import Content, Decomposer, MemoryEntry, MemoryService, SearchRequest, open_memory
+from graphmem._name_sounds import (
+    cross_script_speakers,
+    devanagari_sound_keys,
+    han_sound_keys,
+    kana_sound_keys,
+    latin_sound_keys,
+)
+from tests.conftest import make_neo4j_service
+
+APP = "names"
+USER = "u1"
+T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+
+
+def sound_alike(a: frozenset[str], b: frozenset[str]) -> bool:
+    return bool(a) and not a.isdisjoint(b)
+
+
+@pytest.mark.parametrize(
+    ("latin", "written"),
+    [
+        ("Caroline", ["卡罗琳", "キャロライン", "कैरोलिन"]),
+        ("Melanie", ["梅兰妮", "メラニー", "मेलानी"]),
+        ("Jennifer", ["詹妮弗", "ジェニファー"]),  # the final r dropped
+        ("Katherine", ["凯瑟琳", "キャサリン"]),  # th as s
+        ("Oliver", ["奥利弗", "オリバー"]),  # v as f, as b
+        ("Gina", ["吉娜", "ジーナ"]),  # a soft g
+        ("Priya", ["प्रिया"]),
+        ("Rahul", ["राहुल"]),
+        ("Vikas", ["विकास"]),
+    ],
+)
+def test_a_name_sounds_alike_in_every_script_it_is_transliterated_into(latin: str, written: list[str]) -> None:
+    keys = latin_sound_keys(latin.lower())
+    for name in written:
+        other = {"han": han_sound_keys, "kana": kana_sound_keys, "deva": devanagari_sound_keys}
+        script = "han" if "\u4e00" <= name[0] <= "\u9fff" else "kana" if "\u30a0" <= name[0] <= "\u30ff" else "deva"
+        assert sound_alike(keys, other[script](name)), (latin, name)
+
+
+def test_names_that_sound_otherwise_do_not_match() -> None:
+    assert not sound_alike(latin_sound_keys("caroline"), han_sound_keys("梅兰妮"))
+    assert not sound_alike(latin_sound_keys("melanie"), kana_sound_keys("キャロライン"))
+    assert not sound_alike(latin_sound_keys("priya"), devanagari_sound_keys("राहुल"))
+    assert not sound_alike(latin_sound_keys("john"), han_sound_keys("约翰"))  # a traditional rendering: left
+
+
+def test_a_name_of_too_few_sounds_has_no_key() -> None:
+    # One consonant class tells nothing: "Li", "Ana", "Hannah" (h is dropped), "Al".
+    for word in ("li", "ana", "hannah", "al"):
+        assert latin_sound_keys(word) == frozenset(), word
+    assert kana_sound_keys("コーヒー") == frozenset()  # ko-o-hi-i: one class
+    assert han_sound_keys("娜") == frozenset()
+
+
+def test_what_no_script_reads_has_no_key() -> None:
+    assert kana_sound_keys("キャロlin") == frozenset()  # not wholly katakana
+    assert devanagari_sound_keys("प्रियाx") == frozenset()
+
+
+@pytest.mark.parametrize(
+    ("question", "speakers", "found"),
+    [
+        ("卡罗琳研究了什么？", ["caroline", "melanie"], {"卡罗琳": "caroline"}),  # not 卡罗琳研
+        ("梅兰妮的孩子们喜欢什么？", ["caroline", "melanie"], {"梅兰妮": "melanie"}),  # jieba cut 梅兰 + 妮的
+        ("乔恩和吉娜有什么共同点？", ["jon", "gina"], {"乔恩": "jon", "吉娜": "gina"}),  # one key, told by letters
+        ("キャロラインは何を研究しましたか", ["caroline", "melanie"], {"キャロライン": "caroline"}),
+        ("प्रिया ने क्या खरीदा?", ["priya", "rahul"], {"प्रिया": "priya"}),
+        # What never links:
+        ("她最美丽的回忆是什么？", ["maria", "jon"], {}),  # 美丽 mei li sounds like Maria, but is no name
+        ("约翰做过哪些武术？", ["john", "maria"], {}),  # 约翰 yue han: not how John sounds
+        ("卡罗琳研究了什么？", ["卡罗琳", "caroline1"], {}),  # no Latin speaker name to compare
+        ("What did Caroline research?", ["caroline"], {}),  # nothing in another script
+        ("कौन आया?", ["kian", "rahul"], {}),  # a Hindi stop word (कौन, "who") is no name
+    ],
+)
+def test_the_spans_a_question_writes_a_speakers_name_in(
+    question: str, speakers: list[str], found: dict[str, str]
+) -> None:
+    assert cross_script_speakers(question, speakers) == found
+
+
+def test_a_span_sounding_equally_like_two_speakers_links_to_neither() -> None:
+    # Both sound KLLN, and 卡罗琳 *kaluolin* is two edits from either's letters.
+    assert cross_script_speakers("卡罗琳研究了什么？", ["karolin", "kalorin"]) == {}
+    # Told apart by letters when one is closer: *kaluolin* is one edit from "kaluolen".
+    assert cross_script_speakers("卡罗琳研究了什么？", ["karolin", "kaluolen"]) == {"卡罗琳": "kaluolen"}
+
+
+#: Entries by speakers whose names an app keeps in Latin letters, in Chinese.
+LATIN_AUTHORS = [
+    ("Caroline", "我最近在研究领养机构，想成为一个单亲妈妈。"),
+    ("Melanie", "太好了！卡罗琳，我上周带孩子们去博物馆了。"),
+    ("Caroline", "我们一起去看了电影。"),
+    ("Melanie", "卡罗琳，我们也一起去看了电影，很好看。"),
+    ("Melanie", "我报名了陶艺课，很放松。"),
+]
+
+
+def entries() -> list[MemoryEntry]:
+    return [
+        MemoryEntry(content=Content(role="user").with_text(text), author=author, timestamp=T0 + timedelta(minutes=i))
+        for i, (author, text) in enumerate(LATIN_AUTHORS)
+    ]
+
+
+async def test_a_question_naming_a_latin_speaker_in_han_finds_what_they_said(service: MemoryService) -> None:
+    await service.add_session(APP, USER, "s1", entries())
+    response = await service.search(SearchRequest(query="卡罗琳和谁一起看了电影？", app_name=APP, user_id=USER))
+    top = response.hits[0]
+    # Her own turn first (before it, Melanie's turn naming her and the film ranked first).
+    assert (top.memory.author, top.memory.text) == LATIN_AUTHORS[2]
+    assert top.read_as == {"卡罗琳": "caroline"}
+    assert "caroline" in top.matched_tokens and top.by_named_speaker is True
+    melanies = [h for h in response.hits if h.memory.author == "Melanie"]
+    assert melanies and all(h.by_named_speaker is False for h in melanies)
+
+
+async def test_backends_read_a_cross_script_name_identically(decomposer: Decomposer) -> None:
+    networkx = await open_memory("memory:", nlp=decomposer)
+    neo4j = await make_neo4j_service(decomposer)
+    try:
+        answers = []
+        for svc in (networkx, neo4j):
+            await svc.add_session(APP, USER, "s1", entries())
+            response = await svc.search(SearchRequest(query="卡罗琳研究了什么？", app_name=APP, user_id=USER))
+            answers.append([(h.memory.text, round(h.score, 9), h.read_as) for h in response.hits])
+        assert answers[0] == answers[1]
+        assert answers[0][0][0] == LATIN_AUTHORS[0][1]
+    finally:
+        await networkx.close()
+        await neo4j.close()
