@@ -36,10 +36,12 @@ from __future__ import annotations
 import functools
 import itertools
 import unicodedata
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from graphmem._decompose import _edit_distance
-from graphmem._spelling import name_spans_of_script
+from graphmem._spelling import has_kana, name_spans_of_script
 
 __all__ = [
     "MIN_KEY_SOUNDS",
@@ -180,12 +182,13 @@ def _pinyin_slots(syllables: Sequence[str]) -> list[_Slot] | None:
     return slots
 
 
-def _pinyin(name: str) -> list[str]:
+@functools.lru_cache(maxsize=4096)
+def _pinyin(name: str) -> tuple[str, ...]:
     try:
         from pypinyin import Style, lazy_pinyin
     except ImportError:
-        return []
-    return list(lazy_pinyin(name, style=Style.NORMAL, errors="replace"))
+        return ()
+    return tuple(lazy_pinyin(name, style=Style.NORMAL, errors="replace"))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -297,21 +300,99 @@ MAX_HAN_NAME = 5
 #: Shorter Latin names are not compared (too few letters to tell a sound from chance).
 MIN_LATIN_NAME = 3
 
-_KEYS_OF_SCRIPT: dict[str, Callable[[str], frozenset[str]]] = {
-    "han": han_sound_keys,
-    "katakana": kana_sound_keys,
-    "spaced": devanagari_sound_keys,
-}
+
+def cross_script_speakers(text: str, speakers: Iterable[str]) -> dict[str, str]:
+    """The spans of a question ``text`` that write the name of one of ``speakers`` (words of
+    speakers' names, lowercase) in another script, and the words they write: 卡罗琳 or
+    キャロライン for "caroline", 李娜 for "li na", 健太 for "kenta".
+
+    Only speakers written in Latin letters (:data:`MIN_LATIN_NAME` or more) are read, and
+    only spans the script marks as a name: in Japanese, the words Sudachi's dictionary
+    tags as a person's name (姓, 名), read as their dictionary reading; in Han otherwise,
+    from where jieba's tagger starts a person's name (``nr``, ``nrt``, ``nrfg``; the
+    ``zh`` extra), up to :data:`MAX_HAN_NAME` characters; in katakana, a whole run (a
+    katakana word is a loanword or a foreign name); in Devanagari, a whole word that is no
+    Hindi stop word.
+
+    A span whose romanisation spells the words exactly links to them: a Chinese name's
+    pinyin syllables, each a speaker's word (李娜 *li na*: "Li Na"; two syllables or
+    more), a Japanese name's Hepburn reading, long vowels written once (陽子 *yōko*:
+    "Yoko"). Otherwise by sound: of the spans starting at one place, the one whose sound
+    keys meet a speaker's and whose letters are fewest edits from the name; a span that
+    sounds like two speakers links to the one whose letters are fewer edits from it (吉娜
+    *jina*: Gina, not Jon), to neither on a tie."""
+    words = {w for w in set(speakers) if w.isascii() and w.isalpha()}
+    latin = {word: keys for word in words if len(word) >= MIN_LATIN_NAME and (keys := latin_sound_keys(word))}
+    if not words:
+        return {}
+    found: dict[str, str] = {}
+    for place in _spoken_spans(text):
+        spelled = [
+            spoken
+            for spoken in place
+            if len(spoken.syllables) >= spoken.min_syllables and words.issuperset(spoken.syllables)
+        ]
+        if spelled:
+            exact = min(spelled, key=lambda spoken: len(spoken.span))
+            found[exact.span] = " ".join(dict.fromkeys(exact.syllables))
+            continue
+        # Of the spans starting here that sound like a name, the one whose letters are
+        # closest to it, the shorter on a tie: 梅兰妮 *meilani* (Melanie), not 梅兰;
+        # 卡罗琳 for 卡罗琳研究 (a longer span may take the next word's first character,
+        # whose 研 *yan* adds only a nasal the key may drop).
+        best: tuple[int, int, str, str] | None = None
+        for spoken in place:
+            alike = [word for word, word_keys in latin.items() if not spoken.keys.isdisjoint(word_keys)]
+            if alike and (closest := _closest(spoken.letters, alike)) is not None:
+                word, distance = closest
+                if best is None or (distance, len(spoken.span)) < best[:2]:
+                    best = (distance, len(spoken.span), spoken.span, word)
+        if best is not None:
+            found[best[2]] = best[3]
+    return found
 
 
-def _romanized(span: str, script: str) -> str:
-    """``span`` in Latin letters (pinyin, romaji, Devanagari's usual letters), to tell two
-    speakers whose names sound alike by their letters."""
-    if script == "han":
-        return _latin_letters("".join(_pinyin(span)))
-    if script == "katakana":
-        return _romaji(span) or ""
-    return _latin_letters(_devanagari_letters(span) or "")
+@dataclass(frozen=True, slots=True)
+class _Spoken:
+    """A span of a question that may write a name, and how it sounds."""
+
+    span: str
+    #: its romanisation, in Latin letters (doubled letters once)
+    letters: str
+    #: the words it spells when read exactly (pinyin syllables; a Japanese reading as one)
+    syllables: tuple[str, ...]
+    #: how many of them make a name spelled exactly (one pinyin syllable is no name)
+    min_syllables: int
+    keys: frozenset[str]
+
+
+def _spoken_spans(text: str) -> list[list[_Spoken]]:
+    """The places of ``text`` that may write a name, each as its spans (see
+    :func:`cross_script_speakers`)."""
+    places: list[list[_Spoken]] = []
+    japanese = _japanese_names(text) if has_kana(text) else None
+    if japanese is not None:
+        for span, reading in japanese:
+            romaji = _hepburn(reading)
+            if romaji:
+                places.append([_Spoken(span, _latin_letters(romaji), (romaji,), 1, kana_sound_keys(reading))])
+    for script, spans in name_spans_of_script(text, max_han=MAX_HAN_NAME, han=japanese is None).items():
+        for alternatives in spans:
+            place = []
+            for span in alternatives:
+                if script == "han":
+                    syllables = _pinyin(span)
+                    place.append(_Spoken(span, _latin_letters("".join(syllables)), syllables, 2, han_sound_keys(span)))
+                elif script == "katakana":
+                    place.append(_Spoken(span, _romaji(span) or "", (), 1, kana_sound_keys(span)))
+                else:
+                    place.append(
+                        _Spoken(
+                            span, _latin_letters(_devanagari_letters(span) or ""), (), 1, devanagari_sound_keys(span)
+                        )
+                    )
+            places.append(place)
+    return places
 
 
 def _closest(romanized: str, words: Sequence[str]) -> tuple[str, int] | None:
@@ -326,42 +407,62 @@ def _closest(romanized: str, words: Sequence[str]) -> tuple[str, int] | None:
     return (closest[0], best) if len(closest) == 1 else None
 
 
-def cross_script_speakers(text: str, speakers: Iterable[str]) -> dict[str, str]:
-    """The spans of a question ``text`` that write the name of one of ``speakers`` (words of
-    speakers' names, lowercase) in another script, and that word: 卡罗琳 or キャロライン for
-    "caroline".
+# ---------------------------------------------------------------------------- Japanese names
 
-    Only speakers written in Latin letters (:data:`MIN_LATIN_NAME` or more) are read, and
-    only spans the script marks as a name: in Han, from where jieba's tagger starts a
-    person's name (``nr``, ``nrt``, ``nrfg``; the ``zh`` extra), up to
-    :data:`MAX_HAN_NAME` characters, the longest that sounds alike; in katakana, a whole
-    run (a katakana word is a loanword or a foreign name); in Devanagari, a whole word
-    that is no Hindi stop word. A span that sounds like two speakers links to the one
-    whose letters its romanisation is fewest edits from (吉娜 *jina*: Gina, not Jon), and
-    to neither on a tie."""
-    latin = {
-        word: keys
-        for word in set(speakers)
-        if word.isascii() and word.isalpha() and len(word) >= MIN_LATIN_NAME and (keys := latin_sound_keys(word))
-    }
-    if not latin:
-        return {}
-    found: dict[str, str] = {}
-    for script, spans in name_spans_of_script(text, max_han=MAX_HAN_NAME).items():
-        sound_keys = _KEYS_OF_SCRIPT[script]
-        for alternatives in spans:
-            # Of the spans starting here that sound like a name, the one whose letters are
-            # closest to it, the shorter on a tie: 梅兰妮 *meilani* (Melanie), not 梅兰;
-            # 卡罗琳 for 卡罗琳研究 (a longer span may take the next word's first character,
-            # whose 研 *yan* adds only a nasal the key may drop).
-            best: tuple[int, int, str, str] | None = None
-            for span in alternatives:
-                keys = sound_keys(span)
-                alike = [word for word, word_keys in latin.items() if not keys.isdisjoint(word_keys)]
-                if alike and (closest := _closest(_romanized(span, script), alike)) is not None:
-                    word, distance = closest
-                    if best is None or (distance, len(span)) < best[:2]:
-                        best = (distance, len(span), span, word)
-            if best is not None:
-                found[best[2]] = best[3]
-    return found
+_SMALL_Y = {"ャ": "ya", "ュ": "yu", "ョ": "yo"}
+#: Long vowels as Hepburn without macrons writes names: ヨウコ Yoko, ユウキ Yuki, オオノ Ono.
+_LONG_VOWELS = (("ou", "o"), ("oo", "o"), ("uu", "u"))
+
+
+def _hepburn(reading: str) -> str | None:
+    """A katakana reading in Hepburn as names are written in Latin letters: キャ *kya*, シャ
+    *sha*, long vowels once (ヨウコ *yoko*), ッ doubling the next consonant, ン *n*."""
+    reading = unicodedata.normalize("NFKC", reading)
+    out: list[str] = []
+    double = False
+    for ch in reading:
+        if ch == "ッ":
+            double = True
+            continue
+        if ch in _SMALL_Y and out and out[-1].endswith("i") and len(out[-1]) >= 2:
+            stem = out.pop()[:-1]  # キ + ャ: kya; シ + ャ: sha; チ + ャ: cha; ジ + ャ: ja
+            syllable = stem + (_SMALL_Y[ch][1:] if stem.endswith(("sh", "ch", "j")) else _SMALL_Y[ch])
+        elif ch in _KANA:
+            syllable = _KANA[ch] if ch != "ツ" else "tsu"
+        else:
+            return None
+        if double and syllable:
+            syllable = syllable[0] + syllable
+            double = False
+        out.append(syllable)
+    romaji = "".join(out)
+    for long, short in _LONG_VOWELS:
+        romaji = romaji.replace(long, short)
+    return romaji or None
+
+
+def _japanese_names(text: str) -> list[tuple[str, str]] | None:
+    """The words of a Japanese ``text`` that Sudachi's dictionary tags as a person's name,
+    with their readings (健太: ケンタ); ``None`` without Sudachi (the ``ja`` extra)."""
+    tokenizer = _sudachi()
+    if tokenizer is None:
+        return None
+    from sudachipy import SplitMode
+
+    return [
+        (m.surface(), m.reading_form())
+        for m in tokenizer.tokenize(text, SplitMode.C)
+        if m.part_of_speech()[1:3] == ("固有名詞", "人名")
+    ]
+
+
+@functools.cache
+def _sudachi() -> Any:
+    try:
+        from sudachipy import Dictionary
+    except ImportError:
+        return None
+    try:
+        return Dictionary().create()
+    except Exception:  # no dictionary installed
+        return None

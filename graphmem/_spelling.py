@@ -44,6 +44,7 @@ __all__ = [
     "english_words",
     "fold_accents",
     "is_accent_candidate",
+    "has_kana",
     "has_uncased_letters",
     "inflected_forms",
     "is_typo_candidate",
@@ -296,7 +297,12 @@ def _script(name: str) -> str | None:
 _HAN_NAME_TAGS = ("nr", "nrt", "nrfg")
 
 
-def name_spans_of_script(text: str, *, max_han: int) -> dict[str, list[tuple[str, ...]]]:
+def has_kana(text: str) -> bool:
+    """Whether ``text`` holds hiragana or katakana (so it is Japanese, not Chinese)."""
+    return bool(_RUNS["hiragana"].search(text) or _RUNS["katakana"].search(text))
+
+
+def name_spans_of_script(text: str, *, max_han: int, han: bool = True) -> dict[str, list[tuple[str, ...]]]:
     """Where ``text`` may write a person's name in a script without capitals: per script
     (``"han"``, ``"katakana"``, ``"spaced"``), the spans that may be one name, each place
     as the spans starting there.
@@ -305,9 +311,10 @@ def name_spans_of_script(text: str, *, max_han: int) -> dict[str, list[tuple[str
     ``nrfg``; no Han spans without the ``zh`` extra), the stretches of two to ``max_han``
     characters of its run from there (its tagger cuts transliterations short: 梅兰 + 妮的).
     Katakana: each run of two or more, split at the middle dot (マリア・ロペス). A script
-    with spaces: each word of three or more code points that is no Hindi stop word."""
+    with spaces: each word of three or more code points that is no Hindi stop word.
+    ``han=False``: no Han spans (a Japanese text: jieba reads Chinese)."""
     spans: dict[str, list[tuple[str, ...]]] = {}
-    if _RUNS["han"].search(text):
+    if han and _RUNS["han"].search(text):
         for run in _RUNS["han"].finditer(text):
             chars = run.group()
             spans.setdefault("han", []).extend(

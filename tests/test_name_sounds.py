@@ -12,6 +12,7 @@ import pytest
 
 from graphmem import Content, Decomposer, MemoryEntry, MemoryService, SearchRequest, open_memory
 from graphmem._name_sounds import (
+    _hepburn,
     cross_script_speakers,
     devanagari_sound_keys,
     han_sound_keys,
@@ -79,18 +80,40 @@ def test_what_no_script_reads_has_no_key() -> None:
         ("乔恩和吉娜有什么共同点？", ["jon", "gina"], {"乔恩": "jon", "吉娜": "gina"}),  # one key, told by letters
         ("キャロラインは何を研究しましたか", ["caroline", "melanie"], {"キャロライン": "caroline"}),
         ("प्रिया ने क्या खरीदा?", ["priya", "rahul"], {"प्रिया": "priya"}),
+        # A Chinese name kept in pinyin, a Japanese one in Hepburn: spelled exactly.
+        ("王强和李娜去了哪里？", ["li", "na", "wang", "qiang"], {"王强": "wang qiang", "李娜": "li na"}),
+        ("2023年5月20日に健太は何をしましたか", ["kenta", "misaki"], {"健太": "kenta"}),
+        ("陽子の庭で何が咲きましたか", ["yoko", "takuya"], {"陽子": "yoko"}),  # ヨウコ: a long vowel once
+        ("田中健太はどこ？", ["kenta", "tanaka"], {"田中": "tanaka", "健太": "kenta"}),
         # What never links:
         ("她最美丽的回忆是什么？", ["maria", "jon"], {}),  # 美丽 mei li sounds like Maria, but is no name
         ("约翰做过哪些武术？", ["john", "maria"], {}),  # 约翰 yue han: not how John sounds
         ("卡罗琳研究了什么？", ["卡罗琳", "caroline1"], {}),  # no Latin speaker name to compare
         ("What did Caroline research?", ["caroline"], {}),  # nothing in another script
         ("कौन आया?", ["kian", "rahul"], {}),  # a Hindi stop word (कौन, "who") is no name
+        ("他们那里的天气怎么样？", ["li", "na"], {}),  # 那里 *na li* ("there") is tagged no name
+        ("李明最近在忙什么？", ["li", "na"], {}),  # *li ming*: ming is no speaker's word
+        ("健二はどこ？", ["kenta"], {}),  # ケンジ *kenji* is another name
     ],
 )
 def test_the_spans_a_question_writes_a_speakers_name_in(
     question: str, speakers: list[str], found: dict[str, str]
 ) -> None:
     assert cross_script_speakers(question, speakers) == found
+
+
+@pytest.mark.parametrize(
+    ("reading", "hepburn"),
+    [
+        ("ヨウコ", "yoko"),
+        ("キャロライン", "kyarorain"),
+        ("シュンスケ", "shunsuke"),
+        ("ハットリ", "hattori"),
+        ("チヒロ", "chihiro"),
+    ],
+)
+def test_a_japanese_reading_in_hepburn_as_names_are_written(reading: str, hepburn: str) -> None:
+    assert _hepburn(reading) == hepburn
 
 
 def test_a_span_sounding_equally_like_two_speakers_links_to_neither() -> None:
@@ -127,6 +150,28 @@ async def test_a_question_naming_a_latin_speaker_in_han_finds_what_they_said(ser
     assert "caroline" in top.matched_tokens and top.by_named_speaker is True
     melanies = [h for h in response.hits if h.memory.author == "Melanie"]
     assert melanies and all(h.by_named_speaker is False for h in melanies)
+
+
+async def test_a_japanese_question_finds_a_speaker_kept_in_latin_letters(service: MemoryService) -> None:
+    said = [
+        ("Misaki", "健太、週末は何をしていたの？"),
+        ("Kenta", "駅前の教室でギターを習い始めたよ。"),
+        ("Misaki", "私は健太の家の近くでパン屋を見つけた。"),
+    ]
+    await service.add_session(
+        APP,
+        USER,
+        "s-ja",
+        [
+            MemoryEntry(content=Content(role="user").with_text(t), author=a, timestamp=T0 + timedelta(minutes=i))
+            for i, (a, t) in enumerate(said)
+        ],
+    )
+    response = await service.search(SearchRequest(query="健太は何を習い始めましたか", app_name=APP, user_id=USER))
+    assert response.hits[0].memory.text == said[1][1]
+    assert response.hits[0].read_as == {"健太": "kenta"}
+    assert response.hits[0].by_named_speaker is True
+    assert all(h.by_named_speaker is False for h in response.hits if h.memory.author == "Misaki")
 
 
 async def test_backends_read_a_cross_script_name_identically(decomposer: Decomposer) -> None:
