@@ -319,53 +319,16 @@ _WORD = re.compile(r"[^\W\d_]+")
 #: (graphmem._time).
 WORDS_ASKING_FOR_A_TIME: Mapping[str, frozenset[str]] = {
     "en": frozenset(
-        {"happen", "do", "talk", "discuss", "discussion", "say", "chat", "tell", "mention", "speak", "conversation"}
+        {"happen", "do", "talk", "discuss", "discussion", "say", "chat", "tell", "mention", "speak",
+         "conversation"}
     ),
     "es": frozenset(
-        {
-            "pasar",
-            "ocurrir",
-            "suceder",
-            "hacer",
-            "hablar",
-            "charlar",
-            "conversar",
-            "decir",
-            "contar",
-            "conversación",
-            "mencionar",
-        }
+        {"pasar", "ocurrir", "suceder", "hacer", "hablar", "charlar", "conversar", "decir", "contar",
+         "conversación", "mencionar"}
     ),
     "zh": frozenset(
-        {
-            "发生",
-            "发",
-            "生",
-            "什么",
-            "什",
-            "么",
-            "了",
-            "的",
-            "我们",
-            "我",
-            "们",
-            "那天",
-            "那",
-            "天",
-            "聊",
-            "聊天",
-            "说",
-            "谈",
-            "讨论",
-            "讨",
-            "论",
-            "做",
-            "干",
-            "事",
-            "事情",
-            "情",
-            "有",
-        }
+        {"发生", "发", "生", "什么", "什", "么", "了", "的", "我们", "我", "们", "那天", "那", "天", "聊", "聊天",
+         "说", "谈", "讨论", "讨", "论", "做", "干", "事", "事情", "情", "有"}
     ),
     "ja": frozenset({"何", "話す", "話", "言う", "言", "起きる", "起", "ある", "する", "事", "こと"}),
     "hi": frozenset({"बात", "बातचीत", "कहना", "कहा", "हुआ", "किया", "करना"}),
@@ -551,7 +514,9 @@ class MemoryService(ABC):
 
     # ------------------------------------------------------------------ writes
 
-    async def add_session(self, app_name: str, user_id: str, session_id: str, entries: Sequence[MemoryEntry]) -> None:
+    async def add_session(
+        self, app_name: str, user_id: str, session_id: str, entries: Sequence[MemoryEntry]
+    ) -> None:
         """Store a finished conversation as global memory.
 
         A session id that already holds entries is replaced, so re-ingesting a growing
@@ -1092,15 +1057,12 @@ class MemoryService(ABC):
                 raise ValueError("give a project_id or all_projects=True, not both")
             self._require_projects("list_entries")
             validate_project_id(project_id)
-        entries = [e for e in await self._all_entries(owner) if all_projects or e.project_id == project_id]
+        entries = [
+            e for e in await self._all_entries(owner) if all_projects or e.project_id == project_id
+        ]
         entries.sort(
             key=lambda e: (
-                e.project_id or "",
-                e.session_id is None,
-                e.session_id or "",
-                e.position,
-                e.memory.timestamp,
-                e.entry_id,
+                e.project_id or "", e.session_id is None, e.session_id or "", e.position, e.memory.timestamp, e.entry_id
             )
         )
         return entries
@@ -1197,7 +1159,9 @@ class MemoryService(ABC):
         ids = await self._matching_ids(owner, None, query, only_project=None)
         return await self._delete_entries(owner, ids) if ids else 0
 
-    async def delete_entries_in_project(self, app_name: str, user_id: str, project_id: str, query: str) -> int:
+    async def delete_entries_in_project(
+        self, app_name: str, user_id: str, project_id: str, query: str
+    ) -> int:
         """Delete the entries of one project that match ``query``; returns how many."""
         self._require_projects("delete_entries_in_project")
         owner = self._owner(app_name, user_id)
@@ -1423,7 +1387,9 @@ class MemoryService(ABC):
         # A record's own language decides how its text is decomposed (Spanish without
         # accents reads as English to detection).
         decomposed = iter(
-            await self.decompose_many([m.text for m in to_decompose], [r.language for r in records if r.terms is None])
+            await self.decompose_many(
+                [m.text for m in to_decompose], [r.language for r in records if r.terms is None]
+            )
         )
         names = await self._name_tokens(to_decompose)
         participants = _participants([r.memory for r in records]) if session_id is not None else None
@@ -1458,7 +1424,9 @@ class MemoryService(ABC):
         if not entry_ids:
             return []
         found = await self._locate_entries(entry_ids)
-        elsewhere = [(o, e) for o, e in found if o != owner or (e.project_id, e.session_id) != (project_id, session_id)]
+        elsewhere = [
+            (o, e) for o, e in found if o != owner or (e.project_id, e.session_id) != (project_id, session_id)
+        ]
         if elsewhere:
             other_owner, entry = elsewhere[0]
             if other_owner != owner:
@@ -1787,10 +1755,9 @@ class MemoryService(ABC):
             names = speakers | {w for name in await self._entity_names(owner) for w in name.split()}
             found.update(uncased_name_variants(text, names))
             # A speaker whose name is written in Latin letters, asked about in Han, kana
-            # or Devanagari ("卡罗琳" for Caroline): by how the name sounds.
-            found.update(
-                (span, word) for span, word in cross_script_speakers(text, speakers).items() if span not in found
-            )
+            # or Devanagari ("卡罗琳" for Caroline, "李娜" for Li Na): see _name_sounds.
+            across = cross_script_speakers(text, speakers)
+            found.update((span, words) for span, words in across.items() if span not in found)
             for word in tried:
                 if word not in found and (variant := await self._uncased_word_variant(owner, word)):
                     found[word] = variant
@@ -1893,7 +1860,9 @@ class MemoryService(ABC):
         lemma_of = {word: lemma for word, lemma in lemma_of.items() if word in names}
         if not lemma_of:
             return parts
-        rest = re.sub("|".join(rf"(?<!\w){re.escape(word)}(?!\w)" for word in lemma_of), " ", text, flags=re.IGNORECASE)
+        rest = re.sub(
+            "|".join(rf"(?<!\w){re.escape(word)}(?!\w)" for word in lemma_of), " ", text, flags=re.IGNORECASE
+        )
         also = set((await self.decompose_query(rest)).tokens)
         as_name = {lemma: word for word, lemma in lemma_of.items() if lemma is not None and lemma not in also}
         tokens = [as_name.get(t, t) for t in parts.tokens]
@@ -1920,7 +1889,9 @@ class MemoryService(ABC):
             owner, scope, NeighbourhoodRequest(tuple(parts.tokens), tuple(e.name for e in parts.entities))
         )
         too_little = _single_characters(parts.tokens)
-        return [c.entry_id for c in candidates if c.project_id == only_project and _matches_content(c, too_little)]
+        return [
+            c.entry_id for c in candidates if c.project_id == only_project and _matches_content(c, too_little)
+        ]
 
     # ------------------------------------------------------------------ backend primitives
 
@@ -2054,7 +2025,9 @@ class MemoryService(ABC):
                 continue
             limit = max_edits(word)
             # A token may be shorter by an ending too: the word may misspell one of its forms.
-            similar = await self._tokens_like(owner, word[0], len(word) - limit - MAX_ENDING_LETTERS, len(word) + limit)
+            similar = await self._tokens_like(
+                owner, word[0], len(word) - limit - MAX_ENDING_LETTERS, len(word) + limit
+            )
             variant = typo_variant(word, similar)
             if variant is not None:
                 found[word] = variant
@@ -2156,7 +2129,9 @@ class MemoryService(ABC):
         holds; ``None``: every entry)."""
         raise UnsupportedOperationError(f"{type(self).__name__} does not support list_recent()")
 
-    async def _entity_mentions(self, owner: Owner, name: str, scope: RecentScope, limit: int) -> tuple[int, list[str]]:
+    async def _entity_mentions(
+        self, owner: Owner, name: str, scope: RecentScope, limit: int
+    ) -> tuple[int, list[str]]:
         """How many of the owner's entries in ``scope`` mention the entity ``name``, and the
         ids of the newest ``limit`` of them, newest first (ordered as :meth:`_list_recent`)."""
         raise UnsupportedOperationError(f"{type(self).__name__} does not support entity_mentions()")
