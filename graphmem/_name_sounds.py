@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import threading
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -456,13 +457,24 @@ def _japanese_names(text: str) -> list[tuple[str, str]] | None:
     ]
 
 
-@functools.cache
+_THREAD = threading.local()
+
+
 def _sudachi() -> Any:
+    """A Sudachi tokenizer of this thread (one is not safe to share between threads: a
+    service may be searched from several event loops); ``None`` without Sudachi."""
+    if not hasattr(_THREAD, "sudachi"):
+        _THREAD.sudachi = _dictionary().create() if _dictionary() is not None else None
+    return _THREAD.sudachi
+
+
+@functools.cache
+def _dictionary() -> Any:
     try:
         from sudachipy import Dictionary
     except ImportError:
         return None
     try:
-        return Dictionary().create()
+        return Dictionary()
     except Exception:  # no dictionary installed
         return None
