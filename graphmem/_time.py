@@ -35,7 +35,7 @@ from __future__ import annotations
 import bisect
 import calendar
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
@@ -768,6 +768,269 @@ _HI_CLAUSE_WINDOW = 200
 #: another word, or looked up as none).
 _FOLDED_TO_ASCII = re.compile("[\u017f\u0131\u0130\u212a]")
 
+# French, German, Italian and Portuguese: one reader over each language's words (a
+# _WordGrammar), the forms people write a date, a month, a year, a day named by its
+# relation to today ("hier", "gestern", "ieri", "ontem"), "N weeks ago" and "last / this /
+# next week, month, year, season or weekday".
+
+_DAY_NUMBER = r"[12]\d|3[01]|0?[1-9]"
+
+
+def _alternatives(words: Iterable[str]) -> str:
+    """A regular expression matching any of ``words`` (longest first; spaces as any space)."""
+    return "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in sorted(words, key=len, reverse=True))
+
+
+@dataclass(frozen=True)
+class _WordGrammar:
+    """One language's time words and patterns (see :func:`_word_grammar`)."""
+
+    code: str
+    #: words without which none of its expressions can match (the cheap check of a text)
+    triggers: frozenset[str]
+    months: Mapping[str, int]
+    absolute: re.Pattern[str]
+    relative: re.Pattern[str]
+    numbers: Mapping[str, int]
+    #: a unit word -> day, week, month or year
+    units: Mapping[str, str]
+    #: a period word -> _period's key (week, weekend, month, year, a season, a weekday)
+    periods: Mapping[str, str]
+    #: a word saying which one (last, this, next) -> its step
+    steps: Mapping[str, int]
+
+
+def _word_grammar(
+    code: str,
+    *,
+    months: Mapping[str, int],
+    day: str,
+    of: str,
+    month_year: str,
+    lead_month: str,
+    lead_year: str,
+    today: str,
+    yesterday: str,
+    before_yesterday: str,
+    tomorrow: str,
+    after_tomorrow: str,
+    ago: str,
+    otherday: str,
+    numbers: Mapping[str, int],
+    units: Mapping[str, str],
+    periods: Mapping[str, str],
+    before: Mapping[str, int],
+    after: Mapping[str, int],
+    extra_triggers: str,
+) -> _WordGrammar:
+    """A language's grammar from its words. ``day`` is how a day number is written before
+    the month (``(?P<d>...)``), ``of`` what joins day and month, ``month_year`` what joins
+    month and year, ``lead_month`` / ``lead_year`` the words before a month or a year named
+    alone ("en mai", "im Jahr 2022"); ``ago`` holds ``{n}`` and ``{unit}`` where the count
+    and the unit go; ``before`` / ``after`` the words saying which period, before or after
+    its word ("cette semaine", "la semaine dernière")."""
+    month = "(?:" + _alternatives(months) + ")"
+
+    def m(name: str) -> str:
+        return f"(?P<{name}>{month})"
+
+    def d(name: str) -> str:
+        return day.replace("(?P<d>", f"(?P<{name}>")
+    absolute = re.compile(
+        r"\b(?:"
+        rf"{d('d1')}{of}{m('m1')}{month_year}{_y('y1')}"
+        rf"|{m('m2')}{month_year}{_y('y2')}"
+        rf"|{d('d3')}{of}{m('m3')}"
+        rf"|(?:{lead_month})\s+{m('m4')}(?!{month_year}\d)"
+        rf"|(?:{lead_year})\s+{_y('y5')}"
+        r")\b",
+        re.IGNORECASE,
+    )
+    number = "(?P<{n}>\\d{{1,2}}|" + _alternatives(numbers) + ")"
+    unit = "(?P<{u}>" + _alternatives(units) + ")"
+    what = "(?:" + _alternatives(periods) + ")"
+    relative = re.compile(
+        r"(?<!\w)(?:"
+        rf"(?P<today>{today})"
+        rf"|(?P<before_yesterday>{before_yesterday})"
+        rf"|(?P<yesterday>{yesterday})"
+        rf"|(?P<after_tomorrow>{after_tomorrow})"
+        rf"|(?P<tomorrow>{tomorrow})"
+        + "".join(
+            "|" + form.format(n=number.format(n=f"n{i}"), unit=unit.format(u=f"unit{i}"))
+            for i, form in enumerate(ago.split("||"))
+        )
+        + rf"|(?P<otherday>{otherday})"
+        + (rf"|(?P<pre>{_alternatives(before)})(?:\s+|(?<=['’]))(?P<what1>{what})" if before else "")
+        + (rf"|(?P<what2>{what})\s+(?P<post>{_alternatives(after)})" if after else "")
+        + r")(?!\w)",
+        re.IGNORECASE,
+    )
+    triggers = frozenset(
+        w.lower()
+        for words in (months, units, periods, before, after)
+        for phrase in words
+        for w in re.findall(r"\w+", phrase)
+    ) | frozenset(extra_triggers.split())
+    return _WordGrammar(
+        code,
+        triggers - _NO_TRIGGERS,
+        {k.lower(): v for k, v in months.items()},
+        absolute,
+        relative,
+        {" ".join(k.lower().split()): v for k, v in numbers.items()},
+        {k.lower(): v for k, v in units.items()},
+        {" ".join(k.lower().split()): v for k, v in periods.items()},
+        {" ".join(k.lower().split()): v for k, v in {**before, **after}.items()},
+    )
+
+
+#: Words of these grammars that English writes too often to mean a French, German, Italian
+#: or Portuguese text ("an", "am", "a", "tag", "mar"): never a trigger alone.
+_NO_TRIGGERS = frozenset(
+    "a an am in im da de do del no na o la le the this fin mars tag ende april august september november "
+    "winter weekend".split()
+)
+
+_WEEKDAYS_EN = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_WEEK, _WEEKEND, _MONTH_P, _YEAR_P = "week", "weekend", "month", "year"
+
+_FR = _word_grammar(
+    "fr",
+    months={"janvier": 1, "février": 2, "fevrier": 2, "mars": 3, "avril": 4, "mai": 5, "juin": 6, "juillet": 7,
+            "août": 8, "aout": 8, "septembre": 9, "octobre": 10, "novembre": 11, "décembre": 12, "decembre": 12},
+    day=rf"(?:le\s+)?(?P<d>{_DAY_NUMBER})(?:er)?",
+    of=r"\s+",
+    month_year=r"\s+",
+    lead_month=r"en|depuis|jusqu['’]en|début|debut|fin|mi-?|courant",
+    lead_year=r"en|depuis|en\s+l['’]an",
+    today=r"aujourd['’]hui|ce\s+matin|cet\s+après-midi|ce\s+soir",
+    yesterday=r"hier(?:\s+soir|\s+matin)?",
+    before_yesterday=r"avant-hier|avant\s+hier",
+    tomorrow=r"demain(?:\s+matin|\s+soir)?",
+    after_tomorrow=r"après-demain|après\s+demain|apres-demain",
+    ago=r"il\s+y\s+a\s+{n}\s+{unit}",
+    otherday=r"l['’]autre\s+jour",
+    numbers={"un": 1, "une": 1, "deux": 2, "trois": 3, "quatre": 4, "cinq": 5, "six": 6, "sept": 7, "huit": 8,
+             "neuf": 9, "dix": 10, "onze": 11, "douze": 12, "quelques": 3},
+    units={"jours": "day", "jour": "day", "semaines": _WEEK, "semaine": _WEEK, "mois": _MONTH_P,
+           "années": _YEAR_P, "année": _YEAR_P, "ans": _YEAR_P, "an": _YEAR_P},
+    periods={"semaine": _WEEK, "week-end": _WEEKEND, "weekend": _WEEKEND, "mois": _MONTH_P, "année": _YEAR_P,
+             "an": _YEAR_P, "printemps": "spring", "été": "summer", "automne": "autumn", "hiver": "winter",
+             **dict(zip(("lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche"), _WEEKDAYS_EN,
+                        strict=True))},
+    before={"ce": 0, "cet": 0, "cette": 0, "la prochaine": 1, "le prochain": 1},
+    after={"dernier": -1, "dernière": -1, "derniere": -1, "passé": -1, "passée": -1, "prochain": 1,
+           "prochaine": 1},
+    extra_triggers="aujourd hier demain autre jour en depuis jusqu début debut mi courant",
+)
+_DE = _word_grammar(
+    "de",
+    months={"januar": 1, "jänner": 1, "februar": 2, "märz": 3, "maerz": 3, "april": 4, "mai": 5, "juni": 6,
+            "juli": 7, "august": 8, "september": 9, "oktober": 10, "november": 11, "dezember": 12},
+    day=rf"(?:am\s+)?(?P<d>{_DAY_NUMBER})\.",
+    of=r"\s*",
+    month_year=r"\s+",
+    lead_month=r"im|seit|bis|anfang|ende|mitte",
+    lead_year=r"im\s+jahre?|seit",
+    today=r"heute(?:\s+(?:morgen|früh|vormittag|nachmittag|abend|nacht))?",
+    yesterday=r"gestern(?:\s+(?:morgen|früh|abend|nacht))?",
+    before_yesterday=r"vorgestern",
+    # "morgen" is tomorrow, "Morgen" after an article or "am", "jeden", "guten" a morning
+    # ("heute Morgen" is today's, read above).
+    tomorrow=r"(?<!am\s)(?<!jeden\s)(?<!guten\s)(?<!den\s)(?<!der\s)(?<!dem\s)(?<!einen\s)(?<!einem\s)"
+    r"(?<!diesen\s)morgen(?:\s+(?:früh|abend))?",
+    after_tomorrow=r"übermorgen|uebermorgen",
+    ago=r"vor\s+{n}\s+{unit}",
+    otherday=r"neulich|vor\s+kurzem|kürzlich",
+    numbers={"ein": 1, "einem": 1, "einer": 1, "eine": 1, "zwei": 2, "drei": 3, "vier": 4, "fünf": 5, "fuenf": 5,
+             "sechs": 6, "sieben": 7, "acht": 8, "neun": 9, "zehn": 10, "elf": 11, "zwölf": 12, "ein paar": 3,
+             "einigen": 3, "wenigen": 3},
+    units={"tagen": "day", "tag": "day", "wochen": _WEEK, "woche": _WEEK, "monaten": _MONTH_P, "monat": _MONTH_P,
+           "jahren": _YEAR_P, "jahr": _YEAR_P},
+    periods={"woche": _WEEK, "wochenende": _WEEKEND, "monat": _MONTH_P, "jahr": _YEAR_P, "frühling": "spring",
+             "frühjahr": "spring", "sommer": "summer", "herbst": "autumn", "winter": "winter",
+             **dict(zip(("montag", "dienstag", "mittwoch", "donnerstag", "freitag", "samstag", "sonntag"),
+                        _WEEKDAYS_EN, strict=True)), "sonnabend": "saturday"},
+    before={**{f"letzte{e}": -1 for e in ("", "n", "m", "r", "s")},
+            **{f"vergangene{e}": -1 for e in ("", "n", "m", "r", "s")},
+            **{f"diese{e}": 0 for e in ("", "n", "m", "r", "s")},
+            **{f"nächste{e}": 1 for e in ("", "n", "m", "r", "s")},
+            **{f"naechste{e}": 1 for e in ("", "n", "m", "r", "s")},
+            **{f"kommende{e}": 1 for e in ("", "n", "m", "r", "s")}},
+    after={},
+    extra_triggers="heute gestern vorgestern morgen übermorgen neulich kürzlich vor seit bis anfang mitte jahre",
+)
+_IT = _word_grammar(
+    "it",
+    months={"gennaio": 1, "febbraio": 2, "marzo": 3, "aprile": 4, "maggio": 5, "giugno": 6, "luglio": 7,
+            "agosto": 8, "settembre": 9, "ottobre": 10, "novembre": 11, "dicembre": 12},
+    day=rf"(?:il\s+|l['’])?(?P<d>{_DAY_NUMBER})",
+    of=r"\s+",
+    month_year=r"\s+(?:del\s+)?",
+    lead_month=r"a|in|nel\s+mese\s+di|da|fino\s+a|(?:all['’])?inizio\s+di|(?:alla\s+)?fine\s+di|(?:a\s+)?metà",
+    lead_year=r"nel|dal|nell['’]anno",
+    today=r"oggi|stamattina|stamani|stasera|stanotte|questa\s+mattina|questa\s+sera",
+    yesterday=r"ieri(?:\s+sera|\s+mattina)?",
+    before_yesterday=r"l['’]altro\s*ieri|altroieri|avantieri",
+    tomorrow=r"domani(?:\s+mattina|\s+sera)?",
+    after_tomorrow=r"dopodomani|dopo\s+domani",
+    ago=r"{n}\s+{unit}\s+fa",
+    otherday=r"l['’]altro\s+giorno",
+    numbers={"un": 1, "uno": 1, "una": 1, "due": 2, "tre": 3, "quattro": 4, "cinque": 5, "sei": 6, "sette": 7,
+             "otto": 8, "nove": 9, "dieci": 10, "undici": 11, "dodici": 12, "qualche": 3, "alcuni": 3, "alcune": 3,
+             "un paio di": 2},
+    units={"giorni": "day", "giorno": "day", "settimane": _WEEK, "settimana": _WEEK, "mesi": _MONTH_P,
+           "mese": _MONTH_P, "anni": _YEAR_P, "anno": _YEAR_P},
+    periods={"settimana": _WEEK, "fine settimana": _WEEKEND, "weekend": _WEEKEND, "mese": _MONTH_P,
+             "anno": _YEAR_P, "primavera": "spring", "estate": "summer", "autunno": "autumn",
+             "inverno": "winter",
+             **dict(zip(("lunedì", "martedì", "mercoledì", "giovedì", "venerdì", "sabato", "domenica"), _WEEKDAYS_EN,
+                        strict=True)),
+             **dict(zip(("lunedi", "martedi", "mercoledi", "giovedi", "venerdi"), _WEEKDAYS_EN, strict=False))},
+    before={"questo": 0, "questa": 0, "quest'": 0, "quest’": 0, "il prossimo": 1, "la prossima": 1,
+            "prossimo": 1, "prossima": 1},
+    after={"scorso": -1, "scorsa": -1, "passato": -1, "passata": -1, "prossimo": 1, "prossima": 1},
+    extra_triggers="oggi ieri domani dopodomani altroieri avantieri stamattina stamani stasera stanotte fa altro "
+    "nel dal nell inizio fine metà mese",
+)
+_PT = _word_grammar(
+    "pt",
+    months={"janeiro": 1, "fevereiro": 2, "março": 3, "marco": 3, "abril": 4, "maio": 5, "junho": 6, "julho": 7,
+            "agosto": 8, "setembro": 9, "outubro": 10, "novembro": 11, "dezembro": 12},
+    day=rf"(?:(?:no\s+)?dia\s+)?(?P<d>{_DAY_NUMBER})",
+    of=r"\s+de\s+",
+    month_year=r"\s+de\s+",
+    lead_month=r"em|desde|até|ate|no\s+(?:início|inicio|fim|final)\s+de|em\s+meados\s+de",
+    lead_year=r"em|desde|no\s+ano\s+de",
+    today=r"hoje(?:\s+de\s+manhã|\s+à\s+noite)?|esta\s+manhã|esta\s+noite",
+    yesterday=r"ontem(?:\s+à\s+noite|\s+de\s+manhã)?",
+    before_yesterday=r"anteontem|antes\s+de\s+ontem",
+    tomorrow=r"amanhã|amanha",
+    after_tomorrow=r"depois\s+de\s+amanhã|depois\s+de\s+amanha",
+    ago=r"(?:há|ha|faz)\s+{n}\s+{unit}||{n}\s+{unit}\s+atrás",
+    otherday=r"(?:no\s+)?outro\s+dia|há\s+pouco",
+    numbers={"um": 1, "uma": 1, "dois": 2, "duas": 2, "três": 3, "tres": 3, "quatro": 4, "cinco": 5, "seis": 6,
+             "sete": 7, "oito": 8, "nove": 9, "dez": 10, "onze": 11, "doze": 12, "alguns": 3, "algumas": 3,
+             "uns": 3, "umas": 3, "um par de": 2},
+    units={"dias": "day", "dia": "day", "semanas": _WEEK, "semana": _WEEK, "meses": _MONTH_P, "mês": _MONTH_P,
+           "mes": _MONTH_P, "anos": _YEAR_P, "ano": _YEAR_P},
+    periods={"semana": _WEEK, "fim de semana": _WEEKEND, "mês": _MONTH_P, "mes": _MONTH_P, "ano": _YEAR_P,
+             "primavera": "spring", "verão": "summer", "verao": "summer", "outono": "autumn", "inverno": "winter",
+             **{f"{d}-feira": en for d, en in zip(("segunda", "terça", "quarta", "quinta", "sexta"),
+                                                   _WEEKDAYS_EN, strict=False)},
+             **{d: en for d, en in zip(("segunda", "terça", "quarta", "quinta", "sexta", "sábado", "domingo"),
+                                        _WEEKDAYS_EN, strict=True)}},
+    before={"este": 0, "esta": 0, "neste": 0, "nesta": 0, "próximo": 1, "próxima": 1, "proximo": 1, "proxima": 1,
+            "no próximo": 1, "na próxima": 1},
+    after={"passado": -1, "passada": -1, "que vem": 1, "próximo": 1, "próxima": 1},
+    extra_triggers="hoje ontem anteontem amanhã amanha há faz atrás outro em desde até ate início inicio final "
+    "meados",
+)
+#: French, German, Italian, Portuguese.
+_WORD_GRAMMARS = (_FR, _DE, _IT, _PT)
+
+
 #: Spanish words without which no Spanish expression here can match (a text is scanned
 #: for Spanish only when it holds one: a set lookup of its words costs far less than a
 #: regular expression of alternatives run at every position).
@@ -787,17 +1050,21 @@ class _Languages:
     cjk: bool
     spanish: bool
     hindi: bool
+    #: the French, German, Italian and Portuguese grammars whose words it holds
+    grammars: tuple[_WordGrammar, ...] = ()
 
     def __bool__(self) -> bool:
-        return self.cjk or self.spanish or self.hindi
+        return self.cjk or self.spanish or self.hindi or bool(self.grammars)
 
 
 def _other_languages(text: str) -> _Languages:
     ascii_only = text.isascii()
+    words = frozenset(_WORDS.findall(text.lower()))
     return _Languages(
         cjk=not ascii_only and _CJK_CHAR.search(text) is not None,
-        spanish=not _ES_WORDS.isdisjoint(_WORDS.findall(text.lower())),
+        spanish=not _ES_WORDS.isdisjoint(words),
         hindi=not ascii_only and _DEVANAGARI_CHAR.search(text) is not None,
+        grammars=tuple(g for g in _WORD_GRAMMARS if not g.triggers.isdisjoint(words)),
     )
 
 
@@ -885,7 +1152,7 @@ def _es_absolute(match: re.Match[str], anchor: date | None, *, yearless: bool) -
 
 
 def _month_word_absolute(
-    match: re.Match[str], anchor: date | None, months: dict[str, int], *, yearless: bool
+    match: re.Match[str], anchor: date | None, months: Mapping[str, int], *, yearless: bool
 ) -> _Reading:
     """A day or a month named by a word of ``months`` (looked up lowercase), or a year
     alone: the Spanish and Hindi patterns' groups ``m1``-``m4``, ``y1``/``y2``, ``d1``/``d3``
@@ -936,6 +1203,29 @@ def _es_relative(match: re.Match[str], anchor: date) -> DayRange | None:
         "fin de semana" if what.startswith("fin") else what
     )
     return None if period is None else _period(anchor, period, step)
+
+
+def _word_relative(grammar: _WordGrammar, match: re.Match[str], anchor: date) -> DayRange | None:
+    """A French, German, Italian or Portuguese relative expression (``grammar``'s)."""
+    if _FOLDED_TO_ASCII.search(match.group(0)):
+        return None
+    g = match.groupdict()
+    for name, shift in (("today", 0), ("yesterday", -1), ("before_yesterday", -2), ("tomorrow", 1),
+                        ("after_tomorrow", 2)):
+        if g[name]:
+            d = anchor + timedelta(days=shift)
+            return DayRange(d, d)
+    for i in range(2):
+        if g.get(f"unit{i}"):
+            n = " ".join(g[f"n{i}"].lower().split())
+            count = int(n) if n.isdigit() else grammar.numbers.get(n, 0)
+            return _ago(anchor, grammar.units[g[f"unit{i}"].lower()], count) if count else None
+    if g["otherday"]:
+        return DayRange(anchor - timedelta(days=7), anchor - timedelta(days=1))
+    what, which = (g.get("what1") or g.get("what2") or ""), (g.get("pre") or g.get("post") or "")
+    period = grammar.periods.get(" ".join(what.lower().split()))
+    step = grammar.steps.get(" ".join(which.lower().split()))
+    return None if period is None or step is None else _period(anchor, period, step)
 
 
 def _hi_absolute(match: re.Match[str], anchor: date | None, *, yearless: bool) -> _Reading:
@@ -990,8 +1280,9 @@ def _hi_relative(match: re.Match[str], text: str, anchor: date) -> DayRange | No
 
 
 def _scan_other(found: _Found, text: str, anchor: date | None, *, yearless: bool, languages: _Languages) -> None:
-    """Add the Chinese, Japanese, Spanish and Hindi time expressions of ``text`` (read
-    through ``_READABLE``) to ``found`` (only of the ``languages`` the text may hold)."""
+    """Add the Chinese, Japanese, Spanish, Hindi, French, German, Italian and Portuguese
+    time expressions of ``text`` (read through ``_READABLE``) to ``found`` (only of the
+    ``languages`` the text may hold)."""
     absolute = (
         (languages.cjk, _CJK_ABSOLUTE, _cjk_absolute),
         (languages.spanish, _ES_ABSOLUTE, _es_absolute),
@@ -1004,6 +1295,24 @@ def _scan_other(found: _Found, text: str, anchor: date | None, *, yearless: bool
                     value = read(match, anchor, yearless=yearless)
                     if value is not None:
                         found.add(match.start(), match.end(), value)
+    # A text may hold the words of several of these (French and German both write "Mai"):
+    # the longest reading where theirs overlap ("am 8. Mai 2020", not French "Mai 2020").
+    readings: list[tuple[int, int, DayRange | tuple[int, int, int]]] = []
+    for grammar in languages.grammars:
+        for match in grammar.absolute.finditer(text):
+            if _FOLDED_TO_ASCII.search(match.group(0)):
+                continue
+            with _PAST_THE_CALENDAR:
+                value = _month_word_absolute(match, anchor, grammar.months, yearless=yearless)
+                if value is not None:
+                    readings.append((match.start(), match.end(), value))
+        if anchor is not None:
+            for match in grammar.relative.finditer(text):
+                with _PAST_THE_CALENDAR:
+                    if (relative := _word_relative(grammar, match, anchor)) is not None:
+                        readings.append((match.start(), match.end(), relative))
+    for start, end, value in sorted(readings, key=lambda r: (r[0], -r[1])):
+        found.add(start, end, value)
     if anchor is None:
         return
     if languages.cjk:
