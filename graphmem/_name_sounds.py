@@ -37,7 +37,7 @@ import functools
 import itertools
 import threading
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +46,8 @@ from graphmem._spelling import has_kana, name_spans_of_script
 
 __all__ = [
     "MIN_KEY_SOUNDS",
+    "CrossScriptName",
+    "cross_script_names",
     "cross_script_speakers",
     "devanagari_sound_keys",
     "han_sound_keys",
@@ -246,8 +248,8 @@ def kana_sound_keys(name: str) -> frozenset[str]:
 
 # ---------------------------------------------------------------------------- Devanagari
 
-#: Devanagari consonants -> their usual Latin spelling (the inherent vowel left out: it
-#: spells no consonant); nukta forms first, as NFC keeps them apart from their base.
+#: Devanagari consonants -> their usual Latin spelling; nukta forms first, as NFC keeps
+#: them apart from their base.
 _DEVANAGARI: dict[str, str] = {
     "क़": "q", "ख़": "kh", "ग़": "g", "ज़": "z", "ड़": "r", "ढ़": "rh", "फ़": "f",
     "क": "k", "ख": "kh", "ग": "g", "घ": "gh", "ङ": "n",
@@ -256,12 +258,16 @@ _DEVANAGARI: dict[str, str] = {
     "त": "t", "थ": "th", "द": "d", "ध": "dh", "न": "n",
     "प": "p", "फ": "ph", "ब": "b", "भ": "bh", "म": "m",
     "य": "y", "र": "r", "ल": "l", "व": "v", "श": "sh", "ष": "sh", "स": "s", "ह": "h",
-    "ं": "n",  # anusvara: a nasal
 }  # fmt: skip
-#: Vowels (independent and signs), virama, chandrabindu, visarga: no consonant, so "a".
-_DEVANAGARI_VOWELS = frozenset(
-    "अआइईउऊऋएऐओऔऍऑ" "ािीुूृेैोौॅॉ" "्ँः"
-)  # fmt: skip
+#: Vowels, independent and as signs after a consonant (which then loses its inherent "a").
+_DEVANAGARI_VOWELS: dict[str, str] = {
+    "अ": "a", "आ": "a", "इ": "i", "ई": "i", "उ": "u", "ऊ": "u", "ऋ": "ri", "ए": "e", "ऐ": "ai",
+    "ओ": "o", "औ": "au", "ऍ": "e", "ऑ": "o",
+    "ा": "a", "ि": "i", "ी": "i", "ु": "u", "ू": "u", "ृ": "ri", "े": "e", "ै": "ai", "ो": "o",
+    "ौ": "au", "ॅ": "e", "ॉ": "o",
+}  # fmt: skip
+#: Signs after a consonant or vowel: virama (no vowel), anusvara, chandrabindu, visarga.
+_DEVANAGARI_SIGNS = {"्": "", "ं": "n", "ँ": "", "ः": "h"}
 
 
 @functools.lru_cache(maxsize=4096)
@@ -269,88 +275,118 @@ def devanagari_sound_keys(name: str) -> frozenset[str]:
     """The sound keys of a name written in Devanagari (प्रिया *priya*: ``PL``); none when
     a character is no Devanagari letter or sign."""
     letters = _devanagari_letters(name)
-    # "a" between consonants keeps each its own (न + न is "nan", not one n).
     return _keys(_latin_slots(letters)) if letters else frozenset()
 
 
 def _devanagari_letters(name: str) -> str | None:
-    letters: list[str] = []
+    """A Devanagari word in Latin letters as Hindi names are written (प्रिया *priya*, राहुल
+    *rahul*): a consonant's inherent "a" where no vowel sign or virama follows, except at
+    the word's end; ``None`` when a character is no Devanagari letter or sign."""
     chars = unicodedata.normalize("NFC", name)
+    out: list[str] = []
     i = 0
     while i < len(chars):
         pair = chars[i : i + 2]
-        if pair in _DEVANAGARI:  # a consonant with its nukta, written as two
-            letters.append(_DEVANAGARI[pair])
-            i += 2
-            continue
-        ch = chars[i]
-        if ch in _DEVANAGARI:
-            letters.append(_DEVANAGARI[ch])
-        elif ch in _DEVANAGARI_VOWELS:
-            letters.append("a")
+        consonant = _DEVANAGARI.get(pair) if pair in _DEVANAGARI else _DEVANAGARI.get(chars[i])
+        step = 2 if pair in _DEVANAGARI else 1
+        if consonant is not None:
+            after = chars[i + step] if i + step < len(chars) else ""
+            vowel = "" if after in _DEVANAGARI_VOWELS or after == "्" or not after else "a"
+            out.append(consonant + vowel)
+        elif chars[i] in _DEVANAGARI_VOWELS:
+            out.append(_DEVANAGARI_VOWELS[chars[i]])
+        elif chars[i] in _DEVANAGARI_SIGNS:
+            out.append(_DEVANAGARI_SIGNS[chars[i]])
         else:
             return None
-        i += 1
-    return "".join(letters)
+        i += step
+    return "".join(out)
 
 
 # ---------------------------------------------------------------------------- names in a question
 
 #: A Han name is looked for in at most this many characters from where it starts.
 MAX_HAN_NAME = 5
-#: Shorter Latin names are not compared (too few letters to tell a sound from chance).
+#: Shorter Latin names are not compared by sound (too few letters to tell from chance).
 MIN_LATIN_NAME = 3
+#: Longer texts are not read for names: a question is short, and the taggers' cost grows
+#: with the text (Sudachi refuses texts over ~49 kB).
+MAX_QUESTION = 500
+#: A Han character takes part in a transliterated name when at least this many of jieba's
+#: transliterated names (tag ``nrt``) hold it (412 characters: 卡, 罗, 琳, 梅, 兰, 妮, ...;
+#: not 总, 说, 杯, 张).
+MIN_TRANSLITERATIONS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class CrossScriptName:
+    """A span of a question (``text[start:end]``) that writes a speaker's name in another
+    script, and the speaker's words it writes (``"caroline"``, ``"li na"``)."""
+
+    start: int
+    end: int
+    span: str
+    words: str
 
 
 def cross_script_speakers(text: str, speakers: Iterable[str]) -> dict[str, str]:
-    """The spans of a question ``text`` that write the name of one of ``speakers`` (words of
-    speakers' names, lowercase) in another script, and the words they write: 卡罗琳 or
-    キャロライン for "caroline", 李娜 for "li na", 健太 for "kenta".
+    """:func:`cross_script_names` as ``{span: words}``."""
+    return {name.span: name.words for name in cross_script_names(text, speakers)}
 
-    Only speakers written in Latin letters (:data:`MIN_LATIN_NAME` or more) are read, and
-    only spans the script marks as a name: in Japanese, the words Sudachi's dictionary
-    tags as a person's name (姓, 名), read as their dictionary reading; in Han otherwise,
-    from where jieba's tagger starts a person's name (``nr``, ``nrt``, ``nrfg``; the
-    ``zh`` extra), up to :data:`MAX_HAN_NAME` characters; in katakana, a whole run (a
-    katakana word is a loanword or a foreign name); in Devanagari, a whole word that is no
-    Hindi stop word.
 
-    A span whose romanisation spells the words exactly links to them: a Chinese name's
-    pinyin syllables, each a speaker's word (李娜 *li na*: "Li Na"; two syllables or
-    more), a Japanese name's Hepburn reading, long vowels written once (陽子 *yōko*:
-    "Yoko"). Otherwise by sound: of the spans starting at one place, the one whose sound
-    keys meet a speaker's and whose letters are fewest edits from the name; a span that
-    sounds like two speakers links to the one whose letters are fewer edits from it (吉娜
-    *jina*: Gina, not Jon), to neither on a tie."""
-    words = {w for w in set(speakers) if w.isascii() and w.isalpha()}
-    latin = {word: keys for word in words if len(word) >= MIN_LATIN_NAME and (keys := latin_sound_keys(word))}
-    if not words:
-        return {}
-    found: dict[str, str] = {}
-    for place in _spoken_spans(text):
-        spelled = [
-            spoken
-            for spoken in place
-            if len(spoken.syllables) >= spoken.min_syllables and words.issuperset(spoken.syllables)
-        ]
-        if spelled:
-            exact = min(spelled, key=lambda spoken: len(spoken.span))
-            found[exact.span] = " ".join(dict.fromkeys(exact.syllables))
+def cross_script_names(text: str, speakers: Iterable[str]) -> list[CrossScriptName]:
+    """Where a question ``text`` writes the name of one of ``speakers`` (words of speakers'
+    names, lowercase) in another script: 卡罗琳 or キャロライン for "caroline", 李娜 for
+    "li na", 健太 for "kenta"; in order, never overlapping.
+
+    Only speakers written in Latin letters (accents and apostrophes aside: "chloé",
+    "o'brien") are read, only in a text of at most :data:`MAX_QUESTION` characters, and
+    only spans a tagger marks as a person's name: in Japanese, the words Sudachi's
+    dictionary tags so (姓, 名; kanji or katakana), read as their reading; in Chinese, from
+    where jieba's tagger starts one (``nr``, ``nrt``, ``nrfg``; extra ``zh``), up to
+    :data:`MAX_HAN_NAME` characters; in Devanagari (no tagger), each word that is no Hindi
+    stop word.
+
+    *Spelled exactly*: a Chinese name's pinyin syllables (two or more), each a speaker's
+    word (李娜 *li na*: "Li Na"); a Japanese name's Hepburn reading, long vowels written
+    once (陽子 *yōko*: "Yoko"). *By sound* (:func:`latin_sound_keys`), for a speaker's
+    word of :data:`MIN_LATIN_NAME` letters or more: a Japanese name by its reading; a
+    Chinese span whose every character is one transliterations use
+    (:data:`MIN_TRANSLITERATIONS`), of the spans starting at one place the one whose
+    pinyin is fewest edits from the name (梅兰妮 *meilani*, not 梅兰); a Devanagari word
+    whose letters are also within a name's typo distance of the name's (one edit up to
+    five letters, two above: परिवार *parivar*, "family", is no Priya). A span that sounds
+    like two speakers links to the one whose letters are fewer edits from it (吉娜 *jina*:
+    Gina, not Jon), to neither on a tie."""
+    if len(text) > MAX_QUESTION:
+        return []
+    by_letters: dict[str, str] = {}
+    for word in set(speakers):
+        if _is_latin_word(word) and (letters := _latin_letters(word)):
+            by_letters.setdefault(letters, word)
+    if not by_letters:
+        return []
+    sounds = {
+        word: keys
+        for letters, word in by_letters.items()
+        if len(letters) >= MIN_LATIN_NAME and (keys := latin_sound_keys(word))
+    }
+    found: list[CrossScriptName] = []
+    taken = 0  # where the last name found ends: places are in order
+    for start, place in _spoken_places(text):
+        if start < taken:
             continue
-        # Of the spans starting here that sound like a name, the one whose letters are
-        # closest to it, the shorter on a tie: 梅兰妮 *meilani* (Melanie), not 梅兰;
-        # 卡罗琳 for 卡罗琳研究 (a longer span may take the next word's first character,
-        # whose 研 *yan* adds only a nasal the key may drop).
-        best: tuple[int, int, str, str] | None = None
-        for spoken in place:
-            alike = [word for word, word_keys in latin.items() if not spoken.keys.isdisjoint(word_keys)]
-            if alike and (closest := _closest(spoken.letters, alike)) is not None:
-                word, distance = closest
-                if best is None or (distance, len(spoken.span)) < best[:2]:
-                    best = (distance, len(spoken.span), spoken.span, word)
-        if best is not None:
-            found[best[2]] = best[3]
+        name = _spelled(place, by_letters) or _sounding(place, sounds)
+        if name is not None:
+            found.append(CrossScriptName(start, start + len(name[0].span), name[0].span, name[1]))
+            taken = start + len(name[0].span)
     return found
+
+
+def _is_latin_word(word: str) -> bool:
+    """Whether ``word`` is written in Latin letters (accents, apostrophes, hyphens aside)."""
+    letters = [ch for ch in unicodedata.normalize("NFKD", word) if ch.isalpha()]
+    return bool(letters) and all(ch.isascii() for ch in letters)
 
 
 @dataclass(frozen=True, slots=True)
@@ -360,40 +396,107 @@ class _Spoken:
     span: str
     #: its romanisation, in Latin letters (doubled letters once)
     letters: str
-    #: the words it spells when read exactly (pinyin syllables; a Japanese reading as one)
+    #: the words it spells when read exactly (pinyin syllables; a Japanese reading as one;
+    #: none for Devanagari, whose spelling in Latin letters varies)
     syllables: tuple[str, ...]
     #: how many of them make a name spelled exactly (one pinyin syllable is no name)
     min_syllables: int
     keys: frozenset[str]
+    #: whether it may link by sound (a Han span: only of transliterations' characters)
+    sounds: bool = True
+    #: at most this many edits between its letters and a name it sounds like (None: any)
+    max_edits: int | None = None
 
 
-def _spoken_spans(text: str) -> list[list[_Spoken]]:
-    """The places of ``text`` that may write a name, each as its spans (see
-    :func:`cross_script_speakers`)."""
-    places: list[list[_Spoken]] = []
-    japanese = _japanese_names(text) if has_kana(text) else None
-    if japanese is not None:
-        for span, reading in japanese:
+def _spelled(place: Sequence[_Spoken], by_letters: Mapping[str, str]) -> tuple[_Spoken, str] | None:
+    """The shortest span of ``place`` whose syllables are all speakers' words, and them."""
+    spelled = [
+        spoken
+        for spoken in place
+        if len(spoken.syllables) >= spoken.min_syllables
+        and all(_latin_letters(s) in by_letters for s in spoken.syllables)
+    ]
+    if not spelled:
+        return None
+    exact = min(spelled, key=lambda spoken: len(spoken.span))
+    return exact, " ".join(dict.fromkeys(by_letters[_latin_letters(s)] for s in exact.syllables))
+
+
+def _sounding(place: Sequence[_Spoken], sounds: Mapping[str, frozenset[str]]) -> tuple[_Spoken, str] | None:
+    """Of the spans of ``place`` that sound like a speaker's name, the one whose letters
+    are closest to it, the shorter on a tie (梅兰妮 *meilani*, not 梅兰; 卡罗琳 for 卡罗琳研究:
+    a longer span may take the next word's first character, whose 研 *yan* adds only a
+    nasal the key may drop), and that name."""
+    best: tuple[int, int, _Spoken, str] | None = None
+    for spoken in place:
+        if not spoken.sounds:
+            continue
+        alike = [word for word, word_keys in sounds.items() if not spoken.keys.isdisjoint(word_keys)]
+        if alike and (closest := _closest(spoken.letters, alike)) is not None:
+            word, distance = closest
+            if spoken.max_edits is not None and distance > spoken.max_edits:
+                continue
+            if best is None or (distance, len(spoken.span)) < best[:2]:
+                best = (distance, len(spoken.span), spoken, word)
+    return (best[2], best[3]) if best is not None else None
+
+
+def _spoken_places(text: str) -> list[tuple[int, list[_Spoken]]]:
+    """The places of ``text`` that may write a name, in order, each as the spans starting
+    there (see :func:`cross_script_names`)."""
+    places: list[tuple[int, list[_Spoken]]] = []
+    if has_kana(text):
+        for start, span, reading in _japanese_names(text):
             romaji = _hepburn(reading)
             if romaji:
-                places.append([_Spoken(span, _latin_letters(romaji), (romaji,), 1, kana_sound_keys(reading))])
-    for script, spans in name_spans_of_script(text, max_han=MAX_HAN_NAME, han=japanese is None).items():
-        for alternatives in spans:
-            place = []
-            for span in alternatives:
-                if script == "han":
-                    syllables = _pinyin(span)
-                    place.append(_Spoken(span, _latin_letters("".join(syllables)), syllables, 2, han_sound_keys(span)))
-                elif script == "katakana":
-                    place.append(_Spoken(span, _romaji(span) or "", (), 1, kana_sound_keys(span)))
-                else:
-                    place.append(
+                keys = kana_sound_keys(reading)
+                places.append((start, [_Spoken(span, _latin_letters(romaji), (romaji,), 1, keys)]))
+    else:
+        alphabet = _transliteration_alphabet()
+        for start, alternatives in name_spans_of_script(text, "han", max_han=MAX_HAN_NAME):
+            places.append(
+                (
+                    start,
+                    [
                         _Spoken(
-                            span, _latin_letters(_devanagari_letters(span) or ""), (), 1, devanagari_sound_keys(span)
+                            span,
+                            _latin_letters("".join(syllables := _pinyin(span))),
+                            syllables,
+                            2,
+                            han_sound_keys(span),
+                            sounds=all(ch in alphabet for ch in span),
                         )
-                    )
-            places.append(place)
-    return places
+                        for span in alternatives
+                    ],
+                )
+            )
+    for start, alternatives in name_spans_of_script(text, "spaced"):
+        for span in alternatives:
+            letters = _latin_letters(_devanagari_letters(span) or "")
+            if letters:
+                edits = 1 if len(letters) <= 5 else 2
+                places.append((start, [_Spoken(span, letters, (), 1, devanagari_sound_keys(span), max_edits=edits)]))
+    return sorted(places, key=lambda place: place[0])
+
+
+@functools.cache
+def _transliteration_alphabet() -> frozenset[str]:
+    """The Han characters of transliterated names (see :data:`MIN_TRANSLITERATIONS`), from
+    jieba's dictionary; empty without jieba."""
+    try:
+        import jieba
+    except ImportError:
+        return frozenset()
+    from collections import Counter
+    from pathlib import Path
+
+    counts: Counter[str] = Counter()
+    with (Path(jieba.__file__).parent / "dict.txt").open(encoding="utf-8") as lines:
+        for line in lines:
+            parts = line.split()
+            if len(parts) == 3 and parts[2] == "nrt":
+                counts.update(set(parts[0]))
+    return frozenset(ch for ch, n in counts.items() if n >= MIN_TRANSLITERATIONS)
 
 
 def _closest(romanized: str, words: Sequence[str]) -> tuple[str, int] | None:
@@ -442,16 +545,17 @@ def _hepburn(reading: str) -> str | None:
     return romaji or None
 
 
-def _japanese_names(text: str) -> list[tuple[str, str]] | None:
+def _japanese_names(text: str) -> list[tuple[int, str, str]]:
     """The words of a Japanese ``text`` that Sudachi's dictionary tags as a person's name,
-    with their readings (健太: ケンタ); ``None`` without Sudachi (the ``ja`` extra)."""
+    with where they start and their readings (健太: ケンタ); none without Sudachi (the
+    ``ja`` extra)."""
     tokenizer = _sudachi()
     if tokenizer is None:
-        return None
+        return []
     from sudachipy import SplitMode
 
     return [
-        (m.surface(), m.reading_form())
+        (m.begin(), m.surface(), m.reading_form())
         for m in tokenizer.tokenize(text, SplitMode.C)
         if m.part_of_speech()[1:3] == ("固有名詞", "人名")
     ]

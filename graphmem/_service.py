@@ -61,7 +61,7 @@ from graphmem._models import (
     validate_identifier,
     validate_project_id,
 )
-from graphmem._name_sounds import cross_script_speakers
+from graphmem._name_sounds import CrossScriptName, cross_script_names
 from graphmem._related import load_related_words, related_words_loaded
 from graphmem._scoring import (
     CONTEXT_STEPS,
@@ -375,16 +375,18 @@ def entity_name_words(names: Collection[str]) -> frozenset[str]:
     return frozenset(w for name in names for w in name.split() if len(w) >= 3 and w.isalpha())
 
 
-def _respelled(text: str, variants: Mapping[str, str]) -> str:
+def _respelled(text: str, variants: Mapping[str, str], names: Sequence[CrossScriptName] = ()) -> str:
     """``text`` with each word in ``variants`` (lowercase) written as its variant, with the
-    word's first letter as written (a capitalised name stays a name)."""
+    word's first letter as written (a capitalised name stays a name), and each speaker's
+    name in Latin letters written after where ``names`` found it in another script: the
+    entries in the question's script that mention the name hold the span, the speaker's
+    own entries the name."""
+    for name in sorted(names, key=lambda n: n.start, reverse=True):  # the offsets stay true
+        text = f"{text[: name.end]} {name.words} {text[name.end :]}"
     for word, variant in variants.items():
         if not any(ch.isupper() or ch.islower() for ch in word):
-            # A script without capitals (Han, kana, Devanagari): the span as found. A name
-            # in Latin letters is written beside it: entries in the question's script
-            # that mention the name hold the span, the speaker's own entries the name.
-            cased = any(ch.isupper() or ch.islower() for ch in variant)
-            text = text.replace(word, f"{word} {variant} " if cased else variant)
+            # A script without capitals (Han, kana, Devanagari): the span as found.
+            text = text.replace(word, variant)
             continue
 
         def as_written(match: re.Match[str], variant: str = variant) -> str:
@@ -918,7 +920,12 @@ class MemoryService(ABC):
                 matched_time=s.time_match,
                 time_score=s.time_score,
                 by_named_speaker=s.by_named_speaker,
-                read_as={word: token for word, token in read_as.items() if token in s.matched_tokens},
+                # (A name in another script may stand for several words: "li na".)
+                read_as={
+                    word: token
+                    for word, token in read_as.items()
+                    if any(t in s.matched_tokens for t in token.split())
+                },
                 related_to={token: related[token] for token in s.matched_tokens if token in related},
                 position=entry.position if entry.session_id is not None else None,
                 folded=[as_hit(f) for f in folded],
@@ -1613,11 +1620,12 @@ class MemoryService(ABC):
         # or one an entry names) is read as that name, and a misspelt word as the word:
         # only words no entry holds are tried. The query is then decomposed as if it were
         # written that way, so its entity spans link too.
-        variants = await self._name_variants(owner, text, tokens, corpus, parts.language)
-        if variants:
+        variants, across = await self._name_variants(owner, text, tokens, corpus, parts.language)
+        if variants or across:
             if read_as is not None:  # a name only written in lowercase was read as written
                 read_as.update((w, v) for w, v in variants.items() if v.lower() != w)
-            text = _respelled(text, variants)
+                read_as.update((name.span, name.words) for name in across)
+            text = _respelled(text, variants, across)
             parts = await self._names_as_written(owner, text, await self.decompose_query(text))
             entity_names = tuple(e.name for e in parts.entities)
             tokens = tuple(dict.fromkeys((*parts.tokens, *asked_types(text))))
@@ -1740,36 +1748,41 @@ class MemoryService(ABC):
 
     async def _name_variants(
         self, owner: Owner, text: str, tokens: Sequence[str], corpus: CorpusStats, language: str | None
-    ) -> dict[str, str]:
+    ) -> tuple[dict[str, str], list[CrossScriptName]]:
         """Query tokens that no entry holds, written capitalised in the query, and the name
         each spells another way (see :func:`speaker_variant` for the rule): a speaker's
-        name first; else a word of a name the user's entries mention (an ``Entity``)."""
+        name first; else a word of a name the user's entries mention (an ``Entity``). And
+        where the query writes a speaker's name kept in Latin letters in its own script
+        (:func:`graphmem._name_sounds.cross_script_names`: 卡罗琳 for Caroline)."""
         found: dict[str, str] = {}
+        across: list[CrossScriptName] = []
         unknown = [t for t in tokens if not corpus.token_df.get(t)]
         # Only the first few are read through the user's tokens (a question has a few).
         tried = unknown[:MAX_RESPELLED_WORDS]
         if not text.isascii() and has_uncased_letters(text):
             # Han, kana, Devanagari, ...: no capitals tell a name, so the names are looked
-            # for in the text (see graphmem._spelling.uncased_name_variants).
+            # for in the text (see graphmem._spelling.uncased_name_variants). A speaker
+            # named in Latin letters first: a tagger marked the span as a person's name.
             speakers = await self._speaker_names(owner)
+            across = cross_script_names(text, speakers)
             names = speakers | {w for name in await self._entity_names(owner) for w in name.split()}
-            found.update(uncased_name_variants(text, names))
-            # A speaker whose name is written in Latin letters, asked about in Han, kana
-            # or Devanagari ("卡罗琳" for Caroline, "李娜" for Li Na): see _name_sounds.
-            across = cross_script_speakers(text, speakers)
-            found.update((span, words) for span, words in across.items() if span not in found)
+            found.update(
+                (span, variant)
+                for span, variant in uncased_name_variants(text, names).items()
+                if not any(span in name.span or name.span in span for name in across)
+            )
             for word in tried:
                 if word not in found and (variant := await self._uncased_word_variant(owner, word)):
                     found[word] = variant
         if not unknown:
-            return found
+            return found, across
         capitalised = _capitalised_words(text)
         found.update(await self._names_in_lowercase(owner, text, unknown, capitalised))
         found.update(await self._typo_variants(owner, [t for t in tried if t not in capitalised], language))
         found.update(await self._accent_variants(owner, [t for t in tried if t not in found]))
         unknown = [t for t in unknown if t in capitalised and t not in found]
         if not unknown:
-            return found
+            return found, across
         speakers = await self._speaker_names(owner)
         found.update((t, variant) for t in unknown if (variant := speaker_variant(t, speakers)) is not None)
         unknown = [t for t in unknown if t not in found]
@@ -1788,7 +1801,7 @@ class MemoryService(ABC):
             # name an entry mentions is only a token ("Jennifer"). A capitalised word read
             # against the user's tokens, as a name is ("Yénifer"), never by a short form.
             found.update(await self._names_among_tokens(owner, unknown, speakers))
-        return found
+        return found, across
 
     async def _names_among_tokens(
         self, owner: Owner, words: Sequence[str], speakers: AbstractSet[str]

@@ -297,40 +297,38 @@ def _script(name: str) -> str | None:
 _HAN_NAME_TAGS = ("nr", "nrt", "nrfg")
 
 
+#: Kana letters (not the middle dot or the long-vowel mark, which Chinese text uses too).
+_KANA_LETTER = re.compile("[\u3041-\u3096\u30a1-\u30fa\uff66-\uff6f\uff71-\uff9d]")
+
+
 def has_kana(text: str) -> bool:
-    """Whether ``text`` holds hiragana or katakana (so it is Japanese, not Chinese)."""
-    return bool(_RUNS["hiragana"].search(text) or _RUNS["katakana"].search(text))
+    """Whether ``text`` holds a hiragana or katakana letter (so it is Japanese, not Chinese)."""
+    return _KANA_LETTER.search(text) is not None
 
 
-def name_spans_of_script(text: str, *, max_han: int, han: bool = True) -> dict[str, list[tuple[str, ...]]]:
-    """Where ``text`` may write a person's name in a script without capitals: per script
-    (``"han"``, ``"katakana"``, ``"spaced"``), the spans that may be one name, each place
-    as the spans starting there.
+def name_spans_of_script(text: str, script: str, *, max_han: int = 5) -> list[tuple[int, tuple[str, ...]]]:
+    """Where ``text`` may write a person's name in ``script`` (``"han"`` or ``"spaced"``):
+    each place as where it starts and the spans starting there.
 
     Han: where jieba's tagger starts a word it tags as a person's name (``nr``, ``nrt``,
     ``nrfg``; no Han spans without the ``zh`` extra), the stretches of two to ``max_han``
     characters of its run from there (its tagger cuts transliterations short: 梅兰 + 妮的).
-    Katakana: each run of two or more, split at the middle dot (マリア・ロペス). A script
-    with spaces: each word of three or more code points that is no Hindi stop word.
-    ``han=False``: no Han spans (a Japanese text: jieba reads Chinese)."""
-    spans: dict[str, list[tuple[str, ...]]] = {}
-    if han and _RUNS["han"].search(text):
+    A script with spaces and no capitals (Devanagari): each word of three or more code
+    points that is no Hindi stop word."""
+    if script == "han":
+        places = []
         for run in _RUNS["han"].finditer(text):
             chars = run.group()
-            spans.setdefault("han", []).extend(
-                tuple(chars[start : start + n] for n in range(2, max_han + 1) if start + n <= len(chars))
-                for start in _han_name_starts(chars)
-            )
-    for run in _RUNS["katakana"].finditer(text):
-        spans.setdefault("katakana", []).extend((word,) for word in run.group().split("\u30fb") if len(word) >= 2)
-    if any(ch.isalpha() and not (ch.isupper() or ch.islower()) for ch in _RUNS["han"].sub("", text)):
-        stop = _hindi_stop_words()
-        spans.setdefault("spaced", []).extend(
-            (word,)
-            for m in _SPACED_WORD.finditer(text)
-            if _script(word := m.group()) == "spaced" and len(word) >= 3 and word not in stop
-        )
-    return {script: found for script, found in spans.items() if found}
+            for start in _han_name_starts(chars):
+                lengths = range(2, min(max_han, len(chars) - start) + 1)
+                places.append((run.start() + start, tuple(chars[start : start + n] for n in lengths)))
+        return places
+    stop = _hindi_stop_words()
+    return [
+        (m.start(), (word,))
+        for m in _SPACED_WORD.finditer(text)
+        if _script(word := m.group()) == "spaced" and len(word) >= 3 and word not in stop
+    ]
 
 
 def _han_name_starts(chars: str) -> list[int]:
