@@ -332,6 +332,24 @@ WORDS_ASKING_FOR_A_TIME: Mapping[str, frozenset[str]] = {
     ),
     "ja": frozenset({"何", "話す", "話", "言う", "言", "起きる", "起", "ある", "する", "事", "こと"}),
     "hi": frozenset({"बात", "बातचीत", "कहना", "कहा", "हुआ", "किया", "करना"}),
+    # French, German, Italian and Portuguese: lemmas and the participles their lemma
+    # tables keep as written ("passé", "parlé"; Portuguese "falamos" reads as "falir").
+    "fr": frozenset(
+        {"passer", "passé", "arriver", "arrivé", "faire", "fait", "parler", "parlé", "dire", "dit", "discuter",
+         "discuté", "discussion", "raconter", "raconté", "conversation"}
+    ),
+    "de": frozenset(
+        {"passieren", "passiert", "geschehen", "geschah", "machen", "gemacht", "sprechen", "gesprochen", "reden",
+         "geredet", "sagen", "gesagt", "erzählen", "erzählt", "unterhalten", "gespräch", "worüber", "los"}
+    ),
+    "it": frozenset(
+        {"succedere", "successo", "accadere", "accaduto", "capitare", "capitato", "fare", "fatto", "parlare",
+         "parlato", "dire", "detto", "discutere", "discusso", "raccontare", "raccontato", "conversazione"}
+    ),
+    "pt": frozenset(
+        {"acontecer", "aconteceu", "passar", "passou", "fazer", "fizemos", "falar", "falamos", "falir",
+         "conversar", "conversamos", "dizer", "disse", "contar", "discutir", "conversa"}
+    ),
 }
 #: The longest time such a question may name: a day, a week, a month or two. A longer one
 #: ("in 2023") would take most of a heavy user's entries; its words are matched instead.

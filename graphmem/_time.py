@@ -889,7 +889,7 @@ def _word_grammar(
 #: or Portuguese text ("an", "am", "a", "tag", "mar"): never a trigger alone.
 _NO_TRIGGERS = frozenset(
     "a an am in im da de do del no na o la le the this fin mars tag ende april august september november "
-    "winter weekend".split()
+    "winter weekend week end ate final".split()
 )
 
 _WEEKDAYS_EN = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
@@ -1057,14 +1057,30 @@ class _Languages:
         return self.cjk or self.spanish or self.hindi or bool(self.grammars)
 
 
+#: Each word that may start a time expression of Spanish or of a _WordGrammar -> whose
+#: ("es" for Spanish): one lookup per word of a text finds every language to read it in.
+def _trigger_owners() -> dict[str, tuple[str, ...]]:
+    owners: dict[str, tuple[str, ...]] = {}
+    for code, words in (("es", _ES_WORDS), *((g.code, g.triggers) for g in _WORD_GRAMMARS)):
+        for word in words:
+            owners[word] = (*owners.get(word, ()), code)
+    return owners
+
+
+_TRIGGERS = _trigger_owners()
+
+
 def _other_languages(text: str) -> _Languages:
     ascii_only = text.isascii()
-    words = frozenset(_WORDS.findall(text.lower()))
+    codes: set[str] = set()
+    for word in _WORDS.findall(text.lower()):
+        if (owners := _TRIGGERS.get(word)) is not None:
+            codes.update(owners)
     return _Languages(
         cjk=not ascii_only and _CJK_CHAR.search(text) is not None,
-        spanish=not _ES_WORDS.isdisjoint(words),
+        spanish="es" in codes,
         hindi=not ascii_only and _DEVANAGARI_CHAR.search(text) is not None,
-        grammars=tuple(g for g in _WORD_GRAMMARS if not g.triggers.isdisjoint(words)),
+        grammars=tuple(g for g in _WORD_GRAMMARS if g.code in codes) if codes else (),
     )
 
 

@@ -1,4 +1,5 @@
-"""Time expressions in Chinese, Japanese, Spanish and Hindi (``graphmem._time``).
+"""Time expressions in Chinese, Japanese, Spanish, Hindi, French, German, Italian and
+Portuguese (``graphmem._time``).
 
 English readings are tested in ``test_time.py`` (unchanged by these languages); here every
 other form the parser reads, what it must not read as a time, and one search per language
@@ -291,6 +292,121 @@ def test_hindi_non_times(text: str) -> None:
     assert refs(text) == []
 
 
+# ---------------------------------------------------------------------------- French, German, Italian, Portuguese
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # French
+        ("Hier je suis allée à Lyon.", ["2023-06-02/2023-06-02"]),
+        ("Avant-hier on a couru.", ["2023-06-01/2023-06-01"]),
+        ("Demain je pars.", ["2023-06-04/2023-06-04"]),
+        ("Après-demain c'est fini.", ["2023-06-05/2023-06-05"]),
+        ("La semaine dernière j'ai couru.", ["2023-05-22/2023-05-28"]),
+        ("Le mois prochain je déménage.", ["2023-07-01/2023-07-31"]),
+        ("L'été dernier nous étions à Nice.", ["2022-06-01/2022-08-31"]),
+        ("Il y a deux semaines j'ai commencé.", ["2023-05-20/2023-05-26"]),
+        ("Lundi dernier on a dîné.", ["2023-05-29/2023-05-29"]),
+        ("Cette année je veux courir.", ["2023-01-01/2023-12-31"]),
+        ("Nous nous sommes mariés le 8 mai 2020.", ["2020-05-08/2020-05-08"]),
+        ("On part le 7 juillet.", ["2023-07-07/2023-07-07"]),
+        ("En mai j'ai planté des tomates.", ["2023-05-01/2023-05-31"]),
+        ("L'autre jour j'ai vu Paul.", ["2023-05-27/2023-06-02"]),
+        # German
+        ("Gestern war ich in Berlin.", ["2023-06-02/2023-06-02"]),
+        ("Vorgestern sind wir gelaufen.", ["2023-06-01/2023-06-01"]),
+        ("Morgen fahre ich los.", ["2023-06-04/2023-06-04"]),
+        ("Ich sehe dich morgen.", ["2023-06-04/2023-06-04"]),
+        ("Heute Morgen war es kalt.", ["2023-06-03/2023-06-03"]),  # this morning, not tomorrow
+        ("Letzte Woche bin ich gelaufen.", ["2023-05-22/2023-05-28"]),
+        ("Nächsten Monat ziehe ich um.", ["2023-07-01/2023-07-31"]),
+        ("Letzten Sommer waren wir in Italien.", ["2022-06-01/2022-08-31"]),
+        ("Vor zwei Wochen habe ich angefangen.", ["2023-05-20/2023-05-26"]),
+        ("Letzten Freitag haben wir gegessen.", ["2023-06-02/2023-06-02"]),
+        ("Wir haben am 8. Mai 2020 geheiratet.", ["2020-05-08/2020-05-08"]),  # German's reading, not "Mai 2020"
+        ("Im Mai haben wir Tomaten gepflanzt.", ["2023-05-01/2023-05-31"]),
+        ("Dieses Jahr will ich laufen.", ["2023-01-01/2023-12-31"]),
+        # Italian
+        ("Ieri sono andata a Roma.", ["2023-06-02/2023-06-02"]),
+        ("L'altro ieri abbiamo corso.", ["2023-06-01/2023-06-01"]),
+        ("Domani parto.", ["2023-06-04/2023-06-04"]),
+        ("La settimana scorsa ho corso.", ["2023-05-22/2023-05-28"]),
+        ("Il mese prossimo trasloco.", ["2023-07-01/2023-07-31"]),
+        ("L'estate scorsa eravamo a Napoli.", ["2022-06-01/2022-08-31"]),
+        ("Due settimane fa ho iniziato.", ["2023-05-20/2023-05-26"]),
+        ("Venerdì scorso abbiamo cenato fuori.", ["2023-06-02/2023-06-02"]),
+        ("Ci siamo sposati il 8 maggio 2020.", ["2020-05-08/2020-05-08"]),
+        ("A maggio ho piantato pomodori.", ["2023-05-01/2023-05-31"]),
+        ("Quest'anno voglio correre.", ["2023-01-01/2023-12-31"]),
+        # Portuguese
+        ("Ontem fui a Lisboa.", ["2023-06-02/2023-06-02"]),
+        ("Anteontem corremos.", ["2023-06-01/2023-06-01"]),
+        ("Amanhã eu parto.", ["2023-06-04/2023-06-04"]),
+        ("Na semana passada corri.", ["2023-05-22/2023-05-28"]),
+        ("No mês que vem eu mudo.", ["2023-07-01/2023-07-31"]),
+        ("No verão passado estivemos em Faro.", ["2022-06-01/2022-08-31"]),
+        ("Há duas semanas comecei.", ["2023-05-20/2023-05-26"]),
+        ("Duas semanas atrás comecei.", ["2023-05-20/2023-05-26"]),
+        ("Na sexta-feira passada jantámos fora.", ["2023-06-02/2023-06-02"]),
+        ("Casámos a 8 de maio de 2020.", ["2020-05-08/2020-05-08"]),
+        ("Em maio plantei tomates.", ["2023-05-01/2023-05-31"]),
+        ("Este ano quero correr.", ["2023-01-01/2023-12-31"]),
+    ],
+)
+def test_french_german_italian_portuguese_times_in_an_entry(text: str, expected: list[str]) -> None:
+    assert refs(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("query", "ranges", "yearless", "span"),
+    [
+        ("Qu'a fait Paul le 3 mai 2023 ?", ["2023-05-03/2023-05-03"], [], "le 3 mai 2023"),
+        ("Qu'est-ce qu'il a fait en mai ?", [], [(5, 1, 31)], "en mai"),
+        ("Où était-il en 2022 ?", ["2022-01-01/2022-12-31"], [], "en 2022"),
+        ("Où est-il allé l'année dernière ?", ["2025-01-01/2025-12-31"], [], "année dernière"),
+        ("Was hat Jonas am 3. Mai 2023 gemacht?", ["2023-05-03/2023-05-03"], [], "am 3. Mai 2023"),
+        ("Was ist im März 2023 passiert?", ["2023-03-01/2023-03-31"], [], "März 2023"),
+        ("Wo war er im Jahr 2022?", ["2022-01-01/2022-12-31"], [], "im Jahr 2022"),
+        ("Cosa ha fatto Luca il 3 maggio 2023?", ["2023-05-03/2023-05-03"], [], "il 3 maggio 2023"),
+        ("Dove è andata nel 2022?", ["2022-01-01/2022-12-31"], [], "nel 2022"),
+        ("O que aconteceu em 3 de maio de 2023?", ["2023-05-03/2023-05-03"], [], "3 de maio de 2023"),
+        ("O que fez o João em maio de 2023?", ["2023-05-01/2023-05-31"], [], "maio de 2023"),
+        ("Onde esteve em 2022?", ["2022-01-01/2022-12-31"], [], "em 2022"),
+    ],
+)
+def test_french_german_italian_portuguese_times_in_a_query(
+    query: str, ranges: list[str], yearless: list[tuple[int, int, int]], span: str
+) -> None:
+    assert asked(query) == (ranges, yearless, [span])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Am Morgen laufe ich.",  # the morning, not tomorrow
+        "Guten Morgen!",
+        "Jeden Morgen laufe ich.",
+        "Es ist ein schöner Tag.",  # a day, no particular one
+        "Vor dem Haus steht ein Baum.",
+        "Il a fait froid.",
+        "Je vais en ville.",
+        "Il y a un chat.",  # "il y a" without a duration
+        "Ho fatto una torta.",
+        "Tenho uma casa em Lisboa.",
+        "The Mai Tai was great.",  # English: no French or German reading
+    ],
+)
+def test_french_german_italian_portuguese_non_times(text: str) -> None:
+    assert refs(text) == []
+
+
+def test_an_english_text_naming_an_english_month_reads_as_before() -> None:
+    # "April", "August", "September", "November" are German months too: not a trigger.
+    assert refs("In April we went.") == ["2023-04-01/2023-04-30"]
+    assert refs("We met in August 2023.") == ["2023-08-01/2023-08-31"]
+
+
 # ---------------------------------------------------------------------------- through the service
 
 
@@ -306,6 +422,10 @@ def turn(text: str, at: datetime, author: str) -> MemoryEntry:
         ("Ayer fui a Sevilla a ver a mi abuela.", "¿A quién vi en Sevilla el 2 de junio de 2023?"),
         # (With the Hindi pipeline "मैं कहाँ गया" is all stop words: the question names the city.)
         ("कल मैं जयपुर गया था।", "2 जून 2023 को मैं जयपुर किसके साथ गया?"),
+        ("Hier je suis allée à Lyon voir ma grand-mère.", "Qui ai-je vu à Lyon le 2 juin 2023 ?"),
+        ("Gestern war ich in Berlin bei meiner Oma.", "Wen habe ich am 2. Juni 2023 in Berlin besucht?"),
+        ("Ieri sono andata a Roma dalla nonna.", "Chi ho visto a Roma il 2 giugno 2023?"),
+        ("Ontem fui a Lisboa ver a minha avó.", "Quem vi em Lisboa em 2 de junho de 2023?"),
     ],
 )
 async def test_a_dated_question_finds_the_day_said_another_way(service: MemoryService, said: str, question: str) -> None:
@@ -327,6 +447,10 @@ async def test_a_dated_question_finds_the_day_said_another_way(service: MemorySe
         ("昨日、京都で抹茶を飲んだ。", "2023年6月2日に何がありましたか？"),
         ("Ayer fui a Sevilla a ver a mi abuela.", "¿Qué pasó el 2 de junio de 2023?"),
         ("कल मैं जयपुर गया था।", "2 जून 2023 को क्या हुआ?"),
+        ("Hier je suis allée à Lyon voir ma grand-mère.", "Qu'est-ce qui s'est passé le 2 juin 2023 ?"),
+        ("Gestern war ich in Berlin bei meiner Oma.", "Worüber haben wir am 2. Juni 2023 gesprochen?"),
+        ("Ieri sono andata a Roma dalla nonna.", "Cosa è successo il 2 giugno 2023?"),
+        ("Ontem fui a Lisboa ver a minha avó.", "O que é que aconteceu em 2 de junho de 2023?"),
     ],
 )
 async def test_a_question_asking_for_a_day_alone_finds_what_refers_to_it(
