@@ -65,7 +65,10 @@ CALL (entry_count, everywhere, token_df) {
 CALL (entry_count, everywhere) {
   WITH entry_count, everywhere WHERE entry_count > $full_at_most AND $prefetch_df_share IS NOT NULL
   UNWIND $lists.entities AS name
+  // The seek, named: without it the planner may scan every Entity node of the database
+  // (every user's) and filter them by owner and name.
   MATCH (n:Entity {app_name: $app_name, user_id: $user_id, name: name})
+  USING INDEX n:Entity(app_name, user_id, name)
   WHERE COUNT { (n)<-[:MENTIONS]-() } <= $prefetch_df_share * entry_count
   MATCH (n)<-[:MENTIONS]-(e)
   WHERE everywhere OR e.project_id IS NULL OR e.project_id = $project_id
