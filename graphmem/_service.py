@@ -333,7 +333,8 @@ WORDS_ASKING_FOR_A_TIME: Mapping[str, frozenset[str]] = {
     "ja": frozenset({"何", "話す", "話", "言う", "言", "起きる", "起", "ある", "する", "事", "こと"}),
     "hi": frozenset({"बात", "बातचीत", "कहना", "कहा", "हुआ", "किया", "करना"}),
     # French, German, Italian and Portuguese: lemmas and the participles their lemma
-    # tables keep as written ("passé", "parlé"; Portuguese "falamos" reads as "falir").
+    # tables keep as written ("passé", "parlé"). Not Portuguese "falir" ("go bankrupt"),
+    # though its table reads "falamos" so: a topic, never an asking word.
     "fr": frozenset(
         {"passer", "passé", "arriver", "arrivé", "faire", "fait", "parler", "parlé", "dire", "dit", "discuter",
          "discuté", "discussion", "raconter", "raconté", "conversation"}
@@ -347,7 +348,7 @@ WORDS_ASKING_FOR_A_TIME: Mapping[str, frozenset[str]] = {
          "parlato", "dire", "detto", "discutere", "discusso", "raccontare", "raccontato", "conversazione"}
     ),
     "pt": frozenset(
-        {"acontecer", "aconteceu", "passar", "passou", "fazer", "fizemos", "falar", "falamos", "falir",
+        {"acontecer", "aconteceu", "passar", "passou", "fazer", "fizemos", "falar", "falamos",
          "conversar", "conversamos", "dizer", "disse", "contar", "discutir", "conversa"}
     ),
 }

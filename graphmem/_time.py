@@ -37,7 +37,7 @@ import calendar
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
 
 __all__ = ["DayRange", "QueryTime", "mentioned_ranges", "parse_time_ref", "query_time"]
@@ -551,6 +551,11 @@ def _scan(text: str, anchor: date | None, *, yearless: bool = False, others: _La
     if not text.isascii():
         text = text.translate(_READABLE)
     found = _Found()
+    others = _other_languages(text) if others is None else others
+    if others.grammars or others.dated:
+        # A French, German, Italian or Portuguese text (it holds its markers) first: "am 3.
+        # August 2023" is German's day, not English's "August 2023".
+        _scan_word_grammars(found, text, anchor, yearless=yearless, grammars=others.grammars, dated=others.dated)
     for match in _ABSOLUTE.finditer(text):
         with _PAST_THE_CALENDAR:
             _add_absolute(found, match, text, anchor, yearless=yearless)
@@ -563,8 +568,7 @@ def _scan(text: str, anchor: date | None, *, yearless: bool = False, others: _La
                 value = _relative(match, anchor)
                 if value is not None:
                     found.add(match.start(), match.end(), value)
-    others = _other_languages(text) if others is None else others
-    if others:
+    if others.cjk or others.spanish or others.hindi:
         _scan_other(found, text, anchor, yearless=yearless, languages=others)
     return found
 
@@ -788,6 +792,9 @@ class _WordGrammar:
     code: str
     #: words without which none of its expressions can match (the cheap check of a text)
     triggers: frozenset[str]
+    #: words only this language writes (its function words, its unambiguous time words),
+    #: one of which a text must hold too: German "hier" is "here", no French "yesterday"
+    markers: frozenset[str]
     months: Mapping[str, int]
     absolute: re.Pattern[str]
     relative: re.Pattern[str]
@@ -798,6 +805,8 @@ class _WordGrammar:
     periods: Mapping[str, str]
     #: a word saying which one (last, this, next) -> its step
     steps: Mapping[str, int]
+    #: its month names that no other language here writes ("juillet", not "mai")
+    own_months: frozenset[str] = frozenset()
 
 
 def _word_grammar(
@@ -822,6 +831,7 @@ def _word_grammar(
     before: Mapping[str, int],
     after: Mapping[str, int],
     extra_triggers: str,
+    markers: str,
 ) -> _WordGrammar:
     """A language's grammar from its words. ``day`` is how a day number is written before
     the month (``(?P<d>...)``), ``of`` what joins day and month, ``month_year`` what joins
@@ -841,7 +851,7 @@ def _word_grammar(
         rf"{d('d1')}{of}{m('m1')}{month_year}{_y('y1')}"
         rf"|{m('m2')}{month_year}{_y('y2')}"
         rf"|{d('d3')}{of}{m('m3')}"
-        rf"|(?:{lead_month})\s+{m('m4')}(?!{month_year}\d)"
+        rf"|(?:{lead_month})(?:\s+|-){m('m4')}(?!{month_year}\d)"
         rf"|(?:{lead_year})\s+{_y('y5')}"
         r")\b",
         re.IGNORECASE,
@@ -875,6 +885,7 @@ def _word_grammar(
     return _WordGrammar(
         code,
         triggers - _NO_TRIGGERS,
+        frozenset(markers.split()),
         {k.lower(): v for k, v in months.items()},
         absolute,
         relative,
@@ -885,12 +896,9 @@ def _word_grammar(
     )
 
 
-#: Words of these grammars that English writes too often to mean a French, German, Italian
-#: or Portuguese text ("an", "am", "a", "tag", "mar"): never a trigger alone.
-_NO_TRIGGERS = frozenset(
-    "a an am in im da de do del no na o la le the this fin mars tag ende april august september november "
-    "winter weekend week end ate final".split()
-)
+#: Words of these grammars too common in every text to be worth a look up ("a", "de"):
+#: the other words of an expression are its triggers (a text must hold a marker too).
+_NO_TRIGGERS = frozenset("a am in im da de do del no na o la le the this".split())
 
 _WEEKDAYS_EN = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _WEEK, _WEEKEND, _MONTH_P, _YEAR_P = "week", "weekend", "month", "year"
@@ -902,13 +910,13 @@ _FR = _word_grammar(
     day=rf"(?:le\s+)?(?P<d>{_DAY_NUMBER})(?:er)?",
     of=r"\s+",
     month_year=r"\s+",
-    lead_month=r"en|depuis|jusqu['’]en|début|debut|fin|mi-?|courant",
+    lead_month=r"en|depuis|jusqu['’]en|début|debut|fin|mi|courant",
     lead_year=r"en|depuis|en\s+l['’]an",
     today=r"aujourd['’]hui|ce\s+matin|cet\s+après-midi|ce\s+soir",
     yesterday=r"hier(?:\s+soir|\s+matin)?",
     before_yesterday=r"avant-hier|avant\s+hier",
     tomorrow=r"demain(?:\s+matin|\s+soir)?",
-    after_tomorrow=r"après-demain|après\s+demain|apres-demain",
+    after_tomorrow=r"apr[èe]s-demain|apr[èe]s\s+demain",
     ago=r"il\s+y\s+a\s+{n}\s+{unit}",
     otherday=r"l['’]autre\s+jour",
     numbers={"un": 1, "une": 1, "deux": 2, "trois": 3, "quatre": 4, "cinq": 5, "six": 6, "sept": 7, "huit": 8,
@@ -916,13 +924,19 @@ _FR = _word_grammar(
     units={"jours": "day", "jour": "day", "semaines": _WEEK, "semaine": _WEEK, "mois": _MONTH_P,
            "années": _YEAR_P, "année": _YEAR_P, "ans": _YEAR_P, "an": _YEAR_P},
     periods={"semaine": _WEEK, "week-end": _WEEKEND, "weekend": _WEEKEND, "mois": _MONTH_P, "année": _YEAR_P,
-             "an": _YEAR_P, "printemps": "spring", "été": "summer", "automne": "autumn", "hiver": "winter",
+             "an": _YEAR_P, "printemps": "spring", "été": "summer", "ete": "summer", "automne": "autumn",
+             "hiver": "winter",
              **dict(zip(("lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche"), _WEEKDAYS_EN,
                         strict=True))},
-    before={"ce": 0, "cet": 0, "cette": 0, "la prochaine": 1, "le prochain": 1},
+    before={"ce": 0, "cet": 0, "cette": 0, "la prochaine": 1, "le prochain": 1, "le dernier": -1,
+            "la dernière": -1},
     after={"dernier": -1, "dernière": -1, "derniere": -1, "passé": -1, "passée": -1, "prochain": 1,
            "prochaine": 1},
     extra_triggers="aujourd hier demain autre jour en depuis jusqu début debut mi courant",
+    markers="je j tu nous vous suis sommes êtes sont avons avez ont ai était étais étions c qu avec très cette "
+    "ces aux une leur leurs où moi toi lui elle ils elles ça chez pour dans est quoi quand comment pourquoi "
+    "aujourd demain avant après apres dernier dernière prochain prochaine semaine semaines mois année années "
+    "jours",
 )
 _DE = _word_grammar(
     "de",
@@ -935,11 +949,12 @@ _DE = _word_grammar(
     lead_year=r"im\s+jahre?|seit",
     today=r"heute(?:\s+(?:morgen|früh|vormittag|nachmittag|abend|nacht))?",
     yesterday=r"gestern(?:\s+(?:morgen|früh|abend|nacht))?",
-    before_yesterday=r"vorgestern",
-    # "morgen" is tomorrow, "Morgen" after an article or "am", "jeden", "guten" a morning
-    # ("heute Morgen" is today's, read above).
-    tomorrow=r"(?<!am\s)(?<!jeden\s)(?<!guten\s)(?<!den\s)(?<!der\s)(?<!dem\s)(?<!einen\s)(?<!einem\s)"
-    r"(?<!diesen\s)morgen(?:\s+(?:früh|abend))?",
+    before_yesterday=r"vorgestern(?:\s+(?:morgen|früh|abend|nacht))?",
+    # "morgen" is tomorrow, "Morgen" a morning ("am nächsten Morgen", "Montag Morgen"):
+    # capitalised, only where a sentence starts ("Morgen fahre ich los"); lowercase, not
+    # after "am", "jeden" or an article ("heute Morgen" is today's, read above).
+    tomorrow=r"(?:(?<!am\s)(?<!jeden\s)(?<!guten\s)(?<!den\s)(?<!der\s)(?<!dem\s)(?<!einen\s)(?<!einem\s)"
+    r"(?<!diesen\s)(?-i:morgen)|(?:\A|(?<=[.!?\n]\s)|(?<=\n))(?-i:Morgen))(?:\s+(?:früh|abend))?",
     after_tomorrow=r"übermorgen|uebermorgen",
     ago=r"vor\s+{n}\s+{unit}",
     otherday=r"neulich|vor\s+kurzem|kürzlich",
@@ -960,19 +975,23 @@ _DE = _word_grammar(
             **{f"kommende{e}": 1 for e in ("", "n", "m", "r", "s")}},
     after={},
     extra_triggers="heute gestern vorgestern morgen übermorgen neulich kürzlich vor seit bis anfang mitte jahre",
+    markers="ich du er wir ihr sie und ist bin bist sind war waren habe hast hat haben hatte nicht mit dem den "
+    "einen einem einer auch mein meine meinen sehr noch schon auf für bei vom zum zur wurde wer wo wann wie "
+    "warum worüber wen wem heute gestern vorgestern übermorgen uebermorgen letzte letzten letztes letzter "
+    "nächste nächsten nächstes vergangene vergangenen woche wochen monat monaten jahr jahren tagen",
 )
 _IT = _word_grammar(
     "it",
     months={"gennaio": 1, "febbraio": 2, "marzo": 3, "aprile": 4, "maggio": 5, "giugno": 6, "luglio": 7,
             "agosto": 8, "settembre": 9, "ottobre": 10, "novembre": 11, "dicembre": 12},
-    day=rf"(?:il\s+|l['’])?(?P<d>{_DAY_NUMBER})",
+    day=rf"(?:il\s+|l['’])?(?P<d>{_DAY_NUMBER})°?",
     of=r"\s+",
     month_year=r"\s+(?:del\s+)?",
     lead_month=r"a|in|nel\s+mese\s+di|da|fino\s+a|(?:all['’])?inizio\s+di|(?:alla\s+)?fine\s+di|(?:a\s+)?metà",
     lead_year=r"nel|dal|nell['’]anno",
     today=r"oggi|stamattina|stamani|stasera|stanotte|questa\s+mattina|questa\s+sera",
     yesterday=r"ieri(?:\s+sera|\s+mattina)?",
-    before_yesterday=r"l['’]altro\s*ieri|altroieri|avantieri",
+    before_yesterday=r"(?:l['’])?altro\s*ieri|altroieri|avantieri",
     tomorrow=r"domani(?:\s+mattina|\s+sera)?",
     after_tomorrow=r"dopodomani|dopo\s+domani",
     ago=r"{n}\s+{unit}\s+fa",
@@ -993,15 +1012,19 @@ _IT = _word_grammar(
     after={"scorso": -1, "scorsa": -1, "passato": -1, "passata": -1, "prossimo": 1, "prossima": 1},
     extra_triggers="oggi ieri domani dopodomani altroieri avantieri stamattina stamani stasera stanotte fa altro "
     "nel dal nell inizio fine metà mese",
+    markers="io sono sei siamo siete ho hai abbiamo avete hanno gli della delle degli dello che è molto anche "
+    "questo questa quest nel nella nei alla alle sul sulla cosa dove chi perché fatto ieri domani dopodomani "
+    "altroieri stamattina stasera settimana settimane scorso scorsa prossimo prossima mese mesi anno anni "
+    "giorni",
 )
 _PT = _word_grammar(
     "pt",
-    months={"janeiro": 1, "fevereiro": 2, "março": 3, "marco": 3, "abril": 4, "maio": 5, "junho": 6, "julho": 7,
+    months={"janeiro": 1, "fevereiro": 2, "março": 3, "abril": 4, "maio": 5, "junho": 6, "julho": 7,
             "agosto": 8, "setembro": 9, "outubro": 10, "novembro": 11, "dezembro": 12},
-    day=rf"(?:(?:no\s+)?dia\s+)?(?P<d>{_DAY_NUMBER})",
+    day=rf"(?:(?:no\s+)?dia\s+)?(?P<d>{_DAY_NUMBER})[ºo°]?",
     of=r"\s+de\s+",
     month_year=r"\s+de\s+",
-    lead_month=r"em|desde|até|ate|no\s+(?:início|inicio|fim|final)\s+de|em\s+meados\s+de",
+    lead_month=r"em|desde|até|no\s+(?:início|inicio|fim|final)\s+de|em\s+meados\s+de",
     lead_year=r"em|desde|no\s+ano\s+de",
     today=r"hoje(?:\s+de\s+manhã|\s+à\s+noite)?|esta\s+manhã|esta\s+noite",
     yesterday=r"ontem(?:\s+à\s+noite|\s+de\s+manhã)?",
@@ -1024,11 +1047,25 @@ _PT = _word_grammar(
     before={"este": 0, "esta": 0, "neste": 0, "nesta": 0, "próximo": 1, "próxima": 1, "proximo": 1, "proxima": 1,
             "no próximo": 1, "na próxima": 1},
     after={"passado": -1, "passada": -1, "que vem": 1, "próximo": 1, "próxima": 1},
-    extra_triggers="hoje ontem anteontem amanhã amanha há faz atrás outro em desde até ate início inicio final "
+    extra_triggers="hoje ontem anteontem amanhã amanha há faz atrás outro em desde até início inicio final "
     "meados",
+    markers="eu você voce nós vocês não nao é foi fui sou estou está estava estavam tenho temos tem minha meu "
+    "meus minhas muito também isso isto ao às numa num uma em onde quem aconteceu fez esteve estive fomos "
+    "foram ontem anteontem amanhã hoje há atrás passado passada mês ano anos verão",
 )
+
+
+def _with_own_months(grammars: Sequence[_WordGrammar]) -> tuple[_WordGrammar, ...]:
+    english = {name.lower() for name in _MONTH_NAMES} | {"mars"}  # the planet, the chocolate bar
+    out = []
+    for grammar in grammars:
+        others = english | set(_ES_MONTHS) | {m for g in grammars if g is not grammar for m in g.months}
+        out.append(replace(grammar, own_months=frozenset(set(grammar.months) - others)))
+    return tuple(out)
+
+
 #: French, German, Italian, Portuguese.
-_WORD_GRAMMARS = (_FR, _DE, _IT, _PT)
+_WORD_GRAMMARS = _with_own_months((_FR, _DE, _IT, _PT))
 
 
 #: Spanish words without which no Spanish expression here can match (a text is scanned
@@ -1050,37 +1087,53 @@ class _Languages:
     cjk: bool
     spanish: bool
     hindi: bool
-    #: the French, German, Italian and Portuguese grammars whose words it holds
+    #: the French, German, Italian and Portuguese grammars whose words and markers it holds
     grammars: tuple[_WordGrammar, ...] = ()
+    #: those whose month names it holds without a marker: only a full date is read ("3 de
+    #: maio de 2023", "le 7 juillet" are dates whatever else the text says)
+    dated: tuple[_WordGrammar, ...] = ()
 
     def __bool__(self) -> bool:
-        return self.cjk or self.spanish or self.hindi or bool(self.grammars)
+        return self.cjk or self.spanish or self.hindi or bool(self.grammars) or bool(self.dated)
 
 
-#: Each word that may start a time expression of Spanish or of a _WordGrammar -> whose
-#: ("es" for Spanish): one lookup per word of a text finds every language to read it in.
-def _trigger_owners() -> dict[str, tuple[str, ...]]:
-    owners: dict[str, tuple[str, ...]] = {}
-    for code, words in (("es", _ES_WORDS), *((g.code, g.triggers) for g in _WORD_GRAMMARS)):
-        for word in words:
-            owners[word] = (*owners.get(word, ()), code)
-    return owners
+def _word_roles() -> dict[str, tuple[frozenset[str], frozenset[str], frozenset[str]]]:
+    """Each word that matters to telling a text's languages -> the codes of the languages
+    it is a time word of (``"es"`` for Spanish), a marker of, and a month of."""
+    roles: dict[str, tuple[set[str], set[str], set[str]]] = {}
+    groups = (
+        (0, (("es", _ES_WORDS), *((g.code, g.triggers) for g in _WORD_GRAMMARS))),
+        (1, tuple((g.code, g.markers) for g in _WORD_GRAMMARS)),
+        (2, tuple((g.code, g.months) for g in _WORD_GRAMMARS)),
+    )
+    for role, owners in groups:
+        for code, words in owners:
+            for word in words:
+                roles.setdefault(word, (set(), set(), set()))[role].add(code)
+    return {word: (frozenset(a), frozenset(b), frozenset(c)) for word, (a, b, c) in roles.items()}
 
 
-_TRIGGERS = _trigger_owners()
+#: One lookup per word of a text finds every language to read it in.
+_WORD_ROLES = _word_roles()
 
 
 def _other_languages(text: str) -> _Languages:
     ascii_only = text.isascii()
     codes: set[str] = set()
+    marked: set[str] = set()
+    months: set[str] = set()
     for word in _WORDS.findall(text.lower()):
-        if (owners := _TRIGGERS.get(word)) is not None:
-            codes.update(owners)
+        if (roles := _WORD_ROLES.get(word)) is not None:
+            codes |= roles[0]
+            marked |= roles[1]
+            months |= roles[2]
     return _Languages(
         cjk=not ascii_only and _CJK_CHAR.search(text) is not None,
         spanish="es" in codes,
         hindi=not ascii_only and _DEVANAGARI_CHAR.search(text) is not None,
-        grammars=tuple(g for g in _WORD_GRAMMARS if g.code in codes) if codes else (),
+        grammars=tuple(g for g in _WORD_GRAMMARS if g.code in codes and g.code in marked) if marked else (),
+        # A full date needs its month word.
+        dated=tuple(g for g in _WORD_GRAMMARS if g.code in months and g.code not in marked) if months else (),
     )
 
 
@@ -1295,10 +1348,47 @@ def _hi_relative(match: re.Match[str], text: str, anchor: date) -> DayRange | No
     return _period(anchor, _hi_unit(g["what"]), step)
 
 
+def _a_full_date(match: re.Match[str], grammar: _WordGrammar) -> bool:
+    """Whether an absolute match is a day of a month and a year, or a day of a month only
+    ``grammar``'s language names ("7 juillet"): a date whatever else the text says."""
+    return bool(match.group("d1")) or (bool(match.group("d3")) and match.group("m3").lower() in grammar.own_months)
+
+
+def _scan_word_grammars(
+    found: _Found,
+    text: str,
+    anchor: date | None,
+    *,
+    yearless: bool,
+    grammars: Sequence[_WordGrammar],
+    dated: Sequence[_WordGrammar] = (),
+) -> None:
+    """Add the time expressions of ``grammars`` (French, German, Italian, Portuguese) in
+    ``text`` to ``found``, and the full dates (day, month, year) of ``dated``."""
+    # A text may hold the words of several of these (French and German both write "Mai"):
+    # the longest reading where theirs overlap ("am 8. Mai 2020", not French "Mai 2020").
+    readings: list[tuple[int, int, DayRange | tuple[int, int, int]]] = []
+    for grammar in (*grammars, *dated):
+        full_dates_only = grammar in dated
+        for match in grammar.absolute.finditer(text):
+            if _FOLDED_TO_ASCII.search(match.group(0)) or (full_dates_only and not _a_full_date(match, grammar)):
+                continue
+            with _PAST_THE_CALENDAR:
+                value = _month_word_absolute(match, anchor, grammar.months, yearless=yearless)
+                if value is not None:
+                    readings.append((match.start(), match.end(), value))
+        if anchor is not None and not full_dates_only:
+            for match in grammar.relative.finditer(text):
+                with _PAST_THE_CALENDAR:
+                    if (relative := _word_relative(grammar, match, anchor)) is not None:
+                        readings.append((match.start(), match.end(), relative))
+    for start, end, value in sorted(readings, key=lambda r: (r[0], -r[1])):
+        found.add(start, end, value)
+
+
 def _scan_other(found: _Found, text: str, anchor: date | None, *, yearless: bool, languages: _Languages) -> None:
-    """Add the Chinese, Japanese, Spanish, Hindi, French, German, Italian and Portuguese
-    time expressions of ``text`` (read through ``_READABLE``) to ``found`` (only of the
-    ``languages`` the text may hold)."""
+    """Add the Chinese, Japanese, Spanish and Hindi time expressions of ``text`` (read
+    through ``_READABLE``) to ``found`` (only of the ``languages`` the text may hold)."""
     absolute = (
         (languages.cjk, _CJK_ABSOLUTE, _cjk_absolute),
         (languages.spanish, _ES_ABSOLUTE, _es_absolute),
@@ -1311,24 +1401,6 @@ def _scan_other(found: _Found, text: str, anchor: date | None, *, yearless: bool
                     value = read(match, anchor, yearless=yearless)
                     if value is not None:
                         found.add(match.start(), match.end(), value)
-    # A text may hold the words of several of these (French and German both write "Mai"):
-    # the longest reading where theirs overlap ("am 8. Mai 2020", not French "Mai 2020").
-    readings: list[tuple[int, int, DayRange | tuple[int, int, int]]] = []
-    for grammar in languages.grammars:
-        for match in grammar.absolute.finditer(text):
-            if _FOLDED_TO_ASCII.search(match.group(0)):
-                continue
-            with _PAST_THE_CALENDAR:
-                value = _month_word_absolute(match, anchor, grammar.months, yearless=yearless)
-                if value is not None:
-                    readings.append((match.start(), match.end(), value))
-        if anchor is not None:
-            for match in grammar.relative.finditer(text):
-                with _PAST_THE_CALENDAR:
-                    if (relative := _word_relative(grammar, match, anchor)) is not None:
-                        readings.append((match.start(), match.end(), relative))
-    for start, end, value in sorted(readings, key=lambda r: (r[0], -r[1])):
-        found.add(start, end, value)
     if anchor is None:
         return
     if languages.cjk:

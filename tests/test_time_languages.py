@@ -313,6 +313,10 @@ def test_hindi_non_times(text: str) -> None:
         ("On part le 7 juillet.", ["2023-07-07/2023-07-07"]),
         ("En mai j'ai planté des tomates.", ["2023-05-01/2023-05-31"]),
         ("L'autre jour j'ai vu Paul.", ["2023-05-27/2023-06-02"]),
+        ("Le 3 mars j'ai vu Paul.", ["2023-03-03/2023-03-03"]),
+        ("J'arrive apres demain.", ["2023-06-05/2023-06-05"]),  # typed without the accent
+        ("Le dernier week-end j'ai couru.", ["2023-05-27/2023-05-28"]),
+        ("À la mi-mai je suis parti.", ["2023-05-01/2023-05-31"]),
         # German
         ("Gestern war ich in Berlin.", ["2023-06-02/2023-06-02"]),
         ("Vorgestern sind wir gelaufen.", ["2023-06-01/2023-06-01"]),
@@ -327,6 +331,11 @@ def test_hindi_non_times(text: str) -> None:
         ("Wir haben am 8. Mai 2020 geheiratet.", ["2020-05-08/2020-05-08"]),  # German's reading, not "Mai 2020"
         ("Im Mai haben wir Tomaten gepflanzt.", ["2023-05-01/2023-05-31"]),
         ("Dieses Jahr will ich laufen.", ["2023-01-01/2023-12-31"]),
+        ("Am 3. August 2023 haben wir geheiratet.", ["2023-08-03/2023-08-03"]),  # German's day, not English's month
+        ("Am 5. September bin ich umgezogen.", ["2023-09-05/2023-09-05"]),
+        ("Ende April ziehe ich um.", ["2023-04-01/2023-04-30"]),
+        ("Vorgestern Morgen bin ich gelaufen.", ["2023-06-01/2023-06-01"]),
+        ("Hier ist das Protokoll vom 3. Mai.", ["2023-05-03/2023-05-03"]),  # German "hier" is "here"
         # Italian
         ("Ieri sono andata a Roma.", ["2023-06-02/2023-06-02"]),
         ("L'altro ieri abbiamo corso.", ["2023-06-01/2023-06-01"]),
@@ -339,6 +348,8 @@ def test_hindi_non_times(text: str) -> None:
         ("Ci siamo sposati il 8 maggio 2020.", ["2020-05-08/2020-05-08"]),
         ("A maggio ho piantato pomodori.", ["2023-05-01/2023-05-31"]),
         ("Quest'anno voglio correre.", ["2023-01-01/2023-12-31"]),
+        ("Siamo andati altro ieri al mare.", ["2023-06-01/2023-06-01"]),
+        ("Il 1° maggio abbiamo fatto festa.", ["2023-05-01/2023-05-01"]),
         # Portuguese
         ("Ontem fui a Lisboa.", ["2023-06-02/2023-06-02"]),
         ("Anteontem corremos.", ["2023-06-01/2023-06-01"]),
@@ -352,6 +363,7 @@ def test_hindi_non_times(text: str) -> None:
         ("Casámos a 8 de maio de 2020.", ["2020-05-08/2020-05-08"]),
         ("Em maio plantei tomates.", ["2023-05-01/2023-05-31"]),
         ("Este ano quero correr.", ["2023-01-01/2023-12-31"]),
+        ("No 1º de maio fomos à praia.", ["2023-05-01/2023-05-01"]),
     ],
 )
 def test_french_german_italian_portuguese_times_in_an_entry(text: str, expected: list[str]) -> None:
@@ -368,6 +380,8 @@ def test_french_german_italian_portuguese_times_in_an_entry(text: str, expected:
         ("Was hat Jonas am 3. Mai 2023 gemacht?", ["2023-05-03/2023-05-03"], [], "am 3. Mai 2023"),
         ("Was ist im März 2023 passiert?", ["2023-03-01/2023-03-31"], [], "März 2023"),
         ("Wo war er im Jahr 2022?", ["2022-01-01/2022-12-31"], [], "im Jahr 2022"),
+        ("Was haben wir am 3. August gemacht?", [], [(8, 3, 3)], "am 3. August"),
+        ("Was ist im April passiert?", [], [(4, 1, 31)], "im April"),
         ("Cosa ha fatto Luca il 3 maggio 2023?", ["2023-05-03/2023-05-03"], [], "il 3 maggio 2023"),
         ("Dove è andata nel 2022?", ["2022-01-01/2022-12-31"], [], "nel 2022"),
         ("O que aconteceu em 3 de maio de 2023?", ["2023-05-03/2023-05-03"], [], "3 de maio de 2023"),
@@ -395,6 +409,17 @@ def test_french_german_italian_portuguese_times_in_a_query(
         "Ho fatto una torta.",
         "Tenho uma casa em Lisboa.",
         "The Mai Tai was great.",  # English: no French or German reading
+        # The review's: a word of one of these languages in another's text, or in English.
+        "Ich bin hier.",  # German "here", no French "yesterday"
+        "Ik ben hier gisteren geweest.",
+        "Bonjour, hier I met Paul.",
+        "Am nächsten Morgen fuhren wir los.",  # the morning, not tomorrow
+        "Montag Morgen Meeting.",
+        "I ate Marco's pizza.",
+        "We had 12 Mai Tais.",
+        "Mai 2019 photos are here.",
+        "The Oggi magazine is nice.",
+        "De enero a marzo trabajé allí.",  # Spanish: no Italian "a marzo"
     ],
 )
 def test_french_german_italian_portuguese_non_times(text: str) -> None:
@@ -402,9 +427,16 @@ def test_french_german_italian_portuguese_non_times(text: str) -> None:
 
 
 def test_an_english_text_naming_an_english_month_reads_as_before() -> None:
-    # "April", "August", "September", "November" are German months too: not a trigger.
+    # "April", "August", "September", "November" are German months too: English has no
+    # German marker, so English reads them.
     assert refs("In April we went.") == ["2023-04-01/2023-04-30"]
     assert refs("We met in August 2023.") == ["2023-08-01/2023-08-31"]
+    assert refs("We met on 3 August 2023, an island day.") == ["2023-08-03/2023-08-03"]
+
+
+def test_a_question_with_here_asks_for_no_time() -> None:
+    assert asked("Was war hier los?") == ([], [], [])
+    assert asked("Worüber haben wir am Montag Morgen gesprochen?") == ([], [], [])
 
 
 # ---------------------------------------------------------------------------- through the service
