@@ -412,13 +412,23 @@ def _absolute(
     return None
 
 
-def _relative(match: re.Match[str], anchor: date) -> DayRange | None:
-    g = match.groupdict()
-    for name, shift in (("today", 0), ("yesterday", -1), ("before_yesterday", -2), ("tomorrow", 1),
-                        ("after_tomorrow", 2)):
-        if g[name]:
+#: The groups of a relative pattern that name a day by its distance from the anchor.
+_NAMED_DAYS = (("today", 0), ("yesterday", -1), ("before_yesterday", -2), ("tomorrow", 1), ("after_tomorrow", 2))
+
+
+def _named_day(groups: Mapping[str, str | None], anchor: date) -> DayRange | None:
+    """The day a relative match's today / yesterday / ... group names, or ``None``."""
+    for name, shift in _NAMED_DAYS:
+        if groups.get(name):
             d = anchor + timedelta(days=shift)
             return DayRange(d, d)
+    return None
+
+
+def _relative(match: re.Match[str], anchor: date) -> DayRange | None:
+    g = match.groupdict()
+    if (day := _named_day(g, anchor)) is not None:
+        return day
     if g["unit"]:  # N units ago
         n = _number(g["n"])
         return _shifted(DayRange(anchor, anchor), g["unit"], n, "before") if g["unit"].lower() != "day" else (
@@ -1196,11 +1206,8 @@ def _cjk_relative(match: re.Match[str], anchor: date) -> DayRange | None:
         week = _week_of(anchor + timedelta(days=7 * _CJK_WEEK_STEP[g["wrel"]]))
         d = week.first + timedelta(days=_CJK_WEEKDAY[g["wdz"] or g["wdj"]])
         return DayRange(d, d)
-    for name, shift in (("today", 0), ("yesterday", -1), ("before_yesterday", -2), ("tomorrow", 1),
-                        ("after_tomorrow", 2)):
-        if g[name]:
-            d = anchor + timedelta(days=shift)
-            return DayRange(d, d)
+    if (day := _named_day(g, anchor)) is not None:
+        return day
     for i, (step, what) in enumerate(_CJK_PERIOD_KEYS):
         if g[f"p{i}"]:
             if what == "year":
@@ -1244,11 +1251,8 @@ def _es_relative(match: re.Match[str], anchor: date) -> DayRange | None:
     if _FOLDED_TO_ASCII.search(match.group(0)):
         return None
     g = match.groupdict()
-    for name, shift in (("today", 0), ("yesterday", -1), ("before_yesterday", -2), ("tomorrow", 1),
-                        ("after_tomorrow", 2)):
-        if g[name]:
-            d = anchor + timedelta(days=shift)
-            return DayRange(d, d)
+    if (day := _named_day(g, anchor)) is not None:
+        return day
     if g["unit"]:
         count = _ES_NUMBERS.get(g["n"].lower(), 0) if not g["n"].isdigit() else int(g["n"])
         unit = g["unit"].lower()
@@ -1279,11 +1283,8 @@ def _word_relative(grammar: _WordGrammar, match: re.Match[str], anchor: date) ->
     if _FOLDED_TO_ASCII.search(match.group(0)):
         return None
     g = match.groupdict()
-    for name, shift in (("today", 0), ("yesterday", -1), ("before_yesterday", -2), ("tomorrow", 1),
-                        ("after_tomorrow", 2)):
-        if g[name]:
-            d = anchor + timedelta(days=shift)
-            return DayRange(d, d)
+    if (day := _named_day(g, anchor)) is not None:
+        return day
     for i in range(2):
         if g.get(f"unit{i}"):
             n = " ".join(g[f"n{i}"].lower().split())

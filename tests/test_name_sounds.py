@@ -163,10 +163,11 @@ LATIN_AUTHORS = [
 ]
 
 
-def entries() -> list[MemoryEntry]:
+def entries(said: list[tuple[str, str]] = LATIN_AUTHORS) -> list[MemoryEntry]:
+    """(author, text) pairs as one session's entries, a minute apart."""
     return [
         MemoryEntry(content=Content(role="user").with_text(text), author=author, timestamp=T0 + timedelta(minutes=i))
-        for i, (author, text) in enumerate(LATIN_AUTHORS)
+        for i, (author, text) in enumerate(said)
     ]
 
 
@@ -188,15 +189,7 @@ async def test_a_japanese_question_finds_a_speaker_kept_in_latin_letters(service
         ("Kenta", "駅前の教室でギターを習い始めたよ。"),
         ("Misaki", "私は健太の家の近くでパン屋を見つけた。"),
     ]
-    await service.add_session(
-        APP,
-        USER,
-        "s-ja",
-        [
-            MemoryEntry(content=Content(role="user").with_text(t), author=a, timestamp=T0 + timedelta(minutes=i))
-            for i, (a, t) in enumerate(said)
-        ],
-    )
+    await service.add_session(APP, USER, "s-ja", entries(said))
     response = await service.search(SearchRequest(query="健太は何を習い始めましたか", app_name=APP, user_id=USER))
     assert response.hits[0].memory.text == said[1][1]
     assert response.hits[0].read_as == {"健太": "kenta"}
@@ -207,30 +200,14 @@ async def test_a_japanese_question_finds_a_speaker_kept_in_latin_letters(service
 async def test_a_speakers_reading_wins_over_a_longer_name_an_entry_mentions(service: MemoryService) -> None:
     # 健太 is one character from 健太郎 (a name an entry holds), and it is how "Kenta" reads.
     said = [("Misaki", "健太郎さんは駅前の教室でピアノを教えている。"), ("Kenta", "最近ギターを習い始めたよ。")]
-    await service.add_session(
-        APP,
-        USER,
-        "s-ja",
-        [
-            MemoryEntry(content=Content(role="user").with_text(t), author=a, timestamp=T0 + timedelta(minutes=i))
-            for i, (a, t) in enumerate(said)
-        ],
-    )
+    await service.add_session(APP, USER, "s-ja", entries(said))
     response = await service.search(SearchRequest(query="健太は何を習った？", app_name=APP, user_id=USER))
     assert response.hits[0].memory.author == "Kenta" and response.hits[0].read_as == {"健太": "kenta"}
 
 
 async def test_a_chinese_name_kept_in_pinyin_is_read_as_its_words(service: MemoryService) -> None:
     said = [("Li Na", "我上个月换了工作，现在在银行做数据分析。"), ("Wang Qiang", "李娜，恭喜！银行的工作怎么样？")]
-    await service.add_session(
-        APP,
-        USER,
-        "s-zh",
-        [
-            MemoryEntry(content=Content(role="user").with_text(t), author=a, timestamp=T0 + timedelta(minutes=i))
-            for i, (a, t) in enumerate(said)
-        ],
-    )
+    await service.add_session(APP, USER, "s-zh", entries(said))
     response = await service.search(SearchRequest(query="李娜在银行做什么工作？", app_name=APP, user_id=USER))
     top = response.hits[0]
     assert top.memory.author == "Li Na" and top.by_named_speaker is True
