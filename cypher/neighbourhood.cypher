@@ -19,11 +19,13 @@
 CALL () {
   UNWIND $lists.tokens AS value
   MATCH (t:Token {app_name: $app_name, user_id: $user_id, value: value})
+  USING INDEX SEEK t:Token(app_name, user_id, value)
   RETURN collect(t) AS token_nodes, collect(value) AS token_values
 }
 CALL () {
   UNWIND $lists.entities AS name
   MATCH (n:Entity {app_name: $app_name, user_id: $user_id, name: name})
+  USING INDEX SEEK n:Entity(app_name, user_id, name)
   RETURN collect(n) AS entity_nodes, collect(name) AS entity_names
 }
 WITH token_nodes + entity_nodes AS terms, size(token_nodes) AS token_count, token_values, entity_names

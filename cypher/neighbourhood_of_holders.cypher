@@ -10,12 +10,14 @@
 // In scope: global entries, plus those of $project_id when it is not null.
 CALL () {
   UNWIND $lists.tokens AS value
-  MATCH (:Token {app_name: $app_name, user_id: $user_id, value: value})<-[:HAS_TOKEN]-(e:Entry)
+  MATCH (term:Token {app_name: $app_name, user_id: $user_id, value: value})<-[:HAS_TOKEN]-(e:Entry)
+  USING INDEX SEEK term:Token(app_name, user_id, value)
   WHERE e.project_id IS NULL OR e.project_id = $project_id
   RETURN e, value AS token, null AS entity
   UNION ALL
   UNWIND $lists.entities AS name
-  MATCH (:Entity {app_name: $app_name, user_id: $user_id, name: name})<-[:MENTIONS]-(e:Entry)
+  MATCH (term:Entity {app_name: $app_name, user_id: $user_id, name: name})<-[:MENTIONS]-(e:Entry)
+  USING INDEX SEEK term:Entity(app_name, user_id, name)
   WHERE e.project_id IS NULL OR e.project_id = $project_id
   RETURN e, null AS token, name AS entity
 }

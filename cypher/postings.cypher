@@ -22,7 +22,8 @@ OPTIONAL MATCH (c:GraphmemUser {app_name: $app_name, user_id: $user_id})
 WITH coalesce(c.project_entries = 0, false) AS everywhere
 CALL (everywhere) {
   UNWIND $lists.tokens AS value
-  MATCH (:Token {app_name: $app_name, user_id: $user_id, value: value})<-[:HAS_TOKEN]-(e)
+  MATCH (term:Token {app_name: $app_name, user_id: $user_id, value: value})<-[:HAS_TOKEN]-(e)
+  USING INDEX SEEK term:Token(app_name, user_id, value)
   WHERE everywhere OR e.project_id IS NULL OR e.project_id = $project_id
   WITH value,
        collect(CASE WHEN $with_times THEN [elementId(e), e.timestamp, coalesce(e.time_refs, [])] ELSE elementId(e) END) AS holders
@@ -30,7 +31,8 @@ CALL (everywhere) {
 }
 CALL (everywhere) {
   UNWIND $lists.entities AS name
-  MATCH (:Entity {app_name: $app_name, user_id: $user_id, name: name})<-[:MENTIONS]-(e)
+  MATCH (term:Entity {app_name: $app_name, user_id: $user_id, name: name})<-[:MENTIONS]-(e)
+  USING INDEX SEEK term:Entity(app_name, user_id, name)
   WHERE everywhere OR e.project_id IS NULL OR e.project_id = $project_id
   WITH name,
        collect(CASE WHEN $with_times THEN [elementId(e), e.timestamp, coalesce(e.time_refs, [])] ELSE elementId(e) END) AS holders

@@ -3,5 +3,6 @@
 // (MemoryService's speaker rule; the words of a name are computed in Python).
 UNWIND $lists.values AS value
 MATCH (t:Token {app_name: $app_name, user_id: $user_id, value: value})
+USING INDEX SEEK t:Token(app_name, user_id, value)
 WHERE t.speaker
 RETURN value, COLLECT { MATCH (t)<-[:HAS_TOKEN]-(e:Entry) RETURN DISTINCT e.author } AS authors

@@ -15,11 +15,13 @@ CALL () {
 CALL () {
   UNWIND $lists.tokens AS value
   MATCH (t:Token {app_name: $app_name, user_id: $user_id, value: value})
+  USING INDEX SEEK t:Token(app_name, user_id, value)
   RETURN collect([value, COUNT { (t)<-[:HAS_TOKEN]-() }, t.speaker]) AS token_df
 }
 CALL () {
   UNWIND $lists.entities AS name
   MATCH (n:Entity {app_name: $app_name, user_id: $user_id, name: name})
+  USING INDEX SEEK n:Entity(app_name, user_id, name)
   RETURN collect([name, COUNT { (n)<-[:MENTIONS]-() }]) AS entity_df
 }
 RETURN entry_count, token_df, entity_df
