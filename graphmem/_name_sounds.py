@@ -313,9 +313,9 @@ MIN_LATIN_NAME = 3
 #: with the text (Sudachi refuses texts over ~49 kB).
 MAX_QUESTION = 500
 #: A Han character takes part in a transliterated name when at least this many of jieba's
-#: transliterated names (tag ``nrt``) hold it (412 characters: 卡, 罗, 琳, 梅, 兰, 妮, ...;
-#: not 总, 说, 杯, 张).
-MIN_TRANSLITERATIONS = 3
+#: transliterated names (tag ``nrt``) hold it (521 characters: 卡, 罗, 琳, 詹, 丹, ...; not
+#: 总, 说, 杯, 张).
+MIN_TRANSLITERATIONS = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -344,20 +344,21 @@ def cross_script_names(text: str, speakers: Iterable[str]) -> list[CrossScriptNa
     only spans a tagger marks as a person's name: in Japanese, the words Sudachi's
     dictionary tags so (姓, 名; kanji or katakana), read as their reading; in Chinese, from
     where jieba's tagger starts one (``nr``, ``nrt``, ``nrfg``; extra ``zh``), up to
-    :data:`MAX_HAN_NAME` characters; in Devanagari (no tagger), each word that is no Hindi
-    stop word.
+    :data:`MAX_HAN_NAME` characters, in the groups
+    :func:`graphmem._spelling.name_spans_of_script` gives; in Devanagari (no tagger), each
+    word that is no Hindi stop word.
 
     *Spelled exactly*: a Chinese name's pinyin syllables (two or more), each a speaker's
     word (李娜 *li na*: "Li Na"); a Japanese name's Hepburn reading, long vowels written
     once (陽子 *yōko*: "Yoko"). *By sound* (:func:`latin_sound_keys`), for a speaker's
     word of :data:`MIN_LATIN_NAME` letters or more: a Japanese name by its reading; a
     Chinese span whose every character is one transliterations use
-    (:data:`MIN_TRANSLITERATIONS`), of the spans starting at one place the one whose
-    pinyin is fewest edits from the name (梅兰妮 *meilani*, not 梅兰); a Devanagari word
-    whose letters are also within a name's typo distance of the name's (one edit up to
-    five letters, two above: परिवार *parivar*, "family", is no Priya). A span that sounds
-    like two speakers links to the one whose letters are fewer edits from it (吉娜 *jina*:
-    Gina, not Jon), to neither on a tie."""
+    (:data:`MIN_TRANSLITERATIONS`); a Devanagari word whose letters are also within a
+    typo of the name's (none up to four letters, one up to six, two above: परिवार
+    *parivar*, "family", is no Priya). Of a place's first group holding a span that sounds
+    like a speaker, the span and speaker whose sounds are closest (:func:`_closest`),
+    the shorter span on a tie; a span that sounds equally like two speakers links to
+    neither."""
     if len(text) > MAX_QUESTION:
         return []
     by_letters: dict[str, str] = {}
@@ -408,11 +409,12 @@ class _Spoken:
     max_edits: int | None = None
 
 
-def _spelled(place: Sequence[_Spoken], by_letters: Mapping[str, str]) -> tuple[_Spoken, str] | None:
+def _spelled(place: Sequence[Sequence[_Spoken]], by_letters: Mapping[str, str]) -> tuple[_Spoken, str] | None:
     """The shortest span of ``place`` whose syllables are all speakers' words, and them."""
     spelled = [
         spoken
-        for spoken in place
+        for group in place
+        for spoken in group
         if len(spoken.syllables) >= spoken.min_syllables
         and all(_latin_letters(s) in by_letters for s in spoken.syllables)
     ]
@@ -422,61 +424,57 @@ def _spelled(place: Sequence[_Spoken], by_letters: Mapping[str, str]) -> tuple[_
     return exact, " ".join(dict.fromkeys(by_letters[_latin_letters(s)] for s in exact.syllables))
 
 
-def _sounding(place: Sequence[_Spoken], sounds: Mapping[str, frozenset[str]]) -> tuple[_Spoken, str] | None:
-    """Of the spans of ``place`` that sound like a speaker's name, the one whose letters
-    are closest to it, the shorter on a tie (梅兰妮 *meilani*, not 梅兰; 卡罗琳 for 卡罗琳研究:
-    a longer span may take the next word's first character, whose 研 *yan* adds only a
-    nasal the key may drop), and that name."""
-    best: tuple[int, int, _Spoken, str] | None = None
-    for spoken in place:
-        if not spoken.sounds:
-            continue
-        alike = [word for word, word_keys in sounds.items() if not spoken.keys.isdisjoint(word_keys)]
-        if alike and (closest := _closest(spoken.letters, alike)) is not None:
-            word, distance = closest
-            if spoken.max_edits is not None and distance > spoken.max_edits:
+def _sounding(place: Sequence[Sequence[_Spoken]], sounds: Mapping[str, frozenset[str]]) -> tuple[_Spoken, str] | None:
+    """A span of ``place`` that sounds like a speaker's name, and that name: of the first
+    group of spans holding one (see :func:`graphmem._spelling.name_spans_of_script`), the
+    span and name whose sounds are closest (:func:`_closest`), the shorter span on a tie
+    (迈克尔 for Michael, not 迈克 for Mark; 凯瑟琳, not 凯瑟琳和)."""
+    for group in place:
+        best: tuple[int, int, _Spoken, str] | None = None
+        for spoken in group:
+            if not spoken.sounds:
                 continue
-            if best is None or (distance, len(spoken.span)) < best[:2]:
-                best = (distance, len(spoken.span), spoken, word)
-    return (best[2], best[3]) if best is not None else None
+            alike = [word for word, word_keys in sounds.items() if not spoken.keys.isdisjoint(word_keys)]
+            if not alike or (closest := _closest(spoken.letters, alike)) is None:
+                continue
+            word, heard, typed = closest
+            if spoken.max_edits is not None and typed > spoken.max_edits:
+                continue
+            if best is None or (heard, len(spoken.span)) < best[:2]:
+                best = (heard, len(spoken.span), spoken, word)
+        if best is not None:
+            return best[2], best[3]
+    return None
 
 
-def _spoken_places(text: str) -> list[tuple[int, list[_Spoken]]]:
+def _spoken_places(text: str) -> list[tuple[int, list[list[_Spoken]]]]:
     """The places of ``text`` that may write a name, in order, each as the spans starting
-    there (see :func:`cross_script_names`)."""
-    places: list[tuple[int, list[_Spoken]]] = []
+    there, in groups to try in turn (see :func:`cross_script_names`)."""
+    places: list[tuple[int, list[list[_Spoken]]]] = []
     if has_kana(text):
         for start, span, reading in _japanese_names(text):
             romaji = _hepburn(reading)
             if romaji:
                 keys = kana_sound_keys(reading)
-                places.append((start, [_Spoken(span, _latin_letters(romaji), (romaji,), 1, keys)]))
+                places.append((start, [[_Spoken(span, _latin_letters(romaji), (romaji,), 1, keys)]]))
     else:
         alphabet = _transliteration_alphabet()
-        for start, alternatives in name_spans_of_script(text, "han", max_han=MAX_HAN_NAME):
-            places.append(
-                (
-                    start,
-                    [
-                        _Spoken(
-                            span,
-                            _latin_letters("".join(syllables := _pinyin(span))),
-                            syllables,
-                            2,
-                            han_sound_keys(span),
-                            sounds=all(ch in alphabet for ch in span),
-                        )
-                        for span in alternatives
-                    ],
-                )
-            )
-    for start, alternatives in name_spans_of_script(text, "spaced"):
-        for span in alternatives:
+        for start, groups in name_spans_of_script(text, "han", max_han=MAX_HAN_NAME):
+            places.append((start, [[_han_spoken(span, alphabet) for span in group] for group in groups]))
+    for start, groups in name_spans_of_script(text, "spaced"):
+        for (span,) in groups:
             letters = _latin_letters(_devanagari_letters(span) or "")
             if letters:
-                edits = 1 if len(letters) <= 5 else 2
-                places.append((start, [_Spoken(span, letters, (), 1, devanagari_sound_keys(span), max_edits=edits)]))
+                edits = 0 if len(letters) <= 4 else 1 if len(letters) <= 6 else 2
+                keys = devanagari_sound_keys(span)
+                places.append((start, [[_Spoken(span, letters, (), 1, keys, max_edits=edits)]]))
     return sorted(places, key=lambda place: place[0])
+
+
+def _han_spoken(span: str, alphabet: frozenset[str]) -> _Spoken:
+    syllables = _pinyin(span)
+    keys = han_sound_keys(span)
+    return _Spoken(span, _latin_letters("".join(syllables)), syllables, 2, keys, sounds=alphabet.issuperset(span))
 
 
 @functools.cache
@@ -499,16 +497,43 @@ def _transliteration_alphabet() -> frozenset[str]:
     return frozenset(ch for ch, n in counts.items() if n >= MIN_TRANSLITERATIONS)
 
 
-def _closest(romanized: str, words: Sequence[str]) -> tuple[str, int] | None:
-    """The one word of ``words`` (speakers whose names sound like a span) fewest edits from
-    the span's ``romanized`` letters (吉娜 *jina*: "gina", not "jon"), and those edits;
+#: Letters as they sound, vowels kept, for telling apart names whose consonants sound
+#: alike: l/r, the hissing sounds, b/p, d/t, k/g, f/v; e and i, o and u; h, w dropped.
+_SOUNDING = (
+    ("ph", "f"), ("th", "t"), ("sh", "s"), ("ch", "s"), ("ck", "k"), ("qu", "k"), ("kh", "k"), ("zh", "s"),
+    ("ts", "s"), ("ce", "se"), ("ci", "si"), ("cy", "si"), ("ge", "se"), ("gi", "si"),
+)  # fmt: skip
+_SOUNDING_LETTERS = str.maketrans(
+    {"r": "l", "c": "k", "q": "s", "g": "k", "j": "s", "z": "s", "x": "s", "b": "p", "d": "t", "v": "f",
+     "y": "i", "e": "i", "o": "u", "h": None, "w": None}
+)  # fmt: skip
+
+
+def _sound_letters(letters: str) -> str:
+    """``letters`` (lowercase a-z) as :data:`_SOUNDING` hears them, a repeated sound once."""
+    for pair, sound in _SOUNDING:
+        letters = letters.replace(pair, sound)
+    sounded = letters.translate(_SOUNDING_LETTERS)
+    return "".join(ch for i, ch in enumerate(sounded) if i == 0 or sounded[i - 1] != ch)
+
+
+def _closest(romanized: str, words: Sequence[str]) -> tuple[str, int, int] | None:
+    """The one word of ``words`` (speakers whose names sound like a span) whose sounds
+    (:func:`_sound_letters`: vowels too) are fewest edits from the span's ``romanized``
+    letters' (吉娜 *jina*: "gina", not "jon"; ルーシー *rushii*: "lucy", not "hiroshi"), then
+    whose letters as written are (a typo's edits, also a limit); those two distances;
     ``None`` on a tie."""
+    heard = _sound_letters(romanized)
     distances = {
-        word: _edit_distance(romanized, _latin_letters(word), limit=len(romanized) + len(word)) for word in words
+        word: (
+            _edit_distance(heard, _sound_letters(_latin_letters(word)), limit=99),
+            _edit_distance(romanized, _latin_letters(word), limit=len(romanized) + len(word)),
+        )
+        for word in words
     }
     best = min(distances.values())
     closest = [word for word, distance in distances.items() if distance == best]
-    return (closest[0], best) if len(closest) == 1 else None
+    return (closest[0], *best) if len(closest) == 1 else None
 
 
 # ---------------------------------------------------------------------------- Japanese names

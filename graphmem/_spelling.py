@@ -306,44 +306,63 @@ def has_kana(text: str) -> bool:
     return _KANA_LETTER.search(text) is not None
 
 
-def name_spans_of_script(text: str, script: str, *, max_han: int = 5) -> list[tuple[int, tuple[str, ...]]]:
+def name_spans_of_script(text: str, script: str, *, max_han: int = 5) -> list[tuple[int, tuple[tuple[str, ...], ...]]]:
     """Where ``text`` may write a person's name in ``script`` (``"han"`` or ``"spaced"``):
-    each place as where it starts and the spans starting there.
+    each place as where it starts and the spans starting there, in groups to try in turn.
 
     Han: where jieba's tagger starts a word it tags as a person's name (``nr``, ``nrt``,
     ``nrfg``; no Han spans without the ``zh`` extra), the stretches of two to ``max_han``
-    characters of its run from there (its tagger cuts transliterations short: 梅兰 + 妮的).
+    characters of its run from there: first the name's words themselves (凯 + 罗琳: 凯罗琳),
+    then the others ending where it ends a word, then those ending inside a word its
+    dictionary does not hold (its tagger cuts transliterations short: 梅兰 + 妮的).
     A script with spaces and no capitals (Devanagari): each word of three or more code
     points that is no Hindi stop word."""
     if script == "han":
-        places = []
+        places: list[tuple[int, tuple[tuple[str, ...], ...]]] = []
         for run in _RUNS["han"].finditer(text):
             chars = run.group()
-            for start in _han_name_starts(chars):
+            words = _han_words(chars)
+            ends = {end for _, end, _, _ in words}
+            # A span may end inside a word the tagger made up (梅兰 + 妮的: 梅兰妮), never
+            # inside one of its dictionary's (卡罗琳 + 研究: not 卡罗琳研; 约翰 + 上周).
+            made_up = {i for start, end, _, known in words if not known for i in range(start + 1, end)}
+            for i, (start, _, flag, _) in enumerate(words):
+                if flag not in _HAN_NAME_TAGS or (i and words[i - 1][2] in _HAN_NAME_TAGS):
+                    continue  # (a name's words, 凯 + 罗琳, start one place)
+                j = i
+                while j + 1 < len(words) and words[j + 1][2] in _HAN_NAME_TAGS:
+                    j += 1
+                whole = words[j][1]
                 lengths = range(2, min(max_han, len(chars) - start) + 1)
-                places.append((run.start() + start, tuple(chars[start : start + n] for n in lengths)))
+                named = [chars[start:whole]] if 2 <= whole - start <= max_han else []
+                # A name cut short (梅兰 + 妮的) may go on into the made-up word after it.
+                named += [chars[start : start + n] for n in lengths if start + n in made_up and start + n > whole]
+                aligned = [chars[start : start + n] for n in lengths if start + n in ends and start + n != whole]
+                cut = [chars[start : start + n] for n in lengths if start + n in made_up and start + n <= whole]
+                places.append((run.start() + start, (tuple(named), tuple(aligned), tuple(cut))))
         return places
     stop = _hindi_stop_words()
     return [
-        (m.start(), (word,))
+        (m.start(), ((word,),))
         for m in _SPACED_WORD.finditer(text)
         if _script(word := m.group()) == "spaced" and len(word) >= 3 and word not in stop
     ]
 
 
-def _han_name_starts(chars: str) -> list[int]:
-    """Where in a run of Han ``chars`` jieba's tagger starts a person's name."""
+def _han_words(chars: str) -> list[tuple[int, int, str, bool]]:
+    """The words jieba's tagger cuts a run of Han ``chars`` into: start, end, tag, and
+    whether its dictionary holds the word (else its HMM made it up)."""
     try:
+        import jieba
         import jieba.posseg
     except ImportError:
         return []
     _quiet_jieba()
-    starts, at = [], 0
+    words, at = [], 0
     for word in jieba.posseg.cut(chars, HMM=True):
-        if word.flag in _HAN_NAME_TAGS:
-            starts.append(at)
+        words.append((at, at + len(word.word), word.flag, jieba.dt.FREQ.get(word.word, 0) > 0))
         at += len(word.word)
-    return starts
+    return words
 
 
 @functools.cache
