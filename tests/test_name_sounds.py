@@ -9,6 +9,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from graphmem import Content, Decomposer, MemoryEntry, MemoryService, SearchRequest, open_memory
 from graphmem._name_sounds import (
@@ -237,3 +239,30 @@ async def test_backends_read_a_cross_script_name_identically(decomposer: Decompo
     finally:
         await networkx.close()
         await neo4j.close()
+
+
+# ---------------------------------------------------------------------------- properties
+
+_PIECES = [
+    "卡罗琳", "梅兰妮", "李娜", "研究", "了", "什么", "？", "健太", "は", "キャロライン", "ー", "・", "प्रिया", "ने",
+    "क्या", "साल", "Caroline", " ", "2023年5月8日", "😀", "ｷｬﾛﾗｲﾝ", "\u0301", "克洛伊", "迈克尔", "在", "约翰", "上周",
+]  # fmt: skip
+_SPEAKERS = ["caroline", "melanie", "li", "na", "kenta", "priya", "chloé", "o'brien", "user", "卡罗琳", "x"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.one_of(st.sampled_from(_PIECES), st.text(max_size=4)), max_size=12),
+    st.lists(st.sampled_from(_SPEAKERS), max_size=4),
+)
+def test_names_found_are_spans_of_the_text_in_order_never_overlapping(pieces: list[str], speakers: list[str]) -> None:
+    text = "".join(pieces)
+    names = cross_script_names(text, speakers)
+    ends = -1
+    for name in names:
+        assert text[name.start : name.end] == name.span
+        assert name.start >= ends
+        ends = name.end
+        assert all(word in speakers or word in {w for s in speakers for w in s.split()} for word in name.words.split())
+    respelled = _respelled(text, {}, names)
+    assert all(f" {name.words} " in respelled for name in names)

@@ -8,9 +8,11 @@ through the public API on every backend.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from graphmem import Content, MemoryEntry, MemoryService, SearchRequest
 from graphmem._time import mentioned_ranges, query_time
@@ -495,3 +497,25 @@ async def test_a_question_asking_for_a_day_alone_finds_what_refers_to_it(
     assert [(h.memory.timestamp, h.matched_time, h.score) for h in response.hits] == [
         (SAID, "refers to 2023-06-02/2023-06-02", 1.0)
     ]
+
+
+_WORDS = [
+    "hier", "gestern", "ieri", "ontem", "demain", "morgen", "Morgen", "domani", "amanhã", "il", "y", "a", "deux",
+    "semaines", "vor", "zwei", "Wochen", "fa", "há", "duas", "atrás", "la", "semaine", "dernière", "letzte",
+    "Woche", "settimana", "scorsa", "na", "passada", "le", "am", "3.", "3", "1er", "1°", "1º", "de", "mai", "Mai",
+    "August", "maggio", "maio", "2023", "9999", "29", "février", "je", "ich", "sono", "não", "en", "im", "nel", "em",
+    "l'été", "dernier", "quest'anno", "Jahr", "32.", "0", "99", "ans", "I", "ate", "Marco", "fine", ",", ".", "\n",
+]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_WORDS), max_size=14), st.dates(min_value=date(1900, 1, 1), max_value=date(9999, 12, 31)))
+def test_any_mix_of_these_languages_reads_without_error_and_in_order(words: list[str], day: date) -> None:
+    text = " ".join(words)
+    said = datetime(day.year, day.month, day.day, 12, tzinfo=UTC)
+    for r in mentioned_ranges(text, said):
+        assert r.first <= r.last
+    when = query_time(text, said)
+    if when is not None:
+        assert all(r.first <= r.last for r in when.ranges)
+        assert all(0 <= a < b <= len(text) for a, b in when.spans)
