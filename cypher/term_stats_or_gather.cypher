@@ -15,8 +15,7 @@
 // project, so every holder is in scope and the prefetched postings need no scope check.
 // Every term node is found by a seek on (owner, value or name), named (USING INDEX SEEK):
 // left to choose, the planner scanned the whole index, every user's term nodes, filtering
-// them by owner and name (PROFILE, one user of 10k: 1,425 of 5,757 db hits; and a small
-// user's gathering scanned every Entity node of the database). So in every read query.
+// them by owner and name (benchmarks/README.md, Speed, session 30). So in every query.
 CALL () {
   OPTIONAL MATCH (c:GraphmemUser {app_name: $app_name, user_id: $user_id})
   RETURN CASE WHEN c IS NULL THEN COUNT { MATCH (e:Entry {app_name: $app_name, user_id: $user_id}) } ELSE c.entries END

@@ -27,8 +27,8 @@ nasal), so each name has a small set of keys; two names sound alike when their s
 share one. What never links: a key of fewer than :data:`MIN_KEY_SOUNDS` classes (a name
 such as "Li" or "Ana" has too few sounds to tell), and anything not written wholly in
 one script. Han is read through pypinyin (the ``zh`` extra): without it, Han names are
-not compared. Which spans of a question are read as names is up to the caller
-(:func:`graphmem._spelling.cross_script_speakers`).
+not compared. Which spans of a question are read as names, and how a speaker is chosen
+among those a span sounds like: :func:`cross_script_names`.
 """
 
 from __future__ import annotations
@@ -42,13 +42,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphmem._decompose import _edit_distance
-from graphmem._spelling import has_kana, name_spans_of_script
+from graphmem._spelling import han_name_places, has_kana, spaced_name_words
 
 __all__ = [
-    "MIN_KEY_SOUNDS",
+    "MAX_QUESTION",
     "CrossScriptName",
     "cross_script_names",
-    "cross_script_speakers",
     "devanagari_sound_keys",
     "han_sound_keys",
     "kana_sound_keys",
@@ -231,19 +230,12 @@ _KANA: dict[str, str] = {
 }
 
 
-def _romaji(name: str) -> str | None:
-    name = unicodedata.normalize("NFKC", name)  # half-width kana
-    if any(ch not in _KANA for ch in name):
-        return None
-    return _latin_letters("".join(_KANA[ch] for ch in name))
-
-
 @functools.lru_cache(maxsize=4096)
 def kana_sound_keys(name: str) -> frozenset[str]:
     """The sound keys of a name written in katakana (キャロライン *kyarorain*: ``KLLN``);
     none when a character is no katakana letter."""
-    romaji = _romaji(name)
-    return _keys(_latin_slots(romaji)) if romaji else frozenset()
+    romaji = _hepburn(name)
+    return _keys(_latin_slots(_latin_letters(romaji))) if romaji else frozenset()
 
 
 # ---------------------------------------------------------------------------- Devanagari
@@ -313,25 +305,19 @@ MIN_LATIN_NAME = 3
 #: with the text (Sudachi refuses texts over ~49 kB).
 MAX_QUESTION = 500
 #: A Han character takes part in a transliterated name when at least this many of jieba's
-#: transliterated names (tag ``nrt``) hold it (521 characters: 卡, 罗, 琳, 詹, 丹, ...; not
-#: 总, 说, 杯, 张).
+#: transliterated names (tag ``nrt``) hold it (卡, 罗, 琳, 詹, 丹, ...; not 总, 说, 杯, 张).
 MIN_TRANSLITERATIONS = 2
 
 
 @dataclass(frozen=True, slots=True)
 class CrossScriptName:
     """A span of a question (``text[start:end]``) that writes a speaker's name in another
-    script, and the speaker's words it writes (``"caroline"``, ``"li na"``)."""
+    script, and the speaker's words it writes, space-separated (``"caroline"``, ``"li na"``)."""
 
     start: int
     end: int
     span: str
     words: str
-
-
-def cross_script_speakers(text: str, speakers: Iterable[str]) -> dict[str, str]:
-    """:func:`cross_script_names` as ``{span: words}``."""
-    return {name.span: name.words for name in cross_script_names(text, speakers)}
 
 
 def cross_script_names(text: str, speakers: Iterable[str]) -> list[CrossScriptName]:
@@ -345,7 +331,7 @@ def cross_script_names(text: str, speakers: Iterable[str]) -> list[CrossScriptNa
     dictionary tags so (姓, 名; kanji or katakana), read as their reading; in Chinese, from
     where jieba's tagger starts one (``nr``, ``nrt``, ``nrfg``; extra ``zh``), up to
     :data:`MAX_HAN_NAME` characters, in the groups
-    :func:`graphmem._spelling.name_spans_of_script` gives; in Devanagari (no tagger), each
+    :func:`graphmem._spelling.han_name_places` gives; in Devanagari (no tagger), each
     word that is no Hindi stop word.
 
     *Spelled exactly*: a Chinese name's pinyin syllables (two or more), each a speaker's
@@ -379,8 +365,9 @@ def cross_script_names(text: str, speakers: Iterable[str]) -> list[CrossScriptNa
             continue
         name = _spelled(place, by_letters) or _sounding(place, sounds)
         if name is not None:
-            found.append(CrossScriptName(start, start + len(name[0].span), name[0].span, name[1]))
-            taken = start + len(name[0].span)
+            spoken, words = name
+            taken = start + len(spoken.span)
+            found.append(CrossScriptName(start, taken, spoken.span, words))
     return found
 
 
@@ -426,7 +413,7 @@ def _spelled(place: Sequence[Sequence[_Spoken]], by_letters: Mapping[str, str]) 
 
 def _sounding(place: Sequence[Sequence[_Spoken]], sounds: Mapping[str, frozenset[str]]) -> tuple[_Spoken, str] | None:
     """A span of ``place`` that sounds like a speaker's name, and that name: of the first
-    group of spans holding one (see :func:`graphmem._spelling.name_spans_of_script`), the
+    group of spans holding one (see :func:`graphmem._spelling.han_name_places`), the
     span and name whose sounds are closest (:func:`_closest`), the shorter span on a tie
     (迈克尔 for Michael, not 迈克 for Mark; 凯瑟琳, not 凯瑟琳和)."""
     for group in place:
@@ -443,7 +430,8 @@ def _sounding(place: Sequence[Sequence[_Spoken]], sounds: Mapping[str, frozenset
             if best is None or (heard, len(spoken.span)) < best[:2]:
                 best = (heard, len(spoken.span), spoken, word)
         if best is not None:
-            return best[2], best[3]
+            _, _, spoken, word = best
+            return spoken, word
     return None
 
 
@@ -459,16 +447,22 @@ def _spoken_places(text: str) -> list[tuple[int, list[list[_Spoken]]]]:
                 places.append((start, [[_Spoken(span, _latin_letters(romaji), (romaji,), 1, keys)]]))
     else:
         alphabet = _transliteration_alphabet()
-        for start, groups in name_spans_of_script(text, "han", max_han=MAX_HAN_NAME):
+        for start, groups in han_name_places(text, max_han=MAX_HAN_NAME):
             places.append((start, [[_han_spoken(span, alphabet) for span in group] for group in groups]))
-    for start, groups in name_spans_of_script(text, "spaced"):
-        for (span,) in groups:
-            letters = _latin_letters(_devanagari_letters(span) or "")
-            if letters:
-                edits = 0 if len(letters) <= 4 else 1 if len(letters) <= 6 else 2
-                keys = devanagari_sound_keys(span)
-                places.append((start, [[_Spoken(span, letters, (), 1, keys, max_edits=edits)]]))
+    for start, span in spaced_name_words(text):
+        letters = _latin_letters(_devanagari_letters(span) or "")
+        if letters:
+            keys = devanagari_sound_keys(span)
+            places.append((start, [[_Spoken(span, letters, (), 1, keys, max_edits=_devanagari_edits(letters))]]))
     return sorted(places, key=lambda place: place[0])
+
+
+def _devanagari_edits(letters: str) -> int:
+    """How many edits a Devanagari word's letters may be from a name it sounds like: none up
+    to four letters, one up to six, two above. Stricter than a typo in a Latin query
+    (:func:`graphmem._spelling.max_edits`): Hindi has no tagger to say a word is a name,
+    and its short words sound like short names (साल, "year", is one edit from Sally)."""
+    return 0 if len(letters) <= 4 else 1 if len(letters) <= 6 else 2
 
 
 def _han_spoken(span: str, alphabet: frozenset[str]) -> _Spoken:

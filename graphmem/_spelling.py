@@ -49,7 +49,8 @@ __all__ = [
     "inflected_forms",
     "is_typo_candidate",
     "is_uncased_word",
-    "name_spans_of_script",
+    "han_name_places",
+    "spaced_name_words",
     "typo_variant",
     "uncased_name_variants",
     "uncased_word_variant",
@@ -306,44 +307,49 @@ def has_kana(text: str) -> bool:
     return _KANA_LETTER.search(text) is not None
 
 
-def name_spans_of_script(text: str, script: str, *, max_han: int = 5) -> list[tuple[int, tuple[tuple[str, ...], ...]]]:
-    """Where ``text`` may write a person's name in ``script`` (``"han"`` or ``"spaced"``):
-    each place as where it starts and the spans starting there, in groups to try in turn.
+def han_name_places(text: str, *, max_han: int) -> list[tuple[int, tuple[tuple[str, ...], ...]]]:
+    """Where ``text`` may write a person's name in Han: each place as where it starts and
+    the spans starting there, in groups to try in turn.
 
-    Han: where jieba's tagger starts a word it tags as a person's name (``nr``, ``nrt``,
-    ``nrfg``; no Han spans without the ``zh`` extra), the stretches of two to ``max_han``
-    characters of its run from there: first the name's words themselves (凯 + 罗琳: 凯罗琳),
-    then the others ending where it ends a word, then those ending inside a word its
-    dictionary does not hold (its tagger cuts transliterations short: 梅兰 + 妮的).
-    A script with spaces and no capitals (Devanagari): each word of three or more code
-    points that is no Hindi stop word."""
-    if script == "han":
-        places: list[tuple[int, tuple[tuple[str, ...], ...]]] = []
-        for run in _RUNS["han"].finditer(text):
-            chars = run.group()
-            words = _han_words(chars)
-            ends = {end for _, end, _, _ in words}
-            # A span may end inside a word the tagger made up (梅兰 + 妮的: 梅兰妮), never
-            # inside one of its dictionary's (卡罗琳 + 研究: not 卡罗琳研; 约翰 + 上周).
-            made_up = {i for start, end, _, known in words if not known for i in range(start + 1, end)}
-            for i, (start, _, flag, _) in enumerate(words):
-                if flag not in _HAN_NAME_TAGS or (i and words[i - 1][2] in _HAN_NAME_TAGS):
-                    continue  # (a name's words, 凯 + 罗琳, start one place)
-                j = i
-                while j + 1 < len(words) and words[j + 1][2] in _HAN_NAME_TAGS:
-                    j += 1
-                whole = words[j][1]
-                lengths = range(2, min(max_han, len(chars) - start) + 1)
-                named = [chars[start:whole]] if 2 <= whole - start <= max_han else []
-                # A name cut short (梅兰 + 妮的) may go on into the made-up word after it.
-                named += [chars[start : start + n] for n in lengths if start + n in made_up and start + n > whole]
-                aligned = [chars[start : start + n] for n in lengths if start + n in ends and start + n != whole]
-                cut = [chars[start : start + n] for n in lengths if start + n in made_up and start + n <= whole]
-                places.append((run.start() + start, (tuple(named), tuple(aligned), tuple(cut))))
-        return places
+    A place is where jieba's tagger starts a word it tags as a person's name (``nr``,
+    ``nrt``, ``nrfg``; none without the ``zh`` extra); its spans are stretches of two to
+    ``max_han`` characters of its run, first the name's words themselves (凯 + 罗琳: 凯罗琳)
+    with any going on into a word the tagger made up (its tagger cuts transliterations
+    short: 梅兰 + 妮的, so 梅兰妮 too), then those ending where it ends another word, then
+    those ending inside a made-up word within the name. Never one ending inside a word of
+    its dictionary (卡罗琳 + 研究: not 卡罗琳研; 约翰 + 上周: not 约翰上)."""
+    places: list[tuple[int, tuple[tuple[str, ...], ...]]] = []
+    for run in _RUNS["han"].finditer(text):
+        chars = run.group()
+        words = _han_words(chars)
+        ends = {end for _, end, _, _ in words}
+        # A span may end inside a word the tagger made up (梅兰 + 妮的: 梅兰妮), never
+        # inside one of its dictionary's (卡罗琳 + 研究: not 卡罗琳研; 约翰 + 上周).
+        made_up = {i for start, end, _, known in words if not known for i in range(start + 1, end)}
+        for i, (start, _, flag, _) in enumerate(words):
+            if flag not in _HAN_NAME_TAGS or (i and words[i - 1][2] in _HAN_NAME_TAGS):
+                continue  # (a name's words, 凯 + 罗琳, start one place)
+            j = i
+            while j + 1 < len(words) and words[j + 1][2] in _HAN_NAME_TAGS:
+                j += 1
+            whole = words[j][1]
+            lengths = range(2, min(max_han, len(chars) - start) + 1)
+            named = [chars[start:whole]] if 2 <= whole - start <= max_han else []
+            # A name cut short (梅兰 + 妮的) may go on into the made-up word after it.
+            named += [chars[start : start + n] for n in lengths if start + n in made_up and start + n > whole]
+            aligned = [chars[start : start + n] for n in lengths if start + n in ends and start + n != whole]
+            cut = [chars[start : start + n] for n in lengths if start + n in made_up and start + n <= whole]
+            places.append((run.start() + start, (tuple(named), tuple(aligned), tuple(cut))))
+    return places
+
+
+def spaced_name_words(text: str) -> list[tuple[int, str]]:
+    """Where ``text`` may write a person's name in a script with spaces and no capitals
+    (Devanagari): each word of three or more code points that is no Hindi stop word, and
+    where it starts."""
     stop = _hindi_stop_words()
     return [
-        (m.start(), ((word,),))
+        (m.start(), word)
         for m in _SPACED_WORD.finditer(text)
         if _script(word := m.group()) == "spaced" and len(word) >= 3 and word not in stop
     ]

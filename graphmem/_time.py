@@ -1,6 +1,7 @@
 """Time expressions: dates in queries, and relative times inside entries, as day ranges.
 
-Two uses, one grammar per language (English; Chinese and Japanese; Spanish; Hindi):
+Two uses, one grammar per language (English; Chinese and Japanese; Spanish; Hindi; one
+reader over the words of each of French, German, Italian and Portuguese):
 
 - **At ingest** (:func:`mentioned_ranges`): "yesterday", "last week", "two years ago",
   "next month", "in May", "on 3 May 2022" ... inside an entry's text are resolved against
@@ -16,7 +17,8 @@ Two uses, one grammar per language (English; Chinese and Japanese; Spanish; Hind
 
 The same in other languages ("2023年5月8日", "去年5月", "上周", "先週", "三年前", "el 3 de
 mayo de 2023", "la semana pasada", "hace dos años", "3 मई 2023", "पिछले हफ्ते", "दो साल
-पहले"; the section "other languages" lists every form). Full-width and Devanagari digits
+पहले", "le 3 mai 2023", "vor zwei Wochen", "la settimana scorsa", "há duas semanas"; the
+section "other languages" lists every form). Full-width and Devanagari digits
 read as digits. Hindi "कल" is both yesterday and tomorrow (and "परसों" both the day before
 yesterday and the day after tomorrow): the verb of its clause decides (a past form such as
 था / गया / किया: yesterday; a future one in गा / गी / गे: tomorrow); with neither, it is the
@@ -417,11 +419,14 @@ _NAMED_DAYS = (("today", 0), ("yesterday", -1), ("before_yesterday", -2), ("tomo
 
 
 def _named_day(groups: Mapping[str, str | None], anchor: date) -> DayRange | None:
-    """The day a relative match's today / yesterday / ... group names, or ``None``."""
+    """The days a relative match's today / yesterday / ... group names, or its "the other
+    day" group (the week before the anchor), or ``None``."""
     for name, shift in _NAMED_DAYS:
         if groups.get(name):
             d = anchor + timedelta(days=shift)
             return DayRange(d, d)
+    if groups.get("otherday"):
+        return DayRange(anchor - timedelta(days=7), anchor - timedelta(days=1))
     return None
 
 
@@ -434,8 +439,6 @@ def _relative(match: re.Match[str], anchor: date) -> DayRange | None:
         return _shifted(DayRange(anchor, anchor), g["unit"], n, "before") if g["unit"].lower() != "day" else (
             DayRange(anchor - timedelta(days=n), anchor - timedelta(days=n))
         )
-    if g["otherday"]:
-        return DayRange(anchor - timedelta(days=7), anchor - timedelta(days=1))
     if g["earlier"]:
         period = g["period"].lower()
         if period == "week":
@@ -589,6 +592,9 @@ def _scan(text: str, anchor: date | None, *, yearless: bool = False, others: _La
 # Hindi. Each is scanned only when the text holds something that can start one of its
 # expressions (_other_languages), after the English grammar, whose matches win where they
 # overlap; on English text nothing here matches, so English readings are unchanged.
+# French, German, Italian and Portuguese (a _WordGrammar each) are scanned only when the
+# text also holds a word only that language writes (a marker), and *before* English: such
+# a text is theirs ("am 3. August 2023" is German's day, not English's "August 2023").
 #
 # Digits are read in any script: full-width (２０２３年５月８日) and Devanagari (३ मई २०२३)
 # digits are mapped to ASCII first, and so are spaces (a no-break space between "3" and
@@ -795,7 +801,7 @@ def _alternatives(words: Iterable[str]) -> str:
     return "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in sorted(words, key=len, reverse=True))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # compared by identity: its tables are dicts
 class _WordGrammar:
     """One language's time words and patterns (see :func:`_word_grammar`)."""
 
@@ -848,7 +854,8 @@ def _word_grammar(
     month and year, ``lead_month`` / ``lead_year`` the words before a month or a year named
     alone ("en mai", "im Jahr 2022"); ``ago`` holds ``{n}`` and ``{unit}`` where the count
     and the unit go; ``before`` / ``after`` the words saying which period, before or after
-    its word ("cette semaine", "la semaine dernière")."""
+    its word ("cette semaine", "la semaine dernière"). ``ago`` may hold several forms
+    separated by ``||`` (Portuguese "há duas semanas" and "duas semanas atrás")."""
     month = "(?:" + _alternatives(months) + ")"
 
     def m(name: str) -> str:
@@ -911,7 +918,6 @@ def _word_grammar(
 _NO_TRIGGERS = frozenset("a am in im da de do del no na o la le the this".split())
 
 _WEEKDAYS_EN = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_WEEK, _WEEKEND, _MONTH_P, _YEAR_P = "week", "weekend", "month", "year"
 
 _FR = _word_grammar(
     "fr",
@@ -931,10 +937,10 @@ _FR = _word_grammar(
     otherday=r"l['’]autre\s+jour",
     numbers={"un": 1, "une": 1, "deux": 2, "trois": 3, "quatre": 4, "cinq": 5, "six": 6, "sept": 7, "huit": 8,
              "neuf": 9, "dix": 10, "onze": 11, "douze": 12, "quelques": 3},
-    units={"jours": "day", "jour": "day", "semaines": _WEEK, "semaine": _WEEK, "mois": _MONTH_P,
-           "années": _YEAR_P, "année": _YEAR_P, "ans": _YEAR_P, "an": _YEAR_P},
-    periods={"semaine": _WEEK, "week-end": _WEEKEND, "weekend": _WEEKEND, "mois": _MONTH_P, "année": _YEAR_P,
-             "an": _YEAR_P, "printemps": "spring", "été": "summer", "ete": "summer", "automne": "autumn",
+    units={"jours": "day", "jour": "day", "semaines": "week", "semaine": "week", "mois": "month",
+           "années": "year", "année": "year", "ans": "year", "an": "year"},
+    periods={"semaine": "week", "week-end": "weekend", "weekend": "weekend", "mois": "month", "année": "year",
+             "an": "year", "printemps": "spring", "été": "summer", "ete": "summer", "automne": "autumn",
              "hiver": "winter",
              **dict(zip(("lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche"), _WEEKDAYS_EN,
                         strict=True))},
@@ -971,9 +977,9 @@ _DE = _word_grammar(
     numbers={"ein": 1, "einem": 1, "einer": 1, "eine": 1, "zwei": 2, "drei": 3, "vier": 4, "fünf": 5, "fuenf": 5,
              "sechs": 6, "sieben": 7, "acht": 8, "neun": 9, "zehn": 10, "elf": 11, "zwölf": 12, "ein paar": 3,
              "einigen": 3, "wenigen": 3},
-    units={"tagen": "day", "tag": "day", "wochen": _WEEK, "woche": _WEEK, "monaten": _MONTH_P, "monat": _MONTH_P,
-           "jahren": _YEAR_P, "jahr": _YEAR_P},
-    periods={"woche": _WEEK, "wochenende": _WEEKEND, "monat": _MONTH_P, "jahr": _YEAR_P, "frühling": "spring",
+    units={"tagen": "day", "tag": "day", "wochen": "week", "woche": "week", "monaten": "month", "monat": "month",
+           "jahren": "year", "jahr": "year"},
+    periods={"woche": "week", "wochenende": "weekend", "monat": "month", "jahr": "year", "frühling": "spring",
              "frühjahr": "spring", "sommer": "summer", "herbst": "autumn", "winter": "winter",
              **dict(zip(("montag", "dienstag", "mittwoch", "donnerstag", "freitag", "samstag", "sonntag"),
                         _WEEKDAYS_EN, strict=True)), "sonnabend": "saturday"},
@@ -1009,10 +1015,10 @@ _IT = _word_grammar(
     numbers={"un": 1, "uno": 1, "una": 1, "due": 2, "tre": 3, "quattro": 4, "cinque": 5, "sei": 6, "sette": 7,
              "otto": 8, "nove": 9, "dieci": 10, "undici": 11, "dodici": 12, "qualche": 3, "alcuni": 3, "alcune": 3,
              "un paio di": 2},
-    units={"giorni": "day", "giorno": "day", "settimane": _WEEK, "settimana": _WEEK, "mesi": _MONTH_P,
-           "mese": _MONTH_P, "anni": _YEAR_P, "anno": _YEAR_P},
-    periods={"settimana": _WEEK, "fine settimana": _WEEKEND, "weekend": _WEEKEND, "mese": _MONTH_P,
-             "anno": _YEAR_P, "primavera": "spring", "estate": "summer", "autunno": "autumn",
+    units={"giorni": "day", "giorno": "day", "settimane": "week", "settimana": "week", "mesi": "month",
+           "mese": "month", "anni": "year", "anno": "year"},
+    periods={"settimana": "week", "fine settimana": "weekend", "weekend": "weekend", "mese": "month",
+             "anno": "year", "primavera": "spring", "estate": "summer", "autunno": "autumn",
              "inverno": "winter",
              **dict(zip(("lunedì", "martedì", "mercoledì", "giovedì", "venerdì", "sabato", "domenica"), _WEEKDAYS_EN,
                         strict=True)),
@@ -1046,9 +1052,9 @@ _PT = _word_grammar(
     numbers={"um": 1, "uma": 1, "dois": 2, "duas": 2, "três": 3, "tres": 3, "quatro": 4, "cinco": 5, "seis": 6,
              "sete": 7, "oito": 8, "nove": 9, "dez": 10, "onze": 11, "doze": 12, "alguns": 3, "algumas": 3,
              "uns": 3, "umas": 3, "um par de": 2},
-    units={"dias": "day", "dia": "day", "semanas": _WEEK, "semana": _WEEK, "meses": _MONTH_P, "mês": _MONTH_P,
-           "mes": _MONTH_P, "anos": _YEAR_P, "ano": _YEAR_P},
-    periods={"semana": _WEEK, "fim de semana": _WEEKEND, "mês": _MONTH_P, "mes": _MONTH_P, "ano": _YEAR_P,
+    units={"dias": "day", "dia": "day", "semanas": "week", "semana": "week", "meses": "month", "mês": "month",
+           "mes": "month", "anos": "year", "ano": "year"},
+    periods={"semana": "week", "fim de semana": "weekend", "mês": "month", "mes": "month", "ano": "year",
              "primavera": "spring", "verão": "summer", "verao": "summer", "outono": "autumn", "inverno": "winter",
              **{f"{d}-feira": en for d, en in zip(("segunda", "terça", "quarta", "quinta", "sexta"),
                                                    _WEEKDAYS_EN, strict=False)},
@@ -1092,7 +1098,9 @@ _DEVANAGARI_CHAR = re.compile(r"[\u0900-\u097f]")
 
 @dataclass(frozen=True, slots=True)
 class _Languages:
-    """Which other languages' expressions a text may hold (cheap checks, no false negatives)."""
+    """Which other languages' expressions a text may hold (cheap checks): any Chinese,
+    Japanese, Spanish or Hindi one; a French, German, Italian or Portuguese one only when
+    the text holds a marker of the language too (else only its full dates)."""
 
     cjk: bool
     spanish: bool
@@ -1216,8 +1224,6 @@ def _cjk_relative(match: re.Match[str], anchor: date) -> DayRange | None:
     if g["unit"]:
         count = _cjk_number(g["n"])
         return _ago(anchor, _CJK_UNITS[g["unit"]], count) if count else None
-    if g["otherday"]:
-        return DayRange(anchor - timedelta(days=7), anchor - timedelta(days=1))
     return None
 
 
@@ -1259,8 +1265,6 @@ def _es_relative(match: re.Match[str], anchor: date) -> DayRange | None:
         unit = "day" if unit.startswith("d") else "week" if unit.startswith("s") else (
             "month" if unit.startswith("m") else "year")
         return _ago(anchor, unit, count) if count else None
-    if g["otherday"]:
-        return DayRange(anchor - timedelta(days=7), anchor - timedelta(days=1))
     what = " ".join(g["what"].lower().split())
     lead = match.group(0).lower()
     direction = (g["dir"] or "").lower()
@@ -1285,13 +1289,13 @@ def _word_relative(grammar: _WordGrammar, match: re.Match[str], anchor: date) ->
     g = match.groupdict()
     if (day := _named_day(g, anchor)) is not None:
         return day
-    for i in range(2):
-        if g.get(f"unit{i}"):
+    i = 0
+    while f"unit{i}" in g:  # one pair of groups per form of "N units ago" (see _word_grammar)
+        if g[f"unit{i}"]:
             n = " ".join(g[f"n{i}"].lower().split())
             count = int(n) if n.isdigit() else grammar.numbers.get(n, 0)
             return _ago(anchor, grammar.units[g[f"unit{i}"].lower()], count) if count else None
-    if g["otherday"]:
-        return DayRange(anchor - timedelta(days=7), anchor - timedelta(days=1))
+        i += 1
     what, which = (g.get("what1") or g.get("what2") or ""), (g.get("pre") or g.get("post") or "")
     period = grammar.periods.get(" ".join(what.lower().split()))
     step = grammar.steps.get(" ".join(which.lower().split()))
@@ -1342,8 +1346,6 @@ def _hi_relative(match: re.Match[str], text: str, anchor: date) -> DayRange | No
     if g["unit"]:
         count = int(g["n"]) if g["n"].isdigit() else _HI_NUMBERS.get(g["n"], 0)
         return _ago(anchor, _hi_unit(g["unit"]), count) if count else None
-    if g["otherday"]:
-        return DayRange(anchor - timedelta(days=7), anchor - timedelta(days=1))
     rel = g["rel"]
     step = -1 if rel.startswith(("पिछल", "गत")) else 0 if rel == "इस" else 1
     return _period(anchor, _hi_unit(g["what"]), step)
@@ -1367,7 +1369,8 @@ def _scan_word_grammars(
     """Add the time expressions of ``grammars`` (French, German, Italian, Portuguese) in
     ``text`` to ``found``, and the full dates (day, month, year) of ``dated``."""
     # A text may hold the words of several of these (French and German both write "Mai"):
-    # the longest reading where theirs overlap ("am 8. Mai 2020", not French "Mai 2020").
+    # where their readings overlap, the one starting first, of those the longest ("am 8.
+    # Mai 2020", not French "Mai 2020").
     readings: list[tuple[int, int, DayRange | tuple[int, int, int]]] = []
     for grammar in (*grammars, *dated):
         full_dates_only = grammar in dated

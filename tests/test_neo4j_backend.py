@@ -162,6 +162,11 @@ async def test_every_cypher_file_parses(neo: Any) -> None:
                 assert warnings == [], f"{name}.cypher: {[w.status_description for w in warnings]}"
 
 
+def plan_operators(step: dict[str, Any]) -> list[str]:
+    """The operators of a plan (EXPLAIN's), depth first."""
+    return [step["operatorType"].split("@")[0], *(o for child in step.get("children", []) for o in plan_operators(child))]
+
+
 async def test_a_neighbourhood_seeks_its_holders_by_element_id(neo: Any) -> None:
     """With the label and the owner in the same MATCH as the element id, the planner read
     every entry of the owner once per holder (its index, then an id comparison): a pruned
@@ -179,14 +184,7 @@ async def test_a_neighbourhood_seeks_its_holders_by_element_id(neo: Any) -> None
     }
     async with neo.driver.session() as session:
         plan = (await (await session.run("EXPLAIN " + load_cypher("neighbourhood"), _sent(params))).consume()).plan
-    operators: list[str] = []
-
-    def walk(step: dict[str, Any]) -> None:
-        operators.append(step["operatorType"].split("@")[0])
-        for child in step.get("children", []):
-            walk(child)
-
-    walk(plan)
+    operators = plan_operators(plan)
     assert "NodeByElementIdSeek" in operators, operators
     assert not [o for o in operators if o in ("NodeIndexSeek", "NodeByLabelScan", "AllNodesScan")], operators
 
@@ -245,14 +243,7 @@ async def test_term_nodes_are_sought_never_scanned(neo: Any, query: str, extra: 
     }  # fmt: skip
     async with neo.driver.session() as session:
         plan = (await (await session.run("EXPLAIN " + load_cypher(query), _sent(params))).consume()).plan
-    operators: list[str] = []
-
-    def walk(step: dict[str, Any]) -> None:
-        operators.append(step["operatorType"].split("@")[0])
-        for child in step.get("children", []):
-            walk(child)
-
-    walk(plan)
+    operators = plan_operators(plan)
     assert [o for o in operators if o.endswith("Scan")] == [], operators
 
 
