@@ -15,6 +15,7 @@ import dataclasses
 import re
 import uuid
 from abc import ABC, abstractmethod
+from collections import Counter
 from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -131,6 +132,16 @@ class RecentScope:
 
     def holds(self, entry_project_id: str | None) -> bool:
         return entry_project_id is None or (not self.global_only and entry_project_id == self.project_id)
+
+
+@dataclass(frozen=True, slots=True)
+class NameUse:
+    """How a user's entries use a word (:meth:`MemoryService._name_uses`): how many of the
+    entries holding it as a token each author wrote, and the label of the user's
+    ``Entity`` of that name (``None``: none)."""
+
+    authors: Mapping[str, int]
+    label: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -1793,6 +1804,7 @@ class MemoryService(ABC):
             for word in tried:
                 if word not in found and (variant := await self._uncased_word_variant(owner, word)):
                     found[word] = variant
+        found.update(await self._names_others_call_speakers(owner, text, tokens, corpus))
         if not unknown:
             return found, across
         capitalised = _capitalised_words(text)
@@ -1821,6 +1833,37 @@ class MemoryService(ABC):
             # against the user's tokens, as a name is ("Yénifer"), never by a short form.
             found.update(await self._names_among_tokens(owner, unknown, speakers))
         return found, across
+
+    async def _names_others_call_speakers(
+        self, owner: Owner, text: str, tokens: Sequence[str], corpus: CorpusStats
+    ) -> dict[str, str]:
+        """Query words written as names that the user's entries hold but that are no word
+        of a speaker's name, each read as the speaker's name it spells another way
+        (:func:`speaker_variant`): a speaker shown as "Mel", whom the others call Melanie,
+        asked about as Melanie. Only in a query that names no speaker as written, and only
+        where the entries tell it is that speaker's name: an ``Entity`` of that name, if
+        there is one, is a person ("Melbourne" is no "Mel"), and the others write the word
+        more often than the speaker does (one's own entries naming a "Melanie" tell of
+        someone else; one stray turn, a slip or a quote, does not)."""
+        if not corpus.speaker_tokens.isdisjoint(tokens):
+            return {}
+        capitalised = _capitalised_words(text)
+        held = [t for t in tokens if t in capitalised and corpus.token_df.get(t)][:MAX_RESPELLED_WORDS]
+        if not held:
+            return {}
+        speakers = await self._speaker_names(owner)
+        variants = {t: name for t in held if t not in speakers and (name := speaker_variant(t, speakers)) is not None}
+        if not variants:
+            return {}
+        uses = await self._name_uses(owner, sorted(variants))
+        return {
+            word: name
+            for word, name in variants.items()
+            if (use := uses.get(word)) is not None
+            and use.label in (None, "PERSON")
+            and 2 * sum(n for author, n in use.authors.items() if name in speaker_tokens(author))
+            < sum(use.authors.values())
+        }
 
     async def _names_among_tokens(
         self, owner: Owner, words: Sequence[str], speakers: AbstractSet[str]
@@ -2116,6 +2159,26 @@ class MemoryService(ABC):
     async def _speaker_names(self, owner: Owner) -> frozenset[str]:
         """The owner's tokens that are words of a speaker's name (``Token.speaker``)."""
         return frozenset().union(*(speaker_tokens(e.memory.author) for e in await self._all_entries(owner)))
+
+    async def _name_uses(self, owner: Owner, words: Sequence[str]) -> dict[str, NameUse]:
+        """For each of ``words`` that the owner's entries hold as a token, how they use it
+        (:class:`NameUse`); a word no entry holds is left out. By default read through
+        :meth:`_entry_terms` of every entry; a backend may read its nodes directly."""
+        wanted = set(words)
+        entries = await self._all_entries(owner)
+        terms = await self._entry_terms(owner, [e.entry_id for e in entries])
+        authors: dict[str, Counter[str]] = {}
+        labels: dict[str, str] = {}
+        for entry in entries:
+            parts = terms.get(entry.entry_id)
+            if parts is None:
+                continue
+            for token in wanted.intersection(parts.tokens):
+                authors.setdefault(token, Counter())[entry.memory.author] += 1
+            for entity in parts.entities:
+                if entity.name in wanted:
+                    labels.setdefault(entity.name, entity.label)
+        return {t: NameUse(found, labels.get(t)) for t, found in authors.items()}
 
     @abstractmethod
     async def _fetch_entries(self, owner: Owner, entry_ids: Sequence[str]) -> list[StoredEntry]:

@@ -1136,6 +1136,48 @@ async def test_a_speakers_name_spelled_another_way_in_the_query_still_names_them
     assert all(h.by_named_speaker is None for h in (await search(service, "What is Roberta's hobby?")).hits)
 
 
+async def test_a_name_the_others_call_a_speaker_by_names_them(service: MemoryService) -> None:
+    # The app shows her as "Mel"; the others call her Melanie, and so does the question.
+    await service.add_session(
+        APP,
+        USER,
+        "s",
+        [
+            entry("Melanie, your pottery is lovely! Mine keeps cracking.", at=0, author="Caroline"),
+            entry("Thanks Caro, I made a bowl at pottery class yesterday.", at=1, author="Mel"),
+            entry("Did Melanie show you the pottery studio?", at=2, author="Jon"),
+        ],
+    )
+    await service.add_session(APP, USER, "t", [entry("I went to Melbourne for a pottery fair.", at=3, author="Jon")])
+    response = await search(service, "What did Melanie make at pottery class?")
+    first = response.hits[0]
+    assert first.memory.author == "Mel" and first.by_named_speaker is True
+    assert first.read_as == {"melanie": "mel"} and "mel" in first.matched_tokens
+    assert [h.by_named_speaker for h in response.hits if h.memory.author != "Mel"] == [False, False, False]
+    # The other way round: a speaker stored as "Caroline", whom Mel calls Caro.
+    caro = (await search(service, "Is Caro's pottery cracking?")).hits[0]
+    assert caro.memory.author == "Caroline" and caro.read_as == {"caro": "caroline"}
+    # Never a place ("Melbourne" is no "Mel"), nor a name its speaker writes of someone else.
+    assert all(h.read_as == {} for h in (await search(service, "What fair was in Melbourne?")).hits)
+    await service.add_session(
+        APP,
+        USER,
+        "u",
+        [
+            entry("My cousin Melanie visits next week.", at=4, author="Mel"),
+            entry("My cousin Melanie loves pottery too.", at=5, author="Mel"),
+        ],
+    )
+    assert all(h.read_as == {} for h in (await search(service, "When does Melanie visit?")).hits)
+    # What the rule reads, as the backend reads it and as the base class does from the entries.
+    owner = service._owner(APP, USER)
+    words = ["melanie", "melbourne", "caro", "nobody"]
+    uses = await service._name_uses(owner, words)
+    assert uses == await MemoryService._name_uses(service, owner, words)
+    assert uses["melanie"].authors == {"Caroline": 1, "Jon": 1, "Mel": 2} and uses["melanie"].label == "PERSON"
+    assert uses["melbourne"].label == "GPE" and "nobody" not in uses
+
+
 async def test_a_question_asking_for_a_place_finds_the_turn_that_names_one(service: MemoryService) -> None:
     # Separate sessions: no turn lends another its context.
     await service.add_session(APP, USER, "a", [entry("Took a short trip last week to Rome with my sister.", author="Jon")])

@@ -215,6 +215,7 @@ def test_every_read_names_the_seek_of_its_term_nodes() -> None:
         ("term_stats", {}),
         ("postings", {}),
         ("neighbourhood_of_holders", {}),
+        ("name_uses", {"values": ["kiwi", "place 3"]}),
     ],
 )
 async def test_term_nodes_are_sought_never_scanned(neo: Any, query: str, extra: dict[str, Any]) -> None:

@@ -53,6 +53,7 @@ import asyncio
 import calendar
 import functools
 import random
+from collections import Counter
 from collections.abc import Awaitable, Callable, Hashable, Iterator, Mapping, Sequence
 from datetime import date, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -66,6 +67,7 @@ from graphmem._service import (
     CypherView,
     MemoryService,
     MemoryStats,
+    NameUse,
     Owner,
     PreparedEntry,
     RecentScope,
@@ -569,6 +571,10 @@ class Neo4jMemoryService(MemoryService):
 
     async def _speaker_names(self, owner: Owner) -> frozenset[str]:
         return frozenset(await self._read_single("speaker_tokens", _owner_params(owner), "values"))
+
+    async def _name_uses(self, owner: Owner, words: Sequence[str]) -> dict[str, NameUse]:
+        records = await self._read("name_uses", {**_owner_params(owner), "values": list(dict.fromkeys(words))})
+        return {r["value"]: NameUse(Counter(r["authors"]), r["label"]) for r in records if r["authors"]}
 
     async def _tokens_like(self, owner: Owner, first: str, min_length: int, max_length: int) -> list[str]:
         params = {**_owner_params(owner), "first": first, "min_length": min_length, "max_length": max_length}

@@ -33,7 +33,7 @@ import operator
 import os
 import sys
 import threading
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import AsyncIterator, Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from datetime import datetime
@@ -57,6 +57,7 @@ from graphmem._service import (
     CypherView,
     MemoryService,
     MemoryStats,
+    NameUse,
     Owner,
     PreparedEntry,
     RecentScope,
@@ -1140,6 +1141,21 @@ class GraphMemoryService(MemoryService):
         with self._lock:
             self._ensure_loaded(owner)
             return frozenset(self._speaker_values.get(owner, ()))
+
+    async def _name_uses(self, owner: Owner, words: Sequence[str]) -> dict[str, NameUse]:
+        with self._lock:
+            self._ensure_loaded(owner)
+            own = self._entries.get(owner, {})
+            tokens, entities = self._terms.get(owner, ({}, {}))
+            nodes = self._graph._node
+            found: dict[str, NameUse] = {}
+            for word in words:
+                term = tokens.get(word)
+                authors = Counter(own[node[3]].author for node in term[1] if node[3] in own) if term else None
+                if authors:
+                    entity = entities.get(word)
+                    found[word] = NameUse(authors, None if entity is None else nodes[entity[0]]["label"])
+            return found
 
     async def _entity_names(self, owner: Owner) -> frozenset[str]:
         with self._lock:
