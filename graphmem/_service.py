@@ -465,6 +465,29 @@ def new_entry_id() -> str:
     return uuid.uuid4().hex
 
 
+
+class _OwnerNames:
+    """The owner's ``Entity`` names and speakers' words, read at most once in a search by
+    whichever rule asks first (:meth:`MemoryService._names` gives both in one read; a rule
+    needing only the speakers reads those alone)."""
+
+    def __init__(self, service: MemoryService, owner: Owner) -> None:
+        self._service, self._owner = service, owner
+        self._names: frozenset[str] | None = None
+        self._speakers: frozenset[str] | None = None
+
+    async def both(self) -> tuple[frozenset[str], frozenset[str]]:
+        if self._names is None:
+            self._names, self._speakers = await self._service._names(self._owner)
+        assert self._speakers is not None
+        return self._names, self._speakers
+
+    async def speakers(self) -> frozenset[str]:
+        if self._speakers is None:
+            self._speakers = await self._service._speaker_names(self._owner)
+        return self._speakers
+
+
 class MemoryService(ABC):
     """Long-term memory for agents, stored as a knowledge graph.
 
@@ -1650,7 +1673,8 @@ class MemoryService(ABC):
         # or one an entry names) is read as that name, and a misspelt word as the word:
         # only words no entry holds are tried. The query is then decomposed as if it were
         # written that way, so its entity spans link too.
-        variants, across = await self._name_variants(owner, text, tokens, corpus, parts.language)
+        owner_names = _OwnerNames(self, owner)  # read at most once, by the rules below that need them
+        variants, across = await self._name_variants(owner, text, tokens, corpus, parts.language, owner_names)
         if variants or across:
             if read_as is not None:  # a name only written in lowercase was read as written
                 read_as.update((w, v) for w, v in variants.items() if v.lower() != w)
@@ -1663,7 +1687,7 @@ class MemoryService(ABC):
             corpus = await self._term_stats(owner, (*tokens, *_forms_of(near, tokens)), entity_names)
             first = FirstRead(corpus)  # what was gathered was for other words
         # A linked name stands for its group, the names of the same thing (graphmem._entities).
-        groups = await self._term_groups(owner, tokens, entity_names, corpus)
+        groups = await self._term_groups(owner, tokens, entity_names, corpus, owner_names)
         if groups is not None:
             tokens = tuple(dict.fromkeys((*tokens, *groups.tokens)))
             entity_names = tuple(dict.fromkeys((*entity_names, *groups.entities)))
@@ -1738,7 +1762,12 @@ class MemoryService(ABC):
         return near
 
     async def _term_groups(
-        self, owner: Owner, tokens: Sequence[str], entity_names: Sequence[str], corpus: CorpusStats
+        self,
+        owner: Owner,
+        tokens: Sequence[str],
+        entity_names: Sequence[str],
+        corpus: CorpusStats,
+        owner_names: _OwnerNames | None = None,
     ) -> TermGroups | None:
         """The groups the query's linked names stand for (``None``: none links another
         name): each group's names, and the words a linked name is spelled as in the names
@@ -1748,7 +1777,7 @@ class MemoryService(ABC):
         if all(corpus.speaker_tokens.issuperset(_NAME_WORD.findall(e)) for e in linked):
             return None  # nothing, or speakers' names only: those are never grouped
 
-        names, speakers = await self._names(owner)
+        names, speakers = await (owner_names or _OwnerNames(self, owner)).both()
         groups = entity_groups(names, speakers)
         entity_key: dict[str, str] = {}
         words: set[str] = set()
@@ -1777,7 +1806,13 @@ class MemoryService(ABC):
         return await self._entity_names(owner), await self._speaker_names(owner)
 
     async def _name_variants(
-        self, owner: Owner, text: str, tokens: Sequence[str], corpus: CorpusStats, language: str | None
+        self,
+        owner: Owner,
+        text: str,
+        tokens: Sequence[str],
+        corpus: CorpusStats,
+        language: str | None,
+        owner_names: _OwnerNames | None = None,
     ) -> tuple[dict[str, str], list[CrossScriptName]]:
         """Query tokens that no entry holds, written capitalised in the query, and the name
         each spells another way (see :func:`speaker_variant` for the rule): a speaker's
@@ -1804,7 +1839,7 @@ class MemoryService(ABC):
             for word in tried:
                 if word not in found and (variant := await self._uncased_word_variant(owner, word)):
                     found[word] = variant
-        found.update(await self._names_others_call_speakers(owner, text, tokens, corpus))
+        found.update(await self._names_others_call_speakers(owner, text, tokens, corpus, owner_names))
         if not unknown:
             return found, across
         capitalised = _capitalised_words(text)
@@ -1835,7 +1870,12 @@ class MemoryService(ABC):
         return found, across
 
     async def _names_others_call_speakers(
-        self, owner: Owner, text: str, tokens: Sequence[str], corpus: CorpusStats
+        self,
+        owner: Owner,
+        text: str,
+        tokens: Sequence[str],
+        corpus: CorpusStats,
+        owner_names: _OwnerNames | None = None,
     ) -> dict[str, str]:
         """Query words written as names that the user's entries hold but that are no word
         of a speaker's name, each read as the speaker's name it spells another way
@@ -1851,7 +1891,9 @@ class MemoryService(ABC):
         held = [t for t in tokens if t in capitalised and corpus.token_df.get(t)][:MAX_RESPELLED_WORDS]
         if not held:
             return {}
-        speakers = await self._speaker_names(owner)
+        read = owner_names or _OwnerNames(self, owner)
+        # A word naming an Entity: the names will be read to group it anyway (_term_groups).
+        speakers = (await read.both())[1] if any(corpus.entity_df.get(t) for t in held) else await read.speakers()
         variants = {t: name for t in held if t not in speakers and (name := speaker_variant(t, speakers)) is not None}
         if not variants:
             return {}
