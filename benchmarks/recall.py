@@ -212,7 +212,18 @@ def graphmem_recall(
 
 # ---------------------------------------------------------------------------- robustness
 
-PERTURBATIONS = ("typo", "names", "british", "dates")
+PERTURBATIONS = ("typo", "names", "british", "dates", "chat")
+#: ``chat``: the question as a message to an assistant, one frame per question in turn. The
+#: last one is no phrase graphmem reads as asking for nothing ("sorry", "bother" stay words).
+CHAT_FRAMES = (
+    "Hey, {q}",
+    "Quick question: {q}",
+    "Can you remind me {q}",
+    "{Q} Thanks!",
+    "Do you remember {q}",
+    "hi! {Q}",
+    "Sorry to bother you again, {q}",
+)
 
 
 def _british_spellings() -> dict[str, str]:
@@ -257,11 +268,19 @@ def perturb_questions(conversations: Sequence[Conversation], how: str) -> int:
     (deterministic, no randomness): ``typo`` misspells each question's longest lowercase
     word of six letters or more; ``names`` misspells every capitalised word of five letters
     or more that is no speaker's name and does not open the question; ``british`` writes
-    every word that has a British spelling that way ("favorite" -> "favourite"). Returns
+    every word that has a British spelling that way ("favorite" -> "favourite"); ``chat``
+    asks each as a message to an assistant (:data:`CHAT_FRAMES`, in turn). Returns
     how many questions changed. A measure of robustness, never of tuning: nothing here knows the
     answers."""
     if how == "dates":
         return _date_the_questions(conversations)
+    if how == "chat":
+        for conv in conversations:
+            for i, q in enumerate(conv.questions):
+                frame = CHAT_FRAMES[i % len(CHAT_FRAMES)]
+                text = frame.format(Q=q.question, q=q.question[:1].lower() + q.question[1:])
+                object.__setattr__(q, "question", text)  # frozen dataclass, a private copy
+        return sum(len(c.questions) for c in conversations)
     changed = 0
     british = _british_spellings() if how == "british" else {}
     for conv in conversations:
@@ -566,7 +585,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "'names' does the same to every capitalised word of 5+ letters that is no speaker's name and does not start the question; "
         "'british' writes every word with a British spelling that way (spaCy's en_lexeme_norm); "
         "'dates' names the day (or, every other question, the month) its evidence was said on in each question "
-        "not about a time whose evidence is of one day",
+        "not about a time whose evidence is of one day; "
+        "'chat' asks each question as a message to an assistant ('Hey, ...', '... Thanks!', 'Can you remind me ...')",
     )
     parser.add_argument(
         "--no-related-words",

@@ -24,6 +24,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from graphmem._answer_types import TYPE_TOKENS, asked_types, type_tokens
+from graphmem._chat_phrases import without_chat_phrases
 from graphmem._collector import collector_paused
 from graphmem._decompose import (
     Decomposer,
@@ -1598,17 +1599,21 @@ class MemoryService(ABC):
         return {i: known[i] for i in entry_ids if i in known}
 
     async def _query_words(
-        self, query: str, as_of: datetime | None, *, words_of_a_time_alone: bool = True
+        self, query: str, as_of: datetime | None, *, words_of_a_time_alone: bool = True, asked: bool = False
     ) -> tuple[QueryTime | None, str, Decomposition]:
         """The time a query names (``None``: none), its text without it, and that text's
         terms: a time is matched as a time, not as words. A query that is nothing but a time
         ("tomorrow", "May 2023") is matched by its words instead (no time, the whole text),
-        unless ``words_of_a_time_alone`` is off (a delete: then it has no terms).
+        unless ``words_of_a_time_alone`` is off (a delete: then it has no terms). ``asked``:
+        the query is a question put to the assistant (a search), read without its
+        greetings, thanks and requests to recall (:mod:`graphmem._chat_phrases`).
 
         The text is the query as the pipeline reads it (``clean_text``: a soft hyphen inside
         a word deleted, full-width letters as ASCII), so that the rules reading the text
         (names, misspellings respelled in it) see the words its tokens came from."""
         query = clean_text(query)
+        if asked:
+            query = without_chat_phrases(query)
         when = query_time(query, as_of)
         text = _without_spans(query, when.spans) if when is not None else query
         parts = await self.decompose_query(text)
@@ -1635,7 +1640,7 @@ class MemoryService(ABC):
         related to a query word, and that word."""
         # A time named in the query is matched against the entries' times, not as words:
         # its words ("May", "2023") are left out of the tokens.
-        when, text, parts = await self._query_words(query, as_of, words_of_a_time_alone=False)
+        when, text, parts = await self._query_words(query, as_of, words_of_a_time_alone=False, asked=True)
         parts = await self._names_as_written(owner, text, parts)  # "Will?" is a name, or nothing
         if when is not None and _asks_for_a_time_alone(text, parts):
             alone = await self._score_time_alone(owner, project_id, when)
@@ -1643,7 +1648,7 @@ class MemoryService(ABC):
                 return alone, None
         if parts.is_empty and (when is None or not asked_types(text)):
             if when is not None:  # no entry matches the time: its words are matched instead
-                when, text, parts = await self._query_words(query, as_of)
+                when, text, parts = await self._query_words(query, as_of, asked=True)
                 parts = await self._names_as_written(owner, text, parts)
             if parts.is_empty:
                 return None

@@ -1178,6 +1178,22 @@ async def test_a_name_the_others_call_a_speaker_by_names_them(service: MemorySer
     assert uses["melbourne"].label == "GPE" and "nobody" not in uses
 
 
+async def test_a_message_to_the_assistant_is_searched_for_what_it_asks(service: MemoryService) -> None:
+    # What ADK's PreloadMemoryTool searches with: the user's message as written.
+    greeting = entry("Hey! Thanks for yesterday, it reminds me of the old days.", at=0, author="Ana")
+    await service.add_session(APP, USER, "s", [greeting, entry("Work was long today.", at=1, author="Ana")])
+    await service.add_session(APP, USER, "t", [entry("My sister Maria runs a bakery in Lisbon.", at=2, author="Ana")])
+    await service.add_session(APP, USER, "u", [entry("Hey, thanks, can you remind me to call mum?", at=3, author="Ana")])
+    for day in range(4, 12):  # the rest of a chat: greetings are a few of its turns
+        await service.add_session(APP, USER, f"v{day}", [entry(f"Notes on the garden, week {day}.", at=day, author="Ana")])
+    message = "Hey! Can you remind me what my sister's bakery is called? Thanks!"
+    first = (await search(service, message)).hits[0]
+    assert first.memory.text.startswith("My sister Maria") and not {"hey", "thank", "remind"} & set(first.matched_tokens)
+    # A message of nothing else is read as written, and a delete reads every word it is given.
+    assert (await search(service, "thanks!")).hits[0].memory.text.startswith("Hey")
+    assert await service.delete_entries(APP, USER, "remind") == 2
+
+
 async def test_a_question_asking_for_a_place_finds_the_turn_that_names_one(service: MemoryService) -> None:
     # Separate sessions: no turn lends another its context.
     await service.add_session(APP, USER, "a", [entry("Took a short trip last week to Rome with my sister.", author="Jon")])

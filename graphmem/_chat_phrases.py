@@ -1,0 +1,58 @@
+"""What a message says to the assistant, not about what it asks for: greetings, thanks and
+the phrases that ask an assistant to recall ("can you remind me", "do you remember").
+
+An agent often searches its memory with the user's message as written: Google ADK's
+``PreloadMemoryTool`` does so on every turn. "Hey! Can you remind me what Mel painted?
+Thanks!" asks what "what did Mel paint?" asks, but its words "hey", "remind" and "thanks"
+match every greeting, every turn saying something "reminds me" of something, and every
+thank-you of the conversation, and those then outrank the answer. A search reads such a
+query without these phrases (:func:`without_chat_phrases`); a delete by query, which
+means its words, reads them.
+
+Only English, and only phrases that ask for nothing in a question put to an assistant:
+a word that can be what is asked about stays ("What did Jon *tell* Gina?", "What did Maria
+make to *remind* her of England?", "Is Caroline *okay*?", "Did he say *sorry*?"). So the
+request verbs are read only in the frame of a request to the assistant: *remind me* and
+*tell me* where a request starts (or after "you" or "please"), *you remember / recall /
+know* after "do", "did", "can" or "could", *I wonder*, *I was wondering*, *I can't
+remember*; and greetings and thanks as words of their own.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["without_chat_phrases"]
+
+#: Greetings, thanks and fillers: a word of its own (not inside "hi-fi" or "Ohio").
+_WORDS = r"hey|hi|hello|hiya|heya|howdy|thanks|thank\s+you|thank\s+u|thx|lol|btw|hmm+|um+|uh+|oh"
+#: Where a request starts: the text's start, a sentence's or a clause's, or after "please".
+_START = r"(?:^|(?<=[.!?,:;])|(?<=\bplease))\s*"
+_REQUESTS = (
+    # can you remind me (again) (of / about), could you please tell me ...
+    r"(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:remind|tell)\s+me(?:\s+again)?(?:\s+(?:of|about|if|whether))?",
+    # do you (still) remember / recall / know (about / if / whether)
+    r"(?:do|did|can|could)\s+you\s+(?:still\s+)?(?:remember|recall|know)(?:\s+(?:about|if|whether))?",
+    # I wonder / I was wondering / I'm wondering / I can't remember (if / whether)
+    r"i\s+(?:wonder|was\s+wondering|am\s+wondering|['’]m\s+wondering|can['’]?t\s+remember|cannot\s+remember"
+    r"|don['’]?t\s+remember|do\s+not\s+remember)(?:\s+(?:about|if|whether))?",
+    r"(?:a\s+)?quick\s+question",
+    r"just\s+(?:curious|wondering)",
+    r"any\s+idea",
+)
+_PHRASE = re.compile(
+    rf"(?<![\w'’-])(?:{_WORDS})(?![\w'’-])"
+    rf"|{_START}(?:(?:{'|'.join(_REQUESTS)})(?![\w'’-])|(?:remind|tell)\s+me(?:\s+again)?(?:\s+(?:of|about))?(?![\w'’-]))"
+    rf"|(?<![\w'’-])(?:{'|'.join(_REQUESTS)})(?![\w'’-])",
+    re.IGNORECASE,
+)
+
+
+def without_chat_phrases(text: str) -> str:
+    """``text`` with its greetings, thanks and requests to recall blanked out (each
+    character a space, so that offsets into the text stay true); the text as it was when
+    nothing is left but such phrases (then they are what is asked for)."""
+    blanked = _PHRASE.sub(lambda m: " " * len(m.group(0)), text)
+    if blanked == text or not any(ch.isalnum() for ch in blanked):
+        return text
+    return blanked

@@ -1,0 +1,70 @@
+"""A search reads a message to the assistant without its greetings, thanks and requests to
+recall (graphmem._chat_phrases); the words a question asks about stay."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from graphmem._chat_phrases import without_chat_phrases
+
+
+def words(text: str) -> str:
+    return " ".join(without_chat_phrases(text).split())
+
+
+@pytest.mark.parametrize(
+    ("message", "asked"),
+    [
+        ("Hey, quick question: what did Mel paint?", ", : what did Mel paint?"),
+        ("Can you remind me what my sister's bakery is called? Thanks!", "what my sister's bakery is called? !"),
+        ("Do you remember when Caroline went to the parade?", "when Caroline went to the parade?"),
+        ("Remind me: where does Maria live?", ": where does Maria live?"),
+        ("Tell me about Caroline's adoption plans.", "Caroline's adoption plans."),
+        ("please tell me what mel did", "please what mel did"),
+        ("I was wondering if Mel likes pottery", "Mel likes pottery"),
+        ("I can't remember whether Jon opened his studio", "Jon opened his studio"),
+        ("Any idea what Gina sells?", "what Gina sells?"),
+        ("What do you know about John's car?", "What John's car?"),
+        ("hi! what's the name of the cafe, thank you", "! what's the name of the cafe,"),
+        ("Hello Kitty backpack", "Kitty backpack"),
+    ],
+)
+def test_greetings_thanks_and_requests_to_recall_are_no_words_of_the_question(message: str, asked: str) -> None:
+    assert words(message) == asked
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What does Jon tell Gina he won't do?",  # tell: what Jon said
+        "What did Maria make for her home to remind her of a trip to England?",
+        "What did Jon tell me?",  # not a request: what he told
+        "Is Caroline okay after the accident?",
+        "Did he say sorry?",
+        "Which trip to Ohio did they plan?",  # "oh" inside a word
+        "Where did she buy the hi-fi set?",
+        "Does Melanie remember her first pottery class?",  # her memory, not the assistant's
+    ],
+)
+def test_words_a_question_asks_about_stay(question: str) -> None:
+    assert without_chat_phrases(question) == question
+
+
+def test_a_message_of_nothing_else_is_read_as_written() -> None:
+    # Then the phrases are what is asked about ("when did we say thanks?" aside).
+    for message in ("thanks", "Hey!", "hi, thank you!", "Do you remember?"):
+        assert without_chat_phrases(message) == message
+
+
+@given(
+    st.lists(st.sampled_from([*"abcdeghiklmnorstuwy ,.!?:'-", "hey", "thanks", "remind me", "do you recall"])).map(
+        "".join
+    )
+)
+def test_blanking_keeps_every_other_character_where_it_was(text: str) -> None:
+    # Offsets into the query (a time's span) stay true: each blanked character is a space.
+    out = without_chat_phrases(text)
+    assert len(out) == len(text)
+    assert all(o == t or o == " " for o, t in zip(out, text, strict=True))
