@@ -184,6 +184,21 @@ async def test_each_finished_utterance_is_its_own_memory(service: MemoryService)
     assert best.custom_metadata["matched_tokens"] == ["lisbon"]
 
 
+async def test_a_users_message_as_written_recalls_what_it_asks(service: MemoryService) -> None:
+    """ADK's PreloadMemoryTool searches with the user's message as written, greeting and
+    thanks included: the turn it asks about comes first, not the greetings."""
+    memory = GraphmemMemoryService(service)
+    chat = [text_event("user", "Hey! Thanks for yesterday, that reminds me of home.", 0),
+            text_event("companion", "Hey! Glad it helped, thanks for telling me.", 0.5)]
+    await memory.add_session_to_memory(session_of("s1", chat))
+    await memory.add_session_to_memory(session_of("s2", [text_event("user", "My sister Maria has a bakery in Lisbon.", 5)]))
+    for day in range(3):
+        await memory.add_session_to_memory(session_of(f"n{day}", [text_event("user", f"Garden notes, week {day}.", 9 + day)]))
+    message = "Hey! Can you remind me what my sister's bakery is called? Thanks!"
+    best = (await memory.search_memory(app_name=APP, user_id=USER, query=message)).memories[0]
+    assert best.content.parts is not None and best.content.parts[0].text == "My sister Maria has a bakery in Lisbon."
+
+
 async def test_turns_a_rewind_undid_are_not_remembered(service: MemoryService) -> None:
     memory = GraphmemMemoryService(service)
     kept = [text_event("user", "My favourite colour is green.", 0, invocation_id="i1"),
