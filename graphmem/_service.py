@@ -466,7 +466,6 @@ def new_entry_id() -> str:
     return uuid.uuid4().hex
 
 
-
 class _OwnerNames:
     """The owner's ``Entity`` names and speakers' words, read at most once in a search by
     whichever rule asks first (:meth:`MemoryService._names` gives both in one read; a rule
