@@ -214,7 +214,7 @@ def graphmem_recall(
 
 PERTURBATIONS = ("typo", "names", "british", "dates", "chat")
 #: ``chat``: the question as a message to an assistant, one frame per question in turn. The
-#: last one is no phrase graphmem reads as asking for nothing ("sorry", "bother" stay words).
+#: last one is no phrase graphmem reads as asking for nothing ("need", "help" stay words).
 CHAT_FRAMES = (
     "Hey, {q}",
     "Quick question: {q}",
@@ -222,7 +222,7 @@ CHAT_FRAMES = (
     "{Q} Thanks!",
     "Do you remember {q}",
     "hi! {Q}",
-    "Sorry to bother you again, {q}",
+    "Need your help: {q}",
 )
 
 

@@ -15,7 +15,8 @@ make to *remind* her of England?", "Is Caroline *okay*?", "Did he say *sorry*?")
 request verbs are read only in the frame of a request to the assistant: *remind me* and
 *tell me* where a request starts (or after "you" or "please"), *you remember / recall /
 know* after "do", "did", "can" or "could", *I wonder*, *I was wondering*, *I can't
-remember*; and greetings and thanks as words of their own.
+remember*, *I'm trying to remember*, *help me recall*, *do you happen to know*, *sorry to
+bother you*, *by any chance*; and greetings and thanks as words of their own.
 """
 
 from __future__ import annotations
@@ -36,8 +37,14 @@ _REQUESTS = (
     # I wonder / I was wondering / I'm wondering / I can't remember (if / whether)
     r"i\s+(?:wonder|was\s+wondering|am\s+wondering|['’]m\s+wondering|can['’]?t\s+remember|cannot\s+remember"
     r"|don['’]?t\s+remember|do\s+not\s+remember)(?:\s+(?:about|if|whether))?",
+    # I'm trying to remember / help me recall / do you happen to know
+    r"i(?:\s+am|['’]m)\s+trying\s+to\s+(?:remember|recall)(?:\s+(?:if|whether))?",
+    r"help\s+me\s+(?:remember|recall)",
+    r"(?:do|did)\s+you\s+happen\s+to\s+(?:remember|recall|know)(?:\s+(?:if|whether))?",
+    r"sorry\s+to\s+(?:bother|bug|trouble)\s+you(?:\s+again)?",
     r"(?:a\s+)?quick\s+question",
     r"just\s+(?:curious|wondering)",
+    r"by\s+any\s+chance",
     r"any\s+idea",
 )
 _PHRASE = re.compile(
