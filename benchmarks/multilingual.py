@@ -41,7 +41,8 @@ differently than the conversation wrote them. ``--perturb accents`` types the Sp
 questions without their accents (see :func:`perturb_accents`), as people often do.
 ``--perturb latin-authors`` writes every speaker's name in Latin letters, as an app that
 keeps its users' names so would (see :func:`perturb_latin_authors`); texts and questions
-keep their script.
+keep their script. ``--perturb chat`` asks each question as a message, after a greeting or
+before thanks in its language (see :func:`perturb_chat`).
 """
 
 from __future__ import annotations
@@ -86,6 +87,7 @@ __all__ = [
     "bigram_tokens",
     "mix_options",
     "perturb_accents",
+    "perturb_chat",
     "perturb_latin_authors",
     "perturb_names",
     "run",
@@ -260,7 +262,15 @@ def mix_options(mix: str) -> dict[str, Any]:
     return options
 
 
-PERTURBATIONS = ("names", "accents", "latin-authors")
+PERTURBATIONS = ("names", "accents", "latin-authors", "chat")
+#: ``--perturb chat``: each question as a message to an assistant, greeting first or thanks
+#: last, in turn, in its own language.
+CHAT_FRAMES = {
+    "ja": ("こんにちは！{q}", "{q} ありがとう！"),
+    "zh": ("你好！{q}", "{q} 谢谢！"),
+    "hi": ("नमस्ते, {q}", "{q} धन्यवाद!"),
+    "es": ("Hola, {q}", "{q} ¡Gracias!"),
+}
 
 #: How an app that keeps its users' names in Latin letters would have them (the usual
 #: romanisation: Hepburn, pinyin, Hindi's common spelling), for ``--perturb latin-authors``.
@@ -331,6 +341,22 @@ def perturb_latin_authors(data: dict[str, list[Conversation]]) -> int:
     return changed
 
 
+def perturb_chat(data: dict[str, list[Conversation]]) -> int:
+    """Rewrite every question in place as a message to an assistant (:data:`CHAT_FRAMES`: a
+    greeting before it, or thanks after it, in turn). Returns how many questions changed. A
+    measure of robustness, never of tuning."""
+    changed = 0
+    for lang, convs in data.items():
+        frames = CHAT_FRAMES.get(lang)
+        if frames is None:
+            continue
+        for conv in convs:
+            for i, q in enumerate(conv.questions):
+                object.__setattr__(q, "question", frames[i % len(frames)].format(q=q.question))  # a private copy
+                changed += 1
+    return changed
+
+
 def perturb_accents(data: dict[str, list[Conversation]]) -> int:
     """Rewrite the questions of Latin-script languages (Spanish here) in place as typed
     without accents: every letter's combining marks dropped ("¿Qué comió José?" -> "¿Que
@@ -368,6 +394,8 @@ async def run(
         say(f"--perturb names: {perturb_names(data)} questions changed")
     elif perturb == "accents":
         say(f"--perturb accents: {perturb_accents(data)} questions changed")
+    elif perturb == "chat":
+        say(f"--perturb chat: {perturb_chat(data)} questions changed")
     elif perturb == "latin-authors":
         say(f"--perturb latin-authors: {perturb_latin_authors(data)} turns' authors changed")
     factories = _factories(systems, neo4j_uri)
@@ -504,7 +532,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--languages", default=",".join(LANGUAGES), help=f"comma-separated, from: {', '.join(LANGUAGES)} (default: all)")
     parser.add_argument("--neo4j-uri", default=os.environ.get("GRAPHMEM_NEO4J_URI"), help="Bolt URI for graphmem-neo4j (default: $GRAPHMEM_NEO4J_URI)")
     parser.add_argument("--json", default=None, metavar="OUT", help="also write every number and every question's results as JSON")
-    parser.add_argument("--perturb", choices=PERTURBATIONS, default=None, help="names: one character changed in every person name of the Chinese and Japanese questions; accents: the Spanish questions typed without accents; latin-authors: every speaker's name written in Latin letters (robustness)")
+    parser.add_argument("--perturb", choices=PERTURBATIONS, default=None, help="names: one character changed in every person name of the Chinese and Japanese questions; accents: the Spanish questions typed without accents; latin-authors: every speaker's name written in Latin letters; chat: every question after a greeting or before thanks, in its language (robustness)")
     parser.add_argument("--quiet", action="store_true", help="print only the tables")
     return asyncio.run(_main(parser.parse_args(argv)))
 

@@ -9,7 +9,9 @@ thank-you of the conversation, and those then outrank the answer. A search reads
 query without these phrases (:func:`without_chat_phrases`); a delete by query, which
 means its words, reads them.
 
-Only English, and only phrases that ask for nothing in a question put to an assistant:
+Requests in English; greetings and thanks also in the other languages graphmem reads
+("hola", "merci", "danke", "你好", "ありがとう", "धन्यवाद"). Only phrases that ask for nothing
+in a question put to an assistant:
 a word that can be what is asked about stays ("What did Jon *tell* Gina?", "What did Maria
 make to *remind* her of England?", "Is Caroline *okay*?", "Did he say *sorry*?"). So the
 request verbs are read only in the frame of a request to the assistant: *remind me* and
@@ -25,8 +27,17 @@ import re
 
 __all__ = ["without_chat_phrases"]
 
-#: Greetings, thanks and fillers: a word of its own (not inside "hi-fi" or "Ohio").
-_WORDS = r"hey|hi|hello|hiya|heya|howdy|thanks|thank\s+you|thank\s+u|thx|lol|btw|hmm+|um+|uh+|oh"
+#: Greetings, thanks and fillers: a word of its own (not inside "hi-fi" or "Ohio"); the
+#: greetings and thanks of the other languages graphmem reads with spaces between words
+#: (Spanish, French, German, Italian, Portuguese, Hindi).
+_WORDS = (
+    r"hey|hi|hello|hiya|heya|howdy|thanks|thank\s+you|thank\s+u|thx|lol|btw|hmm+|um+|uh+|oh"
+    r"|hola|(?:muchas\s+)?gracias|salut|bonjour|coucou|merci(?:\s+beaucoup)?|hallo|danke(?:\s+sch[öo]n)?"
+    r"|ciao|grazie(?:\s+mille)?|ol[áa]|oi|obrigad[oa]"
+    r"|नमस्ते|नमस्कार|धन्यवाद|शुक्रिया"
+)
+#: The same in Chinese and Japanese, whose words have no spaces around them.
+_UNSPACED = r"你好|您好|谢谢(?:你|您)?|多谢|こんにちは|こんばんは|おはよう(?:ございます)?|ありがとう(?:ございます)?"
 #: Where a request starts: the text's start, a sentence's or a clause's, or after "please".
 _START = r"(?:^|(?<=[.!?,:;])|(?<=\bplease))\s*"
 _REQUESTS = (
@@ -48,7 +59,7 @@ _REQUESTS = (
     r"any\s+idea",
 )
 _PHRASE = re.compile(
-    rf"(?<![\w'’-])(?:{_WORDS})(?![\w'’-])"
+    rf"(?<![\w'’-])(?:{_WORDS})(?![\w'’-])|{_UNSPACED}"
     rf"|{_START}(?:(?:{'|'.join(_REQUESTS)})(?![\w'’-])|(?:remind|tell)\s+me(?:\s+again)?(?:\s+(?:of|about))?(?![\w'’-]))"
     rf"|(?<![\w'’-])(?:{'|'.join(_REQUESTS)})(?![\w'’-])",
     re.IGNORECASE,

@@ -58,6 +58,21 @@ def test_words_a_question_asks_about_stay(question: str) -> None:
     assert without_chat_phrases(question) == question
 
 
+@pytest.mark.parametrize(
+    ("message", "asked"),
+    [
+        ("Hola, ¿dónde vive Lucía? ¡Gracias!", ", ¿dónde vive Lucía? ¡ !"),
+        ("Merci beaucoup, où habite Marie ?", ", où habite Marie ?"),
+        ("Danke schön! Wo wohnt Anna?", "! Wo wohnt Anna?"),
+        ("你好！李娜的妹妹住在哪里？谢谢！", "！李娜的妹妹住在哪里？ ！"),
+        ("こんにちは！美咲はどこに住んでいますか？ありがとう！", "！美咲はどこに住んでいますか？ ！"),
+        ("नमस्ते, प्रिया कहाँ रहती है? धन्यवाद!", ", प्रिया कहाँ रहती है? !"),
+    ],
+)
+def test_greetings_and_thanks_of_the_other_languages_are_not_read(message: str, asked: str) -> None:
+    assert words(message) == asked
+
+
 def test_a_message_of_nothing_else_is_read_as_written() -> None:
     # Then the phrases are what is asked about ("when did we say thanks?" aside).
     for message in ("thanks", "Hey!", "hi, thank you!", "Do you remember?"):
