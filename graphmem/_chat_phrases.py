@@ -66,10 +66,31 @@ _PHRASE = re.compile(
 )
 
 
+#: A word every phrase of an ASCII text holds (a filler also by its start: "hmmm"): a
+#: text holding none is left as it is without running :data:`_PHRASE` (most questions;
+#: 3 µs instead of 14).
+_ASCII_KEYS = frozenset(
+    "hey hi hello hiya heya howdy thanks thank thx lol btw oh hola gracias salut bonjour coucou merci hallo danke"
+    " ciao grazie ola oi obrigado obrigada remind tell remember recall know wonder wondering question curious"
+    " idea sorry chance".split()
+)
+_FILLER_STARTS = ("hmm", "um", "uh")
+_ASCII_WORD = re.compile(r"[a-z]+")
+
+
 def without_chat_phrases(text: str) -> str:
     """``text`` with its greetings, thanks and requests to recall blanked out (each
     character a space, so that offsets into the text stay true); the text as it was when
     nothing is left but such phrases (then they are what is asked for)."""
+    if text.isascii():
+        words = set(_ASCII_WORD.findall(text.lower()))
+        if words.isdisjoint(_ASCII_KEYS) and not any(w.startswith(_FILLER_STARTS) for w in words):
+            return text
+    return _blanked(text)
+
+
+def _blanked(text: str) -> str:
+    """:func:`without_chat_phrases` without the shortcut."""
     blanked = _PHRASE.sub(lambda m: " " * len(m.group(0)), text)
     if blanked == text or not any(ch.isalnum() for ch in blanked):
         return text

@@ -4,10 +4,10 @@ recall (graphmem._chat_phrases); the words a question asks about stay."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphmem._chat_phrases import without_chat_phrases
+from graphmem._chat_phrases import _blanked, without_chat_phrases
 
 
 def words(text: str) -> str:
@@ -89,3 +89,34 @@ def test_blanking_keeps_every_other_character_where_it_was(text: str) -> None:
     out = without_chat_phrases(text)
     assert len(out) == len(text)
     assert all(o == t or o == " " for o, t in zip(out, text, strict=True))
+
+
+#: Pieces of the phrases the rule reads (and words it does not), for texts made of them.
+_PIECES = [
+    *"hey hi hello hiya howdy thanks thx lol btw hmmm umm uh oh hola gracias salut merci hallo danke ciao grazie".split(),
+    *"ola oi obrigada please again still about if whether know idea question curious chance".split(),
+    "thank you", "muchas gracias", "merci beaucoup", "grazie mille", "can you remind me", "could you please tell me",
+    "remind me", "tell me", "do you remember", "did you recall", "can you know", "i was wondering", "i wonder",
+    "i'm wondering", "i can't remember", "i don't remember", "i'm trying to remember", "help me recall",
+    "do you happen to know", "sorry to bother you", "a quick question", "just curious", "by any chance", "any idea",
+    *"sorry tell remind".split(),
+]  # fmt: skip
+_OTHERS = [*"what where Mel paint umbrella this ohio hi-fi".split(), ",", ".", "?", "!", ":"]
+
+
+@settings(max_examples=400)
+@given(
+    st.lists(st.one_of(st.sampled_from(_PIECES), st.sampled_from(_OTHERS)), max_size=5).map(" ".join),
+    st.booleans(),
+)
+def test_the_shortcut_never_changes_what_is_read(text: str, upper: bool) -> None:
+    # An ASCII text holding no key word is left as it is without the full expression: the
+    # same as the full expression would leave it.
+    text = text.title() if upper else text
+    assert without_chat_phrases(text) == _blanked(text)
+
+
+@pytest.mark.parametrize("piece", _PIECES)
+def test_each_phrase_passes_the_shortcut(piece: str) -> None:
+    for text in (f"{piece} what did Mel paint", f"Where does Mel live? {piece.title()}!"):
+        assert without_chat_phrases(text) == _blanked(text)
