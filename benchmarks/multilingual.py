@@ -41,8 +41,8 @@ differently than the conversation wrote them. ``--perturb accents`` types the Sp
 questions without their accents (see :func:`perturb_accents`), as people often do.
 ``--perturb latin-authors`` writes every speaker's name in Latin letters, as an app that
 keeps its users' names so would (see :func:`perturb_latin_authors`); texts and questions
-keep their script. ``--perturb chat`` asks each question as a message, after a greeting or
-before thanks in its language (see :func:`perturb_chat`).
+keep their script. ``--perturb chat`` asks each question as a message, after a greeting or a
+request to recall or before thanks, in its language (see :func:`perturb_chat`).
 """
 
 from __future__ import annotations
@@ -263,13 +263,13 @@ def mix_options(mix: str) -> dict[str, Any]:
 
 
 PERTURBATIONS = ("names", "accents", "latin-authors", "chat")
-#: ``--perturb chat``: each question as a message to an assistant, greeting first or thanks
-#: last, in turn, in its own language.
+#: ``--perturb chat``: each question as a message to an assistant, in its own language: a
+#: greeting first, thanks last, or a request to recall first, in turn.
 CHAT_FRAMES = {
-    "ja": ("こんにちは！{q}", "{q} ありがとう！"),
-    "zh": ("你好！{q}", "{q} 谢谢！"),
-    "hi": ("नमस्ते, {q}", "{q} धन्यवाद!"),
-    "es": ("Hola, {q}", "{q} ¡Gracias!"),
+    "ja": ("こんにちは！{q}", "{q} ありがとう！", "教えてください。{q}"),
+    "zh": ("你好！{q}", "{q} 谢谢！", "你还记得吗？{q}"),
+    "hi": ("नमस्ते, {q}", "{q} धन्यवाद!", "क्या आपको याद है? {q}"),
+    "es": ("Hola, {q}", "{q} ¡Gracias!", "¿Te acuerdas? {q}"),
 }
 
 #: How an app that keeps its users' names in Latin letters would have them (the usual
@@ -343,8 +343,8 @@ def perturb_latin_authors(data: dict[str, list[Conversation]]) -> int:
 
 def perturb_chat(data: dict[str, list[Conversation]]) -> int:
     """Rewrite every question in place as a message to an assistant (:data:`CHAT_FRAMES`: a
-    greeting before it, or thanks after it, in turn). Returns how many questions changed. A
-    measure of robustness, never of tuning."""
+    greeting before it, thanks after it, or a request to recall before it, in turn).
+    Returns how many questions changed. A measure of robustness, never of tuning."""
     changed = 0
     for lang, convs in data.items():
         frames = CHAT_FRAMES.get(lang)
@@ -532,7 +532,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--languages", default=",".join(LANGUAGES), help=f"comma-separated, from: {', '.join(LANGUAGES)} (default: all)")
     parser.add_argument("--neo4j-uri", default=os.environ.get("GRAPHMEM_NEO4J_URI"), help="Bolt URI for graphmem-neo4j (default: $GRAPHMEM_NEO4J_URI)")
     parser.add_argument("--json", default=None, metavar="OUT", help="also write every number and every question's results as JSON")
-    parser.add_argument("--perturb", choices=PERTURBATIONS, default=None, help="names: one character changed in every person name of the Chinese and Japanese questions; accents: the Spanish questions typed without accents; latin-authors: every speaker's name written in Latin letters; chat: every question after a greeting or before thanks, in its language (robustness)")
+    parser.add_argument("--perturb", choices=PERTURBATIONS, default=None, help="names: one character changed in every person name of the Chinese and Japanese questions; accents: the Spanish questions typed without accents; latin-authors: every speaker's name written in Latin letters; chat: every question after a greeting or a request to recall or before thanks, in its language (robustness)")
     parser.add_argument("--quiet", action="store_true", help="print only the tables")
     return asyncio.run(_main(parser.parse_args(argv)))
 

@@ -9,9 +9,10 @@ thank-you of the conversation, and those then outrank the answer. A search reads
 query without these phrases (:func:`without_chat_phrases`); a delete by query, which
 means its words, reads them.
 
-Requests in English; greetings and thanks also in the other languages graphmem reads
-("hola", "merci", "danke", "你好", "ありがとう", "धन्यवाद"). Only phrases that ask for nothing
-in a question put to an assistant:
+The same in the other languages graphmem reads: greetings and thanks ("hola", "merci",
+"danke", "你好", "ありがとう", "धन्यवाद") and the requests that say who is asked ("¿te
+acuerdas de", "tu te souviens", "weißt du noch", "你还记得", "教えてください", "क्या आपको याद
+है"). Only phrases that ask for nothing in a question put to an assistant:
 a word that can be what is asked about stays ("What did Jon *tell* Gina?", "What did Maria
 make to *remind* her of England?", "Is Caroline *okay*?", "Did he say *sorry*?"). So the
 request verbs are read only in the frame of a request to the assistant: *remind me* and
@@ -36,8 +37,12 @@ _WORDS = (
     r"|ciao|grazie(?:\s+mille)?|ol[áa]|oi|obrigad[oa]"
     r"|नमस्ते|नमस्कार|धन्यवाद|शुक्रिया"
 )
-#: The same in Chinese and Japanese, whose words have no spaces around them.
-_UNSPACED = r"你好|您好|谢谢(?:你|您)?|多谢|こんにちは|こんばんは|おはよう(?:ございます)?|ありがとう(?:ございます)?"
+#: The same in Chinese and Japanese, whose words have no spaces around them, with their
+#: requests to recall that say who is asked ("do *you* still remember", "please tell me").
+_UNSPACED = (
+    r"你好|您好|谢谢(?:你|您)?|多谢|こんにちは|こんばんは|おはよう(?:ございます)?|ありがとう(?:ございます)?"
+    r"|(?:你|您)还?记得|请问|提醒我|教えてください"
+)
 #: Where a request starts: the text's start, a sentence's or a clause's, or after "please".
 _START = r"(?:^|(?<=[.!?,:;])|(?<=\bplease))\s*"
 _REQUESTS = (
@@ -57,6 +62,15 @@ _REQUESTS = (
     r"just\s+(?:curious|wondering)",
     r"by\s+any\s+chance",
     r"any\s+idea",
+    # The same requests in the other languages, each saying who is asked: Spanish, French,
+    # German, Italian, Portuguese, Hindi ("do you remember", "remind me").
+    r"¿?\s*(?:te\s+acuerdas|(?:me\s+)?recuerdas|recu[ée]rdame|(?:me\s+)?puedes\s+recordar)(?:\s+(?:de|si))?",
+    r"(?:tu\s+te\s+souviens|vous\s+vous\s+souvenez|rappel(?:le|ez)[-\s]moi|(?:peux|pouvez)[-\s](?:tu|vous)\s+me\s+rappeler)"
+    r"(?:\s+(?:de|si))?",
+    r"(?:wei(?:ß|ss)t\s+du\s+noch|erinnerst\s+du\s+dich(?:\s+an)?|kannst\s+du\s+mich\s+erinnern)(?:\s+ob)?",
+    r"(?:ti\s+ricordi|ricordami|puoi\s+ricordarmi)(?:\s+(?:di|se))?",
+    r"(?:voc[êe]\s+(?:se\s+)?lembra|te\s+lembras|lembra[-\s]me|pode\s+me\s+lembrar)(?:\s+(?:de|se))?",
+    r"क्या\s+(?:आपको|तुम्हें|तुमको)\s+याद\s+है|मुझे\s+याद\s+दिला(?:ओ|इए|एँ)",
 )
 _PHRASE = re.compile(
     rf"(?<![\w'’-])(?:{_WORDS})(?![\w'’-])|{_UNSPACED}"
@@ -72,7 +86,8 @@ _PHRASE = re.compile(
 _ASCII_KEYS = frozenset(
     "hey hi hello hiya heya howdy thanks thank thx lol btw oh hola gracias salut bonjour coucou merci hallo danke"
     " ciao grazie ola oi obrigado obrigada remind tell remember recall know wonder wondering question curious"
-    " idea sorry chance".split()
+    " idea sorry chance acuerdas recuerdas recuerdame souviens souvenez rappelle rappelez rappeler weisst"
+    " erinnerst erinnern ricordi ricordami ricordarmi lembra lembras lembrar voce".split()
 )
 _FILLER_STARTS = ("hmm", "um", "uh")
 _ASCII_WORD = re.compile(r"[a-z]+")

@@ -52,6 +52,9 @@ def test_greetings_thanks_and_requests_to_recall_are_no_words_of_the_question(me
         "Which trip to Ohio did they plan?",  # "oh" inside a word
         "Where did she buy the hi-fi set?",
         "Does Melanie remember her first pottery class?",  # her memory, not the assistant's
+        "¿Qué recuerda Lucía de su infancia?",  # hers, not the assistant's: no "you"
+        "Marie se souvient de son enfance ?",
+        "健太は何を教えてくれましたか？",  # what Kenta taught: no request
     ],
 )
 def test_words_a_question_asks_about_stay(question: str) -> None:
@@ -67,6 +70,14 @@ def test_words_a_question_asks_about_stay(question: str) -> None:
         ("你好！李娜的妹妹住在哪里？谢谢！", "！李娜的妹妹住在哪里？ ！"),
         ("こんにちは！美咲はどこに住んでいますか？ありがとう！", "！美咲はどこに住んでいますか？ ！"),
         ("नमस्ते, प्रिया कहाँ रहती है? धन्यवाद!", ", प्रिया कहाँ रहती है? !"),
+        ("¿Te acuerdas de dónde vive Lucía?", "dónde vive Lucía?"),
+        ("Tu te souviens où habite Marie ?", "où habite Marie ?"),
+        ("Weißt du noch, wo Anna wohnt?", ", wo Anna wohnt?"),
+        ("Ti ricordi dove vive Giulia?", "dove vive Giulia?"),
+        ("Você se lembra onde mora Ana?", "onde mora Ana?"),
+        ("你还记得李娜的妹妹住在哪里吗？", "李娜的妹妹住在哪里吗？"),
+        ("教えてください。美咲はどこに住んでいますか？", "。美咲はどこに住んでいますか？"),
+        ("क्या आपको याद है प्रिया कहाँ रहती है?", "प्रिया कहाँ रहती है?"),
     ],
 )
 def test_greetings_and_thanks_of_the_other_languages_are_not_read(message: str, asked: str) -> None:
@@ -95,6 +106,8 @@ def test_blanking_keeps_every_other_character_where_it_was(text: str) -> None:
 _PIECES = [
     *"hey hi hello hiya howdy thanks thx lol btw hmmm umm uh oh hola gracias salut merci hallo danke ciao grazie".split(),
     *"ola oi obrigada please again still about if whether know idea question curious chance".split(),
+    "te acuerdas de", "tu te souviens", "rappelle-moi", "weisst du noch", "erinnerst du dich an", "ti ricordi",
+    "ricordami", "voce se lembra", "lembra-me", "recuerdas", "recuerdame",
     "thank you", "muchas gracias", "merci beaucoup", "grazie mille", "can you remind me", "could you please tell me",
     "remind me", "tell me", "do you remember", "did you recall", "can you know", "i was wondering", "i wonder",
     "i'm wondering", "i can't remember", "i don't remember", "i'm trying to remember", "help me recall",
