@@ -9,17 +9,19 @@ thank-you of the conversation, and those then outrank the answer. A search reads
 query without these phrases (:func:`without_chat_phrases`); a delete by query, which
 means its words, reads them.
 
-The same in the other languages graphmem reads: greetings and thanks ("hola", "merci",
-"danke", "你好", "ありがとう", "धन्यवाद") and the requests that say who is asked ("¿te
-acuerdas de", "tu te souviens", "weißt du noch", "你还记得", "教えてください", "क्या आपको याद
-है"). Only phrases that ask for nothing in a question put to an assistant:
-a word that can be what is asked about stays ("What did Jon *tell* Gina?", "What did Maria
-make to *remind* her of England?", "Is Caroline *okay*?", "Did he say *sorry*?"). So the
-request verbs are read only in the frame of a request to the assistant: *remind me* and
+Only phrases that ask for nothing in a question put to an assistant: a word that can be
+what is asked about stays ("What did Jon *tell* Gina?", "What did Maria make to *remind*
+her of England?", "Is Caroline *okay*?", "Did he say *sorry*?"). So the request verbs are
+read only in the frame of a request to the assistant: *remind me* and
 *tell me* where a request starts (or after "you" or "please"), *you remember / recall /
 know* after "do", "did", "can" or "could", *I wonder*, *I was wondering*, *I can't
 remember*, *I'm trying to remember*, *help me recall*, *do you happen to know*, *sorry to
 bother you*, *by any chance*; and greetings and thanks as words of their own.
+
+The same in the other languages graphmem reads: greetings and thanks ("hola", "merci",
+"danke", "你好", "ありがとう", "धन्यवाद"), and the requests that say who is asked ("¿te
+acuerdas de", "tu te souviens", "weißt du noch", "你还记得", "教えてください", "क्या आपको याद
+है"): "Lucía recuerda" and 健太は何を教えてくれましたか stay.
 """
 
 from __future__ import annotations
