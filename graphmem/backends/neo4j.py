@@ -574,7 +574,9 @@ class Neo4jMemoryService(MemoryService):
 
     async def _name_uses(self, owner: Owner, words: Sequence[str]) -> dict[str, NameUse]:
         records = await self._read("name_uses", {**_owner_params(owner), "values": list(dict.fromkeys(words))})
-        return {r["value"]: NameUse(Counter(r["authors"]), r["label"]) for r in records if r["authors"]}
+        # An entry deleted by a concurrent commit while this read looked at it reads as null.
+        uses = {r["value"]: (Counter(a for a in r["authors"] if a is not None), r["label"]) for r in records}
+        return {value: NameUse(authors, label) for value, (authors, label) in uses.items() if authors}
 
     async def _tokens_like(self, owner: Owner, first: str, min_length: int, max_length: int) -> list[str]:
         params = {**_owner_params(owner), "first": first, "min_length": min_length, "max_length": max_length}
