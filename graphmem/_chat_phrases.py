@@ -43,7 +43,7 @@ _WORDS = (
 #: requests to recall that say who is asked ("do *you* still remember", "please tell me").
 _UNSPACED = (
     r"你好|您好|谢谢(?:你|您)?|多谢|こんにちは|こんばんは|おはよう(?:ございます)?|ありがとう(?:ございます)?"
-    r"|(?:你|您)还?记得|请问|提醒我|教えてください"
+    r"|(?:你|您)还?记得吗?|请问|提醒我|教えてください"
 )
 #: Where a request starts: the text's start, a sentence's or a clause's, or after "please".
 _START = r"(?:^|(?<=[.!?,:;])|(?<=\bplease))\s*"

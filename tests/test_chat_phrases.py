@@ -76,6 +76,7 @@ def test_words_a_question_asks_about_stay(question: str) -> None:
         ("Ti ricordi dove vive Giulia?", "dove vive Giulia?"),
         ("Você se lembra onde mora Ana?", "onde mora Ana?"),
         ("你还记得李娜的妹妹住在哪里吗？", "李娜的妹妹住在哪里吗？"),
+        ("你还记得吗？李娜的妹妹住在哪里？", "？李娜的妹妹住在哪里？"),
         ("教えてください。美咲はどこに住んでいますか？", "。美咲はどこに住んでいますか？"),
         ("क्या आपको याद है प्रिया कहाँ रहती है?", "प्रिया कहाँ रहती है?"),
     ],

@@ -168,6 +168,26 @@ async def test_both_backends_rank_every_question_of_the_set_identically(decompos
         await neo4j.close()
 
 
+async def test_a_question_asked_as_a_chat_message_ranks_as_asked(
+    decomposer: Decomposer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every question of the set after a greeting, before thanks or after a request to
+    recall, in its language ("你好！...", "... ありがとう！", "¿Te acuerdas? ..."): the
+    search reads it without them (graphmem._chat_phrases), so it ranks as the question does."""
+    monkeypatch.syspath_prepend(str(REPO))
+    from benchmarks.multilingual import CHAT_FRAMES
+
+    service = await open_memory("memory:", nlp=decomposer)
+    try:
+        await load_fixtures(service, fixture_files())
+        for i, question in enumerate(questions()):
+            frames = CHAT_FRAMES[question["language"]]
+            message = {**question, "question": frames[i % len(frames)].format(q=question["question"])}
+            assert await ranked(service, message) == await ranked(service, question), message["question"]
+    finally:
+        await service.close()
+
+
 def test_the_name_perturbation_changes_one_character_of_each_name(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.syspath_prepend(str(REPO))
     from benchmarks._multilingual import load_set
