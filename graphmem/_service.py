@@ -1825,6 +1825,7 @@ class MemoryService(ABC):
         (:func:`graphmem._name_sounds.cross_script_names`: 卡罗琳 for Caroline)."""
         found: dict[str, str] = {}
         across: list[CrossScriptName] = []
+        read = owner_names or _OwnerNames(self, owner)
         unknown = [t for t in tokens if not corpus.token_df.get(t)]
         # Only the first few are read through the user's tokens (a question has a few).
         tried = unknown[:MAX_RESPELLED_WORDS]
@@ -1832,9 +1833,9 @@ class MemoryService(ABC):
             # Han, kana, Devanagari, ...: no capitals tell a name, so the names are looked
             # for in the text (see graphmem._spelling.uncased_name_variants). A speaker
             # named in Latin letters first: a tagger marked the span as a person's name.
-            speakers = await self._speaker_names(owner)
+            entity_names, speakers = await read.both()
             across = cross_script_names(text, speakers)
-            names = speakers | {w for name in await self._entity_names(owner) for w in name.split()}
+            names = speakers | {w for name in entity_names for w in name.split()}
             found.update(
                 (span, variant)
                 for span, variant in uncased_name_variants(text, names).items()
@@ -1843,23 +1844,23 @@ class MemoryService(ABC):
             for word in tried:
                 if word not in found and (variant := await self._uncased_word_variant(owner, word)):
                     found[word] = variant
-        found.update(await self._names_others_call_speakers(owner, text, tokens, corpus, owner_names))
+        capitalised = _capitalised_words(text)
+        found.update(await self._names_others_call_speakers(tokens, corpus, capitalised, read, owner))
         if not unknown:
             return found, across
-        capitalised = _capitalised_words(text)
         found.update(await self._names_in_lowercase(owner, text, unknown, capitalised))
         found.update(await self._typo_variants(owner, [t for t in tried if t not in capitalised], language))
         found.update(await self._accent_variants(owner, [t for t in tried if t not in found]))
         unknown = [t for t in unknown if t in capitalised and t not in found]
         if not unknown:
             return found, across
-        speakers = await self._speaker_names(owner)
+        speakers = await read.speakers()
         found.update((t, variant) for t in unknown if (variant := speaker_variant(t, speakers)) is not None)
         unknown = [t for t in unknown if t not in found]
         if unknown:
             # A speaker's name is linked by the speaker rule alone: a near miss of it
             # must not turn into some other name an entry happens to mention.
-            words = entity_name_words(await self._entity_names(owner)) - speakers
+            words = entity_name_words((await read.both())[0]) - speakers
             found.update(
                 (t, variant)
                 for t in unknown
@@ -1874,28 +1875,22 @@ class MemoryService(ABC):
         return found, across
 
     async def _names_others_call_speakers(
-        self,
-        owner: Owner,
-        text: str,
-        tokens: Sequence[str],
-        corpus: CorpusStats,
-        owner_names: _OwnerNames | None = None,
+        self, tokens: Sequence[str], corpus: CorpusStats, capitalised: AbstractSet[str], read: _OwnerNames, owner: Owner
     ) -> dict[str, str]:
-        """Query words written as names that the user's entries hold but that are no word
-        of a speaker's name, each read as the speaker's name it spells another way
-        (:func:`speaker_variant`): a speaker shown as "Mel", whom the others call Melanie,
-        asked about as Melanie. Only in a query that names no speaker as written, and only
+        """Query words written as names (among ``capitalised``, the query's words written
+        with a capital; the owner's names read through ``read``) that the user's entries
+        hold but that are no word of a speaker's name, each read as the speaker's name it
+        spells another way (:func:`speaker_variant`): a speaker shown as "Mel", whom the
+        others call Melanie, asked about as Melanie. Only in a query that names no speaker as written, and only
         where the entries tell it is that speaker's name: an ``Entity`` of that name, if
         there is one, is a person ("Melbourne" is no "Mel"), and the others write the word
         more often than the speaker does (one's own entries naming a "Melanie" tell of
         someone else; one stray turn, a slip or a quote, does not)."""
         if not corpus.speaker_tokens.isdisjoint(tokens):
             return {}
-        capitalised = _capitalised_words(text)
         held = [t for t in tokens if t in capitalised and corpus.token_df.get(t)][:MAX_RESPELLED_WORDS]
         if not held:
             return {}
-        read = owner_names or _OwnerNames(self, owner)
         # A word naming an Entity: the names will be read to group it anyway (_term_groups).
         speakers = (await read.both())[1] if any(corpus.entity_df.get(t) for t in held) else await read.speakers()
         variants = {t: name for t in held if t not in speakers and (name := speaker_variant(t, speakers)) is not None}

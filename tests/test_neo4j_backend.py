@@ -368,6 +368,19 @@ async def test_a_small_users_search_is_two_round_trips(neo: Any) -> None:
     assert [(h.entry_id, h.score) for h in pruned.hits] == [(h.entry_id, h.score) for h in first.hits]
 
 
+async def test_a_search_reads_the_users_names_at_most_once(neo: Any) -> None:
+    """The rules that read a query's names (names in Han, kana or Devanagari, a speaker's
+    name in Latin letters, the names of one thing) share one read of the user's entity
+    names and speakers' words (``names``) instead of one read each."""
+    await neo.add_session(
+        "app", "u", "s1", [entry("我妹妹住在上海。", author="Li Na"), entry("上海很好玩！", author="王强", minute=1)]
+    )
+    reads = reads_counted(neo)
+    hits = (await neo.search(SearchRequest(query="李娜的妹妹住在哪里？", app_name="app", user_id="u"))).hits
+    assert hits and hits[0].memory.text == "我妹妹住在上海。"
+    assert reads.count("names") <= 1 and not {"speaker_tokens", "entity_names"} & set(reads), reads
+
+
 async def test_a_reply_in_several_messages_folds_without_a_read_more(neo: Any) -> None:
     """Rule 7 walks out from a run of one author's messages to the next author's: the
     messages it walks came with the entries ranked, so the walk asks nothing more, and the
