@@ -119,7 +119,8 @@ class Hit(_Compact):
         None, description="matched words read as related to a query word, and that word ({'puppy': 'pet'})"
     )
     read_as: dict[str, str] | None = Field(
-        None, description="query words read as another word of the memory (a misspelling, a name spelled another way)"
+        None, description="query words read as another word of the memory (a misspelling, a name spelled another way, "
+        "'I' read as the author 'user')",
     )
     other_speaker: bool | None = Field(
         None, description="true when the query names a speaker and someone else said this (its score was lowered)"
@@ -374,8 +375,9 @@ def create_server(
             "(`entities`) it shares with the query, and `context` when part of its score comes from the "
             "neighbouring turns of its conversation. A date in the query (\"on 3 May 2023\", \"last week\") "
             "favours memories from then (`time_match`); a query asking for a date alone (\"what did we talk "
-            "about yesterday?\") returns the memories of that date. since/until keep only memories stamped in "
-            "that window."
+            "about yesterday?\") returns the memories of that date. A question in the first person (\"what's my "
+            "dog called?\") favours what the author 'user' (remember's default) said. since/until keep only "
+            "memories stamped in that window."
         ),
         annotations=read_only,
     )

@@ -42,7 +42,10 @@ The rules:
    entry said by someone else counts ``other_speaker_factor`` (0.75) of its score. An
    entry that matches the query is judged by its author; one recalled only as context
    holds no query term, so it was not said by the named speaker (the words of a speaker's
-   name are tokens of every entry they said).
+   name are tokens of every entry they said). A question in the first person asks so about
+   the author ``user`` (:mod:`graphmem._asker`): the name is read as a query token, but an
+   entry that holds nothing else of the query matches nothing asked (direct score 0:
+   "what did I eat?" does not recall every message the user typed).
 5. When the query names a time (see :mod:`graphmem._time`), an entry that does not match
    it counts ``1 / (1 + time_share)`` (2/3) of its score. An entry matches when it holds a
    query term and was said in that time (its own day, from the day before the query's
@@ -228,6 +231,11 @@ class CorpusStats:
     #: The query tokens that are words of a speaker's name (an author of the user's
     #: entries, now or before): the query names that speaker.
     speaker_tokens: frozenset[str] = frozenset()
+    #: The query tokens that are words of a speaker's name the query asks about without
+    #: naming them: a question in the first person asks about the author ``user``
+    #: (:mod:`graphmem._asker`). They weigh and focus as a named speaker's (rule 4), but an
+    #: entry holding nothing else of the query matches nothing asked (its direct score is 0).
+    asked_about: frozenset[str] = frozenset()
 
 
 # Not frozen: a search builds one per candidate (hundreds), and a frozen dataclass's
@@ -401,12 +409,13 @@ def _scores(
     candidates: Sequence[CandidateStats],
     weights: ScoringWeights,
     groups: TermGroups | None = None,
+    asked_about: frozenset[str] = frozenset(),
 ) -> tuple[dict[str, float], dict[str, float]]:
     """Direct and final scores by entry id (final only where it is above 0)."""
     # Written for speed (it runs over hundreds of candidates a search), computing exactly
     # what the rules say.
     direct: dict[str, float] = {}
-    _score_directly(candidates, token_w, entity_w, total, _grouping(groups), direct, {})
+    _score_directly(candidates, token_w, entity_w, total, _grouping(groups), direct, {}, asked_about)
     context: dict[str, float] = {}
     _lend_context(candidates, direct, context, weights.second_neighbour_decay, {})
     context_of = context.get
@@ -446,6 +455,7 @@ def _score_directly(
     groups: TermGroups | None,
     direct: dict[str, float],
     by_terms: dict[tuple[frozenset[str], frozenset[str]], float],
+    asked_about: frozenset[str] = frozenset(),
 ) -> None:
     """Write each candidate's direct score into ``direct``. Many candidates match the same
     terms, so a score is computed once per set of matched terms and kept in ``by_terms``
@@ -454,7 +464,10 @@ def _score_directly(
         terms = (cand.matched_tokens, cand.matched_entities)
         own = by_terms.get(terms)
         if own is None:
-            if groups is not None:
+            if asked_about and not cand.matched_entities and cand.matched_tokens <= asked_about:
+                # Only the name of the speaker asked about: the entry matches nothing asked.
+                held = []
+            elif groups is not None:
                 held = _held_once(cand, token_w, entity_w, groups)
             else:
                 held = [token_w[t] for t in cand.matched_tokens if t in token_w]
@@ -663,7 +676,7 @@ def score_candidates(
     token_w, entity_w, total = _weights(query_tokens, query_entities, corpus, weights, groups)
     if total <= 0.0:
         return {}
-    direct, final = _scores(token_w, entity_w, total, candidates, weights, groups)
+    direct, final = _scores(token_w, entity_w, total, candidates, weights, groups, corpus.asked_about)
     named = corpus.speaker_tokens & token_w.keys()
     by_id = {c.entry_id: c for c in candidates}
     _focus_on_speakers(final, direct, by_id, named, weights)
@@ -862,7 +875,7 @@ def score_query(
     token_w, entity_w, total = _weights(query_tokens, query_entities, corpus, weights, groups)
     if total <= 0.0:
         return QueryScores({}, {}, {}, token_w, entity_w)
-    direct, final = _scores(token_w, entity_w, total, candidates, weights, groups)
+    direct, final = _scores(token_w, entity_w, total, candidates, weights, groups, corpus.asked_about)
     named = corpus.speaker_tokens & token_w.keys()
     by_id = {c.entry_id: c for c in candidates}
     _focus_on_speakers(final, direct, by_id, named, weights)
@@ -934,6 +947,7 @@ class QueryScorer:
         self._groups = groups
         self._grouping = _grouping(groups)
         self._named = corpus.speaker_tokens & self._token_w.keys()
+        self._asked_about = corpus.asked_about
         self._direct: dict[str, float] = {}
         self._context: dict[str, float] = {}
         self._final: dict[str, float] = {}
@@ -954,7 +968,9 @@ class QueryScorer:
                 fresh.append(cand)
         if not fresh:
             return
-        _score_directly(fresh, self._token_w, self._entity_w, self._total, self._grouping, direct, self._by_terms)
+        _score_directly(
+            fresh, self._token_w, self._entity_w, self._total, self._grouping, direct, self._by_terms, self._asked_about
+        )
         # The same lending as _scores', over the new candidates. ``changed``: whose context
         # or direct score may be new.
         changed: dict[str, None] = {}

@@ -24,6 +24,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from graphmem._answer_types import TYPE_TOKENS, asked_types, type_tokens
+from graphmem._asker import ASKER, first_person_words
 from graphmem._chat_phrases import without_chat_phrases
 from graphmem._collector import collector_paused
 from graphmem._decompose import (
@@ -1660,13 +1661,22 @@ class MemoryService(ABC):
         # Words related to the query's nouns and adjectives (graphmem._vectors) are read with
         # its terms, so that the first read tells which of them the user holds.
         near = await self._related_candidates(text, tokens, parts.language)
+        owner_names = _OwnerNames(self, owner)  # read at most once, by the rules below that need them
+        # A question in the first person asks about what the user said (graphmem._asker):
+        # read with the query's terms when the user's entries have that author and another.
+        asker: tuple[str, ...] = ()
+        first_person = first_person_words(text, parts.language) if ASKER not in tokens else []
+        if first_person:
+            speakers = await owner_names.speakers()
+            if ASKER in speakers and len(speakers) > 1:
+                asker = (ASKER,)
         # A small user (or pruning off) is gathered in full, with the statistics when the
         # backend can (one round trip on Neo4j); a larger one only reads the statistics here.
         full_at_most = self.full_gathering_entries if self.seed_df_share is not None else MAX_LIST_LIMIT
         first = await self._term_stats_or_gather(
             owner,
             project_id,
-            (*tokens, *_forms_of(near, tokens)),
+            (*tokens, *asker, *_forms_of(near, tokens)),
             entity_names,
             full_at_most=full_at_most,
             with_times=when is not None,
@@ -1677,7 +1687,6 @@ class MemoryService(ABC):
         # or one an entry names) is read as that name, and a misspelt word as the word:
         # only words no entry holds are tried. The query is then decomposed as if it were
         # written that way, so its entity spans link too.
-        owner_names = _OwnerNames(self, owner)  # read at most once, by the rules below that need them
         variants, across = await self._name_variants(owner, text, tokens, corpus, parts.language, owner_names)
         if variants or across:
             if read_as is not None:  # a name only written in lowercase was read as written
@@ -1688,15 +1697,24 @@ class MemoryService(ABC):
             entity_names = tuple(e.name for e in parts.entities)
             tokens = tuple(dict.fromkeys((*parts.tokens, *asked_types(text))))
             near = await self._related_candidates(text, tokens, parts.language)
-            corpus = await self._term_stats(owner, (*tokens, *_forms_of(near, tokens)), entity_names)
+            corpus = await self._term_stats(owner, (*tokens, *asker, *_forms_of(near, tokens)), entity_names)
             first = FirstRead(corpus)  # what was gathered was for other words
         # A linked name stands for its group, the names of the same thing (graphmem._entities).
         groups = await self._term_groups(owner, tokens, entity_names, corpus, owner_names)
         if groups is not None:
             tokens = tuple(dict.fromkeys((*tokens, *groups.tokens)))
             entity_names = tuple(dict.fromkeys((*entity_names, *groups.entities)))
-            corpus = await self._term_stats(owner, (*tokens, *_forms_of(near, tokens)), entity_names)
+            corpus = await self._term_stats(owner, (*tokens, *asker, *_forms_of(near, tokens)), entity_names)
             first = FirstRead(corpus)  # gathered without the group's other names
+        if asker:
+            if corpus.speaker_tokens.isdisjoint(tokens):
+                corpus = dataclasses.replace(corpus, asked_about=frozenset(asker))
+                tokens = (*tokens, *asker)
+                if read_as is not None:
+                    read_as.update(dict.fromkeys(first_person, ASKER))
+            else:  # "what did Kate tell me?" asks about Kate: what was read for the author is not the query's
+                corpus = _only(corpus, [t for t in corpus.token_df if t not in asker])
+                first = FirstRead(corpus)
         # The related words the user holds join the query as weaker members of their word's
         # group (graphmem._scoring, rule "Related words"); the others leave the statistics.
         found = related_tokens(near, tokens, corpus, groups)
@@ -2360,6 +2378,7 @@ def _only(corpus: CorpusStats, tokens: Sequence[str]) -> CorpusStats:
         {t: df for t, df in corpus.token_df.items() if t in keep},
         corpus.entity_df,
         corpus.speaker_tokens & keep,
+        corpus.asked_about,
     )
 
 

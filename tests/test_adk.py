@@ -199,6 +199,20 @@ async def test_a_users_message_as_written_recalls_what_it_asks(service: MemorySe
     assert best.content.parts is not None and best.content.parts[0].text == "My sister Maria has a bakery in Lisbon."
 
 
+async def test_a_users_question_about_themselves_recalls_what_they_said(service: MemoryService) -> None:
+    """ADK stores what its user types under the author "user": a question in the first person
+    asks about that, not about the agent's reply that repeats the same words."""
+    memory = GraphmemMemoryService(service)
+    chat = [text_event("user", "We adopted a beagle, his name is Rex.", 0),
+            text_event("companion", "Rex is a great name for a beagle you adopted!", 0.5)]
+    await memory.add_session_to_memory(session_of("s1", chat))
+    found = (await memory.search_memory(app_name=APP, user_id=USER, query="What name did I give the beagle I adopted?"))
+    assert [m.author for m in found.memories] == ["user", "companion"]
+    # Asked in the third person, the two match alike and the newer comes first.
+    asked = (await memory.search_memory(app_name=APP, user_id=USER, query="What name was the adopted beagle given?"))
+    assert [m.author for m in asked.memories] == ["companion", "user"]
+
+
 async def test_turns_a_rewind_undid_are_not_remembered(service: MemoryService) -> None:
     memory = GraphmemMemoryService(service)
     kept = [text_event("user", "My favourite colour is green.", 0, invocation_id="i1"),

@@ -1117,6 +1117,50 @@ async def test_a_query_naming_a_speaker_prefers_what_they_said(service: MemorySe
     assert all(h.by_named_speaker is None for h in plain.hits)
 
 
+async def test_a_question_in_the_first_person_asks_about_what_the_user_said(service: MemoryService) -> None:
+    # An assistant's memory: what the person types is stored under the author "user" (ADK,
+    # the MCP server, MemoryEntry's default), the assistant's replies under its name.
+    said = entry("We adopted a dog from the shelter in spring.", at=0)
+    echoed = entry("Adopting a shelter dog is wonderful! Which dog breed did you adopt?", at=1, author="helper")
+    await service.add_session(APP, USER, "s", [said, echoed])
+    await service.add_session(APP, USER, "t", [entry("Lunch was great today.", at=5)])  # by the user, about nothing asked
+    response = await search(service, "Which dog did I adopt?")
+    assert [h.memory.author for h in response.hits] == ["user", "helper"]  # the lunch matches nothing asked
+    assert [h.by_named_speaker for h in response.hits] == [True, False]
+    assert "user" in response.hits[0].matched_tokens and response.hits[0].read_as == {"I": "user"}
+    assert response.hits[1].read_as == {}
+    # Without the first person, the newer reply wins the tie, and nobody is asked about.
+    plain = await search(service, "Which dog was adopted?")
+    assert [h.memory.author for h in plain.hits] == ["helper", "user"] and plain.hits[0].score == plain.hits[1].score
+    assert all(h.by_named_speaker is None for h in plain.hits)
+    # A question naming a speaker asks about them; "me" is then only the one asking.
+    named = await search(service, "Which dog breed did helper ask me about?")
+    assert [h.memory.author for h in named.hits] == ["helper", "user"] and named.hits[0].by_named_speaker is True
+
+
+async def test_a_question_in_the_first_person_is_read_in_its_language(service: MemoryService) -> None:
+    said = entry("Adoptamos un perro del refugio en primavera.", at=0)
+    echoed = entry("¡Qué bien adoptar un perro del refugio! ¿De qué raza es el perro?", at=1, author="asistente")
+    await service.add_session(APP, USER, "s", [said, echoed])
+    response = await search(service, "¿Qué perro adopté yo del refugio?")
+    assert [h.memory.author for h in response.hits] == ["user", "asistente"]
+    assert response.hits[0].read_as == {"yo": "user"} and response.hits[1].by_named_speaker is False
+
+
+async def test_the_first_person_asks_about_no_one_without_another_speaker_or_the_user(service: MemoryService) -> None:
+    # Notes of one author: everything is the user's, the question asks what it asked before.
+    await service.add_session(APP, USER, "s", [entry("Walked the dog by the river.", at=0), entry("Dog food is low.", at=1)])
+    mine, plain = await search(service, "Where did I walk my dog?"), await search(service, "Where did we walk the dog?")
+    assert [(h.entry_id, h.score, h.by_named_speaker) for h in mine.hits] == [
+        (h.entry_id, h.score, h.by_named_speaker) for h in plain.hits
+    ]
+    assert all(h.by_named_speaker is None for h in mine.hits)
+    # People's chats, no author "user": "I" is no one in particular.
+    await service.add_session(APP, "bob", "s", [entry("Walked the dog by the river.", author="Kate"), entry("Nice!", at=1, author="Ben")])
+    mine = await search(service, "Where did I walk my dog?", user="bob")
+    assert [h.by_named_speaker for h in mine.hits] == [None, None]
+
+
 async def test_a_speakers_name_spelled_another_way_in_the_query_still_names_them(service: MemoryService) -> None:
     await service.add_session(
         APP,

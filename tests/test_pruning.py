@@ -149,9 +149,12 @@ class ReferenceGraph:
         return [candidate(i, self.held, wanted, self.session_of) for i in sorted(reached)]
 
 
-def stats(held: Sequence[frozenset[str]], query: Sequence[str]) -> CorpusStats:
+def stats(held: Sequence[frozenset[str]], query: Sequence[str], *, asked_about: bool = False) -> CorpusStats:
+    """``asked_about``: the speaker "w0" is asked about without being named (a question in
+    the first person), its name read with the query's terms."""
     df = {t: sum(1 for h in held if t in h) for t in set(query)}
-    return CorpusStats(len(held), df, {}, speaker_tokens=frozenset({"w0"} & set(query)))
+    speakers = frozenset({"w0"} & set(query))
+    return CorpusStats(len(held), df, {}, speaker_tokens=speakers, asked_about=speakers if asked_about else frozenset())
 
 
 def top(scores: QueryScores, limit: int) -> list[tuple[float, str]]:
@@ -181,9 +184,10 @@ def score(
     groups: TermGroups | None = None,
     indexed: bool = False,
     weights: ScoringWeights = DEFAULT_WEIGHTS,
+    asked_about: bool = False,
 ) -> QueryScores:
     """One gathering, as a search's first: seeds by ``seed_terms`` (``None``: full)."""
-    graph, corpus = ReferenceGraph(held, session_of, indexed), stats(held, query)
+    graph, corpus = ReferenceGraph(held, session_of, indexed), stats(held, query, asked_about=asked_about)
     if share is None:
         every_holder = NeighbourhoodRequest(tuple(query), (), with_times=True)
         found = asyncio.run(graph.neighbourhood(every_holder))
@@ -204,6 +208,7 @@ def search(
     groups: TermGroups | None = None,
     indexed: bool = False,
     weights: ScoringWeights = DEFAULT_WEIGHTS,
+    asked_about: bool = False,
 ) -> tuple[QueryScores, list[str]]:
     """A search's steps (``graphmem._gathering.gather_scores``), pruning every user.
     Returns the scores and the reads it made."""
@@ -213,7 +218,7 @@ def search(
             graph,
             query,
             (),
-            stats(held, query),
+            stats(held, query, asked_about=asked_about),
             limit=limit,
             weights=weights,
             when=when,
@@ -260,6 +265,7 @@ def graphs(draw: Any) -> tuple[list[frozenset[str]], list[int], list[str], int, 
     context_share=st.sampled_from([0.0, 0.3, 1.0]),
     decay=st.sampled_from([0.0, 0.5, 1.0]),
     time_share=st.sampled_from([0.0, 0.5]),
+    asked_about=st.booleans(),
 )
 def test_scores_added_in_batches_are_the_scores_of_all_at_once(
     graph: tuple[list[frozenset[str]], list[int], list[str], int, float, QueryTime | None],
@@ -267,13 +273,14 @@ def test_scores_added_in_batches_are_the_scores_of_all_at_once(
     context_share: float,
     decay: float,
     time_share: float,
+    asked_about: bool,
 ) -> None:
     """The incremental scorer a pruned gathering uses: candidates added in batches (an entry
     possibly in several, entries holding no query term too) score exactly as
     :func:`score_query` scores them all at once, speakers and a time in the query included."""
     held, session_of, query, _, _, when = graph
     weights = ScoringWeights(context_share=context_share, second_neighbour_decay=decay, time_share=time_share)
-    corpus = stats(held, query)
+    corpus = stats(held, query, asked_about=asked_about)
     chunks = [[candidate(i, held, set(query), session_of) for i in batch if i < len(held)] for batch in batches]
     scorer = QueryScorer(query, [], corpus, weights, when=when)
     everything: dict[str, CandidateStats] = {}
@@ -573,6 +580,26 @@ def test_a_gathering_asked_deeper_reads_on_and_stays_exact(
 
     asyncio.run(ask())
     assert len(expanded) == len(set(expanded))  # no holder expanded twice, at most one full read
+
+
+@settings(max_examples=300, deadline=None)
+@given(graphs(), st.sampled_from([None, 1, 3]), st.booleans())
+def test_pruning_stays_exact_when_the_query_asks_about_a_speaker_it_does_not_name(
+    graph: tuple[list[frozenset[str]], list[int], list[str], int, float, QueryTime | None],
+    max_holders: int | None,
+    indexed: bool,
+) -> None:
+    """A question in the first person (graphmem._asker): the speaker's name "w0" is read
+    with the query's terms, and an entry holding nothing else matches nothing asked."""
+    held, session_of, query, limit, share, when = graph
+    query = list(dict.fromkeys([*query, "w0"]))
+    full = score(held, query, session_of, None, when, asked_about=True)
+    assert all(full.direct.get(f"e{i:03d}", 0.0) == 0.0 for i, h in enumerate(held) if h & set(query) == {"w0"})
+    pruned = score(held, query, session_of, share, when, max_holders=max_holders, indexed=indexed, asked_about=True)
+    if pruned.decides(limit):
+        assert_same_answer(pruned, full, limit)
+    found, _ = search(held, query, session_of, share, limit, max_holders, when, indexed=indexed, asked_about=True)
+    assert_same_answer(found, full, limit)
 
 
 @settings(max_examples=300, deadline=None)
