@@ -382,6 +382,45 @@ def with_short_names(conversations: Sequence[Conversation], where: str) -> list[
     return out
 
 
+#: Words before a name that take it as an object ("told Caroline": "told me").
+_BEFORE_AN_OBJECT = (
+    "with|to|for|about|of|from|and|than|by|at|like|visit|visited|help|helped|support|supported|give|gave|tell|told"
+)
+
+
+def asked_by_a_speaker(conversations: Sequence[Conversation], which: int) -> tuple[list[Conversation], int]:
+    """The conversation kept as an assistant keeps it: speaker ``which`` (1 or 2) is the
+    person whose memory it is, stored under the author ``user`` (graphmem's default author,
+    ADK's for what its user types), and asks the questions about themselves in the first
+    person ("What is Caroline's identity?" -> "What is my identity?"; "Caroline" -> "I",
+    after a preposition or a verb "me"; the verbs are left as they are, "What did I
+    research?" but also "What activities does I partake in?", which reads the same as a
+    question's words). The other speaker keeps their name, and the turns their text (the
+    other still calls them by name). Returns the conversations and how many questions
+    changed."""
+    out, changed = [], 0
+    for conv in conversations:
+        speaker = conv.speakers[which - 1]
+        name = re.escape(speaker.split()[0])
+        questions = []
+        for q in conv.questions:
+            text = re.sub(rf"\b{name}['’]s\b", "my", q.question)
+            text = re.sub(rf"\b({_BEFORE_AN_OBJECT}) {name}\b", r"\1 me", text)
+            text = re.sub(rf"\b{name}\b", "I", text)
+            changed += text != q.question
+            questions.append(dataclasses.replace(q, question=text))
+        sessions = tuple(
+            dataclasses.replace(
+                session,
+                turns=tuple(dataclasses.replace(t, speaker="user") if t.speaker == speaker else t for t in session.turns),
+            )
+            for session in conv.sessions
+        )
+        speakers = tuple("user" if s == speaker else s for s in conv.speakers)
+        out.append(dataclasses.replace(conv, sessions=sessions, questions=tuple(questions), speakers=speakers))  # type: ignore[arg-type]
+    return out, changed
+
+
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
 
 
@@ -509,6 +548,9 @@ async def _run(args: argparse.Namespace) -> int:
         say(f"--perturb {args.perturb}: {changed} questions changed")
     if args.short_names:
         conversations = with_short_names(conversations, args.short_names)
+    if args.first_person:
+        conversations, changed = asked_by_a_speaker(conversations, args.first_person)
+        say(f"--first-person {args.first_person}: {changed} questions in the first person")
     if args.one_session:
         conversations = as_one_session(conversations)
     if args.split_turns:
@@ -543,6 +585,11 @@ async def _run(args: argparse.Namespace) -> int:
     perturbed = f", questions perturbed: {args.perturb}" if args.perturb else ""
     perturbed += ", graphmem without related words" if args.no_related_words else ""
     perturbed += f", speakers' short names in the {args.short_names}" if args.short_names else ""
+    perturbed += (
+        f", speaker {args.first_person} stored as 'user' and asking about themselves in the first person"
+        if args.first_person
+        else ""
+    )
     perturbed += ", each conversation one session (a time per turn)" if args.one_session else ""
     perturbed += ", each turn cut into its sentences (one entry each)" if args.split_turns else ""
     print(f"## Recall on LoCoMo dev ({ids}), QA categories 1-4{perturbed}\n")
@@ -599,6 +646,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=None,
         help="robustness: Caroline, Melanie and Maria called Caro, Mel and Mari in the questions ('questions') "
         "or stored under those names while the questions use the full ones ('speakers')",
+    )
+    parser.add_argument(
+        "--first-person",
+        type=int,
+        choices=(1, 2),
+        default=None,
+        help="robustness: each conversation as an assistant keeps it: its first (1) or second (2) speaker stored as "
+        "'user' and asking the questions about themselves in the first person ('What is my identity?')",
     )
     parser.add_argument(
         "--one-session",
