@@ -544,12 +544,18 @@ def _best_by_group(terms: Iterable[str], weight: Mapping[str, float], key_of: Ma
     return list(best.values())
 
 
+def _said_by(cand: CandidateStats | None, speakers: frozenset[str]) -> bool:
+    """Whether ``cand`` is known to be said by one of ``speakers`` (words of their names)."""
+    return cand is not None and cand.author is not None and not speakers.isdisjoint(speaker_tokens(cand.author))
+
+
 def _focus_on_speakers(
     final: dict[str, float],
     direct: Mapping[str, float],
     by_id: Mapping[str, CandidateStats],
     named: frozenset[str],
     weights: ScoringWeights,
+    asked_about: frozenset[str] = frozenset(),
 ) -> None:
     """A query that names a speaker asks about what they said: an entry said by someone
     else counts ``other_speaker_factor`` of its score (in place).
@@ -560,13 +566,17 @@ def _focus_on_speakers(
     every entry they said, so an entry holding none of the query's terms was not said by a
     speaker the query names. Scores only go down, and an entry's computed direct score is
     0 only when its true one is (or when it was not gathered, and then its score is below
-    the pruning bound), so the bound stays as it is."""
+    the pruning bound), so the bound stays as it is. A speaker asked about without being
+    named (``asked_about``, the first person) has no name among the entry's matches, so
+    there an entry recalled only as context is judged by its author when it is known (every
+    gathering reads the authors of the entries holding that speaker's word)."""
     if not named:
         return
     factor = weights.other_speaker_factor
     for entry_id in final:
         if direct.get(entry_id, 0.0) <= 0.0:
-            final[entry_id] *= factor
+            if not (asked_about and _said_by(by_id.get(entry_id), asked_about)):
+                final[entry_id] *= factor
             continue
         cand = by_id.get(entry_id)
         if cand is not None and cand.author is not None and named.isdisjoint(speaker_tokens(cand.author)):
@@ -615,6 +625,7 @@ def _scored_entry(
     time_named: bool = False,
     time_matches: Mapping[str, str] | None = None,
     named_speakers: frozenset[str] = frozenset(),
+    asked_about: frozenset[str] = frozenset(),
 ) -> ScoredEntry:
     """The hit's explanation. The time and the speaker focus scale a score down; the parts
     reported (direct, context) are scaled alike, so that they add up to the score."""
@@ -625,7 +636,8 @@ def _scored_entry(
     if not named_speakers:
         by_speaker = None
     elif own <= 0.0:
-        by_speaker = False  # it holds no query term, so not the named speaker's name
+        # It holds no query term, so not a named speaker's name; the first person names no one.
+        by_speaker = bool(asked_about) and _said_by(cand, asked_about)
     elif cand is None or cand.author is None:
         by_speaker = None
     else:
@@ -679,11 +691,12 @@ def score_candidates(
     direct, final = _scores(token_w, entity_w, total, candidates, weights, groups, corpus.asked_about)
     named = corpus.speaker_tokens & token_w.keys()
     by_id = {c.entry_id: c for c in candidates}
-    _focus_on_speakers(final, direct, by_id, named, weights)
+    _focus_on_speakers(final, direct, by_id, named, weights, corpus.asked_about)
     matches = _weigh_by_time(final, direct, by_id, when, weights)
     return {
         entry_id: _scored_entry(
-            entry_id, score, direct, by_id, token_w, entity_w, weights, when is not None, matches, named
+            entry_id, score, direct, by_id, token_w, entity_w, weights, when is not None, matches, named,
+            corpus.asked_about,
         )
         for entry_id, score in final.items()
     }
@@ -719,6 +732,8 @@ class QueryScores:
     time_matches: Mapping[str, str] = field(default_factory=dict)
     #: The query tokens that name speakers.
     named_speakers: frozenset[str] = frozenset()
+    #: The speakers the query asks about without naming them (the first person).
+    asked_about: frozenset[str] = frozenset()
     #: The query's whole weight (each group of terms once); ``None``: the sum of
     #: ``token_weights`` and ``entity_weights``.
     total_weight: float | None = None
@@ -807,6 +822,7 @@ class QueryScores:
             self.time_named,
             self.time_matches,
             self.named_speakers,
+            self.asked_about,
         )
 
 
@@ -878,7 +894,7 @@ def score_query(
     direct, final = _scores(token_w, entity_w, total, candidates, weights, groups, corpus.asked_about)
     named = corpus.speaker_tokens & token_w.keys()
     by_id = {c.entry_id: c for c in candidates}
-    _focus_on_speakers(final, direct, by_id, named, weights)
+    _focus_on_speakers(final, direct, by_id, named, weights, corpus.asked_about)
     matches = _weigh_by_time(final, direct, by_id, when, weights)
     token_key = groups.tokens if groups is not None else {}
     entity_key = groups.entities if groups is not None else {}
@@ -907,6 +923,7 @@ def score_query(
         time_named=when is not None,
         time_matches=matches,
         named_speakers=named,
+        asked_about=corpus.asked_about,
         total_weight=total,
         groups=groups,
     )
@@ -979,7 +996,7 @@ class QueryScorer:
         context_of, direct_of = context.get, direct.get
         share = self._weights.context_share
         final, matches = self._final, self._matches
-        named, when, weights = self._named, self._when, self._weights
+        named, asked_about, when, weights = self._named, self._asked_about, self._when, self._weights
         speaker_factor = weights.other_speaker_factor
         keep = 1.0 / (1.0 + weights.time_share)
         for entry_id in changed:
@@ -1001,9 +1018,10 @@ class QueryScorer:
             matches_terms = own is not None and own > 0.0
             if named:
                 stats = by_id.get(entry_id)
-                if not matches_terms or (
-                    stats is not None and stats.author is not None and named.isdisjoint(speaker_tokens(stats.author))
-                ):
+                if matches_terms:
+                    if stats is not None and stats.author is not None and not _said_by(stats, named):
+                        score *= speaker_factor
+                elif not (asked_about and _said_by(stats, asked_about)):
                     score *= speaker_factor
             if when is not None:
                 how = None
@@ -1057,6 +1075,7 @@ class QueryScorer:
             time_named=self._time_named,
             time_matches=self._matches,
             named_speakers=self._named,
+            asked_about=self._asked_about,
             total_weight=total,
             groups=groups,
         )

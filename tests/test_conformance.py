@@ -1122,20 +1122,22 @@ async def test_a_question_in_the_first_person_asks_about_what_the_user_said(serv
     # the MCP server, MemoryEntry's default), the assistant's replies under its name.
     said = entry("We adopted a dog from the shelter in spring.", at=0)
     echoed = entry("Adopting a shelter dog is wonderful! Which dog breed did you adopt?", at=1, author="helper")
-    await service.add_session(APP, USER, "s", [said, echoed])
+    await service.add_session(APP, USER, "s", [said, echoed, entry("A beagle.", at=2)])
     await service.add_session(APP, USER, "t", [entry("Lunch was great today.", at=5)])  # by the user, about nothing asked
     response = await search(service, "Which dog did I adopt?")
-    assert [h.memory.author for h in response.hits] == ["user", "helper"]  # the lunch matches nothing asked
-    assert [h.by_named_speaker for h in response.hits] == [True, False]
+    # The lunch matches nothing asked; the beagle is the user's answer, recalled as context.
+    assert [h.memory.text for h in response.hits] == [said.text, echoed.text, "A beagle."]
+    assert [h.by_named_speaker for h in response.hits] == [True, False, True]
     assert "user" in response.hits[0].matched_tokens and response.hits[0].read_as == {"I": "user"}
-    assert response.hits[1].read_as == {}
+    assert response.hits[1].read_as == {} and response.hits[2].context_score == response.hits[2].score > 0
     # Without the first person, the newer reply wins the tie, and nobody is asked about.
     plain = await search(service, "Which dog was adopted?")
-    assert [h.memory.author for h in plain.hits] == ["helper", "user"] and plain.hits[0].score == plain.hits[1].score
+    assert [h.memory.text for h in plain.hits[:2]] == [echoed.text, said.text] and plain.hits[0].score == plain.hits[1].score
     assert all(h.by_named_speaker is None for h in plain.hits)
     # A question naming a speaker asks about them; "me" is then only the one asking.
     named = await search(service, "Which dog breed did helper ask me about?")
-    assert [h.memory.author for h in named.hits] == ["helper", "user"] and named.hits[0].by_named_speaker is True
+    assert [h.memory.author for h in named.hits[:2]] == ["helper", "user"] and named.hits[0].by_named_speaker is True
+    assert [h.by_named_speaker for h in named.hits[1:]] == [False, False] and all(h.read_as == {} for h in named.hits)
 
 
 async def test_a_question_in_the_first_person_is_read_in_its_language(service: MemoryService) -> None:

@@ -593,6 +593,9 @@ def test_pruning_stays_exact_when_the_query_asks_about_a_speaker_it_does_not_nam
     with the query's terms, and an entry holding nothing else matches nothing asked."""
     held, session_of, query, limit, share, when = graph
     query = list(dict.fromkeys([*query, "w0"]))
+    # An author's entries hold the words of the author's name (``candidate`` makes the odd
+    # entries w0's): what tells a gathering who said an entry recalled as context.
+    held = [h | {"w0"} if i % 2 else h for i, h in enumerate(held)]
     full = score(held, query, session_of, None, when, asked_about=True)
     assert all(full.direct.get(f"e{i:03d}", 0.0) == 0.0 for i, h in enumerate(held) if h & set(query) == {"w0"})
     pruned = score(held, query, session_of, share, when, max_holders=max_holders, indexed=indexed, asked_about=True)
