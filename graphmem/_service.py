@@ -1663,13 +1663,10 @@ class MemoryService(ABC):
         near = await self._related_candidates(text, tokens, parts.language)
         owner_names = _OwnerNames(self, owner)  # read at most once, by the rules below that need them
         # A question in the first person asks about what the user said (graphmem._asker):
-        # read with the query's terms when the user's entries have that author and another.
-        asker: tuple[str, ...] = ()
-        first_person = first_person_words(text, parts.language) if ASKER not in tokens else []
-        if first_person:
-            speakers = await owner_names.speakers()
-            if ASKER in speakers and len(speakers) > 1:
-                asker = (ASKER,)
+        # the author's word is read with the query's terms, and kept below unless the query
+        # names a speaker.
+        first_person = await self._first_person(text, tokens, parts.language, owner_names)
+        asker = (ASKER,) if first_person else ()
         # A small user (or pruning off) is gathered in full, with the statistics when the
         # backend can (one round trip on Neo4j); a larger one only reads the statistics here.
         full_at_most = self.full_gathering_entries if self.seed_df_share is not None else MAX_LIST_LIMIT
@@ -1748,6 +1745,20 @@ class MemoryService(ABC):
         )
         scores = await gathering.scores(limit)
         return (scores, gathering) if scores.final else None
+
+    async def _first_person(
+        self, text: str, tokens: Sequence[str], language: str | None, owner_names: _OwnerNames
+    ) -> list[str]:
+        """The query's first-person words that ask about the author ``user``
+        (:mod:`graphmem._asker`): none when the query writes that name itself, or the user's
+        entries have no such author, or no other (then everything is the user's)."""
+        if ASKER in tokens:
+            return []
+        words = first_person_words(text, language)
+        if not words:
+            return []
+        speakers = await owner_names.speakers()
+        return words if ASKER in speakers and len(speakers) > 1 else []
 
     async def _score_time_alone(self, owner: Owner, project_id: str | None, when: QueryTime) -> QueryScores | None:
         """The scores of a question that asks for a time and nothing else (its words, besides
