@@ -464,7 +464,11 @@ def _score_directly(
         terms = (cand.matched_tokens, cand.matched_entities)
         own = by_terms.get(terms)
         if own is None:
-            if asked_about and not cand.matched_entities and cand.matched_tokens <= asked_about:
+            if (
+                asked_about
+                and not any(t in token_w and t not in asked_about for t in cand.matched_tokens)
+                and not any(e in entity_w for e in cand.matched_entities)
+            ):
                 # Only the name of the speaker asked about: the entry matches nothing asked.
                 held = []
             elif groups is not None:

@@ -449,6 +449,27 @@ def test_a_named_speakers_answer_after_anothers_question_outranks_the_others_ans
     assert scored["kates"].by_named_speaker is True and scored["bens"].by_named_speaker is False
 
 
+def test_the_speaker_asked_about_in_the_first_person_alone_matches_nothing_asked() -> None:
+    # "Which dog did I adopt?" in an assistant's memory: "user" is read as a term (graphmem._asker).
+    corpus = CorpusStats(
+        100, {"user": 50, "dog": 4}, {}, speaker_tokens=frozenset({"user"}), asked_about=frozenset({"user"})
+    )
+    told = said_by("told", {"user", "dog"}, "user", neighbours=("answer",))
+    echo = said_by("echo", {"dog"}, "helper")
+    answer = said_by("answer", {"user"}, "user", neighbours=("told",))  # the user's reply after it
+    lunch = said_by("lunch", {"user", "lunch"}, "user")  # a word the query does not weigh
+    scored = score_candidates(["user", "dog"], (), corpus, [told, echo, answer, lunch])
+    assert scored["told"].score == pytest.approx(1.0) and scored["told"].by_named_speaker is True
+    assert scored["echo"].by_named_speaker is False and scored["echo"].score < scored["told"].score * 0.76
+    assert "lunch" not in scored  # only the user's name: nothing asked
+    # The user's reply is recalled as context, as the user's: not weighed down.
+    assert scored["answer"].direct == 0.0 and scored["answer"].by_named_speaker is True
+    assert scored["answer"].score == pytest.approx(ScoringWeights().context_share * scored["told"].direct)
+    # Named as written ("What dog did user adopt?"), the name is a match of its own.
+    named = CorpusStats(100, {"user": 50, "dog": 4}, {}, speaker_tokens=frozenset({"user"}))
+    assert score_candidates(["user", "dog"], (), named, [told, echo, answer, lunch])["lunch"].score > 0
+
+
 def test_the_context_lender_is_the_best_then_the_nearer_then_the_smaller_id() -> None:
     weights = ScoringWeights(second_neighbour_decay=0.5)
     far = CandidateStats("far", frozenset({"x"}), frozenset(), ("m",), ("hit",))
