@@ -550,6 +550,31 @@ def test_search_shows_a_reply_in_several_messages_as_one_hit(runner: CliRunner, 
     assert table.stdout.count("│ Ana ") == 1 and apart.stdout.count("│ Ana ") == 2
 
 
+def test_a_question_in_the_first_person_says_what_it_read_i_as(runner: CliRunner, store: str, tmp_path: Path) -> None:
+    lines = [("user", "We adopted a beagle last spring."), ("helper", "A beagle you adopted, how lovely!"),
+             ("user", "Rex.")]
+    fixture = write_lines(tmp_path / "mine.jsonl", json.dumps({
+        "app_name": "app", "user_id": "u", "session_id": "s1",
+        "entries": [{"author": a, "role": "user", "text": t, "timestamp": f"2026-01-05T10:0{n}:00"}
+                    for n, (a, t) in enumerate(lines)]}))
+    assert gm(runner, store, "load", fixture).exit_code == 0
+    search = ["--store", store, "search", "--app", "app", "--user", "u", "Which beagle did I adopt?", "--no-fold"]
+    hits = json.loads(run(runner, *search, "--json").stdout)
+    assert [h["author"] for h in hits] == ["user", "helper", "user"]
+    assert hits[0]["read_as"] == {"I": "user"} and hits[2]["by_named_speaker"] is True
+    table = runner.invoke(app, search, env={"COLUMNS": "200"}, catch_exceptions=False).stdout
+    matched: dict[str, str] = {}  # the "matched" column of each row, its lines joined
+    row = ""
+    for line in table.splitlines():
+        cells = line.split("│")
+        if len(cells) > 2:
+            row = cells[1].strip() or row
+            matched[row] = f"{matched.get(row, '')} {cells[-2].strip()}".strip()
+    assert matched["1"] == "adopt beagle user (for I)"
+    assert matched["2"].endswith("(not the speaker asked about)")
+    assert matched["3"] == "user (for I) (context of #1)"  # the user's answer, recalled as context
+
+
 def test_context_lent_by_a_folded_message_names_the_row_it_is_shown_in(runner: CliRunner, store: str, tmp_path: Path) -> None:
     """A hit lent context by a message folded into another hit's reply said "context of
     <id>", an id the table shows nowhere (folded messages have no id column)."""

@@ -140,7 +140,9 @@ def matched(hit: SearchHit, rows: Mapping[str, int] | None = None, *, show_ids: 
                 text.append(f"(related to {visible(hit.related_to[token])}) ", "italic dim")
     if hit.context_score > 0:
         share = hit.context_score / hit.score if hit.score else 0.0
-        note = "context" if not (hit.matched_tokens or hit.matched_entities) else f"+ context {share:.0%}"
+        # All of it context: the entry matched nothing asked (or only the speaker asked about,
+        # "user" for "I"), whatever it holds.
+        note = "context" if hit.score - hit.context_score <= 1e-12 else f"+ context {share:.0%}"
         if hit.context_from is not None and rows and hit.context_from in rows:
             row = rows[hit.context_from]
             note += " of this reply" if row == rows.get(hit.entry_id) else f" of #{row}"
