@@ -583,7 +583,7 @@ def _focus_on_speakers(
                 final[entry_id] *= factor
             continue
         cand = by_id.get(entry_id)
-        if cand is not None and cand.author is not None and named.isdisjoint(speaker_tokens(cand.author)):
+        if cand is not None and cand.author is not None and not _said_by(cand, named):
             final[entry_id] *= factor
 
 
@@ -645,7 +645,7 @@ def _scored_entry(
     elif cand is None or cand.author is None:
         by_speaker = None
     else:
-        by_speaker = not named_speakers.isdisjoint(speaker_tokens(cand.author))
+        by_speaker = _said_by(cand, named_speakers)
     scale = weights.other_speaker_factor if by_speaker is False else 1.0
     if time_named and how is None:
         scale /= 1.0 + weights.time_share

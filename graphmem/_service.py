@@ -1800,7 +1800,7 @@ class MemoryService(ABC):
         tokens: Sequence[str],
         entity_names: Sequence[str],
         corpus: CorpusStats,
-        owner_names: _OwnerNames | None = None,
+        owner_names: _OwnerNames,
     ) -> TermGroups | None:
         """The groups the query's linked names stand for (``None``: none links another
         name): each group's names, and the words a linked name is spelled as in the names
@@ -1810,7 +1810,7 @@ class MemoryService(ABC):
         if all(corpus.speaker_tokens.issuperset(_NAME_WORD.findall(e)) for e in linked):
             return None  # nothing, or speakers' names only: those are never grouped
 
-        names, speakers = await (owner_names or _OwnerNames(self, owner)).both()
+        names, speakers = await owner_names.both()
         groups = entity_groups(names, speakers)
         entity_key: dict[str, str] = {}
         words: set[str] = set()
@@ -1845,7 +1845,7 @@ class MemoryService(ABC):
         tokens: Sequence[str],
         corpus: CorpusStats,
         language: str | None,
-        owner_names: _OwnerNames | None = None,
+        read: _OwnerNames,
     ) -> tuple[dict[str, str], list[CrossScriptName]]:
         """Query tokens that no entry holds, written capitalised in the query, and the name
         each spells another way (see :func:`speaker_variant` for the rule): a speaker's
@@ -1854,7 +1854,6 @@ class MemoryService(ABC):
         (:func:`graphmem._name_sounds.cross_script_names`: 卡罗琳 for Caroline)."""
         found: dict[str, str] = {}
         across: list[CrossScriptName] = []
-        read = owner_names or _OwnerNames(self, owner)
         unknown = [t for t in tokens if not corpus.token_df.get(t)]
         # Only the first few are read through the user's tokens (a question has a few).
         tried = unknown[:MAX_RESPELLED_WORDS]

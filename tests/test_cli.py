@@ -550,6 +550,18 @@ def test_search_shows_a_reply_in_several_messages_as_one_hit(runner: CliRunner, 
     assert table.stdout.count("│ Ana ") == 1 and apart.stdout.count("│ Ana ") == 2
 
 
+def matched_by_row(table: str) -> dict[str, str]:
+    """The "matched" column of each row of a hits table, by row number, its lines joined."""
+    matched: dict[str, str] = {}
+    row = ""
+    for line in table.splitlines():
+        cells = line.split("│")
+        if len(cells) > 2:
+            row = cells[1].strip() or row
+            matched[row] = f"{matched.get(row, '')} {cells[-2].strip()}".strip()
+    return matched
+
+
 def test_a_question_in_the_first_person_says_what_it_read_i_as(runner: CliRunner, store: str, tmp_path: Path) -> None:
     lines = [("user", "We adopted a beagle last spring."), ("helper", "A beagle you adopted, how lovely!"),
              ("user", "Rex.")]
@@ -563,13 +575,7 @@ def test_a_question_in_the_first_person_says_what_it_read_i_as(runner: CliRunner
     assert [h["author"] for h in hits] == ["user", "helper", "user"]
     assert hits[0]["read_as"] == {"I": "user"} and hits[2]["by_named_speaker"] is True
     table = runner.invoke(app, search, env={"COLUMNS": "200"}, catch_exceptions=False).stdout
-    matched: dict[str, str] = {}  # the "matched" column of each row, its lines joined
-    row = ""
-    for line in table.splitlines():
-        cells = line.split("│")
-        if len(cells) > 2:
-            row = cells[1].strip() or row
-            matched[row] = f"{matched.get(row, '')} {cells[-2].strip()}".strip()
+    matched = matched_by_row(table)
     assert matched["1"] == "adopt beagle user (for I)"
     assert matched["2"].endswith("(not the speaker asked about)")
     assert matched["3"] == "user (for I) (context of #1)"  # the user's answer, recalled as context
@@ -591,13 +597,7 @@ def test_context_lent_by_a_folded_message_names_the_row_it_is_shown_in(runner: C
     folded = {f["entry_id"] for f in hits[0]["folded"]}
     assert hits[1]["context_from"] in folded  # the case: context from a message inside row 1
     table = runner.invoke(app, search, env={"COLUMNS": "200"}, catch_exceptions=False).stdout
-    matched: dict[str, str] = {}  # the "matched" column of each row, its lines joined
-    row = ""
-    for line in table.splitlines():
-        cells = line.split("│")
-        if len(cells) > 2:
-            row = cells[1].strip() or row
-            matched[row] = f"{matched.get(row, '')} {cells[-2].strip()}".strip()
+    matched = matched_by_row(table)
     assert matched["2"] == "(context of #1)"
     assert matched["1"].endswith("of this reply)")  # its own context: a message folded into it
     assert all(entry_id[:8] not in table for entry_id in folded)
