@@ -4,10 +4,12 @@
 // order (fewer deadlocks). MERGE, not MATCH: a token a concurrent delete just removed
 // as an orphan is created again instead of silently losing the link.
 // link.speaker: the token is a word of one of those entries' author (Token.speaker turns
-// true and stays so: see graphmem.backends._graph_model).
+// true and stays so: see graphmem.backends._graph_model); link.user_speaker: and that
+// entry has the role "user" (Token.user_speaker, likewise).
 UNWIND $lists.links AS link
 MERGE (t:Token {app_name: $app_name, user_id: $user_id, value: link.value})
-SET t.speaker = coalesce(t.speaker, false) OR link.speaker
+SET t.speaker = coalesce(t.speaker, false) OR link.speaker,
+    t.user_speaker = coalesce(t.user_speaker, false) OR link.user_speaker
 WITH t, link
 UNWIND link.entry_ids AS entry_id
 MATCH (e:Entry {id: entry_id})

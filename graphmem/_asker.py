@@ -15,6 +15,11 @@ naming the author ``user`` (:data:`ASKER`), when:
   before);
 - the question names no speaker as written ("what did Kate tell me?" asks about Kate).
 
+An app may store its user under their name instead ("Bob", with the role ``"user"``) and
+the assistant with another role (``"model"``): then the first person names the authors
+who speak as the user, when some other author does not (:func:`asking_speakers`; people's
+chats stored with every author in the role ``"user"`` read "I" as before).
+
 Unlike a name written in the question, the first person alone recalls nothing: an entry
 that holds no other word of the question matches nothing asked ("what did I eat?" does not
 recall every message the user typed). Only the singular: "we" and "our" are the user and
@@ -25,8 +30,9 @@ someone else. The words are read in the language the query is decomposed in
 from __future__ import annotations
 
 import re
+from collections.abc import Set as AbstractSet
 
-__all__ = ["ASKER", "first_person_words"]
+__all__ = ["ASKER", "asking_speakers", "first_person_words"]
 
 #: The author whose entries a question in the first person asks about (a speaker token:
 #: lowercase, as :func:`~graphmem._decompose.speaker_tokens` gives it).
@@ -65,3 +71,24 @@ def first_person_words(text: str, language: str | None) -> list[str]:
     if pattern is None:
         return []
     return [m.group(0) for m in pattern.finditer(text)]
+
+
+def asking_speakers(speakers: AbstractSet[str], as_user: AbstractSet[str]) -> tuple[str, ...]:
+    """The speaker words a question in the first person asks about, given the owner's
+    speaker words (``Token.speaker``) and those of them naming an author who speaks as the
+    user (``Token.user_speaker``), sorted; empty when "I" is no one in particular.
+
+    - The author :data:`ASKER` when the entries have it and another author (what graphmem's
+      entry points store).
+    - Else the authors speaking as the user, when some other author does not: an app that
+      stores its user under their name ("Bob", role ``"user"``) and the assistant with
+      another role (``"model"``). Several people speaking as the user (a group chat with an
+      assistant) are read together.
+    - Else none: notes of one author, or people's chats where every author speaks as the
+      user (the person asking is not told apart from the others).
+    """
+    if ASKER in speakers and len(speakers) > 1:
+        return (ASKER,)
+    if as_user and not speakers <= as_user:
+        return tuple(sorted(as_user))
+    return ()

@@ -24,7 +24,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from graphmem._answer_types import TYPE_TOKENS, asked_types, type_tokens
-from graphmem._asker import ASKER, first_person_words
+from graphmem._asker import asking_speakers, first_person_words
 from graphmem._chat_phrases import without_chat_phrases
 from graphmem._collector import collector_paused
 from graphmem._decompose import (
@@ -476,6 +476,7 @@ class _OwnerNames:
         self._service, self._owner = service, owner
         self._names: frozenset[str] | None = None
         self._speakers: frozenset[str] | None = None
+        self._as_user: frozenset[str] | None = None
 
     async def both(self) -> tuple[frozenset[str], frozenset[str]]:
         if self._names is None:
@@ -487,6 +488,13 @@ class _OwnerNames:
         if self._speakers is None:
             self._speakers = await self._service._speaker_names(self._owner)
         return self._speakers
+
+    async def speakers_as_user(self) -> tuple[frozenset[str], frozenset[str]]:
+        """The speakers' words, and those of them naming an author who speaks as the user."""
+        if self._as_user is None:
+            self._speakers, self._as_user = await self._service._speakers_as_user(self._owner)
+        assert self._speakers is not None
+        return self._speakers, self._as_user
 
 
 class MemoryService(ABC):
@@ -1665,8 +1673,7 @@ class MemoryService(ABC):
         # A question in the first person asks about what the user said (graphmem._asker):
         # the author's word is read with the query's terms, and kept below unless the query
         # names a speaker.
-        first_person = await self._first_person(text, tokens, parts.language, owner_names)
-        asker = (ASKER,) if first_person else ()
+        first_person, asker = await self._first_person(text, tokens, parts.language, owner_names)
         # A small user (or pruning off) is gathered in full, with the statistics when the
         # backend can (one round trip on Neo4j); a larger one only reads the statistics here.
         full_at_most = self.full_gathering_entries if self.seed_df_share is not None else MAX_LIST_LIMIT
@@ -1708,7 +1715,7 @@ class MemoryService(ABC):
                 corpus = dataclasses.replace(corpus, asked_about=frozenset(asker))
                 tokens = (*tokens, *asker)
                 if read_as is not None:
-                    read_as.update(dict.fromkeys(first_person, ASKER))
+                    read_as.update(dict.fromkeys(first_person, " ".join(asker)))
             else:  # "what did Kate tell me?" asks about Kate: what was read for the author is not the query's
                 corpus = _only(corpus, [t for t in corpus.token_df if t not in asker])
                 first = FirstRead(corpus)
@@ -1748,17 +1755,21 @@ class MemoryService(ABC):
 
     async def _first_person(
         self, text: str, tokens: Sequence[str], language: str | None, owner_names: _OwnerNames
-    ) -> list[str]:
-        """The query's first-person words that ask about the author ``user``
-        (:mod:`graphmem._asker`): none when the query writes that name itself, or the user's
-        entries have no such author, or no other (then everything is the user's)."""
-        if ASKER in tokens:
-            return []
+    ) -> tuple[list[str], tuple[str, ...]]:
+        """The query's first-person words and the speaker words they ask about
+        (:mod:`graphmem._asker`): the author ``user``'s when the user's entries have that
+        author and another one; else the words of the authors who speak as the user (role
+        ``"user"``) when some other author does not. Neither when the query names the
+        speaker itself, or the user's entries have no such speaker (then everything is the
+        user's, or the user is not told apart from the others)."""
         words = first_person_words(text, language)
         if not words:
-            return []
-        speakers = await owner_names.speakers()
-        return words if ASKER in speakers and len(speakers) > 1 else []
+            return [], ()
+        speakers, as_user = await owner_names.speakers_as_user()
+        asker = asking_speakers(speakers, as_user)
+        if not asker or not set(asker).isdisjoint(tokens):
+            return [], ()
+        return words, asker
 
     async def _score_time_alone(self, owner: Owner, project_id: str | None, when: QueryTime) -> QueryScores | None:
         """The scores of a question that asks for a time and nothing else (its words, besides
@@ -2228,6 +2239,14 @@ class MemoryService(ABC):
     async def _speaker_names(self, owner: Owner) -> frozenset[str]:
         """The owner's tokens that are words of a speaker's name (``Token.speaker``)."""
         return frozenset().union(*(speaker_tokens(e.memory.author) for e in await self._all_entries(owner)))
+
+    async def _speakers_as_user(self, owner: Owner) -> tuple[frozenset[str], frozenset[str]]:
+        """:meth:`_speaker_names`, and those of them that are words of the name of an author
+        who speaks as the user, with the role ``"user"`` (``Token.user_speaker``). By
+        default read through :meth:`_all_entries`; a backend may read its token nodes."""
+        said = {(e.memory.author, e.memory.content.role) for e in await self._all_entries(owner)}
+        as_user = frozenset().union(*(speaker_tokens(author) for author, role in said if role == "user"))
+        return frozenset().union(*(speaker_tokens(author) for author, _ in said)), as_user
 
     async def _name_uses(self, owner: Owner, words: Sequence[str]) -> dict[str, NameUse]:
         """For each of ``words`` that the owner's entries hold as a token, how they use it

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphmem._asker import first_person_words
+from graphmem._asker import asking_speakers, first_person_words
 
 
 @pytest.mark.parametrize(
@@ -58,3 +58,26 @@ def test_a_word_of_one_language_is_not_read_in_another() -> None:
     assert first_person_words("mi casa", "en") == []
     assert first_person_words("mi casa", "es") == ["mi"]
     assert first_person_words("my house", "es") == []
+
+
+@pytest.mark.parametrize(
+    ("speakers", "as_user", "asked"),
+    [
+        # graphmem's entry points: the author "user" and another (ADK, MCP, MemoryEntry).
+        ({"user", "helper"}, {"user"}, ("user",)),
+        ({"user", "assistant"}, {"user", "assistant"}, ("user",)),  # MCP's remember: every author in the role "user"
+        # The user stored under their name, the assistant in another role.
+        ({"bob", "assistant"}, {"bob"}, ("bob",)),
+        ({"bob", "smith", "assistant"}, {"bob", "smith"}, ("bob", "smith")),  # "Bob Smith"
+        ({"ann", "bob", "assistant"}, {"ann", "bob"}, ("ann", "bob")),  # people with an assistant
+        # "I" is no one in particular: one author, or everyone speaks as the user, or no one does.
+        ({"user"}, {"user"}, ()),
+        ({"kate", "ben"}, {"kate", "ben"}, ()),
+        ({"kate", "ben"}, set(), ()),
+        (set(), set(), ()),
+    ],
+)
+def test_the_first_person_asks_about_the_author_user_or_those_speaking_as_the_user(
+    speakers: set[str], as_user: set[str], asked: tuple[str, ...]
+) -> None:
+    assert asking_speakers(frozenset(speakers), frozenset(as_user)) == asked

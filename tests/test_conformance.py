@@ -1140,6 +1140,43 @@ async def test_a_question_in_the_first_person_asks_about_what_the_user_said(serv
     assert [h.by_named_speaker for h in named.hits[1:]] == [False, False] and all(h.read_as == {} for h in named.hits)
 
 
+async def test_a_question_in_the_first_person_asks_about_the_author_speaking_as_the_user(
+    service: MemoryService,
+) -> None:
+    # An app that stores its user under their name, in the role "user", and the assistant
+    # in the role "model" (graphmem's demo fixtures are kept so).
+    said = entry("We adopted a dog from the shelter in spring.", at=0, author="Bob")
+    echoed = entry("A shelter dog is wonderful! Which dog breed did you adopt?", at=1, author="assistant", role="model")
+    answer = entry("A beagle.", at=2, author="Bob")
+    await service.add_session(APP, USER, "s", [said, echoed, answer])
+    await service.add_session(APP, USER, "t", [entry("Lunch was great today.", at=5, author="Bob")])
+    response = await search(service, "Which dog did I adopt?")
+    assert [h.memory.text for h in response.hits] == [said.text, echoed.text, answer.text]
+    assert [h.by_named_speaker for h in response.hits] == [True, False, True]
+    assert "bob" in response.hits[0].matched_tokens and response.hits[0].read_as == {"I": "bob"}
+    # Once Bob says nothing in the role "user" any more, "I" is no one in particular: the
+    # newer reply wins the tie, as it does without the first person.
+    bobs = [h.entry_id for h in (*response.hits, *(await search(service, "lunch")).hits) if h.memory.author == "Bob"]
+    await service.delete_entries_by_id(APP, USER, bobs)
+    await service.add_session(APP, USER, "u", [entry("We adopted a dog from the shelter in spring.", at=9, author="Bob", role="model")])
+    mine, plain = await search(service, "Which dog did I adopt?"), await search(service, "Which dog was adopted?")
+    assert [h.memory.author for h in mine.hits] == ["Bob", "assistant"]
+    assert [(h.entry_id, h.score) for h in mine.hits] == [(h.entry_id, h.score) for h in plain.hits]
+    assert all(h.by_named_speaker is None and h.read_as == {} for h in mine.hits)
+
+
+async def test_the_first_person_asks_about_no_one_when_every_author_speaks_as_the_user(service: MemoryService) -> None:
+    # People's chats stored with every author in the role "user" (as the benchmarks' are):
+    # the person asking is not told apart from the others.
+    await service.add_session(
+        APP, USER, "s", [entry("Walked the dog by the river.", author="Kate"), entry("Nice dog!", at=1, author="Ben")]
+    )
+    mine, plain = await search(service, "Where did I walk my dog?"), await search(service, "Where did we walk the dog?")
+    assert [(h.entry_id, h.score, h.by_named_speaker) for h in mine.hits] == [
+        (h.entry_id, h.score, None) for h in plain.hits
+    ]
+
+
 async def test_a_question_in_the_first_person_is_read_in_its_language(service: MemoryService) -> None:
     said = entry("Adoptamos un perro del refugio en primavera.", at=0)
     echoed = entry("¡Qué bien adoptar un perro del refugio! ¿De qué raza es el perro?", at=1, author="asistente")

@@ -300,8 +300,9 @@ async def test_graph_shape_matches_the_shared_model(neo: Any) -> None:
     }
     assert props[0]["written"] == props[1]["written"] != props[2]["written"]  # one per write
     tokens = await neo.driver.execute_query("MATCH (t:Token) RETURN t.value AS v, properties(t) AS p")
-    assert all(set(r["p"]) == {"app_name", "user_id", "value", "speaker"} for r in tokens.records)
+    assert all(set(r["p"]) == {"app_name", "user_id", "value", "speaker", "user_speaker"} for r in tokens.records)
     assert {r["v"] for r in tokens.records if r["p"]["speaker"]} == {"user"}  # the author's name
+    assert {r["v"] for r in tokens.records if r["p"]["user_speaker"]} == {"user"}  # in the role "user"
     assert props[2]["project_id"] == "proj"
     assert datetime.fromisoformat(props[0]["timestamp"]) == datetime(2026, 1, 1, tzinfo=UTC)
     assert await count(neo, "MATCH (:Entry)-[:NEXT]->(:Entry) RETURN count(*)") == 1
@@ -428,6 +429,24 @@ async def test_prefetched_postings_name_holders_a_neighbourhood_reads(neo: Any) 
     found = await neo._neighbourhood(owner, None, request)
     # mango's entry, and the kiwi entries within two NEXT steps of it.
     assert sorted(sorted(c.matched_tokens) for c in found) == [["kiwi"], ["kiwi"], ["mango"]]
+
+
+async def test_tokens_written_before_user_speaker_was_kept_speak_as_no_user_until_the_next_write(neo: Any) -> None:
+    """A store written before ``Token.user_speaker`` was kept has no such property: its
+    speakers read as speaking as no user (the first person reads as before), and the next
+    entry its user says in the role "user" flags the words of their name."""
+    from graphmem._service import Owner
+
+    owner = Owner("app", "u")
+    await neo.add_session("app", "u", "s1", [entry("Bob here", author="Bob"), entry("Hi", author="helper", role="model")])
+    assert await neo._speakers_as_user(owner) == (frozenset({"bob", "helper"}), frozenset({"bob"}))
+    await neo.driver.execute_query("MATCH (t:Token) REMOVE t.user_speaker")
+    assert await neo._speakers_as_user(owner) == (frozenset({"bob", "helper"}), frozenset())
+    await neo.add_session("app", "u", "s2", [entry("Bob again", author="Bob")])
+    assert await neo._speakers_as_user(owner) == (frozenset({"bob", "helper"}), frozenset({"bob"}))
+    # Only the tokens the write links are flagged again; the others keep none (null reads as false).
+    flags = await neo.driver.execute_query("MATCH (t:Token) RETURN t.value AS v, t.user_speaker AS f")
+    assert {r["v"]: r["f"] for r in flags.records if r["v"] in ("helper", "bob")} == {"helper": None, "bob": True}
 
 
 async def test_deletes_remove_orphan_tokens_and_entities(neo: Any) -> None:

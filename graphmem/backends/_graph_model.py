@@ -12,9 +12,12 @@ its entry count: ``GraphmemUser``, see :mod:`graphmem.backends.neo4j`):
   :mod:`graphmem._time`), empty when the text names no time; ``language`` is the code of
   the language the text was decomposed as (``"en"``, ``"ja"``, ...; see
   :mod:`graphmem._language`), null for entries stored before languages were.
-- ``(:Token {app_name, user_id, value, speaker})`` — ``speaker`` is true while an entry
-  that holds the token was said by an author with that word in their name (the query that
-  holds it names a speaker); deleting the last such entry resets it.
+- ``(:Token {app_name, user_id, value, speaker, user_speaker})`` — ``speaker`` is true
+  while an entry that holds the token was said by an author with that word in their name
+  (the query that holds it names a speaker); deleting the last such entry resets it.
+  ``user_speaker`` likewise, while such an entry has the role ``"user"`` (a question in the
+  first person asks about those authors, see :mod:`graphmem._asker`; null on Neo4j tokens
+  written before it was kept, until that author's next such entry).
 - ``(:Entity {app_name, user_id, name, label})`` — ``label`` is spaCy's entity label.
 - ``(:Entry)-[:HAS_TOKEN]->(:Token)``, ``(:Entry)-[:MENTIONS]->(:Entity)``,
   ``(:Entry)-[:NEXT]->(:Entry)`` (the following entry of the same session: positions ``p``

@@ -62,7 +62,7 @@ temporary file is never trusted (the segment is complete without it) and is dele
 
 **Snapshots.** A writer (on opening the store and on closing it, see the networkx
 backend) snapshots each user with :data:`SNAPSHOT_AFTER_BYTES` or more of its segment in no
-snapshot: one JSON header line ``{"format": "graphmem-snapshot", "version": 2, app_name,
+snapshot: one JSON header line ``{"format": "graphmem-snapshot", "version": 4, app_name,
 user_id, python, marshal, segment_bytes, segment_sha256, payload_bytes, payload_sha256}``
 then the payload, the user's state as :mod:`marshal` writes it (the backend decides what it
 holds). ``segment_bytes`` is the segment's length when it was taken and ``segment_sha256``
@@ -114,9 +114,9 @@ SEGMENT_FORMAT = "graphmem-segment"
 _PRIVATE_FILE = 0o600
 _PRIVATE_DIR = 0o700
 SNAPSHOT_FORMAT = "graphmem-snapshot"
-#: Version 2: entries carry their language; 3: and their ``time_refs`` where known. Another
-#: version is ignored (the journal rebuilds).
-SNAPSHOT_VERSION = 3
+#: Version 2: entries carry their language; 3: and their ``time_refs`` where known; 4: tokens
+#: their ``user_speaker`` flag. Another version is ignored (the journal rebuilds).
+SNAPSHOT_VERSION = 4
 
 #: A writer snapshots a user (on opening the store and on closing it) once this many bytes
 #: of the user's segment are in no snapshot: replaying a short tail costs little.

@@ -572,6 +572,10 @@ class Neo4jMemoryService(MemoryService):
     async def _speaker_names(self, owner: Owner) -> frozenset[str]:
         return frozenset(await self._read_single("speaker_tokens", _owner_params(owner), "values"))
 
+    async def _speakers_as_user(self, owner: Owner) -> tuple[frozenset[str], frozenset[str]]:
+        record = await self._read_one("speaker_tokens", _owner_params(owner))  # one round trip for both
+        return frozenset(record["values"]), frozenset(record["user_values"])
+
     async def _name_uses(self, owner: Owner, words: Sequence[str]) -> dict[str, NameUse]:
         records = await self._read("name_uses", {**_owner_params(owner), "values": list(dict.fromkeys(words))})
         # An entry deleted by a concurrent commit while this read looked at it reads as null.
@@ -942,17 +946,23 @@ async def _create_entries(
     # ``spoken``: the tokens some entry holds that are words of its own author's name (a
     # speaker's word, as networkx flags it); not every author of the batch, whose entries
     # restored with their own terms may not hold their name.
+    # ``as_user``: those of them whose entry has the role "user" (Token.user_speaker).
     holders: dict[str, list[str]] = {}
     spoken: set[str] = set()
+    as_user: set[str] = set()
     for e in entries:
         author_words = speaker_tokens(e.stored.memory.author)
+        user_role = e.stored.memory.content.role == "user"
         for value in dict.fromkeys(e.tokens):
             holders.setdefault(value, []).append(e.entry_id)
             if value in author_words:
                 spoken.add(value)
+                if user_role:
+                    as_user.add(value)
     if holders:
         token_links = [
-            {"value": value, "entry_ids": ids, "speaker": value in spoken} for value, ids in sorted(holders.items())
+            {"value": value, "entry_ids": ids, "speaker": value in spoken, "user_speaker": value in as_user}
+            for value, ids in sorted(holders.items())
         ]
         await _run(tx, "link_tokens", {**params, "links": token_links})
     # A new Entity node takes the label of its first mention, in entry order.
@@ -995,12 +1005,13 @@ async def _delete_ids(
         return 0
     words = sorted({w for author in records[0]["authors"] for w in speaker_tokens(author)})
     if words:
-        holders = await _run(tx, "speaker_holders", {**params, "values": words})
-        gone = [
-            r["value"] for r in holders if not any(r["value"] in speaker_tokens(a) for a in r["authors"])
-        ]
-        if gone:
-            await _run(tx, "unflag_speakers", {**params, "values": gone})
+        rows = []
+        for r in await _run(tx, "speaker_holders", {**params, "values": words}):
+            roles = {role for author, role in r["said"] if r["value"] in speaker_tokens(author)}
+            if not roles or (r["user_speaker"] and "user" not in roles):
+                rows.append({"value": r["value"], "speaker": bool(roles), "user_speaker": "user" in roles})
+        if rows:
+            await _run(tx, "unflag_speakers", {**params, "rows": rows})
     return int(records[0]["removed"])
 
 

@@ -471,8 +471,10 @@ class GraphMemoryService(MemoryService):
         self._entries: dict[Owner, dict[str, _Entry]] = defaultdict(dict)
         self._sessions: dict[Owner, dict[SessionKey, list[str]]] = defaultdict(dict)
         self._neighbours: dict[str, tuple[str, ...]] = {}
-        #: Per owner, the values of its Token nodes with ``speaker`` true (an index of them).
+        #: Per owner, the values of its Token nodes with ``speaker`` true, and of those with
+        #: ``user_speaker`` true (indexes of them).
         self._speaker_values: dict[Owner, set[str]] = defaultdict(set)
+        self._user_speaker_values: dict[Owner, set[str]] = defaultdict(set)
         #: Who holds each entry id (``_locate_entries``: a restore checks its ids against
         #: every user). Built by the first such call and kept from then on; ``None`` before,
         #: so that a store that only stores and searches never pays its memory.
@@ -1142,6 +1144,11 @@ class GraphMemoryService(MemoryService):
             self._ensure_loaded(owner)
             return frozenset(self._speaker_values.get(owner, ()))
 
+    async def _speakers_as_user(self, owner: Owner) -> tuple[frozenset[str], frozenset[str]]:
+        with self._lock:
+            self._ensure_loaded(owner)
+            return frozenset(self._speaker_values.get(owner, ())), frozenset(self._user_speaker_values.get(owner, ()))
+
     async def _name_uses(self, owner: Owner, words: Sequence[str]) -> dict[str, NameUse]:
         with self._lock:
             self._ensure_loaded(owner)
@@ -1417,6 +1424,7 @@ class GraphMemoryService(MemoryService):
         self._sessions = defaultdict(dict)
         self._neighbours = {}
         self._speaker_values = defaultdict(set)
+        self._user_speaker_values = defaultdict(set)
         self._owner_of = None
         self._loaded_owners = set()
         self._needs_compaction = set()
@@ -1493,6 +1501,7 @@ class GraphMemoryService(MemoryService):
             self._entries.pop(owner, None)
             self._sessions.pop(owner, None)
             self._speaker_values.pop(owner, None)
+            self._user_speaker_values.pop(owner, None)
             self._terms.pop(owner, None)
         return removed
 
@@ -1540,17 +1549,22 @@ class GraphMemoryService(MemoryService):
         tokens, entities = terms
         spoken = speaker_tokens(author)
         speaker_values = self._speaker_values[owner] if spoken else set()
+        as_user = role == "user"
+        user_speaker_values = self._user_speaker_values[owner] if spoken and as_user else set()
         for value in rec["tokens"]:
             term = tokens.get(value)
             if term is None:
                 value = sys.intern(value)
                 key: NodeKey = (TOKEN, app, user, value)
-                nodes[key] = _token_node(app, user, value, False)
+                nodes[key] = _token_node(app, user, value, False, False)
                 succ[key] = {}
                 term = tokens[value] = (key, pred.setdefault(key, {}))
             if value in spoken:
                 nodes[term[0]]["speaker"] = True
                 speaker_values.add(term[0][3])
+                if as_user:
+                    nodes[term[0]]["user_speaker"] = True
+                    user_speaker_values.add(term[0][3])
             out[term[0]] = term[1][node] = _EDGE[HAS_TOKEN]
         for name, label in rec["entities"]:
             term = entities.get(name)
@@ -1601,6 +1615,7 @@ class GraphMemoryService(MemoryService):
                     del self._terms[owner][0 if term[0] == TOKEN else 1][term[3]]
                     if term[0] == TOKEN:
                         self._speaker_values[owner].discard(term[3])
+                        self._user_speaker_values[owner].discard(term[3])
             for other in self._neighbours.pop(entry_id, ()):
                 if other in self._neighbours:
                     self._neighbours[other] = tuple(n for n in self._neighbours[other] if n != entry_id)
@@ -1617,7 +1632,8 @@ class GraphMemoryService(MemoryService):
         return removed
 
     def _unflag_speakers(self, owner: Owner, words: set[str]) -> None:
-        """A token is a speaker's word while an entry of its author holds it: once the last
+        """A token is a speaker's word while an entry of its author holds it, and a word of
+        one speaking as the user while such an entry has the role ``"user"``: once the last
         such entry is gone, it is not (as a replay of the compacted segment finds)."""
         own = self._entries.get(owner, {})
         tokens = self._terms.get(owner, ({}, {}))[0]
@@ -1625,9 +1641,17 @@ class GraphMemoryService(MemoryService):
             term = tokens.get(word)
             if term is None:
                 continue
-            if not any(word in speaker_tokens(own[key[3]].author) for key in term[1] if key[3] in own):
-                self._graph._node[term[0]]["speaker"] = False
+            saying = (own[k[3]] for k in term[1] if k[3] in own and word in speaker_tokens(own[k[3]].author))
+            node = self._graph._node[term[0]]
+            first = next(saying, None)
+            if first is None:
+                node["speaker"] = False
                 self._speaker_values[owner].discard(word)
+            if node["user_speaker"] and not (
+                first is not None and (first.props["role"] == "user" or any(e.props["role"] == "user" for e in saying))
+            ):
+                node["user_speaker"] = False
+                self._user_speaker_values[owner].discard(word)
 
     def _snapshot_records(self, owner: Owner) -> Iterator[dict[str, Any]]:
         """A user's live entries as journal records (what a compaction writes)."""
@@ -1688,7 +1712,7 @@ class GraphMemoryService(MemoryService):
                 for e in entries
             ],
             "tokens": [
-                (value, nodes[key]["speaker"], [index[n[3]] for n in posting])
+                (value, nodes[key]["speaker"], nodes[key]["user_speaker"], [index[n[3]] for n in posting])
                 for value, (key, posting) in tokens.items()
             ],
             "entities": [
@@ -1715,10 +1739,10 @@ class GraphMemoryService(MemoryService):
         nodes, succ, pred = self._graph._node, self._graph._succ, self._graph._pred
         has_token, mentions, next_ = _EDGE[HAS_TOKEN], _EDGE[MENTIONS], _EDGE[NEXT]
         token_keys: list[NodeKey] = []
-        for value, speaker, _ in dump["tokens"]:
+        for value, speaker, user_speaker, _ in dump["tokens"]:
             value = sys.intern(value)
             key: NodeKey = (TOKEN, app, user, value)
-            nodes[key] = _token_node(app, user, value, speaker)
+            nodes[key] = _token_node(app, user, value, speaker, user_speaker)
             succ[key] = {}
             token_keys.append(key)
         entity_keys: list[NodeKey] = []
@@ -1764,11 +1788,13 @@ class GraphMemoryService(MemoryService):
             entry_keys.append(node)
         said.add(_dated(own, dump["entries"]))
         tokens, entities = self._terms.setdefault(owner, ({}, {}))
-        speakers = self._speaker_values[owner]
-        for key, (_, speaker, posting) in zip(token_keys, dump["tokens"], strict=True):
+        speakers, user_speakers = self._speaker_values[owner], self._user_speaker_values[owner]
+        for key, (_, speaker, user_speaker, posting) in zip(token_keys, dump["tokens"], strict=True):
             tokens[key[3]] = (key, pred.setdefault(key, dict.fromkeys([entry_keys[i] for i in posting], has_token)))
             if speaker:
                 speakers.add(key[3])
+            if user_speaker:
+                user_speakers.add(key[3])
         for key, (_, _, posting) in zip(entity_keys, dump["entities"], strict=True):
             entities[key[3]] = (key, pred.setdefault(key, dict.fromkeys([entry_keys[i] for i in posting], mentions)))
         for earlier, later in dump["next"]:
@@ -1850,9 +1876,16 @@ def _entry_node(
     }
 
 
-def _token_node(app: str, user: str, value: str, speaker: bool) -> dict[str, Any]:
+def _token_node(app: str, user: str, value: str, speaker: bool, user_speaker: bool) -> dict[str, Any]:
     """A ``Token`` node's attributes (see :mod:`graphmem.backends._graph_model`)."""
-    return {"__labels__": _LABELS[TOKEN], "app_name": app, "user_id": user, "value": value, "speaker": speaker}
+    return {
+        "__labels__": _LABELS[TOKEN],
+        "app_name": app,
+        "user_id": user,
+        "value": value,
+        "speaker": speaker,
+        "user_speaker": user_speaker,
+    }
 
 
 def _entity_node(app: str, user: str, name: str, label: str) -> dict[str, Any]:
