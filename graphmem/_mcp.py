@@ -120,7 +120,7 @@ class Hit(_Compact):
     )
     read_as: dict[str, str] | None = Field(
         None, description="query words read as another word of the memory (a misspelling, a name spelled another way, "
-        "'I' read as the author 'user')",
+        "'I' read as the author 'user', or as the name of the one speaking in the role 'user')",
     )
     other_speaker: bool | None = Field(
         None, description="true when the query names a speaker and someone else said this (its score was lowered)"
@@ -376,7 +376,8 @@ def create_server(
             "neighbouring turns of its conversation. A date in the query (\"on 3 May 2023\", \"last week\") "
             "favours memories from then (`time_match`); a query asking for a date alone (\"what did we talk "
             "about yesterday?\") returns the memories of that date. A question in the first person (\"what's my "
-            "dog called?\") favours what the author 'user' (remember's default) said. since/until keep only "
+            "dog called?\") favours what the author 'user' (remember's default) said, or else the author "
+            "speaking in the role 'user' beside an assistant. since/until keep only "
             "memories stamped in that window."
         ),
         annotations=read_only,

@@ -387,7 +387,8 @@ class SearchHit(BaseModel):
     was weighed down; an entry recalled only as context holds no query term, so not the
     speaker's name, and is ``False``), ``None`` otherwise (or when its author is unknown);
     ``read_as`` maps a query word the search read as another (a misspelling, a name
-    spelled another way, "I" read as the author ``user``) to the matched token it was
+    spelled another way, "I" read as the author ``user`` or as the name of the author
+    speaking in the role ``"user"``) to the matched token it was
     read as; ``related_to`` maps a
     matched token that the search read as related to a query word ("puppy" for "pets",
     through word vectors) to that query word's token (``{"puppy": "pet"}``); ``folded``
