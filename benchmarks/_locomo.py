@@ -41,6 +41,8 @@ class Turn:
     speaker: str
     text: str
     timestamp: datetime
+    #: The message role graphmem stores the turn in (LoCoMo's people both speak as "user").
+    role: str = "user"
 
 
 @dataclass(frozen=True, slots=True)

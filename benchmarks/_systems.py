@@ -158,7 +158,7 @@ class GraphmemSystem(System):
     @staticmethod
     def _entries(turns: Sequence[Turn]) -> list[MemoryEntry]:
         return [
-            MemoryEntry(content=Content(role="user").with_text(t.text), author=t.speaker, timestamp=t.timestamp)
+            MemoryEntry(content=Content(role=t.role).with_text(t.text), author=t.speaker, timestamp=t.timestamp)
             for t in turns
         ]
 

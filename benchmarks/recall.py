@@ -388,10 +388,14 @@ _BEFORE_AN_OBJECT = (
 )
 
 
-def asked_by_a_speaker(conversations: Sequence[Conversation], which: int) -> tuple[list[Conversation], int]:
+def asked_by_a_speaker(
+    conversations: Sequence[Conversation], which: int, *, named: bool = False
+) -> tuple[list[Conversation], int]:
     """The conversation kept as an assistant keeps it: speaker ``which`` (1 or 2) is the
     person whose memory it is, stored under the author ``user`` (graphmem's default author,
-    ADK's for what its user types), and asks the questions about themselves in the first
+    ADK's for what its user types), or with ``named`` under their own name in the role
+    ``"user"`` while the other speaks in the role ``"model"`` (an app that stores its user
+    by name), and asks the questions about themselves in the first
     person ("What is Caroline's identity?" -> "What is my identity?"; "Caroline" -> "I",
     after a preposition or a verb "me"; the verbs are left as they are, "What did I
     research?" but also "What activities does I partake in?", which reads the same as a
@@ -409,6 +413,16 @@ def asked_by_a_speaker(conversations: Sequence[Conversation], which: int) -> tup
             text = re.sub(rf"\b{name}\b", "I", text)
             changed += text != q.question
             questions.append(dataclasses.replace(q, question=text))
+        if named:
+            sessions = tuple(
+                dataclasses.replace(
+                    session,
+                    turns=tuple(t if t.speaker == speaker else dataclasses.replace(t, role="model") for t in session.turns),
+                )
+                for session in conv.sessions
+            )
+            out.append(dataclasses.replace(conv, sessions=sessions, questions=tuple(questions)))  # type: ignore[arg-type]
+            continue
         sessions = tuple(
             dataclasses.replace(
                 session,
@@ -549,7 +563,7 @@ async def _run(args: argparse.Namespace) -> int:
     if args.short_names:
         conversations = with_short_names(conversations, args.short_names)
     if args.first_person:
-        conversations, changed = asked_by_a_speaker(conversations, args.first_person)
+        conversations, changed = asked_by_a_speaker(conversations, args.first_person, named=args.named_user)
         say(f"--first-person {args.first_person}: {changed} questions in the first person")
     if args.one_session:
         conversations = as_one_session(conversations)
@@ -586,7 +600,9 @@ async def _run(args: argparse.Namespace) -> int:
     perturbed += ", graphmem without related words" if args.no_related_words else ""
     perturbed += f", speakers' short names in the {args.short_names}" if args.short_names else ""
     perturbed += (
-        f", speaker {args.first_person} stored as 'user' and asking about themselves in the first person"
+        f", speaker {args.first_person} "
+        + ("keeping their name in the role 'user', the other in 'model'," if args.named_user else "stored as 'user'")
+        + " and asking about themselves in the first person"
         if args.first_person
         else ""
     )
@@ -656,6 +672,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "'user' and asking the questions about themselves in the first person ('What is my identity?')",
     )
     parser.add_argument(
+        "--named-user",
+        action="store_true",
+        help="with --first-person: that speaker keeps their name, in the role 'user', and the other speaks in the "
+        "role 'model' (an app that stores its user by name), instead of being stored as 'user'",
+    )
+    parser.add_argument(
         "--one-session",
         action="store_true",
         help="robustness: store each conversation as one session, each turn stamped with its session's date "
@@ -667,7 +689,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="robustness: store each sentence of a turn as an entry of its own (same speaker, a second apart): "
         "chat typed as several short messages; a question's evidence turn counts as found when any of its parts is",
     )
-    return asyncio.run(_run(parser.parse_args(argv)))
+    args = parser.parse_args(argv)
+    if args.named_user and not args.first_person:
+        parser.error("--named-user goes with --first-person 1|2")
+    return asyncio.run(_run(args))
 
 
 if __name__ == "__main__":
