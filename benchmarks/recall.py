@@ -382,6 +382,32 @@ def with_short_names(conversations: Sequence[Conversation], where: str) -> list[
     return out
 
 
+def with_handles(conversations: Sequence[Conversation], form: str) -> list[Conversation]:
+    """Each speaker stored under a chat handle made from their first name, as messaging
+    apps show people: the first speaker's with an underscore and a number, the second's
+    with the number alone ("caroline_88", "melanie92"), the name whole (``form="full"``)
+    or its first three letters (``"short"``: "car_88", "mel92"). The turns and the
+    questions keep the names as written. A measure of names written differently by the app
+    and by the person asking, never a setting to tune."""
+    out = []
+    for conv in conversations:
+        handles = {}
+        for i, speaker in enumerate(conv.speakers):
+            first = speaker.split()[0].lower()
+            first = first if form == "full" else first[:3]
+            handles[speaker] = f"{first}_88" if i == 0 else f"{first}92"
+        sessions = tuple(
+            dataclasses.replace(
+                session,
+                turns=tuple(dataclasses.replace(t, speaker=handles.get(t.speaker, t.speaker)) for t in session.turns),
+            )
+            for session in conv.sessions
+        )
+        speakers = tuple(handles.get(s, s) for s in conv.speakers)
+        out.append(dataclasses.replace(conv, sessions=sessions, speakers=speakers))  # type: ignore[arg-type]
+    return out
+
+
 #: Words before a name that take it as an object ("told Caroline": "told me").
 _BEFORE_AN_OBJECT = (
     "with|to|for|about|of|from|and|than|by|at|like|visit|visited|help|helped|support|supported|give|gave|tell|told"
@@ -562,6 +588,8 @@ async def _run(args: argparse.Namespace) -> int:
         say(f"--perturb {args.perturb}: {changed} questions changed")
     if args.short_names:
         conversations = with_short_names(conversations, args.short_names)
+    if args.handles:
+        conversations = with_handles(conversations, args.handles)
     if args.first_person:
         conversations, changed = asked_by_a_speaker(conversations, args.first_person, named=args.named_user)
         say(f"--first-person {args.first_person}: {changed} questions in the first person")
@@ -599,6 +627,7 @@ async def _run(args: argparse.Namespace) -> int:
     perturbed = f", questions perturbed: {args.perturb}" if args.perturb else ""
     perturbed += ", graphmem without related words" if args.no_related_words else ""
     perturbed += f", speakers' short names in the {args.short_names}" if args.short_names else ""
+    perturbed += f", speakers stored under handles ({args.handles}: 'caroline_88', 'mel92')" if args.handles else ""
     perturbed += (
         f", speaker {args.first_person} "
         + ("keeping their name in the role 'user', the other in 'model'," if args.named_user else "stored as 'user'")
@@ -670,6 +699,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=None,
         help="robustness: each conversation as an assistant keeps it: its first (1) or second (2) speaker stored as "
         "'user' and asking the questions about themselves in the first person ('What is my identity?')",
+    )
+    parser.add_argument(
+        "--handles",
+        choices=("full", "short"),
+        default=None,
+        help="robustness: speakers stored under chat handles made from their first name, whole ('caroline_88', "
+        "'melanie92') or its first three letters ('car_88', 'mel92'); turns and questions as written",
     )
     parser.add_argument(
         "--named-user",

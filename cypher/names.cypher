@@ -1,6 +1,6 @@
 // The names of the owner's Entity nodes and the words of its speakers' names
-// (Token.speaker), read together: what a search groups names by (graphmem._entities,
-// MemoryService._term_groups).
+// (Token.speaker; those speaking as the user: Token.user_speaker), read together: what a
+// search groups names by (graphmem._entities, MemoryService._term_groups).
 CALL () {
   MATCH (n:Entity {app_name: $app_name, user_id: $user_id})
   RETURN collect(n.name) AS names
@@ -8,6 +8,6 @@ CALL () {
 CALL () {
   MATCH (t:Token {app_name: $app_name, user_id: $user_id})
   WHERE t.speaker
-  RETURN collect(t.value) AS speakers
+  RETURN collect(t.value) AS speakers, collect(CASE WHEN t.user_speaker THEN t.value END) AS user_speakers
 }
-RETURN names, speakers
+RETURN names, speakers, user_speakers

@@ -58,6 +58,7 @@ import threading
 import unicodedata
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -206,7 +207,22 @@ def author_tokens(author: str) -> list[str]:
     return list(dict.fromkeys(form for w in words for form in (w, stem(w))))
 
 
-def speaker_variant(word: str, speakers: Iterable[str], *, short_forms: bool = True) -> str | None:
+#: Where a chat handle's words meet: underscores and digits ("mel_smith", "melanie92").
+_HANDLE_CUT = re.compile(r"[_\d]+")
+
+
+def handle_words(token: str) -> list[str]:
+    """The words of a speaker token that is a chat handle, cut at its underscores and
+    digits ("mel_smith" -> ["mel", "smith"], "melanie92" -> ["melanie"]); ``[]`` for a
+    token that has neither (a name's word)."""
+    if _HANDLE_CUT.search(token) is None:
+        return []
+    return [w for w in _HANDLE_CUT.split(token) if w]
+
+
+def speaker_variant(
+    word: str, speakers: Iterable[str], *, short_forms: bool = True, handles: AbstractSet[str] = frozenset()
+) -> str | None:
     """The speaker-name token that ``word`` (a query word no entry holds) spells another
     way, or ``None``.
 
@@ -222,6 +238,11 @@ def speaker_variant(word: str, speakers: Iterable[str], *, short_forms: bool = T
     letters, or one that could be two speakers' names ("Joh" for "John" and "Jon"), links
     to none. ``short_forms=False``: no short forms (for candidates that are words, not
     names: "Mar" is no short form of the word "marzo").
+
+    ``handles``: speaker tokens that are also read by their :func:`handle_words` when they
+    are chat handles, so that "Melanie" names "mel_92" as it names "Mel" (a word of the
+    handle is the variant or the word itself). Only people's handles: an agent's name is an
+    identifier too ("weather_agent"), and "Weather" names no agent.
     """
     word = word.lower()
     speakers = set(speakers)
@@ -229,7 +250,15 @@ def speaker_variant(word: str, speakers: Iterable[str], *, short_forms: bool = T
         return None
     bare = without_marks(word)
 
-    def is_variant(name: str) -> bool:
+    def is_variant(token: str) -> bool:
+        return spells(token) or (token in handles and any(spells(w) for w in handle_words(token)))
+
+    def starts_alike(token: str, word: str) -> bool:
+        return names_start_alike(token, word) or (
+            token in handles and any(names_start_alike(w, word) for w in handle_words(token))
+        )
+
+    def spells(name: str) -> bool:
         name = without_marks(name)
         limit = 1 if min(len(bare), len(name)) <= 5 else 2
         if bare[0] != name[0]:
@@ -244,7 +273,7 @@ def speaker_variant(word: str, speakers: Iterable[str], *, short_forms: bool = T
             return True
         return _edit_distance(bare, name, limit=limit) <= limit
 
-    return unique_variant(word, speakers, is_variant, starts_alike=names_start_alike)
+    return unique_variant(word, speakers, is_variant, starts_alike=starts_alike)
 
 
 #: First letters that one name takes in one spelling and the other in another ("Catherine"

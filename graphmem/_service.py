@@ -137,6 +137,15 @@ class RecentScope:
 
 
 @dataclass(frozen=True, slots=True)
+class SpeakerWords:
+    """The words of the owner's speakers' names (``Token.speaker``), and those of them that
+    name an author who speaks as the user, in the role ``"user"`` (``Token.user_speaker``)."""
+
+    words: frozenset[str] = frozenset()
+    as_user: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
 class NameUse:
     """How a user's entries use a word (:meth:`MemoryService._name_uses`): how many of the
     entries holding it as a token each author wrote, and the label of the user's
@@ -475,26 +484,21 @@ class _OwnerNames:
     def __init__(self, service: MemoryService, owner: Owner) -> None:
         self._service, self._owner = service, owner
         self._names: frozenset[str] | None = None
-        self._speakers: frozenset[str] | None = None
-        self._as_user: frozenset[str] | None = None
+        self._speakers: SpeakerWords | None = None
 
     async def both(self) -> tuple[frozenset[str], frozenset[str]]:
         if self._names is None:
             self._names, self._speakers = await self._service._names(self._owner)
         assert self._speakers is not None
-        return self._names, self._speakers
+        return self._names, self._speakers.words
 
     async def speakers(self) -> frozenset[str]:
-        if self._speakers is None:
-            self._speakers = await self._service._speaker_names(self._owner)
-        return self._speakers
+        return (await self.speaker_words()).words
 
-    async def speakers_as_user(self) -> tuple[frozenset[str], frozenset[str]]:
-        """The speakers' words, and those of them naming an author who speaks as the user."""
-        if self._as_user is None:
-            self._speakers, self._as_user = await self._service._speakers_as_user(self._owner)
-        assert self._speakers is not None
-        return self._speakers, self._as_user
+    async def speaker_words(self) -> SpeakerWords:
+        if self._speakers is None:
+            self._speakers = await self._service._speakers(self._owner)
+        return self._speakers
 
 
 class MemoryService(ABC):
@@ -865,7 +869,7 @@ class MemoryService(ABC):
         """
         owner = self._owner(app_name, user_id)
         names, speakers = await self._names(owner)
-        return [tuple(sorted(g)) for g in entity_groups(names, speakers).groups]
+        return [tuple(sorted(g)) for g in entity_groups(names, speakers.words).groups]
 
     async def search(self, request: SearchRequest) -> SearchResponse:
         """Recall the entries that best match ``request.query``.
@@ -1765,8 +1769,8 @@ class MemoryService(ABC):
         words = first_person_words(text, language)
         if not words:
             return [], ()
-        speakers, as_user = await owner_names.speakers_as_user()
-        asker = asking_speakers(speakers, as_user)
+        speakers = await owner_names.speaker_words()
+        asker = asking_speakers(speakers.words, speakers.as_user)
         if not asker or not set(asker).isdisjoint(tokens):
             return [], ()
         return words, asker
@@ -1842,12 +1846,11 @@ class MemoryService(ABC):
             return None
         return TermGroups(token_key, entity_key)
 
-    async def _names(self, owner: Owner) -> tuple[frozenset[str], frozenset[str]]:
-        """The names of the owner's ``Entity`` nodes and the words of its speakers' names
-        (``Token.speaker``): what :func:`graphmem._entities.entity_groups` groups by. By
-        default :meth:`_entity_names` and :meth:`_speaker_names`; a backend may read both
-        at once."""
-        return await self._entity_names(owner), await self._speaker_names(owner)
+    async def _names(self, owner: Owner) -> tuple[frozenset[str], SpeakerWords]:
+        """The names of the owner's ``Entity`` nodes and its speakers' words: what
+        :func:`graphmem._entities.entity_groups` groups by. By default
+        :meth:`_entity_names` and :meth:`_speakers`; a backend may read both at once."""
+        return await self._entity_names(owner), await self._speakers(owner)
 
     async def _name_variants(
         self,
@@ -1893,18 +1896,19 @@ class MemoryService(ABC):
         unknown = [t for t in unknown if t in capitalised and t not in found]
         if not unknown:
             return found, across
-        speakers = await read.speakers()
-        found.update((t, variant) for t in unknown if (variant := speaker_variant(t, speakers)) is not None)
+        said = await read.speaker_words()
+        speakers = said.words
+        found.update(
+            (t, variant)
+            for t in unknown
+            if (variant := speaker_variant(t, speakers, handles=said.as_user)) is not None
+        )
         unknown = [t for t in unknown if t not in found]
         if unknown:
             # A speaker's name is linked by the speaker rule alone: a near miss of it
             # must not turn into some other name an entry happens to mention.
             words = entity_name_words((await read.both())[0]) - speakers
-            found.update(
-                (t, variant)
-                for t in unknown
-                if (variant := speaker_variant(t, words)) is not None and speaker_variant(t, speakers) is None
-            )
+            found.update((t, variant) for t in unknown if (variant := speaker_variant(t, words)) is not None)
         unknown = [t for t in unknown if t not in found][:MAX_RESPELLED_WORDS]
         if unknown and language in LATIN_LANGUAGES:
             # Spanish, French, German, Italian, Portuguese: no entity recogniser here, so a
@@ -1931,8 +1935,14 @@ class MemoryService(ABC):
         if not held:
             return {}
         # A word naming an Entity: the names will be read to group it anyway (_term_groups).
-        speakers = (await read.both())[1] if any(corpus.entity_df.get(t) for t in held) else await read.speakers()
-        variants = {t: name for t in held if t not in speakers and (name := speaker_variant(t, speakers)) is not None}
+        if any(corpus.entity_df.get(t) for t in held):
+            await read.both()
+        said = await read.speaker_words()
+        variants = {
+            t: name
+            for t in held
+            if t not in said.words and (name := speaker_variant(t, said.words, handles=said.as_user)) is not None
+        }
         if not variants:
             return {}
         uses = await self._name_uses(owner, sorted(variants))
@@ -1985,7 +1995,7 @@ class MemoryService(ABC):
     async def _name_words_among(self, owner: Owner, words: AbstractSet[str]) -> AbstractSet[str]:
         """The words of the user's names (a speaker's, or one an entry mentions) among
         ``words``; the entity names are read only when the speakers' do not cover them."""
-        names = await self._speaker_names(owner)
+        names = (await self._speakers(owner)).words
         if not words <= names:
             names = names | entity_name_words(await self._entity_names(owner))
         return words & names
@@ -2236,17 +2246,15 @@ class MemoryService(ABC):
         terms = await self._entry_terms(owner, [e.entry_id for e in entries])
         return frozenset(e.name for parts in terms.values() for e in parts.entities)
 
-    async def _speaker_names(self, owner: Owner) -> frozenset[str]:
-        """The owner's tokens that are words of a speaker's name (``Token.speaker``)."""
-        return frozenset().union(*(speaker_tokens(e.memory.author) for e in await self._all_entries(owner)))
-
-    async def _speakers_as_user(self, owner: Owner) -> tuple[frozenset[str], frozenset[str]]:
-        """:meth:`_speaker_names`, and those of them that are words of the name of an author
-        who speaks as the user, with the role ``"user"`` (``Token.user_speaker``). By
+    async def _speakers(self, owner: Owner) -> SpeakerWords:
+        """The owner's tokens that are words of a speaker's name (``Token.speaker``), and
+        those of them naming an author in the role ``"user"`` (``Token.user_speaker``). By
         default read through :meth:`_all_entries`; a backend may read its token nodes."""
         said = {(e.memory.author, e.memory.content.role) for e in await self._all_entries(owner)}
-        as_user = frozenset().union(*(speaker_tokens(author) for author, role in said if role == "user"))
-        return frozenset().union(*(speaker_tokens(author) for author, _ in said)), as_user
+        return SpeakerWords(
+            frozenset().union(*(speaker_tokens(author) for author, _ in said)),
+            frozenset().union(*(speaker_tokens(author) for author, role in said if role == "user")),
+        )
 
     async def _name_uses(self, owner: Owner, words: Sequence[str]) -> dict[str, NameUse]:
         """For each of ``words`` that the owner's entries hold as a token, how they use it

@@ -1219,6 +1219,31 @@ async def test_a_speakers_name_spelled_another_way_in_the_query_still_names_them
     assert all(h.by_named_speaker is None for h in (await search(service, "What is Roberta's hobby?")).hits)
 
 
+async def test_a_speaker_stored_under_a_chat_handle_is_named_by_their_name(service: MemoryService) -> None:
+    await service.add_session(
+        APP,
+        USER,
+        "s",
+        [
+            entry("I painted a sunset at the lake.", at=0, author="mel_92"),
+            entry("Your sunset painting is lovely! I painted one too.", at=1, author="caro88"),
+        ],
+    )
+    response = await search(service, "What did Melanie paint?")
+    assert [h.memory.author for h in response.hits] == ["mel_92", "caro88"]
+    assert [h.by_named_speaker for h in response.hits] == [True, False]
+    assert response.hits[0].read_as == {"melanie": "mel_92"}
+    # An agent's name (in the role "model") is an identifier, not a handle: "Agent" names no one.
+    await service.add_session(
+        APP,
+        "bob",
+        "s",
+        [entry("Book me a hotel in Rome.", at=0), entry("I booked a hotel in Rome.", at=1, author="booking_agent", role="model")],
+    )
+    hits = (await search(service, "Which hotel did Agent book?", user="bob")).hits
+    assert len(hits) == 2 and all(h.by_named_speaker is None and h.read_as == {} for h in hits)
+
+
 async def test_a_name_the_others_call_a_speaker_by_names_them(service: MemoryService) -> None:
     # The app shows her as "Mel"; the others call her Melanie, and so does the question.
     await service.add_session(

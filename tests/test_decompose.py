@@ -447,3 +447,46 @@ def test_a_word_that_could_be_two_speakers_links_to_none() -> None:
 
     assert speaker_variant("joh", {"john", "jon"}) is None
     assert speaker_variant("jon", {"john", "jon"}) is None  # a speaker's own name is no variant
+
+
+@pytest.mark.parametrize(
+    ("token", "words"),
+    [
+        ("mel_smith", ["mel", "smith"]),
+        ("melanie92", ["melanie"]),
+        ("_jo__99_", ["jo"]),
+        ("melanie", []),  # a name's word is no handle
+        ("o'brien", []),
+    ],
+)
+def test_a_chat_handle_is_cut_at_underscores_and_digits(token: str, words: list[str]) -> None:
+    from graphmem._decompose import handle_words
+
+    assert handle_words(token) == words
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("Melanie", "mel_smith"),  # "mel" is a short form of it
+        ("Mel", "mel_smith"),
+        ("Smith", "mel_smith"),  # any word of the handle
+        ("Caroline", "caroline88"),  # began the handle already (a short form of the token)
+        ("Carolyn", "caroline88"),  # a spelling variant of a word of the handle
+        ("Agent", None),  # an agent's handle is not read by its words
+        ("Gina", None),
+    ],
+)
+def test_a_speaker_stored_under_a_handle_is_named_by_the_words_of_it(word: str, expected: str | None) -> None:
+    from graphmem._decompose import speaker_variant
+
+    speakers = {"mel_smith", "caroline88", "booking_agent"}
+    assert speaker_variant(word, speakers, handles={"mel_smith", "caroline88"}) == expected
+    if expected == "mel_smith" and word != "Mel":
+        assert speaker_variant(word, speakers) is None  # without reading handles
+
+
+def test_a_word_two_handles_share_links_to_neither() -> None:
+    from graphmem._decompose import speaker_variant
+
+    assert speaker_variant("Smith", {"mel_smith", "jo_smith"}, handles={"mel_smith", "jo_smith"}) is None

@@ -435,15 +435,15 @@ async def test_tokens_written_before_user_speaker_was_kept_speak_as_no_user_unti
     """A store written before ``Token.user_speaker`` was kept has no such property: its
     speakers read as speaking as no user (the first person reads as before), and the next
     entry its user says in the role "user" flags the words of their name."""
-    from graphmem._service import Owner
+    from graphmem._service import Owner, SpeakerWords
 
     owner = Owner("app", "u")
     await neo.add_session("app", "u", "s1", [entry("Bob here", author="Bob"), entry("Hi", author="helper", role="model")])
-    assert await neo._speakers_as_user(owner) == (frozenset({"bob", "helper"}), frozenset({"bob"}))
+    assert await neo._speakers(owner) == SpeakerWords(frozenset({"bob", "helper"}), frozenset({"bob"}))
     await neo.driver.execute_query("MATCH (t:Token) REMOVE t.user_speaker")
-    assert await neo._speakers_as_user(owner) == (frozenset({"bob", "helper"}), frozenset())
+    assert await neo._speakers(owner) == SpeakerWords(frozenset({"bob", "helper"}), frozenset())
     await neo.add_session("app", "u", "s2", [entry("Bob again", author="Bob")])
-    assert await neo._speakers_as_user(owner) == (frozenset({"bob", "helper"}), frozenset({"bob"}))
+    assert await neo._speakers(owner) == SpeakerWords(frozenset({"bob", "helper"}), frozenset({"bob"}))
     # Only the tokens the write links are flagged again; the others keep none (null reads as false).
     flags = await neo.driver.execute_query("MATCH (t:Token) RETURN t.value AS v, t.user_speaker AS f")
     assert {r["v"]: r["f"] for r in flags.records if r["v"] in ("helper", "bob")} == {"helper": None, "bob": True}

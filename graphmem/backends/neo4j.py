@@ -71,6 +71,7 @@ from graphmem._service import (
     Owner,
     PreparedEntry,
     RecentScope,
+    SpeakerWords,
     StoredEntry,
     appended_start,
     continued,
@@ -569,12 +570,9 @@ class Neo4jMemoryService(MemoryService):
             return FirstRead(corpus)
         return FirstRead(corpus, postings=_postings(record, with_times))
 
-    async def _speaker_names(self, owner: Owner) -> frozenset[str]:
-        return frozenset(await self._read_single("speaker_tokens", _owner_params(owner), "values"))
-
-    async def _speakers_as_user(self, owner: Owner) -> tuple[frozenset[str], frozenset[str]]:
-        record = await self._read_one("speaker_tokens", _owner_params(owner))  # one round trip for both
-        return frozenset(record["values"]), frozenset(record["user_values"])
+    async def _speakers(self, owner: Owner) -> SpeakerWords:
+        record = await self._read_one("speaker_tokens", _owner_params(owner))
+        return SpeakerWords(frozenset(record["values"]), frozenset(record["user_values"]))
 
     async def _name_uses(self, owner: Owner, words: Sequence[str]) -> dict[str, NameUse]:
         records = await self._read("name_uses", {**_owner_params(owner), "values": list(dict.fromkeys(words))})
@@ -589,9 +587,10 @@ class Neo4jMemoryService(MemoryService):
     async def _entity_names(self, owner: Owner) -> frozenset[str]:
         return frozenset(await self._read_single("entity_names", _owner_params(owner), "names"))
 
-    async def _names(self, owner: Owner) -> tuple[frozenset[str], frozenset[str]]:
+    async def _names(self, owner: Owner) -> tuple[frozenset[str], SpeakerWords]:
         record = await self._read_one("names", _owner_params(owner))  # one round trip for both
-        return frozenset(record["names"]), frozenset(record["speakers"])
+        speakers = SpeakerWords(frozenset(record["speakers"]), frozenset(record["user_speakers"]))
+        return frozenset(record["names"]), speakers
 
     async def _fetch_entries(self, owner: Owner, entry_ids: Sequence[str]) -> list[StoredEntry]:
         if not entry_ids:

@@ -61,6 +61,7 @@ from graphmem._service import (
     Owner,
     PreparedEntry,
     RecentScope,
+    SpeakerWords,
     StoredEntry,
     appended_start,
     next_pairs,
@@ -1139,15 +1140,12 @@ class GraphMemoryService(MemoryService):
 
         return times
 
-    async def _speaker_names(self, owner: Owner) -> frozenset[str]:
+    async def _speakers(self, owner: Owner) -> SpeakerWords:
         with self._lock:
             self._ensure_loaded(owner)
-            return frozenset(self._speaker_values.get(owner, ()))
-
-    async def _speakers_as_user(self, owner: Owner) -> tuple[frozenset[str], frozenset[str]]:
-        with self._lock:
-            self._ensure_loaded(owner)
-            return frozenset(self._speaker_values.get(owner, ())), frozenset(self._user_speaker_values.get(owner, ()))
+            return SpeakerWords(
+                frozenset(self._speaker_values.get(owner, ())), frozenset(self._user_speaker_values.get(owner, ()))
+            )
 
     async def _name_uses(self, owner: Owner, words: Sequence[str]) -> dict[str, NameUse]:
         with self._lock:
