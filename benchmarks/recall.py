@@ -382,6 +382,55 @@ def with_short_names(conversations: Sequence[Conversation], where: str) -> list[
     return out
 
 
+def nickname_for(name: str) -> str | None:
+    """The first nickname of ``name`` (alphabetically; the ``nicknames`` package's table,
+    which graphmem reads) that its spelling rules would not read as the name: neither a
+    short form the name begins with, or that begins it, nor within their edit limits.
+    ``None`` when the table has none such ("Melanie": only "Mellie", two edits)."""
+    from graphmem._decompose import nicknames_of, speaker_variant
+
+    word = name.lower()
+    for nickname in sorted(nicknames_of(word)):
+        if not (nickname.startswith(word) or word.startswith(nickname)) and (
+            speaker_variant(nickname, {word}, short_forms=False) is None
+        ):
+            return nickname.capitalize()
+    return None
+
+
+def with_nicknames(conversations: Sequence[Conversation], where: str) -> list[Conversation]:
+    """Each speaker with a :func:`nickname_for` their first name called by it: in the
+    questions (``where="questions"``: "What did Carrie paint?" of a speaker stored as
+    Caroline) or as stored (``"speakers"``: stored as Carrie, asked about as Caroline).
+    The turns' texts stay as written. The nicknames come from the table graphmem reads, so
+    this measures that the whole search uses a link the table has (speaker focus, the
+    others' uses, entity labels), not the table's coverage of other people's nicknames."""
+    out = []
+    for conv in conversations:
+        names = {s.split()[0]: n for s in conv.speakers if (n := nickname_for(s.split()[0])) is not None}
+        if where == "questions":
+            pattern = re.compile(rf"\b({'|'.join(map(re.escape, names))})\b") if names else None
+            questions = tuple(
+                dataclasses.replace(q, question=pattern.sub(lambda m, names=names: names[m.group(1)], q.question))
+                if pattern is not None
+                else q
+                for q in conv.questions
+            )
+            out.append(dataclasses.replace(conv, questions=questions))
+            continue
+        stored = {s: names.get(s.split()[0], s) for s in conv.speakers}
+        sessions = tuple(
+            dataclasses.replace(
+                session,
+                turns=tuple(dataclasses.replace(t, speaker=stored.get(t.speaker, t.speaker)) for t in session.turns),
+            )
+            for session in conv.sessions
+        )
+        speakers = tuple(stored.get(s, s) for s in conv.speakers)
+        out.append(dataclasses.replace(conv, sessions=sessions, speakers=speakers))  # type: ignore[arg-type]
+    return out
+
+
 def with_handles(conversations: Sequence[Conversation], form: str) -> list[Conversation]:
     """Each speaker stored under a chat handle made from their first name, as messaging
     apps show people: the first speaker's with an underscore and a number, the second's
@@ -590,6 +639,8 @@ async def _run(args: argparse.Namespace) -> int:
         conversations = with_short_names(conversations, args.short_names)
     if args.handles:
         conversations = with_handles(conversations, args.handles)
+    if args.nicknames:
+        conversations = with_nicknames(conversations, args.nicknames)
     if args.first_person:
         conversations, changed = asked_by_a_speaker(conversations, args.first_person, named=args.named_user)
         say(f"--first-person {args.first_person}: {changed} questions in the first person")
@@ -628,6 +679,7 @@ async def _run(args: argparse.Namespace) -> int:
     perturbed += ", graphmem without related words" if args.no_related_words else ""
     perturbed += f", speakers' short names in the {args.short_names}" if args.short_names else ""
     perturbed += f", speakers stored under handles ({args.handles}: 'caroline_88', 'mel92')" if args.handles else ""
+    perturbed += f", speakers' nicknames in the {args.nicknames}" if args.nicknames else ""
     perturbed += (
         f", speaker {args.first_person} "
         + ("keeping their name in the role 'user', the other in 'model'," if args.named_user else "stored as 'user'")
@@ -706,6 +758,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=None,
         help="robustness: speakers stored under chat handles made from their first name, whole ('caroline_88', "
         "'melanie92') or its first three letters ('car_88', 'mel92'); turns and questions as written",
+    )
+    parser.add_argument(
+        "--nicknames",
+        choices=("questions", "speakers"),
+        default=None,
+        help="robustness: speakers called by a nickname of their first name, the first in the nicknames table that "
+        "no spelling rule reads (Caroline: Carrie, Jon: Johnathan, Gina: Regina, John: Ian, Maria: Marietta; "
+        "Melanie has none), in the questions or as stored",
     )
     parser.add_argument(
         "--named-user",

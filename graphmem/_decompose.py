@@ -236,8 +236,10 @@ def speaker_variant(
     edit and the rest matching within the others; I, J and Y only in names of
     :data:`MIN_I_J_Y_NAME` letters or more ("Ian" is no "Jan"). A word of fewer than three
     letters, or one that could be two speakers' names ("Joh" for "John" and "Jon"), links
-    to none. ``short_forms=False``: no short forms (for candidates that are words, not
-    names: "Mar" is no short form of the word "marzo").
+    to none. A nickname and its given name are variants whatever their letters ("Bob" /
+    "Robert", "Peggy" / "Margaret": :func:`nicknames_of`). ``short_forms=False``: no short
+    forms and no nicknames (for candidates that are words, not names: "Mar" is no short
+    form of the word "marzo").
 
     ``handles``: speaker tokens that are also read by their :func:`handle_words` when they
     are chat handles, so that "Melanie" names "mel_92" as it names "Mel" (a word of the
@@ -250,13 +252,10 @@ def speaker_variant(
         return None
     bare = without_marks(word)
 
-    def is_variant(token: str) -> bool:
-        return spells(token) or (token in handles and any(spells(w) for w in handle_words(token)))
-
-    def starts_alike(token: str, word: str) -> bool:
-        return names_start_alike(token, word) or (
-            token in handles and any(names_start_alike(w, word) for w in handle_words(token))
-        )
+    def reads(name: str) -> bool:
+        if names_start_alike(name, word) and spells(name):
+            return True
+        return short_forms and without_marks(name) in nicknames_of(bare)
 
     def spells(name: str) -> bool:
         name = without_marks(name)
@@ -273,7 +272,29 @@ def speaker_variant(
             return True
         return _edit_distance(bare, name, limit=limit) <= limit
 
-    return unique_variant(word, speakers, is_variant, starts_alike=starts_alike)
+    found = {t for t in speakers if reads(t) or (t in handles and any(reads(w) for w in handle_words(t)))}
+    return found.pop() if len(found) == 1 else None
+
+
+@functools.cache
+def _nickname_table() -> dict[str, frozenset[str]]:
+    """Given names and their nicknames, linked both ways, from the ``nicknames`` package
+    (its ``names.csv``, English given names, Apache-2.0); read on first use."""
+    from nicknames import NickNamer
+
+    links: dict[str, set[str]] = {}
+    for name, nicknames in NickNamer().nickname_lookup.items():
+        for nickname in nicknames:
+            links.setdefault(name, set()).add(nickname)
+            links.setdefault(nickname, set()).add(name)
+    return {name: frozenset(linked) for name, linked in links.items()}
+
+
+def nicknames_of(name: str) -> frozenset[str]:
+    """The given names ``name`` (lowercase, without accents) is a nickname of, and its own
+    nicknames: "bob" -> {"robert", ...}, "robert" -> {"bob", "rob", ...}; empty for a name
+    the table does not hold."""
+    return _nickname_table().get(name, frozenset())
 
 
 #: First letters that one name takes in one spelling and the other in another ("Catherine"

@@ -1219,6 +1219,26 @@ async def test_a_speakers_name_spelled_another_way_in_the_query_still_names_them
     assert all(h.by_named_speaker is None for h in (await search(service, "What is Roberta's hobby?")).hits)
 
 
+async def test_a_nickname_names_the_speaker_whose_given_name_it_is(service: MemoryService) -> None:
+    await service.add_session(
+        APP,
+        USER,
+        "s",
+        [
+            entry("I painted the old barn last weekend.", at=0, author="Robert"),
+            entry("Nice! I painted a barn once too.", at=1, author="Maria"),
+        ],
+    )
+    response = await search(service, "What did Bob paint?")
+    assert [h.memory.author for h in response.hits] == ["Robert", "Maria"]
+    assert [h.by_named_speaker for h in response.hits] == [True, False]
+    assert response.hits[0].read_as == {"bob": "robert"}
+    # The others call him Bob: the word is held, and still names him.
+    await service.add_session(APP, USER, "t", [entry("Bob, your barn looks great in red!", at=5, author="Maria")])
+    response = await search(service, "What did Bob paint?")
+    assert response.hits[0].memory.author == "Robert" and response.hits[0].by_named_speaker is True
+
+
 async def test_a_speaker_stored_under_a_chat_handle_is_named_by_their_name(service: MemoryService) -> None:
     await service.add_session(
         APP,

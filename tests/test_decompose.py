@@ -403,7 +403,8 @@ def test_nfc_and_nfd_spellings_give_the_same_tokens(decomposer: Decomposer) -> N
         ("mel", "melanie"),  # a short form the name begins with
         ("jhon", "john"),  # two neighbours swapped
         ("jo", None),  # under three letters: never
-        ("kate", None),  # not a short form of katherine, too far from it
+        ("kate", "katherine"),  # not a short form of it and too far from it, but its nickname
+        ("karen", None),  # neither
         ("robert", None),  # nobody's name
     ],
 )
@@ -490,3 +491,29 @@ def test_a_word_two_handles_share_links_to_neither() -> None:
     from graphmem._decompose import speaker_variant
 
     assert speaker_variant("Smith", {"mel_smith", "jo_smith"}, handles={"mel_smith", "jo_smith"}) is None
+
+
+@pytest.mark.parametrize(
+    ("word", "speakers", "expected"),
+    [
+        ("bob", {"robert", "maria"}, "robert"),  # a nickname, whatever its letters
+        ("robert", {"bob", "maria"}, "bob"),  # and the other way
+        ("peggy", {"margaret"}, "margaret"),
+        ("bob", {"rob_88"}, None),  # a handle's words are read only when asked (handles=...)
+        ("cassie", {"caroline", "katherine"}, None),  # a nickname of both
+        ("bob", {"maria"}, None),
+        ("zork", {"robert"}, None),  # no name the table holds
+    ],
+)
+def test_a_nickname_names_the_speaker_whose_given_name_it_is(word: str, speakers: set[str], expected: str | None) -> None:
+    from graphmem._decompose import speaker_variant
+
+    assert speaker_variant(word, speakers) == expected
+    assert speaker_variant(word, speakers, short_forms=False) is None  # words, not names: no nicknames
+
+
+def test_a_nickname_names_a_speaker_under_a_handle() -> None:
+    from graphmem._decompose import nicknames_of, speaker_variant
+
+    assert "bob" in nicknames_of("robert") and "robert" in nicknames_of("bob")
+    assert speaker_variant("Robert", {"bob_88", "maria"}, handles={"bob_88"}) == "bob_88"
