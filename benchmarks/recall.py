@@ -361,25 +361,33 @@ def with_short_names(conversations: Sequence[Conversation], where: str) -> list[
     Melanie). The turns' texts stay as written, so the others call each speaker as in
     LoCoMo (mostly by the full name, sometimes "Mel"). A measure of names written
     differently by the app and by the person asking, never a setting to tune."""
-    out = []
-    for conv in conversations:
-        if where == "questions":
-            questions = tuple(
-                dataclasses.replace(q, question=re.sub(r"\b\w+\b", lambda m: SHORT_FORMS.get(m.group(0), m.group(0)), q.question))
-                for q in conv.questions
-            )
-            out.append(dataclasses.replace(conv, questions=questions))
-            continue
-        sessions = tuple(
-            dataclasses.replace(
-                session,
-                turns=tuple(dataclasses.replace(t, speaker=SHORT_FORMS.get(t.speaker, t.speaker)) for t in session.turns),
-            )
-            for session in conv.sessions
+    if where == "questions":
+        return [called_in_questions(conv, SHORT_FORMS) for conv in conversations]
+    return [stored_as(conv, SHORT_FORMS) for conv in conversations]
+
+
+def stored_as(conv: Conversation, names: Mapping[str, str]) -> Conversation:
+    """``conv`` with the speakers of ``names`` stored under the name each maps to; the
+    turns' texts and the questions as written."""
+    sessions = tuple(
+        dataclasses.replace(
+            session, turns=tuple(dataclasses.replace(t, speaker=names.get(t.speaker, t.speaker)) for t in session.turns)
         )
-        speakers = tuple(SHORT_FORMS.get(s, s) for s in conv.speakers)
-        out.append(dataclasses.replace(conv, sessions=sessions, speakers=speakers))  # type: ignore[arg-type]
-    return out
+        for session in conv.sessions
+    )
+    speakers = tuple(names.get(s, s) for s in conv.speakers)
+    return dataclasses.replace(conv, sessions=sessions, speakers=speakers)  # type: ignore[arg-type]
+
+
+def called_in_questions(conv: Conversation, names: Mapping[str, str]) -> Conversation:
+    """``conv`` with each word of ``names`` in its questions replaced by the name it maps to."""
+    if not names:
+        return conv
+    pattern = re.compile(rf"\b({'|'.join(map(re.escape, names))})\b")
+    questions = tuple(
+        dataclasses.replace(q, question=pattern.sub(lambda m: names[m.group(1)], q.question)) for q in conv.questions
+    )
+    return dataclasses.replace(conv, questions=questions)
 
 
 def nickname_for(name: str) -> str | None:
@@ -409,25 +417,9 @@ def with_nicknames(conversations: Sequence[Conversation], where: str) -> list[Co
     for conv in conversations:
         names = {s.split()[0]: n for s in conv.speakers if (n := nickname_for(s.split()[0])) is not None}
         if where == "questions":
-            pattern = re.compile(rf"\b({'|'.join(map(re.escape, names))})\b") if names else None
-            questions = tuple(
-                dataclasses.replace(q, question=pattern.sub(lambda m, names=names: names[m.group(1)], q.question))
-                if pattern is not None
-                else q
-                for q in conv.questions
-            )
-            out.append(dataclasses.replace(conv, questions=questions))
-            continue
-        stored = {s: names.get(s.split()[0], s) for s in conv.speakers}
-        sessions = tuple(
-            dataclasses.replace(
-                session,
-                turns=tuple(dataclasses.replace(t, speaker=stored.get(t.speaker, t.speaker)) for t in session.turns),
-            )
-            for session in conv.sessions
-        )
-        speakers = tuple(stored.get(s, s) for s in conv.speakers)
-        out.append(dataclasses.replace(conv, sessions=sessions, speakers=speakers))  # type: ignore[arg-type]
+            out.append(called_in_questions(conv, names))
+        else:
+            out.append(stored_as(conv, {s: names.get(s.split()[0], s) for s in conv.speakers}))
     return out
 
 
@@ -445,15 +437,7 @@ def with_handles(conversations: Sequence[Conversation], form: str) -> list[Conve
             first = speaker.split()[0].lower()
             first = first if form == "full" else first[:3]
             handles[speaker] = f"{first}_88" if i == 0 else f"{first}92"
-        sessions = tuple(
-            dataclasses.replace(
-                session,
-                turns=tuple(dataclasses.replace(t, speaker=handles.get(t.speaker, t.speaker)) for t in session.turns),
-            )
-            for session in conv.sessions
-        )
-        speakers = tuple(handles.get(s, s) for s in conv.speakers)
-        out.append(dataclasses.replace(conv, sessions=sessions, speakers=speakers))  # type: ignore[arg-type]
+        out.append(stored_as(conv, handles))
     return out
 
 
@@ -496,17 +480,10 @@ def asked_by_a_speaker(
                 )
                 for session in conv.sessions
             )
-            out.append(dataclasses.replace(conv, sessions=sessions, questions=tuple(questions)))  # type: ignore[arg-type]
-            continue
-        sessions = tuple(
-            dataclasses.replace(
-                session,
-                turns=tuple(dataclasses.replace(t, speaker="user") if t.speaker == speaker else t for t in session.turns),
-            )
-            for session in conv.sessions
-        )
-        speakers = tuple("user" if s == speaker else s for s in conv.speakers)
-        out.append(dataclasses.replace(conv, sessions=sessions, questions=tuple(questions), speakers=speakers))  # type: ignore[arg-type]
+            kept = dataclasses.replace(conv, sessions=sessions)  # type: ignore[arg-type]
+        else:
+            kept = stored_as(conv, {speaker: "user"})
+        out.append(dataclasses.replace(kept, questions=tuple(questions)))
     return out, changed
 
 

@@ -6,8 +6,8 @@ CALL () {
   RETURN collect(n.name) AS names
 }
 CALL () {
-  MATCH (t:Token {app_name: $app_name, user_id: $user_id})
-  WHERE t.speaker
+  MATCH (t:Token {app_name: $app_name, user_id: $user_id, speaker: true})
+  USING INDEX t:Token(app_name, user_id, speaker)
   RETURN collect(t.value) AS speakers, collect(CASE WHEN t.user_speaker THEN t.value END) AS user_speakers
 }
 RETURN names, speakers, user_speakers

@@ -431,22 +431,28 @@ async def test_prefetched_postings_name_holders_a_neighbourhood_reads(neo: Any) 
     assert sorted(sorted(c.matched_tokens) for c in found) == [["kiwi"], ["kiwi"], ["mango"]]
 
 
-async def test_tokens_written_before_user_speaker_was_kept_speak_as_no_user_until_the_next_write(neo: Any) -> None:
-    """A store written before ``Token.user_speaker`` was kept has no such property: its
-    speakers read as speaking as no user (the first person reads as before), and the next
-    entry its user says in the role "user" flags the words of their name."""
+async def test_schema_version_3_flags_the_speakers_of_a_store_written_before_it(neo: Any) -> None:
+    """A store written before ``Token.user_speaker`` was kept (schema version 2) has no such
+    property: its speakers read as speaking as no user until ``ensure_schema`` runs version
+    3's data step (or that author's next entry in the role "user" flags their words)."""
     from graphmem._service import Owner, SpeakerWords
 
-    owner = Owner("app", "u")
+    owner, other = Owner("app", "u"), Owner("app", "v")
     await neo.add_session("app", "u", "s1", [entry("Bob here", author="Bob"), entry("Hi", author="helper", role="model")])
-    assert await neo._speakers(owner) == SpeakerWords(frozenset({"bob", "helper"}), frozenset({"bob"}))
+    await neo.add_session("app", "v", "s1", [entry("Ann here", author="Ann"), entry("Hi", author="helper", role="model")])
+    flagged = SpeakerWords(frozenset({"bob", "helper"}), frozenset({"bob"}))
+    assert await neo._speakers(owner) == flagged
+    # Back to version 2: no index of version 3, no flags.
+    await neo.driver.execute_query("DROP INDEX graphmem_v3_token_speaker")
     await neo.driver.execute_query("MATCH (t:Token) REMOVE t.user_speaker")
     assert await neo._speakers(owner) == SpeakerWords(frozenset({"bob", "helper"}), frozenset())
-    await neo.add_session("app", "u", "s2", [entry("Bob again", author="Bob")])
-    assert await neo._speakers(owner) == SpeakerWords(frozenset({"bob", "helper"}), frozenset({"bob"}))
-    # Only the tokens the write links are flagged again; the others keep none (null reads as false).
-    flags = await neo.driver.execute_query("MATCH (t:Token) RETURN t.value AS v, t.user_speaker AS f")
-    assert {r["v"]: r["f"] for r in flags.records if r["v"] in ("helper", "bob")} == {"helper": None, "bob": True}
+    await neo.add_session("app", "v", "s2", [entry("Ann again", author="Ann")])  # a write flags its author's words
+    assert (await neo._speakers(other)).as_user == {"ann"}
+    assert await neo.ensure_schema() == 3
+    assert await neo._speakers(owner) == flagged and (await neo._speakers(other)).as_user == {"ann"}
+    flags = await neo.driver.execute_query("MATCH (t:Token {user_id: 'u'}) WHERE t.speaker RETURN t.value AS v, t.user_speaker AS f")
+    assert {r["v"]: r["f"] for r in flags.records} == {"bob": True, "helper": False}
+    assert await neo.ensure_schema() == 3  # nothing left to do
 
 
 async def test_deletes_remove_orphan_tokens_and_entities(neo: Any) -> None:

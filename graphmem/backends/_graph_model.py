@@ -16,8 +16,8 @@ its entry count: ``GraphmemUser``, see :mod:`graphmem.backends.neo4j`):
   while an entry that holds the token was said by an author with that word in their name
   (the query that holds it names a speaker); deleting the last such entry resets it.
   ``user_speaker`` likewise, while such an entry has the role ``"user"`` (a question in the
-  first person asks about those authors, see :mod:`graphmem._asker`; null on Neo4j tokens
-  written before it was kept, until that author's next such entry).
+  first person asks about those authors, see :mod:`graphmem._asker`; on a Neo4j store
+  written before it was kept, schema version 3 sets it).
 - ``(:Entity {app_name, user_id, name, label})`` — ``label`` is spaCy's entity label.
 - ``(:Entry)-[:HAS_TOKEN]->(:Token)``, ``(:Entry)-[:MENTIONS]->(:Entity)``,
   ``(:Entry)-[:NEXT]->(:Entry)`` (the following entry of the same session: positions ``p``

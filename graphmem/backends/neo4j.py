@@ -8,7 +8,8 @@ many of those are in a project, so that a search reads the N of its idf in one s
 knows when its postings need no scope check. Every write transaction keeps it exact
 (``cypher/create_entries.cypher``, ``delete_entries.cypher``); it goes with the user's last
 entry. A user written before schema version 2 has none until its next write counts it;
-until then its searches count its entries. Every query lives in a ``.cypher`` file (see
+until then its searches count its entries. Schema version 3 sets ``Token.user_speaker`` on
+the speaker tokens of a store written before it was kept (:meth:`ensure_schema`). Every query lives in a ``.cypher`` file (see
 :mod:`graphmem._cypher`) and takes its values as parameters.
 
 How the driver is used:
@@ -114,7 +115,7 @@ T = TypeVar("T")
 
 #: Schema migrations, oldest first: ``cypher/schema_v<N>.cypher`` for N = 1..SCHEMA_VERSION.
 #: Each holds idempotent statements whose object names start with ``graphmem_v<N>_``.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 class Neo4jMemoryService(MemoryService):
@@ -273,6 +274,9 @@ class Neo4jMemoryService(MemoryService):
         if current == SCHEMA_VERSION:
             return current
         for version in range(current + 1, SCHEMA_VERSION + 1):
+            if version == 3:
+                # Its data step first: the index that marks version 3 as done comes after it.
+                await self._flag_user_speakers()
             for statement in load_statements(f"schema_v{version}"):
                 try:
                     await self._auto_commit(statement, {})
@@ -289,6 +293,23 @@ class Neo4jMemoryService(MemoryService):
                 f"(named graphmem_v{SCHEMA_VERSION}_*) are not all there; see SHOW INDEXES"
             )
         return SCHEMA_VERSION
+
+    async def _flag_user_speakers(self) -> None:
+        """Schema version 3's data step: ``Token.user_speaker`` on the speaker tokens of a
+        store written before graphmem kept it, as the entries holding each say (as after a
+        delete). One owner at a time, under its lock, so a concurrent write's flags are
+        never overwritten; only tokens without the flag are read, so it is idempotent."""
+        for record in await self._read("owners_without_user_speakers", {}):
+            owner = Owner(record["app_name"], record["user_id"])
+
+            async def flag(tx: AsyncManagedTransaction, owner: Owner = owner) -> None:
+                params = _owner_params(owner)
+                records = await _run(tx, "speakers_without_user_speaker", params)
+                rows = [_speaker_flags(r["value"], r["said"]) for r in records]
+                if rows:
+                    await _run(tx, "set_speaker_flags", {**params, "rows": rows})
+
+            await self._write(owner, flag)
 
     async def _schema_version(self) -> int:
         """The newest migration version whose indexes and constraints, and those of every
@@ -1004,14 +1025,21 @@ async def _delete_ids(
         return 0
     words = sorted({w for author in records[0]["authors"] for w in speaker_tokens(author)})
     if words:
-        rows = []
-        for r in await _run(tx, "speaker_holders", {**params, "values": words}):
-            roles = {role for author, role in r["said"] if r["value"] in speaker_tokens(author)}
-            if not roles or (r["user_speaker"] and "user" not in roles):
-                rows.append({"value": r["value"], "speaker": bool(roles), "user_speaker": "user" in roles})
+        holders = await _run(tx, "speaker_holders", {**params, "values": words})
+        flags = [(_speaker_flags(r["value"], r["said"]), r["user_speaker"]) for r in holders]
+        rows = [row for row, was in flags if not row["speaker"] or (was and not row["user_speaker"])]
         if rows:
-            await _run(tx, "unflag_speakers", {**params, "rows": rows})
+            await _run(tx, "set_speaker_flags", {**params, "rows": rows})
     return int(records[0]["removed"])
+
+
+def _speaker_flags(value: str, said: Sequence[Sequence[str]]) -> dict[str, Any]:
+    """The speaker flags of the token ``value`` (a row of ``set_speaker_flags.cypher``), from
+    the ``[author, role]`` pairs of the entries holding it: a speaker's word while one of
+    those authors has it in their name, one speaking as the user while such an entry has the
+    role ``"user"``."""
+    roles = {role for author, role in said if value in speaker_tokens(author)}
+    return {"value": value, "speaker": bool(roles), "user_speaker": "user" in roles}
 
 
 def _schema_objects(version: int) -> set[str]:
