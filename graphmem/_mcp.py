@@ -336,6 +336,13 @@ def create_server(
         author: Annotated[
             str, Field(min_length=1, max_length=256, description="who said it (its name is searchable)")
         ] = "user",
+        role: Annotated[
+            Literal["user", "model"],
+            Field(
+                description="'user' for what a person said, 'model' for the assistant's own words: a question in "
+                "the first person asks about the one speaking as the user"
+            ),
+        ] = "user",
         # A string, read by MemoryEntry as every entry point reads a time: typed as a datetime,
         # pydantic read "20240503" as seconds since 1970.
         timestamp: Annotated[
@@ -345,7 +352,7 @@ def create_server(
         async def work() -> CallToolResult:
             if not text.strip():
                 raise ToolError("text is blank: nothing to remember")
-            given = {"content": Content(role="user").with_text(text), "author": author}
+            given = {"content": Content(role=role).with_text(text), "author": author}
             entry = MemoryEntry.model_validate(given if timestamp is None else {**given, "timestamp": timestamp})
             service = await store.get()
             if session_id is None:

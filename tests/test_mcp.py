@@ -207,6 +207,19 @@ async def test_remember_reads_a_timestamp_as_every_entry_point_does(backend_uri:
         assert len((await call(client, "recent"))["memories"]) == 1
 
 
+async def test_remember_keeps_the_role_a_question_in_the_first_person_reads(backend_uri: tuple[str, str]) -> None:
+    """An agent that stores the person under their name and its own words in the role
+    "model": "I" is that person, whose turn comes before the assistant's echo of it."""
+    backend, uri = backend_uri
+    async with Client(stdio_server(backend, uri, "ann")) as client:
+        said = await call(client, "remember", text="We adopted a shelter dog in spring.", author="Ann", session_id="s")
+        await call(client, "remember", text="Which dog did you adopt?", author="helper", role="model", session_id="s")
+        hits = (await call(client, "recall", query="Which dog did I adopt?"))["hits"]
+        assert [h["author"] for h in hits] == ["Ann", "helper"]
+        assert hits[0]["id"] == said["id"] and hits[0]["read_as"] == {"I": "ann"} and hits[1]["other_speaker"] is True
+        assert "role" in await error(client, "remember", text="tea", role="system")
+
+
 async def test_bad_arguments_are_one_line_errors_and_the_server_keeps_serving(backend_uri: tuple[str, str]) -> None:
     backend, uri = backend_uri
     async with Client(stdio_server(backend, uri, "ann")) as client:
