@@ -69,8 +69,9 @@ CYPHER_HELP = """
 Run a read-only Cypher query and print its rows (a table, or `--json`).
 
 The graph is the same on both backends: nodes `Entry` {id, app_name, user_id, project_id,
-session_id, position, author, role, text, timestamp}, `Token` {app_name, user_id, value} and
-`Entity` {app_name, user_id, name, label}; relationships `(:Entry)-[:HAS_TOKEN]->(:Token)`,
+session_id, position, author, role, text, timestamp, time_refs, language}, `Token` {app_name,
+user_id, value, speaker, user_speaker} and `Entity` {app_name, user_id, name, label};
+relationships `(:Entry)-[:HAS_TOKEN]->(:Token)`,
 `(:Entry)-[:MENTIONS]->(:Entity)` and `(:Entry)-[:NEXT]->(:Entry)`.
 
 Parameters: `--param name=value` passes a string, `--param name:=JSON` a number, boolean,
