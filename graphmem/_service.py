@@ -477,9 +477,9 @@ def new_entry_id() -> str:
 
 
 class _OwnerNames:
-    """The owner's ``Entity`` names and speakers' words, read at most once in a search by
-    whichever rule asks first (:meth:`MemoryService._names` gives both in one read; a rule
-    needing only the speakers reads those alone)."""
+    """The owner's ``Entity`` names and speakers' words (:class:`SpeakerWords`), read at most
+    once in a search by whichever rule asks first (:meth:`MemoryService._names` gives both
+    in one read; a rule needing only the speakers reads those alone)."""
 
     def __init__(self, service: MemoryService, owner: Owner) -> None:
         self._service, self._owner = service, owner
@@ -491,9 +491,6 @@ class _OwnerNames:
             self._names, self._speakers = await self._service._names(self._owner)
         assert self._speakers is not None
         return self._names, self._speakers.words
-
-    async def speakers(self) -> frozenset[str]:
-        return (await self.speaker_words()).words
 
     async def speaker_words(self) -> SpeakerWords:
         if self._speakers is None:

@@ -9,8 +9,9 @@ knows when its postings need no scope check. Every write transaction keeps it ex
 (``cypher/create_entries.cypher``, ``delete_entries.cypher``); it goes with the user's last
 entry. A user written before schema version 2 has none until its next write counts it;
 until then its searches count its entries. Schema version 3 sets ``Token.user_speaker`` on
-the speaker tokens of a store written before it was kept (:meth:`ensure_schema`). Every query lives in a ``.cypher`` file (see
-:mod:`graphmem._cypher`) and takes its values as parameters.
+the speaker tokens of a store written before it was kept (:meth:`ensure_schema`). Every
+query lives in a ``.cypher`` file (see :mod:`graphmem._cypher`) and takes its values as
+parameters.
 
 How the driver is used:
 

@@ -37,6 +37,7 @@ from collections import Counter, defaultdict
 from collections.abc import AsyncIterator, Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from datetime import datetime
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 import networkx as nx
@@ -1639,15 +1640,17 @@ class GraphMemoryService(MemoryService):
             term = tokens.get(word)
             if term is None:
                 continue
-            saying = (own[k[3]] for k in term[1] if k[3] in own and word in speaker_tokens(own[k[3]].author))
+            # The holders said by an author with the word in their name, read only as far as
+            # needed: the first tells whether it is still a speaker's word, one in the role
+            # "user" whether still one of a user's (asked only while it is).
+            said = (own[k[3]] for k in term[1] if k[3] in own and word in speaker_tokens(own[k[3]].author))
             node = self._graph._node[term[0]]
-            first = next(saying, None)
+            first = next(said, None)
             if first is None:
                 node["speaker"] = False
                 self._speaker_values[owner].discard(word)
-            if node["user_speaker"] and not (
-                first is not None and (first.props["role"] == "user" or any(e.props["role"] == "user" for e in saying))
-            ):
+            holders = chain((first,) if first is not None else (), said)
+            if node["user_speaker"] and not any(e.props["role"] == "user" for e in holders):
                 node["user_speaker"] = False
                 self._user_speaker_values[owner].discard(word)
 
