@@ -37,7 +37,8 @@ VOCABULARY = ["apple", "river", "violin", "Alice", "Paris", "yesterday", "coffee
 T0 = datetime(2024, 3, 1, tzinfo=UTC)
 
 texts = st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=4).map(" ".join)
-entries = st.lists(st.tuples(texts, st.sampled_from(AUTHORS)), min_size=1, max_size=4)
+# An author speaks as the user or as the model (Token.user_speaker, the first person).
+entries = st.lists(st.tuples(texts, st.sampled_from(AUTHORS), st.sampled_from(["user", "model"])), min_size=1, max_size=4)
 users = st.sampled_from(USERS)
 operations = st.one_of(
     st.tuples(st.just("add_session"), users, st.sampled_from(SESSIONS), entries),
@@ -55,10 +56,14 @@ def snapshot_always(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_journal, "SNAPSHOT_AFTER_BYTES", 0)
 
 
-def _memories(items: list[tuple[str, str]], start: int) -> list[MemoryEntry]:
+def _memories(items: list[tuple[str, str]] | list[tuple[str, str, str]], start: int) -> list[MemoryEntry]:
     return [
-        MemoryEntry(content=Content(role="user").with_text(text), author=author, timestamp=T0 + timedelta(hours=start + i))
-        for i, (text, author) in enumerate(items)
+        MemoryEntry(
+            content=Content(role=item[2] if len(item) > 2 else "user").with_text(item[0]),
+            author=item[1],
+            timestamp=T0 + timedelta(hours=start + i),
+        )
+        for i, item in enumerate(items)
     ]
 
 
@@ -133,7 +138,7 @@ async def _state(service: GraphMemoryService) -> dict[str, Any]:
             (e.entry_id, e.memory, e.session_id, e.project_id, e.position)
             for e in await service.list_entries(APP, user)
         )
-        for word in [*VOCABULARY, "alice river", "what happened yesterday"]:
+        for word in [*VOCABULARY, "alice river", "what happened yesterday", "where is my violin"]:
             response = await service.search(SearchRequest(query=word, app_name=APP, user_id=user, limit=50))
             state[(user, word)] = [(h.entry_id, round(h.score, 12)) for h in response.hits]
     return state
