@@ -330,7 +330,7 @@ def unique_variant(
     """The one candidate, other than ``word``, that starts with ``word``'s first letter (or
     as ``starts_alike`` says) and that ``is_variant`` accepts; ``None`` when there is none
     or more than one (a word that could be two names or two tokens is linked to neither).
-    The core of :func:`speaker_variant` and :func:`graphmem._spelling.typo_variant`."""
+    The core of :func:`graphmem._spelling.typo_variant`."""
     if starts_alike is None:
         found = {c for c in candidates if c != word and c[:1] == word[:1] and is_variant(c)}
     else:
