@@ -43,7 +43,8 @@ The rules:
    entry that matches the query is judged by its author; one recalled only as context
    holds no query term, so it was not said by the named speaker (the words of a speaker's
    name are tokens of every entry they said). A question in the first person asks so about
-   the author ``user`` (:mod:`graphmem._asker`): the name is read as a query token, but an
+   the author ``user``, or the one speaking as the user (:mod:`graphmem._asker`): the
+   name is read as a query token, but an
    entry that holds nothing else of the query matches nothing asked (direct score 0:
    "what did I eat?" does not recall every message the user typed).
 5. When the query names a time (see :mod:`graphmem._time`), an entry that does not match
@@ -232,8 +233,8 @@ class CorpusStats:
     #: entries, now or before): the query names that speaker.
     speaker_tokens: frozenset[str] = frozenset()
     #: The query tokens that are words of a speaker's name the query asks about without
-    #: naming them: a question in the first person asks about the author ``user``
-    #: (:mod:`graphmem._asker`). They weigh and focus as a named speaker's (rule 4), but an
+    #: naming them: a question in the first person asks about the author ``user``, or the
+    #: one speaking as the user (:mod:`graphmem._asker`). They weigh and focus as a named speaker's (rule 4), but an
     #: entry holding nothing else of the query matches nothing asked (its direct score is 0).
     asked_about: frozenset[str] = frozenset()
 

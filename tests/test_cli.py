@@ -71,6 +71,15 @@ def write_lines(path: Path, *lines: str) -> str:
     return str(path)
 
 
+def load_conversation(runner: CliRunner, store: str, tmp_path: Path, lines: list[tuple[str, str]]) -> None:
+    """Load one session of app "app", user "u": ``(author, text)`` turns a minute apart."""
+    fixture = write_lines(tmp_path / "conversation.jsonl", json.dumps({
+        "app_name": "app", "user_id": "u", "session_id": "s1",
+        "entries": [{"author": a, "role": "user", "text": t, "timestamp": f"2026-01-05T10:0{n}:00"}
+                    for n, (a, t) in enumerate(lines)]}))
+    assert gm(runner, store, "load", fixture).exit_code == 0
+
+
 def session(session_id: str, text: str, project: str | None = None, user: str = "ann") -> str:
     return json.dumps(
         {
@@ -563,13 +572,8 @@ def matched_by_row(table: str) -> dict[str, str]:
 
 
 def test_a_question_in_the_first_person_says_what_it_read_i_as(runner: CliRunner, store: str, tmp_path: Path) -> None:
-    lines = [("user", "We adopted a beagle last spring."), ("helper", "A beagle you adopted, how lovely!"),
-             ("user", "Rex.")]
-    fixture = write_lines(tmp_path / "mine.jsonl", json.dumps({
-        "app_name": "app", "user_id": "u", "session_id": "s1",
-        "entries": [{"author": a, "role": "user", "text": t, "timestamp": f"2026-01-05T10:0{n}:00"}
-                    for n, (a, t) in enumerate(lines)]}))
-    assert gm(runner, store, "load", fixture).exit_code == 0
+    load_conversation(runner, store, tmp_path, [("user", "We adopted a beagle last spring."),
+                                                ("helper", "A beagle you adopted, how lovely!"), ("user", "Rex.")])
     search = ["--store", store, "search", "--app", "app", "--user", "u", "Which beagle did I adopt?", "--no-fold"]
     hits = json.loads(run(runner, *search, "--json").stdout)
     assert [h["author"] for h in hits] == ["user", "helper", "user"]
@@ -584,14 +588,9 @@ def test_a_question_in_the_first_person_says_what_it_read_i_as(runner: CliRunner
 def test_context_lent_by_a_folded_message_names_the_row_it_is_shown_in(runner: CliRunner, store: str, tmp_path: Path) -> None:
     """A hit lent context by a message folded into another hit's reply said "context of
     <id>", an id the table shows nowhere (folded messages have no id column)."""
-    lines = [("assistant", "How was the weekend?"), ("Sam", "We drove to the coast."),
-             ("Sam", "The kids built a sandcastle."), ("Sam", "Then sardines by the harbour."),
-             ("assistant", "Sounds perfect!")]
-    fixture = write_lines(tmp_path / "reply.jsonl", json.dumps({
-        "app_name": "app", "user_id": "u", "session_id": "s1",
-        "entries": [{"author": a, "role": "user", "text": t, "timestamp": f"2026-01-05T10:0{n}:00"}
-                    for n, (a, t) in enumerate(lines)]}))
-    assert gm(runner, store, "load", fixture).exit_code == 0
+    load_conversation(runner, store, tmp_path, [("assistant", "How was the weekend?"), ("Sam", "We drove to the coast."),
+                                                ("Sam", "The kids built a sandcastle."),
+                                                ("Sam", "Then sardines by the harbour."), ("assistant", "Sounds perfect!")])
     search = ["--store", store, "search", "--app", "app", "--user", "u", "sandcastle coast", "--limit", "3"]
     hits = json.loads(run(runner, *search, "--json").stdout)
     folded = {f["entry_id"] for f in hits[0]["folded"]}
