@@ -390,6 +390,52 @@ def called_in_questions(conv: Conversation, names: Mapping[str, str]) -> Convers
     return dataclasses.replace(conv, questions=questions)
 
 
+#: Each letter's right-hand neighbour on a QWERTY keyboard (the row's last letter: its left).
+_KEYBOARD_NEIGHBOUR = {
+    a: b
+    for row in ("qwertyuiop", "asdfghjkl", "zxcvbnm")
+    for a, b in [*zip(row, row[1:], strict=False), (row[-1], row[-2])]
+}
+
+
+def _typed_with_a_slip(word: str, kind: int) -> str:
+    """``word`` with one slip at its middle, of the ``kind``-th sort (of four, the single
+    edits most typos are): two letters swapped, one dropped, one doubled, one hit as its
+    keyboard neighbour."""
+    i = len(word) // 2
+    if kind == 0:
+        return _swap_middle(word)
+    if kind == 1:
+        return word[:i] + word[i + 1 :]
+    if kind == 2:
+        return word[:i] + word[i] + word[i:]
+    return word[:i] + _KEYBOARD_NEIGHBOUR.get(word[i], word[i]) + word[i + 1 :]
+
+
+def with_typos_in_turns(conversations: Sequence[Conversation]) -> tuple[list[Conversation], int]:
+    """Each turn's longest lowercase word of six letters or more typed with a slip
+    (:func:`_typed_with_a_slip`, the four sorts in turn), as people chat; the questions as
+    written. Returns the conversations and how many turns changed. A measure of typos in
+    what is stored, never a setting to tune: nothing here knows the questions."""
+    out: list[Conversation] = []
+    changed = 0
+    for conv in conversations:
+        sessions = []
+        for session in conv.sessions:
+            turns = []
+            for turn in session.turns:
+                words = re.findall(r"\b[a-z]{6,}\b", turn.text)
+                if words:
+                    word = max(words, key=len)
+                    text = re.sub(rf"\b{word}\b", _typed_with_a_slip(word, changed % 4), turn.text)
+                    turn = dataclasses.replace(turn, text=text)
+                    changed += 1
+                turns.append(turn)
+            sessions.append(dataclasses.replace(session, turns=tuple(turns)))
+        out.append(dataclasses.replace(conv, sessions=tuple(sessions)))
+    return out, changed
+
+
 def nickname_for(name: str) -> str | None:
     """The first nickname of ``name`` (alphabetically; the ``nicknames`` package's table,
     which graphmem reads) that its spelling rules would not read as the name: neither a
@@ -621,6 +667,9 @@ async def _run(args: argparse.Namespace) -> int:
     if args.first_person:
         conversations, changed = asked_by_a_speaker(conversations, args.first_person, named=args.named_user)
         say(f"--first-person {args.first_person}: {changed} questions in the first person")
+    if args.typos_in_turns:
+        conversations, changed = with_typos_in_turns(conversations)
+        say(f"--typos-in-turns: {changed} turns with a typo")
     if args.one_session:
         conversations = as_one_session(conversations)
     if args.split_turns:
@@ -664,6 +713,7 @@ async def _run(args: argparse.Namespace) -> int:
         if args.first_person
         else ""
     )
+    perturbed += ", a typo in each turn's longest word" if args.typos_in_turns else ""
     perturbed += ", each conversation one session (a time per turn)" if args.one_session else ""
     perturbed += ", each turn cut into its sentences (one entry each)" if args.split_turns else ""
     print(f"## Recall on LoCoMo dev ({ids}), QA categories 1-4{perturbed}\n")
@@ -749,6 +799,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="with --first-person: that speaker keeps their name, in the role 'user', and the other speaks in the "
         "role 'model' (an app that stores its user by name), instead of being stored as 'user'",
+    )
+    parser.add_argument(
+        "--typos-in-turns",
+        action="store_true",
+        help="robustness: each turn's longest lowercase word (6+ letters) typed with one slip at its middle, "
+        "in turn two letters swapped, one dropped, one doubled, one hit as its keyboard neighbour; questions as written",
     )
     parser.add_argument(
         "--one-session",

@@ -18,6 +18,11 @@ token agree whenever the words do.
   products, events, ...), each as a normalised name and its label. Counting labels
   (CARDINAL, DATE, MONEY, ...) are left out: "two" or "last week" name nothing, and their
   words are tokens anyway.
+- A misspelt word of an English entry ("couragous", "recieve") is also read as the word it
+  misspells when that is clear from English word frequencies alone: the entry holds the
+  token as written and that word's lemma (:func:`graphmem._spelling.typo_correction`).
+  Queries are not corrected so: their misspelt words are read against the user's own
+  tokens (:mod:`graphmem._spelling`).
 - The author of an entry is recallable: the words of the author's name are added to the
   entry's tokens.
 - A turn that only *addresses* another participant of its conversation by name ("Thanks,
@@ -511,6 +516,13 @@ def load_pipeline(name: str) -> Language:
     return nlp
 
 
+def _typo_correction() -> Callable[[str], str | None]:
+    """:func:`graphmem._spelling.typo_correction` (imported here: it builds on this module)."""
+    from graphmem._spelling import typo_correction
+
+    return typo_correction
+
+
 def _english_words() -> WordList | None:
     """The English word lists the language detector checks words with accents against."""
     from graphmem._spelling import english_words  # it builds on this module
@@ -910,13 +922,14 @@ class Decomposer:
         )
         pieces: list[str] = []
         owners: list[int] = []
-        # Pieces by the pipeline that decomposes them (None: the default pipeline).
+        # Pieces by the language of the pipeline that decomposes them (the default
+        # pipeline's by their own: "en", "xx", ...).
         groups: dict[str | None, list[int]] = {}
         for index, (text, language) in enumerate(zip(texts, decided, strict=True)):
             pipeline = self.pipeline_for(language)
             if pipeline is not None and pipeline.normalise is not None:
                 text = pipeline.normalise(text)
-            group = groups.setdefault(None if pipeline is None else pipeline.language, [])
+            group = groups.setdefault(language if pipeline is None else pipeline.language, [])
             for chunk in _chunks(text, None if pipeline is None else pipeline.max_chunk_bytes):
                 group.append(len(pieces))
                 pieces.append(chunk)
@@ -959,6 +972,7 @@ class Decomposer:
         if pipeline is not None:
             return self._pipe_pieces_in(pipeline, pieces)
         nlp = self.nlp
+        correct = _typo_correction() if self._reads_typos(language) else None
         results: list[_PieceResult] = []
         # One batch at a time through the pipeline: spaCy pipelines are not documented as
         # safe for concurrent use from several threads.
@@ -966,9 +980,15 @@ class Decomposer:
             for doc in nlp.pipe(pieces, batch_size=self.batch_size, disable=self._skipped(nlp)):
                 tokens: dict[str, None] = {}
                 entities: dict[str, Entity] = {}
-                _collect(doc, tokens, entities, self._lemmas)
+                _collect(doc, tokens, entities, self._lemmas, correct=correct)
                 results.append((tuple(tokens), tuple((e.name, e.label) for e in entities.values())))
         return results
+
+    def _reads_typos(self, language: str | None) -> bool:
+        """Whether entries decomposed as ``language`` by the default pipeline (``None``:
+        its own language) have their misspelt words read: English text with the English
+        lemma table (the word lists that tell a typo)."""
+        return self.main_language == "en" and language in (None, "en") and self._lemmas is not None
 
     def _skipped(self, nlp: Language) -> list[str]:
         """The components an entry skips: none, or with ``entities=False`` the entity
@@ -1254,9 +1274,12 @@ def _collect(
     entities: dict[str, Entity],
     lemmas: Mapping[str, str] | None,
     stop_lemmas: bool = False,
+    correct: Callable[[str], str | None] | None = None,
 ) -> None:
     """The tokens and named entities of a doc decomposed by the English rules (see the
-    module docstring); ``stop_lemmas``: a word whose lemma is a stop word is one too."""
+    module docstring); ``stop_lemmas``: a word whose lemma is a stop word is one too;
+    ``correct``: gives the lemma a misspelt word stands for (entries of English text,
+    :func:`graphmem._spelling.typo_correction`), a token too unless it is a stop word."""
     for token in doc:
         if token.is_space or token.is_punct:
             continue
@@ -1280,6 +1303,10 @@ def _collect(
         tokens.setdefault(value, None)
         if isinstance(lemmas, HeadwordLemmas) and (reading := lemmas.second_reading(value)) is not None:
             tokens.setdefault(reading, None)  # "libro" is "libro", and "librar" as before
+        if correct is not None and token.ent_type_ not in NAMING_ENTITY_LABELS and not _written_as_name(token):
+            meant = correct(token.lower_)
+            if meant is not None and not token.doc.vocab[meant].is_stop and meant not in _FUNCTION_LEMMAS:
+                tokens.setdefault(meant, None)  # "couragous": "courageous" too
     for ent in doc.ents:
         if ent.label_ not in NAMING_ENTITY_LABELS:
             continue

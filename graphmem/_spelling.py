@@ -1,4 +1,4 @@
-"""Misspelt query words: a word that is no English word and that no entry holds is read as
+"""Misspelt words. A query word that is no English word and that no entry holds is read as
 the one word of the user's entries it is a typo of. Also a word typed with other accents
 than the user's ("cafe" / "café"; :func:`accent_variant`).
 
@@ -22,18 +22,29 @@ when the word is that close to one of its regular English forms (the token plus 
 spaCy's lemma table knows and reads back as that token: "capming" is one swap from
 "camping", a form of "camp". The closest token wins (fewer edits, then a token before a
 form of one); two equally close link to neither.
+
+Entries are typed fast too, and an entry's misspelt word hides it from every question that
+spells the word right. An entry has no user's tokens to be read against, so its misspelt
+words are read by English word frequencies instead (:func:`typo_correction`): the entry
+then holds the word as written and the lemma of the one frequent word it misspells.
 """
 
 from __future__ import annotations
 
 import functools
+import gzip
+import logging
+import math
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping
+from importlib import resources
 
 from graphmem._decompose import _edit_distance, load_lemma_table, unique_variant
 from graphmem._language import LATIN_LANGUAGES, without_marks
 from graphmem._pipelines import LemmaTable, _quiet_jieba, normalise_indic
+
+logger = logging.getLogger("graphmem")
 
 __all__ = [
     "MAX_ENDING_LETTERS",
@@ -41,6 +52,7 @@ __all__ = [
     "MIN_TYPO_LETTERS",
     "MIN_UNCASED_NAME",
     "accent_variant",
+    "common_words",
     "english_words",
     "fold_accents",
     "is_accent_candidate",
@@ -51,6 +63,7 @@ __all__ = [
     "is_uncased_word",
     "han_name_places",
     "spaced_name_words",
+    "typo_correction",
     "typo_variant",
     "uncased_name_variants",
     "uncased_word_variant",
@@ -244,6 +257,103 @@ def _edits_within(word: str, letters: frozenset[str], other: str, limit: int) ->
     if missing > limit or len(other) - len(word) + missing > limit:
         return limit + 1
     return _edit_distance(word, other, limit=limit)
+
+
+# ---------------------------------------------------------------------------- misspelt words in entries
+
+#: The table of common English words (``graphmem/_data``, built by
+#: ``scripts/build_common_words.py`` from spacy-lookups-data's ``en_lexeme_prob``).
+COMMON_WORDS_FILE = "common_words.txt.gz"
+#: The table lists the lowercase words whose unigram log probability (spaCy's, natural log)
+#: is above this, ~74k of them; a word it does not list counts as this frequent, the most
+#: it can be.
+COMMON_LOG_PROB = -17.0
+#: A misspelling is read as a word only when that word is at least ten times as frequent
+#: as the word as written and as any other word (of another lemma) equally close:
+#: "persue" is "pursue", not "peruse"; "movin" may be "moving" or "movie", so neither;
+#: "kinda" and "hoodie" are written that way on purpose (frequent themselves).
+CLEAR_WINNER = math.log(10.0)
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+@functools.lru_cache(maxsize=1)
+def common_words() -> Mapping[str, float]:
+    """English words and their log probabilities, the ~74k most frequent lowercase ones
+    (empty when the table cannot be read: then no entry word is read as a typo, with a
+    warning)."""
+    source = resources.files("graphmem").joinpath("_data", COMMON_WORDS_FILE)
+    try:
+        text = gzip.decompress(source.read_bytes()).decode("ascii")
+    except (OSError, ValueError) as exc:
+        logger.warning(
+            "graphmem: the common-words table (graphmem/_data/%s) cannot be read (%s); "
+            "misspelt words in entries are stored as written only",
+            COMMON_WORDS_FILE,
+            exc,
+        )
+        return {}
+    words: dict[str, float] = {}
+    for line in text.splitlines():
+        word, _, prob = line.partition("\t")
+        words[word] = float(prob)
+    return words
+
+
+@functools.lru_cache(maxsize=1)
+def _longest_common_word() -> int:
+    return max(map(len, common_words()), default=0)
+
+
+@functools.lru_cache(maxsize=4096)
+def typo_correction(word: str) -> str | None:
+    """The lemma of the common English word that ``word``, a word of an entry, misspells,
+    or ``None``.
+
+    The entry side of :func:`typo_variant`, with no user's tokens to choose from: ``word``
+    is lowercase ASCII letters, five or more, and no English word
+    (:func:`is_typo_candidate`); its candidates are the English words one edit away with
+    the same first letter (an insertion, deletion, substitution or swap of neighbours: most
+    typos are one such edit); the most frequent wins when it is a :data:`CLEAR_WINNER`
+    over the word as written and over the others (candidates of one lemma count as one).
+    The entry keeps its word as written too, so a wrong reading adds a token and takes
+    none away."""
+    if len(word) > _longest_common_word() + 1 or not is_typo_candidate(word):
+        return None  # (no longer word is one edit from one of the table's)
+    common = common_words()
+    lexicon = english_words()
+    if not common or lexicon is None:
+        return None
+    best: dict[str, float] = {}
+    for candidate in _one_edit(word):
+        prob = common.get(candidate)
+        if prob is None or candidate not in lexicon:
+            continue
+        lemma = lexicon.lemma_of(candidate) or candidate
+        if prob > best.get(lemma, -math.inf):
+            best[lemma] = prob
+    if not best:
+        return None
+    ranked = sorted(best.items(), key=lambda item: (-item[1], item[0]))
+    rivals = [common.get(word, COMMON_LOG_PROB), *(prob for _, prob in ranked[1:2])]
+    return ranked[0][0] if ranked[0][1] - max(rivals) >= CLEAR_WINNER else None
+
+
+def _one_edit(word: str) -> set[str]:
+    """The strings one edit from ``word`` that keep its first letter."""
+    found: set[str] = set()
+    for i in range(1, len(word) + 1):
+        head, tail = word[:i], word[i:]
+        if tail:
+            found.add(head + tail[1:])
+        if len(tail) > 1:
+            found.add(head + tail[1] + tail[0] + tail[2:])
+        for letter in _LETTERS:
+            if tail:
+                found.add(head + letter + tail[1:])
+            found.add(head + letter + tail)
+    found.discard(word)
+    return found
 
 
 # ---------------------------------------------------------------------------- names without capitals

@@ -1377,6 +1377,22 @@ async def test_a_misspelt_query_word_is_read_as_the_word_an_entry_holds(service:
     assert all("pursue" not in h.matched_tokens for h in (await search(service, "Did Ann buy a purse?")).hits)
 
 
+async def test_a_misspelt_word_of_an_entry_is_found_by_the_word_it_misspells(service: MemoryService) -> None:
+    await service.add_session(APP, USER, "a", [entry("That was a couragous talk, I was so moved.", author="Ann")])
+    await service.add_session(APP, USER, "b", [entry("The talk was long but the room was warm.", at=1, author="Ann")])
+    first = (await search(service, "Which talk was courageous?")).hits[0]
+    assert first.memory.text.startswith("That was a couragous talk") and "courageous" in first.matched_tokens
+    # The word as written is a token too: a question with the same typo finds it.
+    assert "couragous" in (await search(service, "a couragous talk?")).hits[0].matched_tokens
+    # Two words equally likely ("movin": "moving" or "movie"), or a word written that way on
+    # purpose ("kinda" is frequent itself), are read as neither.
+    await service.add_session(APP, USER, "c", [entry("We were movin boxes, kinda tired.", at=2, author="Ann")])
+    for query, word in (("Who was moving boxes?", "move"), ("Which movie?", "movie"), ("What kind of boxes?", "kind")):
+        hits = [h for h in (await search(service, query)).hits if h.memory.text.startswith("We were movin")]
+        assert all(word not in h.matched_tokens for h in hits)
+    assert (await search(service, "Who was moving boxes?")).hits  # (the entry's "boxes" is found)
+
+
 async def test_a_word_typed_with_other_accents_is_read_as_the_word_an_entry_holds(service: MemoryService) -> None:
     await service.add_session(APP, USER, "a", [entry("I opened a small café downtown.", author="José")])
     await service.add_session(APP, USER, "b", [entry("I opened a bakery near the station.", at=1, author="Ann")])

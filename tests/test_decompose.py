@@ -101,6 +101,23 @@ def test_a_contraction_or_chat_spelling_of_a_function_word_is_no_token(decompose
     assert "go" in decomposer.decompose("We went hiking").tokens
 
 
+def test_a_misspelt_word_of_an_entry_also_gives_the_word_it_misspells(decomposer: Decomposer) -> None:
+    tokens = decomposer.decompose("What a couragous talk, I recieve so much support!").tokens
+    assert {"couragous", "courageous", "recieve", "receive"} <= set(tokens)
+    # At its place: after the word as written, before the next word's token.
+    assert tokens.index("couragous") + 1 == tokens.index("courageous") < tokens.index("talk")
+    # Not in a query (its misspelt words are read against the user's own tokens), not for a
+    # stop word ("becuase" is "because"), not for a word written as a name, not for text
+    # decomposed as another language.
+    assert "courageous" not in decomposer.decompose_query("a couragous talk").tokens
+    assert "because" not in decomposer.decompose("I stayed becuase of the rain").tokens
+    assert "receive" not in decomposer.decompose("We met Recieve at the port.").tokens
+    assert "courageous" not in Decomposer(decomposer.nlp, language="xx").decompose("a couragous talk").tokens
+    # decompose_many groups texts by language; each keeps its own rule.
+    both = Decomposer(decomposer.nlp, language="auto").decompose_many(["a couragous talk", "Ich höre Musik"])
+    assert "courageous" in both[0].tokens
+
+
 def test_only_stop_words_give_nothing(decomposer: Decomposer) -> None:
     parts = decomposer.decompose("and the of it was to be or not to be")
     assert parts.tokens == () and parts.is_empty

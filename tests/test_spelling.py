@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from graphmem._decompose import _edit_distance
 from graphmem._spelling import (
+    COMMON_WORDS_FILE,
     _edits_within,
+    _one_edit,
     accent_variant,
+    common_words,
     fold_accents,
     inflected_forms,
     is_accent_candidate,
     is_typo_candidate,
+    typo_correction,
     typo_variant,
 )
 
@@ -122,3 +129,69 @@ def test_folding_is_idempotent_and_keeps_ascii_words(word: str) -> None:
     assert fold_accents(folded) == folded and folded.isascii() and len(folded) == len(word)
     if word.isascii():
         assert folded == word
+
+
+# ---------------------------------------------------------------------------- misspelt words in entries
+
+
+@pytest.mark.parametrize(
+    ("word", "meant"),
+    [
+        ("recieve", "receive"),  # two letters swapped
+        ("vacaton", "vacation"),  # one dropped
+        ("untill", "until"),  # one doubled
+        ("definately", "definitely"),  # one replaced
+        ("persue", "pursue"),  # "peruse" is one edit too, but rarer by more than ten times
+        ("embarassed", "embarrass"),  # read as the lemma of the word it misspells
+        ("becuase", "because"),  # a stop word (the decomposer keeps no token of it)
+    ],
+)
+def test_an_entry_word_reads_as_the_one_frequent_word_it_misspells(word: str, meant: str) -> None:
+    assert typo_correction(word) == meant
+
+
+@pytest.mark.parametrize(
+    "word",
+    [
+        "movin",  # "moving" or "movie": about as frequent, so neither
+        "capming",  # "camping" or "calming", less than ten times apart
+        "kinda",  # frequent itself: written so on purpose
+        "hoodie",
+        "wanna",
+        "likely",  # English words are never read as others
+        "status",
+        "tehy",  # under five letters
+        "Recieve",  # capitalised: left to the name rules
+        "recieve2",
+        "tommorow",  # two edits from "tomorrow": only one is read
+        pytest.param("a" * 1_000_000, id="a-million-letters"),  # no word of the table is one edit from it
+    ],
+)
+def test_an_entry_word_reads_as_no_word_when_that_is_not_clear(word: str) -> None:
+    assert typo_correction(word) is None
+
+
+@given(st.text(alphabet="abcdefghij", min_size=2, max_size=8))
+def test_one_edit_is_every_string_one_edit_away_with_the_same_first_letter(word: str) -> None:
+    found = _one_edit(word)
+    assert word not in found
+    assert all(s[:1] == word[:1] and _edit_distance(word, s, limit=1) == 1 for s in found)
+    # Every deletion, swap and doubling after the first letter is among them.
+    for i in range(1, len(word)):
+        assert word[:i] + word[i + 1 :] in found or word[:i] + word[i + 1 :] == word
+        assert word[:i] + word[i] + word[i:] in found
+        if i + 1 < len(word) and word[i] != word[i + 1]:
+            assert word[:i] + word[i + 1] + word[i] + word[i + 2 :] in found
+
+
+def test_the_common_words_table_is_what_the_build_script_makes_of_spacy_lookups_data() -> None:
+    path = Path(__file__).resolve().parent.parent / "scripts" / "build_common_words.py"
+    spec = importlib.util.spec_from_file_location("build_common_words", path)
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    rows = script.common_words()
+    assert len(rows) == len(common_words()) > 50_000
+    assert dict(rows) == common_words()
+    assert common_words()["receive"] > common_words()["recieve"]
+    assert COMMON_WORDS_FILE.endswith(".gz")
