@@ -436,6 +436,44 @@ def with_typos_in_turns(conversations: Sequence[Conversation]) -> tuple[list[Con
     return out, changed
 
 
+#: Chat spellings of time words (``--chat-times``), each replacing the word wherever a turn
+#: writes it, whatever its case ("Yesterday" -> "Yday").
+CHAT_TIMES = {
+    "yesterday": "yday", "tomorrow": "tmrw", "tonight": "tonite", "night": "nite", "weekend": "wknd",
+    "weekends": "wknds", "week": "wk", "weeks": "wks", "month": "mnth", "months": "mnths", "year": "yr",
+    "years": "yrs", "monday": "mon", "tuesday": "tues", "wednesday": "wed", "thursday": "thurs",
+    "friday": "fri", "saturday": "sat", "sunday": "sun",
+}
+
+
+def with_chat_times(conversations: Sequence[Conversation]) -> tuple[list[Conversation], int]:
+    """Every time word of :data:`CHAT_TIMES` in the turns written the way people chat ("we
+    went camping last wknd", "see you tmrw"); the questions as written. Returns the
+    conversations and how many turns changed. A measure of chat spellings in what is
+    stored, never a setting to tune."""
+    pattern = re.compile(rf"\b({'|'.join(CHAT_TIMES)})\b", re.IGNORECASE)
+
+    def chat(match: re.Match[str]) -> str:
+        word = CHAT_TIMES[match.group(1).lower()]
+        return word.capitalize() if match.group(1)[0].isupper() else word
+
+    changed = 0
+    out: list[Conversation] = []
+    for conv in conversations:
+        sessions = []
+        for session in conv.sessions:
+            turns = []
+            for turn in session.turns:
+                text = pattern.sub(chat, turn.text)
+                if text != turn.text:
+                    turn = dataclasses.replace(turn, text=text)
+                    changed += 1
+                turns.append(turn)
+            sessions.append(dataclasses.replace(session, turns=tuple(turns)))
+        out.append(dataclasses.replace(conv, sessions=tuple(sessions)))
+    return out, changed
+
+
 def nickname_for(name: str) -> str | None:
     """The first nickname of ``name`` (alphabetically; the ``nicknames`` package's table,
     which graphmem reads) that its spelling rules would not read as the name: neither a
@@ -670,6 +708,9 @@ async def _run(args: argparse.Namespace) -> int:
     if args.typos_in_turns:
         conversations, changed = with_typos_in_turns(conversations)
         say(f"--typos-in-turns: {changed} turns with a typo")
+    if args.chat_times:
+        conversations, changed = with_chat_times(conversations)
+        say(f"--chat-times: {changed} turns with a time word in chat spelling")
     if args.one_session:
         conversations = as_one_session(conversations)
     if args.split_turns:
@@ -714,6 +755,7 @@ async def _run(args: argparse.Namespace) -> int:
         else ""
     )
     perturbed += ", a typo in each turn's longest word" if args.typos_in_turns else ""
+    perturbed += ", time words of the turns in chat spellings ('yday', 'last wknd')" if args.chat_times else ""
     perturbed += ", each conversation one session (a time per turn)" if args.one_session else ""
     perturbed += ", each turn cut into its sentences (one entry each)" if args.split_turns else ""
     print(f"## Recall on LoCoMo dev ({ids}), QA categories 1-4{perturbed}\n")
@@ -805,6 +847,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="robustness: each turn's longest lowercase word (6+ letters) typed with one slip at its middle, "
         "in turn two letters swapped, one dropped, one doubled, one hit as its keyboard neighbour; questions as written",
+    )
+    parser.add_argument(
+        "--chat-times",
+        action="store_true",
+        help="robustness: the turns' time words in chat spellings ('yday', 'tmrw', 'last wknd', 'two wks ago', "
+        "'last fri'); questions as written",
     )
     parser.add_argument(
         "--one-session",

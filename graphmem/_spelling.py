@@ -61,6 +61,7 @@ __all__ = [
     "inflected_forms",
     "is_typo_candidate",
     "is_uncased_word",
+    "one_edit",
     "han_name_places",
     "spaced_name_words",
     "typo_correction",
@@ -325,7 +326,7 @@ def typo_correction(word: str) -> str | None:
     if not common or lexicon is None:
         return None
     best: dict[str, float] = {}
-    for candidate in _one_edit(word):
+    for candidate in one_edit(word):
         prob = common.get(candidate)
         if prob is None or candidate not in lexicon:
             continue
@@ -339,7 +340,7 @@ def typo_correction(word: str) -> str | None:
     return ranked[0][0] if ranked[0][1] - max(rivals) >= CLEAR_WINNER else None
 
 
-def _one_edit(word: str) -> set[str]:
+def one_edit(word: str) -> set[str]:
     """The strings one edit from ``word`` that keep its first letter."""
     found: set[str] = set()
     for i in range(1, len(word) + 1):

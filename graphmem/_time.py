@@ -178,7 +178,21 @@ _NUM = (
     r"(?P<n>\d{1,2}|a couple of|couple of|a few|few|an?|one|two|three|four|five|six|seven|eight|nine|ten"
     r"|eleven|twelve)"
 )
-_UNIT = r"(?P<unit>day|week|weekend|month|year)s?"
+_UNIT = r"(?P<unit>day|weekend|wkend|wknd|week|wk|month|mnth|mth|year|yr)s?"
+#: Chat spellings of the grammar's words, read as the word ("yday", "tmrw", "last wknd", "two
+#: wks ago", "next fri"); those of a single day are in ``_RELATIVE`` itself. Not "mo" (a
+#: moment: "back in a mo"), not "2day" (a two-day trip).
+_CHAT_SPELLINGS = {
+    "wk": "week", "wkend": "weekend", "wknd": "weekend", "mnth": "month", "mth": "month", "yr": "year",
+    "mon": "monday", "tue": "tuesday", "tues": "tuesday", "wed": "wednesday", "thu": "thursday",
+    "thur": "thursday", "thurs": "thursday", "fri": "friday", "sat": "saturday", "sun": "sunday",
+}
+
+
+def _as_written_in_full(word: str) -> str:
+    """A unit, period or weekday of the grammar, lowercase, its chat spelling read as the word."""
+    word = word.lower()
+    return _CHAT_SPELLINGS.get(word, word)
 
 
 def _m(name: str) -> str:
@@ -237,14 +251,15 @@ _COUNTED = re.compile(
 )
 _RELATIVE = re.compile(
     r"\b(?:"
-    r"(?P<today>today|tonight|this (?:morning|afternoon|evening))"
-    r"|(?P<before_yesterday>(?:the\s+)?day\s+before\s+yesterday)"
-    r"|(?P<after_tomorrow>(?:the\s+)?day\s+after\s+tomorrow)"
-    r"|(?P<yesterday>yesterday|last night)"
-    r"|(?P<tomorrow>tomorrow)"
+    r"(?P<today>today|tonight|tonite|2nite|2night|this (?:morning|afternoon|evening))"
+    r"|(?P<before_yesterday>(?:the\s+)?day\s+(?:before|b4)\s+(?:yesterday|yday))"
+    r"|(?P<after_tomorrow>(?:the\s+)?day\s+after\s+(?:tomorrow|tmrw))"
+    r"|(?P<yesterday>yesterday|yday|yest|last (?:night|nite))"
+    r"|(?P<tomorrow>tomorrow|tmrw|tmrow|tmr|2morrow|2moro|2mrw|tomoz)"
     rf"|{_NUM}\s+{_UNIT}\s+ago"
-    r"|(?P<rel>last|this|next|past)\s+(?P<what>week|weekend|month|year|spring|summer|autumn|fall|winter|"
-    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+    r"|(?P<rel>last|this|next|past)\s+(?P<what>weekend|wkend|wknd|week|wk|month|mnth|mth|year|yr"
+    r"|spring|summer|autumn|fall|winter"
+    r"|monday|mon|tuesday|tues|tue|wednesday|wed|thursday|thurs|thur|thu|friday|fri|saturday|sat|sunday|sun)"
     r"|(?P<earlier>earlier) this (?P<period>week|month|year)"
     r"|(?P<otherday>the other day)"
     r")\b",
@@ -437,7 +452,8 @@ def _relative(match: re.Match[str], anchor: date) -> DayRange | None:
         return day
     if g["unit"]:  # N units ago
         n = _number(g["n"])
-        return _shifted(DayRange(anchor, anchor), g["unit"], n, "before") if g["unit"].lower() != "day" else (
+        unit = _as_written_in_full(g["unit"])
+        return _shifted(DayRange(anchor, anchor), unit, n, "before") if unit != "day" else (
             DayRange(anchor - timedelta(days=n), anchor - timedelta(days=n))
         )
     if g["earlier"]:
@@ -447,7 +463,7 @@ def _relative(match: re.Match[str], anchor: date) -> DayRange | None:
         if period == "month":
             return DayRange(anchor.replace(day=1), anchor)
         return DayRange(date(anchor.year, 1, 1), anchor)
-    rel, what = g["rel"].lower(), g["what"].lower()
+    rel, what = g["rel"].lower(), _as_written_in_full(g["what"])
     return _period(anchor, what, {"last": -1, "past": -1, "this": 0, "next": 1}[rel], rolling=rel == "past")
 
 
@@ -520,7 +536,8 @@ def _add_absolute(found: _Found, match: re.Match[str], text: str, anchor: date |
         if shift_at == start:  # (else "before 2020" alone: the years before it, no range of days)
             found.add(start, match.end(), value)
         return
-    unit, count, direction = shift.group("unit").lower(), _number(shift.group("n")), shift.group("dir").lower()
+    unit = _as_written_in_full(shift.group("unit"))
+    count, direction = _number(shift.group("n")), shift.group("dir").lower()
     if isinstance(value, DayRange):
         found.add(shift.start(), match.end(), _shifted(value, unit, count, direction))
     else:
@@ -1438,15 +1455,62 @@ def _scan_other(found: _Found, text: str, anchor: date | None, *, yearless: bool
 #: Words after which a text may hold a time expression; texts without one skip the scan.
 _TRIGGER = re.compile(
     r"\d|ago|yesterday|today|tonight|tomorrow|last|this|next|past|other day|earlier|"
+    r"yday|yest|tmrw|tmrow|tmr|2morrow|2moro|2mrw|tomoz|tonite|2nite|2night|"
     r"January|February|March|April|May|June|July|August|September|October|November|December|"
     r"spring|summer|autumn|fall|winter",
     _ENGLISH,
 )
 
 
+#: The grammar's words a misspelling may stand for (:func:`_time_words_respelt`).
+_TIME_WORDS = frozenset(
+    {"yesterday", "tomorrow", "tonight", "today", "week", "weekend", "month", "year", "morning", "afternoon",
+     "evening", "night", "ago", "spring", "summer", "autumn", "winter", *_WEEKDAYS, *_MONTH_NAMES}
+)
+_LOWERCASE_WORD = re.compile(r"\b[a-z]{5,}\b")
+
+
+@functools.lru_cache(maxsize=1)
+def _time_word_misspellings() -> frozenset[str]:
+    """Every lowercase string one edit from one of ``_TIME_WORDS``, its first letter kept
+    (what :func:`graphmem._spelling.typo_correction` may read as one)."""
+    from graphmem._spelling import one_edit  # (it builds on the decomposer)
+
+    return frozenset(s for word in _TIME_WORDS for s in one_edit(word))
+
+
+def _time_words_respelt(text: str) -> str:
+    """``text`` with each misspelt word that stands for one of the grammar's words written
+    as that word ("yesterdy", "tomorow", "Setpember"), as an entry's tokens are read
+    (:func:`graphmem._spelling.typo_correction`), so that its time is read as its words are.
+    Most texts hold no such word: a set intersection tells, before any word is read."""
+    if not text.isascii():
+        return text
+    found = _time_word_misspellings().intersection(_LOWERCASE_WORD.findall(text.lower()))
+    meant = {word: time_word for word in found if (time_word := _time_word_for(word)) is not None}
+    if not meant:
+        return text
+
+    def respelt(match: re.Match[str]) -> str:
+        written = match.group(0)
+        word = meant[written.lower()]
+        return word.capitalize() if written[0].isupper() else word
+
+    return re.sub(rf"\b(?:{'|'.join(meant)})\b", respelt, text, flags=re.IGNORECASE)
+
+
+def _time_word_for(word: str) -> str | None:
+    from graphmem._spelling import typo_correction
+
+    meant = typo_correction(word)
+    return meant if meant in _TIME_WORDS else None
+
+
 def mentioned_ranges(text: str, said_at: datetime) -> tuple[DayRange, ...]:
     """The day ranges that the time expressions in ``text`` refer to, resolved against the
-    day the text was said (``said_at``, UTC), in order of appearance, without repeats."""
+    day the text was said (``said_at``, UTC), in order of appearance, without repeats. A
+    misspelt time word is read as the word (:func:`_time_words_respelt`)."""
+    text = _time_words_respelt(text)
     others = _other_languages(text)
     if not others and not _TRIGGER.search(text):
         return ()

@@ -13,13 +13,13 @@ from graphmem._decompose import _edit_distance
 from graphmem._spelling import (
     COMMON_WORDS_FILE,
     _edits_within,
-    _one_edit,
     accent_variant,
     common_words,
     fold_accents,
     inflected_forms,
     is_accent_candidate,
     is_typo_candidate,
+    one_edit,
     typo_correction,
     typo_variant,
 )
@@ -173,7 +173,7 @@ def test_an_entry_word_reads_as_no_word_when_that_is_not_clear(word: str) -> Non
 
 @given(st.text(alphabet="abcdefghij", min_size=2, max_size=8))
 def test_one_edit_is_every_string_one_edit_away_with_the_same_first_letter(word: str) -> None:
-    found = _one_edit(word)
+    found = one_edit(word)
     assert word not in found
     assert all(s[:1] == word[:1] and _edit_distance(word, s, limit=1) == 1 for s in found)
     # Every deletion, swap and doubling after the first letter is among them.

@@ -142,6 +142,17 @@ def test_spans_cover_the_time_words_only() -> None:
     assert [query[a:b] for a, b in when.spans] == ["3 May, 2022"]
 
 
+def test_a_question_in_chat_spelling_names_the_time_of_the_words() -> None:
+    cases = [
+        ("what did we do last wknd?", "what did we do last weekend?", "last wknd"),
+        ("plans for tmrw?", "plans for tomorrow?", "tmrw"),
+    ]
+    for chat, words, span in cases:
+        when, as_words = query_time(chat, NOW), query_time(words, NOW)
+        assert when is not None and as_words is not None and when.ranges == as_words.ranges
+        assert [chat[a:b] for a, b in when.spans] == [span]
+
+
 @pytest.mark.parametrize(
     ("query", "expected", "span"),
     [
@@ -216,8 +227,47 @@ def test_time_expressions_in_an_entry_resolve_against_its_timestamp(text: str, e
 
 
 @pytest.mark.parametrize(
+    ("text", "written_in_full"),
+    [
+        ("I went there yday.", "I went there yesterday."),
+        ("we had fun last nite!", "we had fun last night!"),
+        ("see you tmrw", "See you tomorrow"),
+        ("going 2morrow", "going tomorrow"),
+        ("tonite we eat out", "tonight we eat out"),
+        ("It happened last wk.", "It happened last week."),
+        ("last wknd we hiked", "Last weekend we hiked."),
+        ("two wks ago I started", "two weeks ago I started"),
+        ("3 yrs ago I started painting", "3 years ago I started painting"),
+        ("a few mnths ago we moved", "a few months ago we moved"),
+        ("last fri was fun", "Last Friday was fun."),
+        ("see you next tues", "see you next Tuesday"),
+        ("the day b4 yday I fixed the bike", "The day before yesterday I fixed the bike."),
+        ("two wks before 8 May 2023", "two weeks before 8 May 2023"),
+        # Misspelt time words are read as the words (as an entry's tokens are).
+        ("I went there yesterdy.", "I went there yesterday."),
+        ("Yesterdy I went there.", "I went there yesterday."),
+        ("see you tomorow", "See you tomorrow"),
+        ("last weeekend we hiked", "Last weekend we hiked."),
+        ("In Decmber we skied", "In December we skied"),
+    ],
+)
+def test_chat_spellings_and_typos_of_time_words_read_as_the_words(text: str, written_in_full: str) -> None:
+    assert mentioned_ranges(text, SAID) == mentioned_ranges(written_in_full, SAID) != ()
+
+
+@pytest.mark.parametrize(
     "text",
-    ["I may come along.", "We march on.", "Hello there!", "That was the best.", "I have 3 cats"],
+    [
+        "I may come along.",
+        "We march on.",
+        "Hello there!",
+        "That was the best.",
+        "I have 3 cats",
+        # A weekday's chat spelling names a day only after last / this / next / past.
+        "I sat down and the sun came out, we wed in spring",
+        "back in a mo",
+        "yesteryear's fashion",  # a word, not a typo of "yesterday"
+    ],
 )
 def test_text_without_a_time_refers_to_none(text: str) -> None:
     assert mentioned_ranges(text, SAID) == ()
