@@ -212,7 +212,7 @@ def graphmem_recall(
 
 # ---------------------------------------------------------------------------- robustness
 
-PERTURBATIONS = ("typo", "names", "british", "dates", "chat")
+PERTURBATIONS = ("typo", "names", "british", "dates", "event-dates", "chat")
 #: ``chat``: the question as a message to an assistant, one frame per question in turn. The
 #: last one is no phrase graphmem reads as asking for nothing ("need", "help" stay words).
 CHAT_FRAMES = (
@@ -272,8 +272,8 @@ def perturb_questions(conversations: Sequence[Conversation], how: str) -> int:
     asks each as a message to an assistant (:data:`CHAT_FRAMES`, in turn). Returns
     how many questions changed. A measure of robustness, never of tuning: nothing here knows the
     answers."""
-    if how == "dates":
-        return _date_the_questions(conversations)
+    if how in ("dates", "event-dates"):
+        return _date_the_questions(conversations, events=how == "event-dates")
     if how == "chat":
         for conv in conversations:
             for i, q in enumerate(conv.questions):
@@ -303,7 +303,7 @@ def perturb_questions(conversations: Sequence[Conversation], how: str) -> int:
     return changed
 
 
-def _date_the_questions(conversations: Sequence[Conversation]) -> int:
+def _date_the_questions(conversations: Sequence[Conversation], *, events: bool = False) -> int:
     """``dates``: a question asked the way people ask about something they know happened
     on a day ("What did Ana watch on 3 May, 2022?", "Which sport did Sam take up in October
     2023?"): every question that is not itself about a time (LoCoMo category 2) and whose
@@ -311,12 +311,19 @@ def _date_the_questions(conversations: Sequence[Conversation]) -> int:
     May, 2023", "in May 2023"), before its question mark. Unlike the other perturbations this
     reads where the evidence is, as the person asking knows when it happened; it measures
     how a system uses a date in a question, never a setting to tune. A question that names a
-    time already (as graphmem reads it) is left as asked."""
-    from graphmem._time import query_time
+    time already (as graphmem reads it) is left as asked. ``events``: the day the evidence
+    tells of instead, where each evidence turn refers to one day and they agree ("I went
+    camping yesterday", said on 7 June: "on 6 June, 2023"): what the question's asker knows
+    of the event, not of the chat; a measure of an entry's own times (``time_refs``)."""
+    from graphmem._time import mentioned_ranges, query_time
 
     changed = 0
     for conv in conversations:
-        said_on = {t.key: t.timestamp.date() for t in conv.turns}
+        if events:
+            told = {t.key: mentioned_ranges(t.text, t.timestamp) for t in conv.turns}
+            said_on = {k: r[0].first for k, r in told.items() if len(r) == 1 and r[0].first == r[0].last}
+        else:
+            said_on = {t.key: t.timestamp.date() for t in conv.turns}
         for n, q in enumerate(conv.questions):
             days = {said_on.get(key) for key in q.evidence}
             if q.category == 2 or len(days) != 1 or None in days or query_time(q.question, None) is not None:
@@ -798,7 +805,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "'names' does the same to every capitalised word of 5+ letters that is no speaker's name and does not start the question; "
         "'british' writes every word with a British spelling that way (spaCy's en_lexeme_norm); "
         "'dates' names the day (or, every other question, the month) its evidence was said on in each question "
-        "not about a time whose evidence is of one day; "
+        "not about a time whose evidence is of one day; 'event-dates' the same with the one day the evidence "
+        "tells of ('yesterday', 'last Friday': its time_refs) instead of the day it was said; "
         "'chat' asks each question as a message to an assistant ('Hey, ...', '... Thanks!', 'Can you remind me ...')",
     )
     parser.add_argument(
