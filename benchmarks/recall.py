@@ -424,6 +424,25 @@ def with_typos_in_turns(conversations: Sequence[Conversation]) -> tuple[list[Con
     (:func:`_typed_with_a_slip`, the four sorts in turn), as people chat; the questions as
     written. Returns the conversations and how many turns changed. A measure of typos in
     what is stored, never a setting to tune: nothing here knows the questions."""
+    slipped = 0  # turns with such a word so far: the kind of slip goes round with them
+
+    def slip(text: str) -> str:
+        nonlocal slipped
+        words = re.findall(r"\b[a-z]{6,}\b", text)
+        if not words:
+            return text
+        word = max(words, key=len)
+        slipped += 1
+        return re.sub(rf"\b{word}\b", _typed_with_a_slip(word, (slipped - 1) % 4), text)
+
+    return rewrite_turns(conversations, slip)
+
+
+def rewrite_turns(
+    conversations: Sequence[Conversation], rewrite: Callable[[str], str]
+) -> tuple[list[Conversation], int]:
+    """The conversations with each turn's text rewritten by ``rewrite``, and how many turns
+    it changed."""
     out: list[Conversation] = []
     changed = 0
     for conv in conversations:
@@ -431,10 +450,8 @@ def with_typos_in_turns(conversations: Sequence[Conversation]) -> tuple[list[Con
         for session in conv.sessions:
             turns = []
             for turn in session.turns:
-                words = re.findall(r"\b[a-z]{6,}\b", turn.text)
-                if words:
-                    word = max(words, key=len)
-                    text = re.sub(rf"\b{word}\b", _typed_with_a_slip(word, changed % 4), turn.text)
+                text = rewrite(turn.text)
+                if text != turn.text:
                     turn = dataclasses.replace(turn, text=text)
                     changed += 1
                 turns.append(turn)
@@ -464,21 +481,7 @@ def with_chat_times(conversations: Sequence[Conversation]) -> tuple[list[Convers
         word = CHAT_TIMES[match.group(1).lower()]
         return word.capitalize() if match.group(1)[0].isupper() else word
 
-    changed = 0
-    out: list[Conversation] = []
-    for conv in conversations:
-        sessions = []
-        for session in conv.sessions:
-            turns = []
-            for turn in session.turns:
-                text = pattern.sub(chat, turn.text)
-                if text != turn.text:
-                    turn = dataclasses.replace(turn, text=text)
-                    changed += 1
-                turns.append(turn)
-            sessions.append(dataclasses.replace(session, turns=tuple(turns)))
-        out.append(dataclasses.replace(conv, sessions=tuple(sessions)))
-    return out, changed
+    return rewrite_turns(conversations, lambda text: pattern.sub(chat, text))
 
 
 def nickname_for(name: str) -> str | None:
