@@ -532,7 +532,22 @@ def _english_words() -> WordList | None:
 
 def load_lemma_table(lang: str) -> Mapping[str, str] | None:
     """spaCy's lemma lookup table for a language (from ``spacy-lookups-data``), or ``None``
-    with a warning when it is not installed."""
+    with a warning when it is not installed. Loaded once per process (the decomposer and
+    the word lists of :mod:`graphmem._spelling` share it; nothing changes it after this)."""
+    with _LEMMA_TABLES_LOCK:
+        table = _LEMMA_TABLES.get(lang)
+        if table is None:
+            table = _load_lemma_table(lang)
+            if table is not None:
+                _LEMMA_TABLES[lang] = table
+        return table
+
+
+_LEMMA_TABLES: dict[str, Mapping[str, str]] = {}
+_LEMMA_TABLES_LOCK = threading.Lock()
+
+
+def _load_lemma_table(lang: str) -> Mapping[str, str] | None:
     from spacy.lookups import load_lookups
 
     try:
@@ -1166,6 +1181,8 @@ def _start_worker(
             entities=entities,
         )
         decomposer.nlp  # noqa: B018 - load now, while the parent is still collecting the batch
+        if decomposer._reads_typos(None):
+            _typo_correction()("warm")  # and the word lists that tell a typo (~0.4 s), too
         _worker_state = decomposer
     except Exception as exc:  # noqa: BLE001 - re-raised by _worker_decompose
         _worker_state = exc
