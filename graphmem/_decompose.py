@@ -1320,10 +1320,17 @@ def _collect(
         tokens.setdefault(value, None)
         if isinstance(lemmas, HeadwordLemmas) and (reading := lemmas.second_reading(value)) is not None:
             tokens.setdefault(reading, None)  # "libro" is "libro", and "librar" as before
-        if correct is not None and token.ent_type_ not in NAMING_ENTITY_LABELS and not _written_as_name(token):
-            meant = correct(token.lower_)
-            if meant is not None and not token.doc.vocab[meant].is_stop and meant not in _FUNCTION_LEMMAS:
-                tokens.setdefault(meant, None)  # "couragous": "courageous" too
+        # (The reading first: it is cached and none for nearly every word; a name is
+        # decided from its neighbours.)
+        if (
+            correct is not None
+            and (meant := correct(token.lower_)) is not None
+            and token.ent_type_ not in NAMING_ENTITY_LABELS
+            and not _written_as_name(token)
+            and not token.doc.vocab[meant].is_stop
+            and meant not in _FUNCTION_LEMMAS
+        ):
+            tokens.setdefault(meant, None)  # "couragous": "courageous" too
     for ent in doc.ents:
         if ent.label_ not in NAMING_ENTITY_LABELS:
             continue

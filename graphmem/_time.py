@@ -181,11 +181,11 @@ _NUM = (
 _UNIT = r"(?P<unit>day|weekend|wkend|wknd|week|wk|month|mnth|mth|year|yr)s?"
 #: Chat spellings of the grammar's words, read as the word ("yday", "tmrw", "last wknd", "two
 #: wks ago", "next fri"); those of a single day are in ``_RELATIVE`` itself. Not "mo" (a
-#: moment: "back in a mo"), not "2day" (a two-day trip).
+#: moment: "back in a mo"), not "2day" (a two-day trip), not "sun" ("this sun is brutal").
 _CHAT_SPELLINGS = {
     "wk": "week", "wkend": "weekend", "wknd": "weekend", "mnth": "month", "mth": "month", "yr": "year",
     "mon": "monday", "tue": "tuesday", "tues": "tuesday", "wed": "wednesday", "thu": "thursday",
-    "thur": "thursday", "thurs": "thursday", "fri": "friday", "sat": "saturday", "sun": "sunday",
+    "thur": "thursday", "thurs": "thursday", "fri": "friday", "sat": "saturday",
 }
 
 
@@ -259,7 +259,7 @@ _RELATIVE = re.compile(
     rf"|{_NUM}\s+{_UNIT}\s+ago"
     r"|(?P<rel>last|this|next|past)\s+(?P<what>weekend|wkend|wknd|week|wk|month|mnth|mth|year|yr"
     r"|spring|summer|autumn|fall|winter"
-    r"|monday|mon|tuesday|tues|tue|wednesday|wed|thursday|thurs|thur|thu|friday|fri|saturday|sat|sunday|sun)"
+    r"|monday|mon|tuesday|tues|tue|wednesday|wed|thursday|thurs|thur|thu|friday|fri|saturday|sat|sunday)"
     r"|(?P<earlier>earlier) this (?P<period>week|month|year)"
     r"|(?P<otherday>the other day)"
     r")\b",

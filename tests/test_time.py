@@ -265,6 +265,7 @@ def test_chat_spellings_and_typos_of_time_words_read_as_the_words(text: str, wri
         "I have 3 cats",
         # A weekday's chat spelling names a day only after last / this / next / past.
         "I sat down and the sun came out, we wed in spring",
+        "this sun is brutal",  # not Sunday
         "back in a mo",
         "yesteryear's fashion",  # a word, not a typo of "yesterday"
     ],
