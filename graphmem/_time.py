@@ -1479,24 +1479,44 @@ def _time_word_misspellings() -> frozenset[str]:
     return frozenset(s for word in _TIME_WORDS for s in one_edit(word))
 
 
-def _time_words_respelt(text: str) -> str:
+def _time_words_respelt(text: str) -> tuple[str, list[tuple[int, int, int, int]]]:
     """``text`` with each misspelt word that stands for one of the grammar's words written
     as that word ("yesterdy", "tomorow", "Setpember"), as an entry's tokens are read
-    (:func:`graphmem._spelling.typo_correction`), so that its time is read as its words are.
-    Most texts hold no such word: a set intersection tells, before any word is read."""
+    (:func:`graphmem._spelling.typo_correction`), so that its time is read as its words are;
+    and where each such word is, ``(start, end)`` in the new text and in ``text``. Most
+    texts hold no such word: a set intersection tells, before any word is read."""
     if not text.isascii():
-        return text
+        return text, []
     found = _time_word_misspellings().intersection(_LOWERCASE_WORD.findall(text.lower()))
     meant = {word: time_word for word in found if (time_word := _time_word_for(word)) is not None}
     if not meant:
-        return text
-
-    def respelt(match: re.Match[str]) -> str:
+        return text, []
+    pieces: list[str] = []
+    moved: list[tuple[int, int, int, int]] = []
+    at = length = 0
+    for match in re.finditer(rf"\b(?:{'|'.join(meant)})\b", text, flags=re.IGNORECASE):
         written = match.group(0)
         word = meant[written.lower()]
-        return word.capitalize() if written[0].isupper() else word
+        word = word.capitalize() if written[0].isupper() else word
+        pieces.append(text[at : match.start()])
+        length += match.start() - at
+        moved.append((length, length + len(word), match.start(), match.end()))
+        pieces.append(word)
+        length += len(word)
+        at = match.end()
+    pieces.append(text[at:])
+    return "".join(pieces), moved
 
-    return re.sub(rf"\b(?:{'|'.join(meant)})\b", respelt, text, flags=re.IGNORECASE)
+
+def _as_written(position: int, moved: Sequence[tuple[int, int, int, int]]) -> int:
+    """A word boundary of a respelt text (:func:`_time_words_respelt`) in the text as
+    written."""
+    shift = 0
+    for _, end, _, written_end in moved:
+        if position < end:
+            break
+        shift = written_end - end
+    return position + shift
 
 
 def _time_word_for(word: str) -> str | None:
@@ -1510,7 +1530,7 @@ def mentioned_ranges(text: str, said_at: datetime) -> tuple[DayRange, ...]:
     """The day ranges that the time expressions in ``text`` refer to, resolved against the
     day the text was said (``said_at``, UTC), in order of appearance, without repeats. A
     misspelt time word is read as the word (:func:`_time_words_respelt`)."""
-    text = _time_words_respelt(text)
+    text, _ = _time_words_respelt(text)
     others = _other_languages(text)
     if not others and not _TRIGGER.search(text):
         return ()
@@ -1524,8 +1544,11 @@ def query_time(query: str, as_of: datetime | None = None) -> QueryTime | None:
 
     Dates with a year and ranges anchored to one are absolute; a month or day without a
     year matches it in any year; relative expressions ("last summer", "yesterday") need
-    ``as_of`` (the moment the question is asked) and are ignored without it.
+    ``as_of`` (the moment the question is asked) and are ignored without it. A misspelt
+    time word is read as the word ("in Setpember 2023"); ``spans`` are offsets into the
+    query as written.
     """
+    query, moved = _time_words_respelt(query)
     others = _other_languages(query)
     if not others and not _TRIGGER.search(query):
         return None
@@ -1536,5 +1559,5 @@ def query_time(query: str, as_of: datetime | None = None) -> QueryTime | None:
     return QueryTime(
         ranges=tuple(dict.fromkeys(v for _, _, v in ordered if isinstance(v, DayRange))),
         yearless=tuple(dict.fromkeys(v for _, _, v in ordered if not isinstance(v, DayRange))),
-        spans=tuple(dict.fromkeys((s, e) for s, e, _ in ordered)),
+        spans=tuple(dict.fromkeys((_as_written(s, moved), _as_written(e, moved)) for s, e, _ in ordered)),
     )

@@ -142,6 +142,19 @@ def test_spans_cover_the_time_words_only() -> None:
     assert [query[a:b] for a, b in when.spans] == ["3 May, 2022"]
 
 
+def test_a_misspelt_time_word_in_a_question_is_read_as_the_word_and_spans_stay_as_written() -> None:
+    cases = [
+        ("What did Ana do in Setpember 2023?", "What did Ana do in September 2023?", ["Setpember 2023"]),
+        ("Was it in Decmber?", "Was it in December?", ["in Decmber"]),  # one letter shorter
+        ("on 3 Setpember, 2023 and yesterdy?", "on 3 September, 2023 and yesterday?", ["3 Setpember, 2023", "yesterdy"]),
+    ]
+    for typed, words, spans in cases:
+        when, as_words = query_time(typed, NOW), query_time(words, NOW)
+        assert when is not None and as_words is not None
+        assert (when.ranges, when.yearless) == (as_words.ranges, as_words.yearless)
+        assert [typed[a:b] for a, b in when.spans] == spans
+
+
 def test_a_question_in_chat_spelling_names_the_time_of_the_words() -> None:
     cases = [
         ("what did we do last wknd?", "what did we do last weekend?", "last wknd"),
