@@ -1467,16 +1467,20 @@ _TIME_WORDS = frozenset(
     {"yesterday", "tomorrow", "tonight", "today", "week", "weekend", "month", "year", "morning", "afternoon",
      "evening", "night", "ago", "spring", "summer", "autumn", "winter", *_WEEKDAYS, *_MONTH_NAMES}
 )
-_LOWERCASE_WORD = re.compile(r"\b[a-z]{5,}\b")
 
 
 @functools.lru_cache(maxsize=1)
 def _time_word_misspellings() -> frozenset[str]:
-    """Every lowercase string one edit from one of ``_TIME_WORDS``, its first letter kept
-    (what :func:`graphmem._spelling.typo_correction` may read as one)."""
-    from graphmem._spelling import one_edit  # (it builds on the decomposer)
+    """Every lowercase string one edit from one of ``_TIME_WORDS``, its first letter kept,
+    long enough to be read as a typo (what :func:`graphmem._spelling.typo_correction` may
+    read as one)."""
+    from graphmem._spelling import MIN_TYPO_LETTERS, one_edit  # (it builds on the decomposer)
 
-    return frozenset(s for word in _TIME_WORDS for s in one_edit(word))
+    return frozenset(s for word in _TIME_WORDS for s in one_edit(word) if len(s) >= MIN_TYPO_LETTERS)
+
+
+#: The words of a text that may be such a string (``MIN_TYPO_LETTERS`` letters or more).
+_LOWERCASE_WORD = re.compile(r"\b[a-z]{5,}\b")
 
 
 def _time_words_respelt(text: str) -> tuple[str, list[tuple[int, int, int, int]]]:
