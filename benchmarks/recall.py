@@ -484,6 +484,32 @@ def with_chat_times(conversations: Sequence[Conversation]) -> tuple[list[Convers
     return rewrite_turns(conversations, lambda text: pattern.sub(chat, text))
 
 
+#: How people say in chat the times LoCoMo's turns name with "last" and "ago"
+#: (``--colloquial-times``): the weekday or the weekend without "last", "back" for "ago", "a
+#: couple" for two. Each is (pattern, replacement), applied in turn.
+COLLOQUIAL_TIMES = (
+    (r"\b(?:last|this past) weekend\b", "over the weekend"),
+    (r"\blast (monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b", r"on \1"),
+    (r"\btwo ((?:day|week|weekend|month|year)s ago)\b", r"a couple \1"),
+    (r"\b((?:a few|a|an|one|a couple|two|three|four|five|six|seven|eight|nine|ten|\d+) (?:day|week|weekend|month|year)s?) ago\b", r"\1 back"),
+)
+
+
+def with_colloquial_times(conversations: Sequence[Conversation]) -> tuple[list[Conversation], int]:
+    """The turns' "last weekend", "last Friday" and "two weeks ago" said as in chat ("over
+    the weekend", "on Friday", "a couple weeks back", :data:`COLLOQUIAL_TIMES`); the
+    questions as written. Returns the conversations and how many turns changed. A measure of
+    how times are said in what is stored, never a setting to tune."""
+    patterns = [(re.compile(p, re.IGNORECASE), r) for p, r in COLLOQUIAL_TIMES]
+
+    def colloquial(text: str) -> str:
+        for pattern, replacement in patterns:
+            text = pattern.sub(replacement, text)
+        return text
+
+    return rewrite_turns(conversations, colloquial)
+
+
 def nickname_for(name: str) -> str | None:
     """The first nickname of ``name`` (alphabetically; the ``nicknames`` package's table,
     which graphmem reads) that its spelling rules would not read as the name: neither a
@@ -721,6 +747,9 @@ async def _run(args: argparse.Namespace) -> int:
     if args.chat_times:
         conversations, changed = with_chat_times(conversations)
         say(f"--chat-times: {changed} turns with a time word in chat spelling")
+    if args.colloquial_times:
+        conversations, changed = with_colloquial_times(conversations)
+        say(f"--colloquial-times: {changed} turns with a time said as in chat")
     if args.one_session:
         conversations = as_one_session(conversations)
     if args.split_turns:
@@ -766,6 +795,11 @@ async def _run(args: argparse.Namespace) -> int:
     )
     perturbed += ", a typo in each turn's longest word" if args.typos_in_turns else ""
     perturbed += ", time words of the turns in chat spellings ('yday', 'last wknd')" if args.chat_times else ""
+    perturbed += (
+        ", times of the turns said as in chat ('over the weekend', 'on Friday', 'a couple weeks back')"
+        if args.colloquial_times
+        else ""
+    )
     perturbed += ", each conversation one session (a time per turn)" if args.one_session else ""
     perturbed += ", each turn cut into its sentences (one entry each)" if args.split_turns else ""
     print(f"## Recall on LoCoMo dev ({ids}), QA categories 1-4{perturbed}\n")
@@ -864,6 +898,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="robustness: the turns' time words in chat spellings ('yday', 'tmrw', 'last wknd', 'two wks ago', "
         "'last fri'); questions as written",
+    )
+    parser.add_argument(
+        "--colloquial-times",
+        action="store_true",
+        help="robustness: the turns' 'last weekend', 'last Friday' and 'two weeks ago' said as in chat ('over the "
+        "weekend', 'on Friday', 'a couple weeks back'); questions as written",
     )
     parser.add_argument(
         "--one-session",

@@ -165,7 +165,7 @@ _SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}  # f
 _NUMBERS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
     "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "couple of": 2, "a couple of": 2,
-    "few": 3, "a few": 3,
+    "couple": 2, "a couple": 2, "few": 3, "a few": 3,
 }
 
 _MONTH = (
@@ -174,11 +174,20 @@ _MONTH = (
 )
 _DAY = r"(?P<{name}>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 _YEAR = r"(?P<{name}>1[89]\d\d|2[01]\d\d)"
-_NUM = (
-    r"(?P<n>\d{1,2}|a couple of|couple of|a few|few|an?|one|two|three|four|five|six|seven|eight|nine|ten"
-    r"|eleven|twelve)"
+_COUNT = (
+    r"\d{1,2}|a couple of|couple of|a couple|couple|a few|few|an?|one|two|three|four|five|six|seven|eight|nine"
+    r"|ten|eleven|twelve"
 )
-_UNIT = r"(?P<unit>day|weekend|wkend|wknd|week|wk|month|mnth|mth|year|yr)s?"
+_NUM = rf"(?P<n>{_COUNT})"
+_UNIT_WORDS = r"day|weekend|wkend|wknd|week|wk|fortnight|month|mnth|mth|year|yr"
+_UNIT = rf"(?P<unit>{_UNIT_WORDS})s?"
+#: The first letters of every month's name, as ``_MONTH`` reads them.
+_MONTH_START = r"jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec"
+#: A weekday as written after "on" or before a part of the day: its name or a chat spelling
+#: of it ("on fri", "sat night"); not "sun" ("on sun cream").
+_WEEKDAY_WORDS = (
+    r"monday|mon|tuesday|tues|tue|wednesday|wed|thursday|thurs|thur|thu|friday|fri|saturday|sat|sunday"
+)
 #: Chat spellings of the grammar's words, read as the word ("yday", "tmrw", "last wknd", "two
 #: wks ago", "next fri"); those of a single day are in ``_RELATIVE`` itself. Not "mo" (a
 #: moment: "back in a mo"), not "2day" (a two-day trip), not "sun" ("this sun is brutal").
@@ -254,14 +263,23 @@ _RELATIVE = re.compile(
     r"(?P<today>today|tonight|tonite|2nite|2night|this (?:morning|afternoon|evening))"
     r"|(?P<before_yesterday>(?:the\s+)?day\s+(?:before|b4)\s+(?:yesterday|yday))"
     r"|(?P<after_tomorrow>(?:the\s+)?day\s+after\s+(?:tomorrow|tmrw))"
-    r"|(?P<yesterday>yesterday|yday|yest|last (?:night|nite))"
+    r"|(?P<yesterday>yesterday|yday|yest|last (?:night|nite|evening))"
     r"|(?P<tomorrow>tomorrow|tmrw|tmrow|tmr|2morrow|2moro|2mrw|tomoz)"
-    rf"|{_NUM}\s+{_UNIT}\s+ago"
-    r"|(?P<rel>last|this|next|past)\s+(?P<what>weekend|wkend|wknd|week|wk|month|mnth|mth|year|yr"
+    rf"|{_NUM}\s+{_UNIT}\s+(?:ago|back)"
+    # "the past two weeks", "the last few days": the days up to the anchor.
+    rf"|(?:the\s+)?(?:past|last)\s+(?P<rolling_n>{_COUNT})\s+(?P<rolling_unit>{_UNIT_WORDS})s\b"
+    r"|(?:the\s+)?(?P<before_last>weekend|wkend|wknd|week|wk|month|mnth|mth|year|yr)\s+before\s+last"
+    r"|(?P<rel>last|this|next|past|this\s+coming)\s+(?P<what>weekend|wkend|wknd|week|wk|month|mnth|mth|year|yr"
     r"|spring|summer|autumn|fall|winter"
     r"|monday|mon|tuesday|tues|tue|wednesday|wed|thursday|thurs|thur|thu|friday|fri|saturday|sat|sunday)"
-    r"|(?P<earlier>earlier) this (?P<period>week|month|year)"
+    r"|(?P<earlier>earlier) (?:this|in the) (?P<period>week|month|year)"
     r"|(?P<otherday>the other day)"
+    # Without last / next: the one before the anchor or the one after, unless the sentence
+    # says which (:func:`_either_side`).
+    r"|(?:over|on|at|during)\s+the\s+(?P<either_weekend>weekend|wkend|wknd)"
+    # (Not before a date: "on Friday, 5 May" is that day, read by _ABSOLUTE.)
+    rf"|on\s+(?P<either_day>{_WEEKDAY_WORDS})\b(?!,?\s+(?:the\s+)?(?:\d|{_MONTH_START}))"
+    rf"|(?P<either_day_part>{_WEEKDAY_WORDS})\s+(?:morning|afternoon|evening|night|nite)"
     r")\b",
     _ENGLISH,
 )
@@ -446,16 +464,27 @@ def _named_day(groups: Mapping[str, str | None], anchor: date) -> DayRange | Non
     return None
 
 
-def _relative(match: re.Match[str], anchor: date) -> DayRange | None:
+def _relative(match: re.Match[str], anchor: date) -> DayRange | tuple[DayRange, ...] | None:
     g = match.groupdict()
     if (day := _named_day(g, anchor)) is not None:
         return day
     if g["unit"]:  # N units ago
-        n = _number(g["n"])
-        unit = _as_written_in_full(g["unit"])
+        unit, n = _in_weeks(_as_written_in_full(g["unit"]), _number(g["n"]))
         return _shifted(DayRange(anchor, anchor), unit, n, "before") if unit != "day" else (
             DayRange(anchor - timedelta(days=n), anchor - timedelta(days=n))
         )
+    if g["rolling_unit"]:
+        unit, n = _in_weeks(_as_written_in_full(g["rolling_unit"]), _number(g["rolling_n"]))
+        return DayRange(anchor - timedelta(days=n * _DAYS_IN[unit]), anchor)
+    if g["before_last"]:
+        return _period(anchor, _as_written_in_full(g["before_last"]), -2)
+    for group, what in (
+        ("either_weekend", "weekend"),
+        ("either_day", g["either_day"]),
+        ("either_day_part", g["either_day_part"]),
+    ):
+        if g[group]:
+            return _either_side(match, anchor, _as_written_in_full(what))
     if g["earlier"]:
         period = g["period"].lower()
         if period == "week":
@@ -463,8 +492,58 @@ def _relative(match: re.Match[str], anchor: date) -> DayRange | None:
         if period == "month":
             return DayRange(anchor.replace(day=1), anchor)
         return DayRange(date(anchor.year, 1, 1), anchor)
-    rel, what = g["rel"].lower(), _as_written_in_full(g["what"])
-    return _period(anchor, what, {"last": -1, "past": -1, "this": 0, "next": 1}[rel], rolling=rel == "past")
+    rel, what = " ".join(g["rel"].lower().split()), _as_written_in_full(g["what"])
+    step = {"last": -1, "past": -1, "this": 0, "next": 1}.get(rel, 1)
+    if rel == "this coming" and what == "weekend" and anchor.weekday() < 5:
+        step = 0  # the coming weekend is this week's
+    return _period(anchor, what, step, rolling=rel == "past")
+
+
+#: Days in each unit of a rolling span ("the past two weeks"): about a month, about a year.
+_DAYS_IN = {"day": 1, "week": 7, "weekend": 7, "month": 30, "year": 365}
+
+
+def _in_weeks(unit: str, count: int) -> tuple[str, int]:
+    """A fortnight as two weeks; any other unit as it is."""
+    return ("week", 2 * count) if unit == "fortnight" else (unit, count)
+
+
+#: Words that put a sentence in the future ("we'll go on Friday", "can't wait for the
+#: weekend") or, unmistakably, in the past (irregular past forms: a regular "-ed" is often
+#: an adjective, "I'm so excited for Saturday").
+_FUTURE = re.compile(
+    r"(?:['’]ll|\b(?:will|won['’]?t|shall|gonna|going\s+to|plan|plans|planning|can['’]?t\s+wait|looking\s+forward"
+    r"|hope\s+to|hoping\s+to|next|tomorrow|tmrw))\b",
+    _ENGLISH,
+)
+_PAST = re.compile(
+    r"\b(?:was|were|went|had|did|got|saw|came|took|made|met|spent|ate|drove|flew|ran|won|lost|bought|felt"
+    r"|found|left|told|gave|brought|caught|ago|yesterday|yday)\b",
+    _ENGLISH,
+)
+_SENTENCE_END = re.compile(r"[.!?\n]")
+
+
+def _either_side(match: re.Match[str], anchor: date, what: str) -> DayRange | tuple[DayRange, ...]:
+    """A weekday or the weekend named without last / next ("on Friday", "over the weekend",
+    "Saturday night"): the one before the anchor when its sentence is in the past, the one
+    after when it is in the future, else both (a wrong guess would lose the day meant; a
+    second day only adds one). The weekend said on a weekend is that one."""
+    if what == "weekend" and anchor.weekday() >= 5:
+        return _period(anchor, "weekend", 0)
+    text = match.string
+    start = max((m.end() for m in _SENTENCE_END.finditer(text, 0, match.start())), default=0)
+    end_match = _SENTENCE_END.search(text, match.end())
+    sentence = text[start : end_match.start() if end_match else len(text)]
+    future = _FUTURE.search(sentence) is not None
+    past = _PAST.search(sentence) is not None
+    # (The coming weekend is this week's: "next weekend" is the one after it.)
+    before, after = _period(anchor, what, -1), _period(anchor, what, 0 if what == "weekend" else 1)
+    if past and not future:
+        return before
+    if future and not past:
+        return after
+    return before, after
 
 
 def _period(anchor: date, what: str, step: int, *, rolling: bool = False) -> DayRange:
@@ -536,8 +615,8 @@ def _add_absolute(found: _Found, match: re.Match[str], text: str, anchor: date |
         if shift_at == start:  # (else "before 2020" alone: the years before it, no range of days)
             found.add(start, match.end(), value)
         return
-    unit = _as_written_in_full(shift.group("unit"))
-    count, direction = _number(shift.group("n")), shift.group("dir").lower()
+    unit, count = _in_weeks(_as_written_in_full(shift.group("unit")), _number(shift.group("n")))
+    direction = shift.group("dir").lower()
     if isinstance(value, DayRange):
         found.add(shift.start(), match.end(), _shifted(value, unit, count, direction))
     else:
@@ -597,7 +676,9 @@ def _scan(text: str, anchor: date | None, *, yearless: bool = False, others: _La
         for match in _RELATIVE.finditer(text):
             with _PAST_THE_CALENDAR:
                 value = _relative(match, anchor)
-                if value is not None:
+                if isinstance(value, tuple):
+                    found.add_all(match.start(), match.end(), value)
+                elif value is not None:
                     found.add(match.start(), match.end(), value)
     if others.cjk or others.spanish or others.hindi:
         _scan_other(found, text, anchor, yearless=yearless, languages=others)
@@ -1454,7 +1535,8 @@ def _scan_other(found: _Found, text: str, anchor: date | None, *, yearless: bool
 
 #: Words after which a text may hold a time expression; texts without one skip the scan.
 _TRIGGER = re.compile(
-    r"\d|ago|yesterday|today|tonight|tomorrow|last|this|next|past|other day|earlier|"
+    r"\d|ago|back|yesterday|today|tonight|tomorrow|last|this|next|past|other day|earlier|weekend|wkend|wknd|day|"
+    r"\bon\s+(?:mon|tue|wed|thu|fri|sat)|(?:mon|tue|wed|thu|fri|sat)\w*\s+(?:morning|afternoon|evening|night|nite)|"
     r"yday|yest|tmrw|tmrow|tmr|2morrow|2moro|2mrw|tomoz|tonite|2nite|2night|"
     r"January|February|March|April|May|June|July|August|September|October|November|December|"
     r"spring|summer|autumn|fall|winter",

@@ -268,6 +268,51 @@ def test_chat_spellings_and_typos_of_time_words_read_as_the_words(text: str, wri
     assert mentioned_ranges(text, SAID) == mentioned_ranges(written_in_full, SAID) != ()
 
 
+#: A Wednesday: the weekend and the weekdays lie on both sides of it.
+MIDWEEK = datetime(2023, 6, 7, 18, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # "back" for "ago", "a couple" without "of", a fortnight.
+        ("a few weeks back we moved", ["2023-05-17/2023-05-23"]),
+        ("2 days back", ["2023-06-05/2023-06-05"]),
+        ("a couple weeks ago I started", ["2023-05-24/2023-05-30"]),
+        ("couple of days back", ["2023-06-05/2023-06-05"]),
+        ("a fortnight ago", ["2023-05-24/2023-05-30"]),
+        ("a fortnight before 3 June 2023", ["2023-05-20/2023-05-26"]),  # as "two weeks before" is
+        # The days up to the anchor.
+        ("I've been sick the past few days", ["2023-06-04/2023-06-07"]),
+        ("for the last two weeks", ["2023-05-24/2023-06-07"]),
+        ("the week before last", ["2023-05-22/2023-05-28"]),
+        ("the weekend before last", ["2023-05-27/2023-05-28"]),
+        ("earlier in the week", ["2023-06-05/2023-06-07"]),
+        ("last evening", ["2023-06-06/2023-06-06"]),
+        ("this coming weekend", ["2023-06-10/2023-06-11"]),
+        ("this coming Friday", ["2023-06-09/2023-06-09"]),
+        # A weekday or the weekend without last / next: the sentence's tense decides...
+        ("On Saturday we went to the beach.", ["2023-06-03/2023-06-03"]),
+        ("I'll call her on Monday.", ["2023-06-12/2023-06-12"]),
+        ("We had a blast over the weekend!", ["2023-06-03/2023-06-04"]),
+        ("can't wait for the party at the weekend", ["2023-06-10/2023-06-11"]),
+        # ... and without one, both are meant as far as the text says.
+        ("Friday night was fun", ["2023-06-02/2023-06-02"]),
+        ("Friday night at Sam's", ["2023-06-02/2023-06-02", "2023-06-09/2023-06-09"]),
+        ("camping over the wknd", ["2023-06-03/2023-06-04", "2023-06-10/2023-06-11"]),
+        ("on fri we hiked", ["2023-06-02/2023-06-02", "2023-06-09/2023-06-09"]),
+        # A weekday before its date is that date alone.
+        ("on Friday, 2 June 2023 we hiked", ["2023-06-02/2023-06-02"]),
+    ],
+)
+def test_times_said_as_in_chat_resolve_against_the_timestamp(text: str, expected: list[str]) -> None:
+    assert sorted(r.iso() for r in mentioned_ranges(text, MIDWEEK)) == expected
+
+
+def test_the_weekend_said_on_a_weekend_is_that_one() -> None:
+    assert [r.iso() for r in mentioned_ranges("we hiked over the weekend", SAID)] == ["2023-06-03/2023-06-04"]
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -281,6 +326,10 @@ def test_chat_spellings_and_typos_of_time_words_read_as_the_words(text: str, wri
         "this sun is brutal",  # not Sunday
         "back in a mo",
         "yesteryear's fashion",  # a word, not a typo of "yesterday"
+        # Habits and plurals name no day; nor does "back" without a count.
+        "I swim on Fridays",
+        "we came back home",
+        "weekends are for hiking",
     ],
 )
 def test_text_without_a_time_refers_to_none(text: str) -> None:
