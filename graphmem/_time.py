@@ -464,7 +464,11 @@ def _named_day(groups: Mapping[str, str | None], anchor: date) -> DayRange | Non
     return None
 
 
-def _relative(match: re.Match[str], anchor: date) -> DayRange | tuple[DayRange, ...] | None:
+def _relative(match: re.Match[str], anchor: date, *, in_query: bool = False) -> DayRange | tuple[DayRange, ...] | None:
+    """The days a ``_RELATIVE`` match names, resolved against ``anchor``. ``in_query``: a
+    weekday or the weekend without last / next names a time only in a sentence whose tense
+    says which ("what did we do on Saturday?"; "what does Ana do on the weekend?" asks
+    about a habit, and a time would weigh down every other entry)."""
     g = match.groupdict()
     if (day := _named_day(g, anchor)) is not None:
         return day
@@ -484,7 +488,7 @@ def _relative(match: re.Match[str], anchor: date) -> DayRange | tuple[DayRange, 
         ("either_day_part", g["either_day_part"]),
     ):
         if g[group]:
-            return _either_side(match, anchor, _as_written_in_full(what))
+            return _either_side(match, anchor, _as_written_in_full(what), need_tense=in_query)
     if g["earlier"]:
         period = g["period"].lower()
         if period == "week":
@@ -524,19 +528,24 @@ _PAST = re.compile(
 _SENTENCE_END = re.compile(r"[.!?\n]")
 
 
-def _either_side(match: re.Match[str], anchor: date, what: str) -> DayRange | tuple[DayRange, ...]:
+def _either_side(
+    match: re.Match[str], anchor: date, what: str, *, need_tense: bool = False
+) -> DayRange | tuple[DayRange, ...] | None:
     """A weekday or the weekend named without last / next ("on Friday", "over the weekend",
     "Saturday night"): the one before the anchor when its sentence is in the past, the one
     after when it is in the future, else both (a wrong guess would lose the day meant; a
-    second day only adds one). The weekend said on a weekend is that one."""
-    if what == "weekend" and anchor.weekday() >= 5:
-        return _period(anchor, "weekend", 0)
+    second day only adds one). The weekend said on a weekend is that one. ``need_tense``:
+    ``None`` unless the sentence's tense says which."""
     text = match.string
     start = max((m.end() for m in _SENTENCE_END.finditer(text, 0, match.start())), default=0)
     end_match = _SENTENCE_END.search(text, match.end())
     sentence = text[start : end_match.start() if end_match else len(text)]
     future = _FUTURE.search(sentence) is not None
     past = _PAST.search(sentence) is not None
+    if need_tense and past == future:
+        return None
+    if what == "weekend" and anchor.weekday() >= 5:
+        return _period(anchor, "weekend", 0)
     # (The coming weekend is this week's: "next weekend" is the one after it.)
     before, after = _period(anchor, what, -1), _period(anchor, what, 0 if what == "weekend" else 1)
     if past and not future:
@@ -675,7 +684,7 @@ def _scan(text: str, anchor: date | None, *, yearless: bool = False, others: _La
     if anchor is not None:
         for match in _RELATIVE.finditer(text):
             with _PAST_THE_CALENDAR:
-                value = _relative(match, anchor)
+                value = _relative(match, anchor, in_query=yearless)
                 if isinstance(value, tuple):
                     found.add_all(match.start(), match.end(), value)
                 elif value is not None:

@@ -309,6 +309,21 @@ def test_times_said_as_in_chat_resolve_against_the_timestamp(text: str, expected
     assert sorted(r.iso() for r in mentioned_ranges(text, MIDWEEK)) == expected
 
 
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("What did Ana do on Saturday?", ["2023-06-03/2023-06-03"]),
+        ("What will we do over the weekend?", ["2023-06-10/2023-06-11"]),
+        ("Where did I go a couple weeks back?", ["2023-05-24/2023-05-30"]),
+        # A question whose tense names no side asks about a habit: no time.
+        ("What does Ana do on the weekend?", []),
+        ("What do I eat on Fridays?", []),
+    ],
+)
+def test_a_question_names_a_weekday_without_last_or_next_only_with_its_tense(query: str, expected: list[str]) -> None:
+    assert ranges_of(query, MIDWEEK) == expected
+
+
 def test_the_weekend_said_on_a_weekend_is_that_one() -> None:
     assert [r.iso() for r in mentioned_ranges("we hiked over the weekend", SAID)] == ["2023-06-03/2023-06-04"]
 
