@@ -42,7 +42,7 @@ if __package__ in (None, ""):  # run as a script: make ``benchmarks`` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks._env import checkout, machine, versions
-from benchmarks._locomo import CATEGORY_NAMES, Conversation, Session, load_conversations
+from benchmarks._locomo import CATEGORY_NAMES, Conversation, Session, Turn, load_conversations
 from benchmarks._report import fmt, markdown_table, summary
 from benchmarks._systems import (
     AdkSystem,
@@ -629,6 +629,36 @@ def as_chat_messages(conversations: Sequence[Conversation]) -> list[Conversation
     return out
 
 
+#: Reactions typed as messages of their own (``--reactions``), in turn.
+REACTIONS = ("haha", "lol", "\U0001f602", "omg", "ok", "wow!", "yeah", "hmm")
+
+
+def with_reactions(conversations: Sequence[Conversation]) -> tuple[list[Conversation], int]:
+    """A reaction ("haha", "lol", an emoji, :data:`REACTIONS` in turn) typed as a message of
+    its own just before every other reply, by the one replying, a second before it (its
+    own key, never evidence): chat as people type it, where a question and its answer are
+    often not neighbours. Returns the conversations and how many reactions were added."""
+    out = []
+    added = 0
+    for conv in conversations:
+        sessions = []
+        for session in conv.sessions:
+            turns: list[Turn] = []
+            for i, turn in enumerate(session.turns):
+                if i % 2 == 0 and i > 0:
+                    text = REACTIONS[added % len(REACTIONS)]
+                    turns.append(
+                        dataclasses.replace(
+                            turn, key=f"{turn.key}#reaction", text=text, timestamp=turn.timestamp - timedelta(seconds=1)
+                        )
+                    )
+                    added += 1
+                turns.append(turn)
+            sessions.append(dataclasses.replace(session, turns=tuple(turns)))
+        out.append(dataclasses.replace(conv, sessions=tuple(sessions)))
+    return out, added
+
+
 def _system_factories(
     names: Sequence[str], neo4j_uri: str | None, say: Callable[[str], None], weights: ScoringWeights | None = None
 ) -> dict[str, SystemFactory | str]:
@@ -754,6 +784,9 @@ async def _run(args: argparse.Namespace) -> int:
         conversations = as_one_session(conversations)
     if args.split_turns:
         conversations = as_chat_messages(conversations)
+    if args.reactions:
+        conversations, changed = with_reactions(conversations)
+        say(f"--reactions: {changed} reactions typed as messages of their own")
     skipped_q = sum(c.skipped_questions for c in conversations)
     say(f"{len(conversations)} conversations, {sum(len(c.questions) for c in conversations)} questions (categories 1-4)")
     weights = ScoringWeights(related_words=False) if args.no_related_words else None
@@ -802,6 +835,7 @@ async def _run(args: argparse.Namespace) -> int:
     )
     perturbed += ", each conversation one session (a time per turn)" if args.one_session else ""
     perturbed += ", each turn cut into its sentences (one entry each)" if args.split_turns else ""
+    perturbed += ", a reaction ('haha', 'lol', an emoji) typed before every other reply" if args.reactions else ""
     print(f"## Recall on LoCoMo dev ({ids}), QA categories 1-4{perturbed}\n")
     print(f"graphmem {checkout()}, {datetime.now(UTC):%Y-%m-%d}\n")
     print(markdown_tables(results, conversations))
@@ -904,6 +938,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="robustness: the turns' 'last weekend', 'last Friday' and 'two weeks ago' said as in chat ('over the "
         "weekend', 'on Friday', 'a couple weeks back'); questions as written",
+    )
+    parser.add_argument(
+        "--reactions",
+        action="store_true",
+        help="robustness: a reaction ('haha', 'lol', an emoji) typed as a message of its own just before every "
+        "other reply, by the one replying (a question and its answer are then no neighbours)",
     )
     parser.add_argument(
         "--one-session",

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["without_chat_phrases"]
+__all__ = ["is_reaction", "without_chat_phrases"]
 
 #: Greetings, thanks and fillers: a word of its own (not inside "hi-fi" or "Ohio"); the
 #: greetings and thanks of the other languages graphmem reads with spaces between words
@@ -112,3 +112,33 @@ def _blanked(text: str) -> str:
     if blanked == text or not any(ch.isalnum() for ch in blanked):
         return text
     return blanked
+
+
+#: What a chat message says when it only reacts: laughter ("haha", "hehe", "lol", "lmao",
+#: "xD"), interjections ("wow", "omg", "ugh", "aww", "hmm") and acknowledgements ("ok",
+#: "yeah", "nope", "sure", "cool", "thanks"): English chat's closed class of them.
+_REACTION_WORD = re.compile(
+    r"(?:h+[aeiou]+){2,}h*|(?:[aeiou]h+){2,}|l+o+l+(?:o+l+)*|lmf?ao+|rofl|xd+|lulz"
+    r"|o+h+|a+h+|a+w+|wo+w+|who+a+|wo+a+h+|o+m+f?g+|oops|ugh+|yikes|ya+y+|wo+h?o+|wh?e+|h+m+|u+m+|u+h+|meh|phew"
+    r"|ok|okay|okey|oki|k+|yes|yeah|yea|yep|yup|ya|yah|no|nope|nah|sure|right|true|exactly|totally|indeed|agreed"
+    r"|cool|nice|great|awesome|sweet|lovely|same|wait|what|really|seriously|damn|dang|gosh|jeez|geez|omw"
+    r"|thanks|thank|you|u|thx|ty|tysm|np|welcome|congrats|ikr|tbh|so|and|too",
+    re.IGNORECASE,
+)
+#: A reaction is short: more words than this say something.
+_REACTION_WORDS_AT_MOST = 4
+_WORD_OF_A_REACTION = re.compile(r"[^\W\d_]+")
+
+
+def is_reaction(text: str) -> bool:
+    """Whether a message only reacts to what was said ("haha", "lol 😂", "omg yes!!",
+    "ok thanks", "👍"): no word but laughter, interjections and acknowledgements, four at
+    most, and anything else symbols, emoji or punctuation. It holds nothing to recall: a
+    search never shows it for the context it borrows from its neighbours. English chat's
+    words only; a message of words of another script is no reaction."""
+    words = _WORD_OF_A_REACTION.findall(text)
+    if len(words) > _REACTION_WORDS_AT_MOST:
+        return False
+    if any(ch.isdigit() for ch in text):
+        return False
+    return all(_REACTION_WORD.fullmatch(word) for word in words)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphmem._answer_types import TYPE_TOKENS, asked_types, type_tokens
 from graphmem._asker import asking_speakers, first_person_words
-from graphmem._chat_phrases import without_chat_phrases
+from graphmem._chat_phrases import is_reaction, without_chat_phrases
 from graphmem._collector import collector_paused
 from graphmem._decompose import (
     Decomposer,
@@ -933,6 +933,11 @@ class MemoryService(ABC):
             walks = (around, walked) if self.read_ahead and request.fold_replies else None
             stored = await self._fetch_entries_once(owner, request.project_id, contenders, fetched, prefetch, walks)
             visible = {i: e for i, e in stored.items() if request.in_window(e.memory.timestamp)} if windowed else stored
+            # A message that only reacts ("haha", "lol", "👍") holds nothing to recall: it is no
+            # hit for the context it borrows from its neighbours (the answer beside it is).
+            reactions = [i for i in visible if scores.direct.get(i, 0.0) <= 0.0 and is_reaction(visible[i].memory.text)]
+            if reactions:
+                visible = {i: e for i, e in visible.items() if i not in reactions}
             for i in visible.keys() - scored.keys():  # an id missing was deleted meanwhile
                 scored[i] = scores.scored(i)
             ranked = rank(

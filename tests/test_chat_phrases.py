@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphmem._chat_phrases import _blanked, without_chat_phrases
+from graphmem._chat_phrases import _blanked, is_reaction, without_chat_phrases
 
 
 def words(text: str) -> str:
@@ -134,3 +134,25 @@ def test_the_shortcut_never_changes_what_is_read(text: str, upper: bool) -> None
 def test_each_phrase_passes_the_shortcut(piece: str) -> None:
     for text in (f"{piece} what did Mel paint", f"Where does Mel live? {piece.title()}!"):
         assert without_chat_phrases(text) == _blanked(text)
+
+
+# ---------------------------------------------------------------------------- reactions
+
+
+@pytest.mark.parametrize(
+    "message",
+    ["haha", "hahaha", "LOL", "lmaooo", "😂", "👍", "omg yes!!", "ok thanks", "wow!", "yeah", "hmm", "aww", "nope",
+     "oh no", "wait what?", "xD", "thank you", "hehe so cool", "!!!"],
+)
+def test_a_message_that_only_reacts_is_a_reaction(message: str) -> None:
+    assert is_reaction(message)
+
+
+@pytest.mark.parametrize(
+    "message",
+    ["I went hiking", "haha I went hiking yesterday", "Sweden", "pottery", "nice pic", "cool car", "ok see you at 5",
+     "no way, really? that is wild", "yes, the red one", "dinosaurs!", "5", "same here, love it", "こんにちは",
+     "ok yes no sure fine"],
+)
+def test_a_message_that_says_something_is_no_reaction(message: str) -> None:
+    assert not is_reaction(message)

@@ -201,3 +201,23 @@ async def test_the_adapter_returns_each_hit_whole(service: MemoryService) -> Non
     start = texts.index(reply[0])
     assert texts[start : start + 3] == reply
     assert len(texts) > 2  # limit counted replies
+
+
+async def test_a_reaction_is_no_hit_for_the_context_it_borrows(service: MemoryService) -> None:
+    chat = [
+        said("Did you see the northern lights in Tromsø?", "Ben", 0),
+        said("lol", "Ana", 1),
+        said("Yes! Green curtains dancing over the fjord all night.", "Ana", 2),
+        said("I had pancakes for breakfast.", "Ben", 3),
+    ]
+    await service.add_session(APP, USER, "chat", chat)
+    ids = await session_ids(service)
+    request = SearchRequest(query="northern lights in Tromsø", app_name=APP, user_id=USER, limit=10)
+    for fold in (True, False):
+        hits = (await service.search(request.model_copy(update={"fold_replies": fold}))).hits
+        shown = [s.entry_id for h in hits for s in h.reply]
+        assert ids[1] not in shown  # "lol" borrows context from the question: not shown
+        assert ids[0] in shown and ids[2] in shown  # the question, and the answer beside the reaction
+    # A reaction that matches the query itself is shown.
+    hits = (await service.search(SearchRequest(query="lol", app_name=APP, user_id=USER, limit=10))).hits
+    assert ids[1] in [h.entry_id for h in hits]
