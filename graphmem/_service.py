@@ -111,6 +111,7 @@ __all__ = [
     "RecentScope",
     "StoredEntry",
     "continued",
+    "linked_after",
     "next_pairs",
     "restored_positions",
 ]
@@ -250,15 +251,56 @@ class EntryRecord:
     language: str | None = None
 
 
-def next_pairs(positions: Sequence[int]) -> list[tuple[int, int]]:
+#: A run of more reactions than this in a row is not linked across (see :func:`next_pairs`):
+#: the backends read at most this many entries before an appended session's first one.
+MAX_REACTIONS_LINKED_ACROSS = 16
+
+
+def next_pairs(positions: Sequence[int], reactions: Sequence[bool] | None = None) -> list[tuple[int, int]]:
     """Which entries of a session ``NEXT`` links: the indexes ``(i, i + 1)`` of neighbours
-    in the given order whose positions are ``p`` and ``p + 1``.
+    in the given order whose positions are ``p`` and ``p + 1``; and, with ``reactions``
+    (per entry, whether it only reacts: :func:`graphmem._chat_phrases.is_reaction`), each
+    entry that is no reaction to the next one that is none when only reactions lie between
+    them (at most :data:`MAX_REACTIONS_LINKED_ACROSS`, positions without a gap): "haha"
+    between a question and its answer does not part them (rule 12).
 
     A session numbered 0, 1, 2, ... is one chain. A gap (a turn deleted from the middle,
     kept by an export) stays a gap: deleting a turn never makes its neighbours each
     other's context, and restoring the session does not either.
     """
-    return [(i, i + 1) for i in range(len(positions) - 1) if positions[i + 1] == positions[i] + 1]
+    pairs = [(i, i + 1) for i in range(len(positions) - 1) if positions[i + 1] == positions[i] + 1]
+    if reactions is None or not any(reactions):
+        return pairs
+    for i in range(len(positions)):
+        if reactions[i]:
+            continue
+        j = i + 1
+        while j < len(positions) and reactions[j] and positions[j] == positions[j - 1] + 1:
+            j += 1
+        if (
+            i + 1 < j < len(positions)
+            and j - i - 1 <= MAX_REACTIONS_LINKED_ACROSS
+            and positions[j] == positions[j - 1] + 1
+            and not reactions[j]
+        ):
+            pairs.append((i, j))
+    return sorted(pairs)
+
+
+def linked_after(
+    tail: Sequence[tuple[int, bool]], added: Sequence[tuple[int, bool]]
+) -> list[tuple[int, int]]:
+    """The ``NEXT`` pairs an append makes: ``tail`` is the session's last entries before it
+    (position, whether a reaction; in position order, at least the last
+    :data:`MAX_REACTIONS_LINKED_ACROSS` + 1 of them or all), ``added`` the appended ones.
+    Pairs of :func:`next_pairs` over both, as indexes: negative into ``tail`` (``-1`` its
+    last), from 0 into ``added``; only those that reach an appended entry."""
+    both = [*tail, *added]
+    return [
+        (i - len(tail), j - len(tail))
+        for i, j in next_pairs([p for p, _ in both], [r for _, r in both])
+        if j >= len(tail)
+    ]
 
 
 @dataclass(frozen=True, slots=True)

@@ -695,7 +695,7 @@ async def test_the_context_lender_is_the_best_neighbour_one_step_before_two(serv
         [
             entry("Rex loves the beach."),
             entry("Sounds fun.", at=1, author="Ann"),
-            entry("Oh nice.", at=2, author="Ann"),
+            entry("Tell me more.", at=2, author="Ann"),
             entry("I adopted a puppy named Rex.", at=3),
         ],
     )
@@ -704,11 +704,41 @@ async def test_the_context_lender_is_the_best_neighbour_one_step_before_two(serv
     full, weak = hits["I adopted a puppy named Rex."], hits["Rex loves the beach."]
     # Three steps apart: neither lends to the other.
     assert full.context_from is None and weak.context_from is None and weak.context_score == 0
-    assert hits["Oh nice."].context_from == full.entry_id
+    assert hits["Tell me more."].context_from == full.entry_id
     # "Sounds fun." is one step from the weaker match (it holds only "rex", the commoner
     # word: well under 0.7 of the query) and two from the full one, which lends 0.7 of 1.
     assert weak.score - weak.context_score < 0.7
     assert hits["Sounds fun."].context_from == ids["I adopted a puppy named Rex."]
+
+
+async def test_a_reaction_between_a_question_and_its_answer_does_not_part_them(service: MemoryService) -> None:
+    """Rule 12: ``NEXT`` also links the turns on either side of a run of reactions, so the
+    answer after "haha" takes the question's context as a neighbour's, not a second one's."""
+    turns = [
+        entry("Where does your sister live these days?"),
+        entry("haha", at=1, author="model", role="model"),
+        entry("😂 omg", at=2, author="model", role="model"),
+        entry("Lisbon, near the river.", at=3, author="model", role="model"),
+    ]
+    await service.add_session(APP, USER, "s", turns)
+    ids = [e.entry_id for e in sorted(await service.list_entries(APP, USER), key=lambda e: e.position)]
+    assert await service.next_links(APP, USER, ids) == sorted(
+        [(ids[0], ids[1]), (ids[1], ids[2]), (ids[2], ids[3]), (ids[0], ids[3])]
+    )
+    hits = {h.memory.text: h for h in (await search(service, "does my sister live there")).hits}
+    answer = hits["Lisbon, near the river."]
+    assert answer.context_from == ids[0] and answer.context_score == pytest.approx(answer.score)
+    assert "haha" not in hits and "😂 omg" not in hits  # reactions borrow context, never shown (rule 12)
+    # Appended after reactions, the answer links to the turn before them too.
+    await service.add_session(APP, USER, "t", [entry("Which bakery sells the best custard tarts?"), entry("lol", at=1)])
+    await service.append_to_session(APP, USER, "t", [entry("Pastelaria Aurora.", at=2, author="model", role="model")])
+    t_ids = [e.entry_id for e in sorted(await service.session_entries(APP, USER, "t"), key=lambda e: e.position)]
+    assert (t_ids[0], t_ids[2]) in await service.next_links(APP, USER, t_ids)
+    # A run of more reactions than are linked across keeps its ends apart.
+    many = [entry("What is your favourite colour?"), *(entry("haha", at=i) for i in range(1, 18)), entry("Teal.", at=18)]
+    await service.add_session(APP, USER, "u", many)
+    u_ids = [e.entry_id for e in sorted(await service.session_entries(APP, USER, "u"), key=lambda e: e.position)]
+    assert (u_ids[0], u_ids[-1]) not in await service.next_links(APP, USER, u_ids)
 
 
 async def test_deleting_a_turn_does_not_join_its_neighbours(service: MemoryService) -> None:

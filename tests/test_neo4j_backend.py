@@ -436,6 +436,7 @@ async def test_schema_version_3_flags_the_speakers_of_a_store_written_before_it(
     property: its speakers read as speaking as no user until ``ensure_schema`` runs version
     3's data step (or that author's next entry in the role "user" flags their words)."""
     from graphmem._service import Owner, SpeakerWords
+    from graphmem.backends.neo4j import SCHEMA_VERSION
 
     owner, other = Owner("app", "u"), Owner("app", "v")
     await neo.add_session("app", "u", "s1", [entry("Bob here", author="Bob"), entry("Hi", author="helper", role="model")])
@@ -448,11 +449,33 @@ async def test_schema_version_3_flags_the_speakers_of_a_store_written_before_it(
     assert await neo._speakers(owner) == SpeakerWords(frozenset({"bob", "helper"}), frozenset())
     await neo.add_session("app", "v", "s2", [entry("Ann again", author="Ann")])  # a write flags its author's words
     assert (await neo._speakers(other)).as_user == {"ann"}
-    assert await neo.ensure_schema() == 3
+    assert await neo.ensure_schema() == SCHEMA_VERSION
     assert await neo._speakers(owner) == flagged and (await neo._speakers(other)).as_user == {"ann"}
     flags = await neo.driver.execute_query("MATCH (t:Token {user_id: 'u'}) WHERE t.speaker RETURN t.value AS v, t.user_speaker AS f")
     assert {r["v"]: r["f"] for r in flags.records} == {"bob": True, "helper": False}
-    assert await neo.ensure_schema() == 3  # nothing left to do
+    assert await neo.ensure_schema() == SCHEMA_VERSION  # nothing left to do
+
+
+async def test_schema_version_4_links_across_the_reactions_of_a_store_written_before_it(neo: Any) -> None:
+    """A store written before rule 12 has ``NEXT`` only between positions ``p`` and ``p + 1``:
+    ``ensure_schema`` runs version 4's data step, which adds the links across reactions that
+    a write makes now (and only those)."""
+    from graphmem.backends.neo4j import SCHEMA_VERSION
+
+    turns = [entry("Where does Ana live?"), entry("haha"), entry("Lisbon."), entry("lol"), entry("Porto before")]
+    await neo.add_session("app", "u", "s1", turns)
+    await neo.add_session_to_project("app", "u", "s1", "p", turns)
+    links = "MATCH (a:Entry {user_id: 'u'})-[:NEXT]->(b:Entry) RETURN a.text AS a, b.text AS b, coalesce(a.project_id, '') AS p"
+    written = sorted(tuple(r.values()) for r in (await neo.driver.execute_query(links)).records)
+    assert ("Where does Ana live?", "Lisbon.", "") in written and ("Lisbon.", "Porto before", "p") in written
+    # Back to version 3: no index of version 4, no links across reactions.
+    await neo.driver.execute_query("DROP INDEX graphmem_v4_entry_session_position")
+    await neo.driver.execute_query("MATCH (a:Entry)-[n:NEXT]->(b:Entry) WHERE b.position > a.position + 1 DELETE n")
+    assert len((await neo.driver.execute_query(links)).records) == 8
+    assert await neo.ensure_schema() == SCHEMA_VERSION
+    assert sorted(tuple(r.values()) for r in (await neo.driver.execute_query(links)).records) == written
+    assert await neo.ensure_schema() == SCHEMA_VERSION  # nothing left to do
+    assert sorted(tuple(r.values()) for r in (await neo.driver.execute_query(links)).records) == written
 
 
 async def test_deletes_remove_orphan_tokens_and_entities(neo: Any) -> None:

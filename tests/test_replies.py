@@ -221,3 +221,40 @@ async def test_a_reaction_is_no_hit_for_the_context_it_borrows(service: MemorySe
     # A reaction that matches the query itself is shown.
     hits = (await service.search(SearchRequest(query="lol", app_name=APP, user_id=USER, limit=10))).hits
     assert ids[1] in [h.entry_id for h in hits]
+
+
+# ---------------------------------------------------------------------------- rule 12: links across reactions
+
+
+def test_next_links_the_turns_on_either_side_of_reactions() -> None:
+    from graphmem._service import next_pairs
+
+    assert next_pairs([0, 1, 2, 3]) == [(0, 1), (1, 2), (2, 3)]
+    assert next_pairs([0, 1, 2, 3], [False, True, True, False]) == [(0, 1), (0, 3), (1, 2), (2, 3)]
+    # A gap stays a gap; a reaction at an end links nothing more; two reactions in a row too.
+    assert next_pairs([0, 1, 3], [False, True, False]) == [(0, 1)]
+    assert next_pairs([0, 1, 2], [True, False, True]) == [(0, 1), (1, 2)]
+    assert next_pairs([0, 1], [True, True]) == [(0, 1)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(1, 2), st.booleans()), min_size=0, max_size=40),
+    st.integers(0, 40),
+)
+def test_an_append_links_what_the_whole_session_would(steps: list[tuple[int, bool]], cut: int) -> None:
+    """:func:`linked_after` over a session's tail and what is appended makes the links of
+    :func:`next_pairs` over the whole session that reach an appended entry."""
+    from graphmem._service import MAX_REACTIONS_LINKED_ACROSS, linked_after, next_pairs
+
+    entries: list[tuple[int, bool]] = []
+    position = 0
+    for gap, reaction in steps:
+        position += gap
+        entries.append((position, reaction))
+    cut = min(cut, len(entries))
+    before, added = entries[:cut], entries[cut:]
+    tail = before[-(MAX_REACTIONS_LINKED_ACROSS + 1) :]
+    whole = next_pairs([p for p, _ in entries], [r for _, r in entries])
+    expected = sorted((i - cut, j - cut) for i, j in whole if j >= cut)
+    assert sorted(linked_after(tail, added)) == expected

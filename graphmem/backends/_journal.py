@@ -115,8 +115,10 @@ _PRIVATE_FILE = 0o600
 _PRIVATE_DIR = 0o700
 SNAPSHOT_FORMAT = "graphmem-snapshot"
 #: Version 2: entries carry their language; 3: and their ``time_refs`` where known; 4: tokens
-#: their ``user_speaker`` flag. Another version is ignored (the journal rebuilds).
-SNAPSHOT_VERSION = 4
+#: their ``user_speaker`` flag; 5: ``NEXT`` links across reactions (rule 12: a snapshot of
+#: version 4 lacks them, and the journal's replay makes them). Another version is ignored
+#: (the journal rebuilds).
+SNAPSHOT_VERSION = 5
 
 #: A writer snapshots a user (on opening the store and on closing it) once this many bytes
 #: of the user's segment are in no snapshot: replaying a short tail costs little.

@@ -54,18 +54,21 @@ from __future__ import annotations
 import asyncio
 import calendar
 import functools
+import itertools
 import random
 from collections import Counter
 from collections.abc import Awaitable, Callable, Hashable, Iterator, Mapping, Sequence
 from datetime import date, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from graphmem._chat_phrases import is_reaction
 from graphmem._cypher import load_cypher, load_statements
 from graphmem._decompose import Decomposer, Decomposition, Entity, speaker_tokens
 from graphmem._errors import BackendUnavailableError, EntryIdConflictError, GraphmemError, InvalidStoreUriError
 from graphmem._gathering import Days, FirstRead, NeighbourhoodRequest, TermPostings
 from graphmem._scoring import CandidateStats, CorpusStats, ScoringWeights, matching_days
 from graphmem._service import (
+    MAX_REACTIONS_LINKED_ACROSS,
     CypherView,
     MemoryService,
     MemoryStats,
@@ -77,6 +80,7 @@ from graphmem._service import (
     StoredEntry,
     appended_start,
     continued,
+    linked_after,
     next_pairs,
 )
 from graphmem.backends._graph_model import entry_properties, entry_times, stored_entry_from_properties
@@ -116,7 +120,7 @@ T = TypeVar("T")
 
 #: Schema migrations, oldest first: ``cypher/schema_v<N>.cypher`` for N = 1..SCHEMA_VERSION.
 #: Each holds idempotent statements whose object names start with ``graphmem_v<N>_``.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 class Neo4jMemoryService(MemoryService):
@@ -275,9 +279,11 @@ class Neo4jMemoryService(MemoryService):
         if current == SCHEMA_VERSION:
             return current
         for version in range(current + 1, SCHEMA_VERSION + 1):
+            # Each data step first: the index that marks its version done comes after it.
             if version == 3:
-                # Its data step first: the index that marks version 3 as done comes after it.
                 await self._flag_user_speakers()
+            if version == 4:
+                await self._link_across_reactions()
             for statement in load_statements(f"schema_v{version}"):
                 try:
                     await self._auto_commit(statement, {})
@@ -311,6 +317,32 @@ class Neo4jMemoryService(MemoryService):
                     await _run(tx, "set_speaker_flags", {**params, "rows": rows})
 
             await self._write(owner, flag)
+
+    async def _link_across_reactions(self) -> None:
+        """Schema version 4's data step: the ``NEXT`` links across runs of reactions
+        (:func:`graphmem._service.next_pairs`) of a store written before graphmem made
+        them. One owner at a time, under its lock (a concurrent write makes its own); the
+        links are merged, so it is idempotent."""
+        for record in await self._read("owners", {}):
+            owner = Owner(record["app_name"], record["user_id"])
+
+            async def link(tx: AsyncManagedTransaction, owner: Owner = owner) -> None:
+                params = _owner_params(owner)
+                rows = await _run(tx, "session_positions", params)
+                pairs = []
+                for _, session in itertools.groupby(rows, key=lambda r: (r["project_id"], r["session_id"])):
+                    entries = list(session)
+                    pairs += [
+                        {"earlier": entries[i]["id"], "later": entries[j]["id"]}
+                        for i, j in next_pairs(
+                            [int(e["position"]) for e in entries], [is_reaction(e["text"]) for e in entries]
+                        )
+                        if j > i + 1
+                    ]
+                if pairs:
+                    await _run(tx, "merge_next", {**params, "pairs": pairs})
+
+            await self._write(owner, link)
 
     async def _schema_version(self) -> int:
         """The newest migration version whose indexes and constraints, and those of every
@@ -398,12 +430,21 @@ class Neo4jMemoryService(MemoryService):
 
         async def work(tx: AsyncManagedTransaction) -> None:
             # _write holds the user's lock: the tail read here stays the tail until this commits.
-            tail = await _run(tx, "session_tail", scope_params)
+            tail = await _run(tx, "session_tail", {**scope_params, "count": MAX_REACTIONS_LINKED_ACROSS + 1})
             start = appended_start(int(tail[0]["position"]) if tail else None, len(entries), session_id)
-            await _create_entries(tx, owner, [continued(entries, start)])
+            added = continued(entries, start)
+            await _create_entries(tx, owner, [added])
             if tail:
-                pair = {"earlier": tail[0]["id"], "later": entries[0].entry_id}
-                await _run(tx, "link_next", {**params, "pairs": [pair]})
+                tail = tail[::-1]  # in position order
+                pairs = [
+                    {"earlier": tail[i]["id"], "later": added[j].entry_id}
+                    for i, j in linked_after(
+                        [(int(r["position"]), is_reaction(r["text"])) for r in tail],
+                        [(e.stored.position, is_reaction(e.stored.memory.text)) for e in added],
+                    )
+                    if i < 0  # (the pairs among the new entries are _create_entries')
+                ]
+                await _run(tx, "link_next", {**params, "pairs": pairs})
 
         await self._write(owner, work)
 
@@ -999,7 +1040,9 @@ async def _create_entries(
     pairs = [
         {"earlier": session[i].entry_id, "later": session[j].entry_id}
         for session in sessions
-        for i, j in next_pairs([e.stored.position for e in session])
+        for i, j in next_pairs(
+            [e.stored.position for e in session], [is_reaction(e.stored.memory.text) for e in session]
+        )
     ]
     if pairs:
         await _run(tx, "link_next", {**params, "pairs": pairs})

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 
+from graphmem._chat_phrases import is_reaction
 from graphmem._collector import collector_paused
 from graphmem._decompose import Decomposer, Decomposition, Entity, speaker_tokens
 from graphmem._errors import (
@@ -55,6 +56,7 @@ from graphmem._gathering import IN_PROCESS_FULL_GATHERING_ENTRIES, Days, Neighbo
 from graphmem._models import Content, MemoryEntry, Part, as_utc, ensure_unicode, quote_ids
 from graphmem._scoring import CandidateStats, CorpusStats, ScoringWeights, matching_days
 from graphmem._service import (
+    MAX_REACTIONS_LINKED_ACROSS,
     CypherView,
     MemoryService,
     MemoryStats,
@@ -65,6 +67,7 @@ from graphmem._service import (
     SpeakerWords,
     StoredEntry,
     appended_start,
+    linked_after,
     next_pairs,
 )
 from graphmem.backends._graph_model import (
@@ -172,6 +175,10 @@ class _Entry:
             language=props.get("language"),
             refers_to_time=bool(self.time_refs()),
         )
+
+    def is_reaction(self) -> bool:
+        """Whether its text only reacts (:func:`graphmem._chat_phrases.is_reaction`)."""
+        return is_reaction(self.props["text"])
 
     def time_refs(self) -> list[str]:
         """The ``time_refs`` property, computed on first use (parsing every text's time
@@ -1458,9 +1465,20 @@ class GraphMemoryService(MemoryService):
                 neighbours[entry.entry_id] = ()
             # Link only turns that were adjacent: a compacted or restored session keeps the
             # gaps its deleted turns left, so a reload does not make new neighbours.
-            linked = [(added[i], added[j]) for i, j in next_pairs([e.position for e in added])]
-            if kept and added:
-                linked.insert(0, (self._entries[owner][kept[-1]], added[0]))
+            if kept:
+                own = self._entries[owner]
+                tail = [own[i] for i in kept[-(MAX_REACTIONS_LINKED_ACROSS + 1) :]]
+                linked = [
+                    (tail[i] if i < 0 else added[i], added[j])
+                    for i, j in linked_after(
+                        [(e.position, e.is_reaction()) for e in tail], [(e.position, e.is_reaction()) for e in added]
+                    )
+                ]
+            else:
+                linked = [
+                    (added[i], added[j])
+                    for i, j in next_pairs([e.position for e in added], [e.is_reaction() for e in added])
+                ]
             succ, pred = self._graph._succ, self._graph._pred
             for earlier, later in linked:
                 succ[earlier.key][later.key] = pred[later.key][earlier.key] = _EDGE[NEXT]
