@@ -256,6 +256,16 @@ class EntryRecord:
 MAX_REACTIONS_LINKED_ACROSS = 16
 
 
+def _only_reacts(entry: StoredEntry, matched: CandidateStats | None) -> bool:
+    """Whether a ranked entry is a reaction (:func:`graphmem._chat_phrases.is_reaction`)
+    that matches nothing of the query but the words of its author's name (rule 12)."""
+    if matched is not None and (
+        matched.matched_entities or not speaker_tokens(entry.memory.author).issuperset(matched.matched_tokens)
+    ):
+        return False
+    return is_reaction(entry.memory.text)
+
+
 def next_pairs(positions: Sequence[int], reactions: Sequence[bool] | None = None) -> list[tuple[int, int]]:
     """Which entries of a session ``NEXT`` links: the indexes ``(i, i + 1)`` of neighbours
     in the given order whose positions are ``p`` and ``p + 1``; and, with ``reactions``
@@ -976,8 +986,9 @@ class MemoryService(ABC):
             stored = await self._fetch_entries_once(owner, request.project_id, contenders, fetched, prefetch, walks)
             visible = {i: e for i, e in stored.items() if request.in_window(e.memory.timestamp)} if windowed else stored
             # A message that only reacts ("haha", "lol", "👍") holds nothing to recall: it is no
-            # hit for the context it borrows from its neighbours (the answer beside it is).
-            reactions = [i for i in visible if scores.direct.get(i, 0.0) <= 0.0 and is_reaction(visible[i].memory.text)]
+            # hit for the context it borrows from its neighbours (the answer beside it is),
+            # nor for its author's name, which every entry of theirs holds.
+            reactions = [i for i in visible if _only_reacts(visible[i], scores.candidates.get(i))]
             if reactions:
                 visible = {i: e for i, e in visible.items() if i not in reactions}
             for i in visible.keys() - scored.keys():  # an id missing was deleted meanwhile

@@ -734,6 +734,10 @@ async def test_a_reaction_between_a_question_and_its_answer_does_not_part_them(s
     await service.append_to_session(APP, USER, "t", [entry("Pastelaria Aurora.", at=2, author="model", role="model")])
     t_ids = [e.entry_id for e in sorted(await service.session_entries(APP, USER, "t"), key=lambda e: e.position)]
     assert (t_ids[0], t_ids[2]) in await service.next_links(APP, USER, t_ids)
+    # Deleting a reaction of the run leaves a gap, as deleting any turn does: the link
+    # across it goes too (an export of the session would not make it again).
+    assert await service.delete_entry(APP, USER, ids[2]) == 1
+    assert await service.next_links(APP, USER, ids) == [(ids[0], ids[1])]
     # A run of more reactions than are linked across keeps its ends apart.
     many = [entry("What is your favourite colour?"), *(entry("haha", at=i) for i in range(1, 18)), entry("Teal.", at=18)]
     await service.add_session(APP, USER, "u", many)
@@ -1225,7 +1229,7 @@ async def test_the_first_person_asks_about_no_one_without_another_speaker_or_the
     ]
     assert all(h.by_named_speaker is None for h in mine.hits)
     # People's chats, no author "user": "I" is no one in particular.
-    await service.add_session(APP, "bob", "s", [entry("Walked the dog by the river.", author="Kate"), entry("Nice!", at=1, author="Ben")])
+    await service.add_session(APP, "bob", "s", [entry("Walked the dog by the river.", author="Kate"), entry("Sounds lovely.", at=1, author="Ben")])
     mine = await search(service, "Where did I walk my dog?", user="bob")
     assert [h.by_named_speaker for h in mine.hits] == [None, None]
 

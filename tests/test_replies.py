@@ -218,6 +218,9 @@ async def test_a_reaction_is_no_hit_for_the_context_it_borrows(service: MemorySe
         shown = [s.entry_id for h in hits for s in h.reply]
         assert ids[1] not in shown  # "lol" borrows context from the question: not shown
         assert ids[0] in shown and ids[2] in shown  # the question, and the answer beside the reaction
+    # Nor for its author's name, which every entry of theirs holds.
+    named = SearchRequest(query="What did Ana say about the northern lights?", app_name=APP, user_id=USER, limit=10)
+    assert ids[1] not in [s.entry_id for h in (await service.search(named)).hits for s in h.reply]
     # A reaction that matches the query itself is shown.
     hits = (await service.search(SearchRequest(query="lol", app_name=APP, user_id=USER, limit=10))).hits
     assert ids[1] in [h.entry_id for h in hits]

@@ -1064,6 +1064,10 @@ async def _delete_ids(
     if not entry_ids:
         return 0
     params = _owner_params(owner)
+    # (Every delete: whether an entry is a reaction is in its text, not read here.)
+    await _run(
+        tx, "unlink_across", {**params, "ids": entry_ids, "written": written, "reach": MAX_REACTIONS_LINKED_ACROSS + 1}
+    )
     records = await _run(tx, "delete_entries", {**params, "ids": entry_ids, "written": written})
     if not records:
         return 0

@@ -1625,6 +1625,7 @@ class GraphMemoryService(MemoryService):
             spoken.update(speaker_tokens(entry.author))
             node = entry.key
             terms = [n for n in graph._succ[node] if n[0] != ENTRY]
+            self._unlink_across(own, entry)
             graph.remove_node(node)
             for term in terms:
                 if not graph._pred[term]:
@@ -1647,6 +1648,30 @@ class GraphMemoryService(MemoryService):
         said.remove(gone)
         self._unflag_speakers(owner, spoken)
         return removed
+
+    def _unlink_across(self, own: Mapping[str, _Entry], entry: _Entry) -> None:
+        """Remove the ``NEXT`` links across ``entry`` (a reaction inside a run of them that
+        two turns are linked across, :func:`~graphmem._service.next_pairs`) before it goes:
+        a deleted turn leaves a gap, as a replay of the compacted session finds. Such a
+        link starts at the turn before the run: walked back to along the run's links."""
+        if not entry.is_reaction():
+            return  # (only runs of reactions are linked across)
+        pred, succ, neighbours = self._graph._pred, self._graph._succ, self._neighbours
+        earlier = [k for k in pred[entry.key] if k[0] == ENTRY and k[3] in own and own[k[3]].position < entry.position]
+        for _ in range(MAX_REACTIONS_LINKED_ACROSS + 1):
+            if not earlier:
+                return
+            before = max((own[k[3]] for k in earlier), key=lambda e: e.position)
+            for later in [k for k in succ[before.key] if k[0] == ENTRY and k[3] in own]:
+                if own[later[3]].position > entry.position:
+                    del succ[before.key][later], pred[later][before.key]
+                    neighbours[before.entry_id] = tuple(n for n in neighbours[before.entry_id] if n != later[3])
+                    neighbours[later[3]] = tuple(n for n in neighbours[later[3]] if n != before.entry_id)
+            if not before.is_reaction():
+                return
+            earlier = [
+                k for k in pred[before.key] if k[0] == ENTRY and k[3] in own and own[k[3]].position < before.position
+            ]
 
     def _unflag_speakers(self, owner: Owner, words: set[str]) -> None:
         """A token is a speaker's word while an entry of its author holds it, and a word of
