@@ -267,13 +267,13 @@ async def test_a_deleted_middle_turn_stays_a_gap_after_export_and_load(service: 
 async def test_restored_session_links_only_consecutive_positions(service: MemoryService) -> None:
     ids = await service.restore_session(
         APP, "u1", "s1",
-        [EntryRecord(turn("violin question"), position=0), EntryRecord(turn("Yes.", at=1), position=2),
+        [EntryRecord(turn("violin question"), position=0), EntryRecord(turn("Yes, at noon.", at=1), position=2),
          EntryRecord(turn("Tomorrow then.", at=2), position=3)],
     )
     stored = {e.entry_id: e.position for e in await service.list_entries(APP, "u1")}
     assert [stored[i] for i in ids] == [0, 2, 3]
     assert await texts_found(service, "violin") == ["violin question"]  # 0 and 2 are not neighbours
-    assert await texts_found(service, "tomorrow") == ["Tomorrow then.", "Yes."]  # 2 and 3 are
+    assert await texts_found(service, "tomorrow") == ["Tomorrow then.", "Yes, at noon."]  # 2 and 3 are
 
 
 async def test_export_and_load_keep_entry_ids(service: MemoryService) -> None:

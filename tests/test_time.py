@@ -805,7 +805,7 @@ async def test_a_time_alone_keeps_to_the_search_scope(service: MemoryService) ->
 
 async def test_a_word_that_names_a_topic_beside_a_time_is_matched_as_a_word(service: MemoryService) -> None:
     may = datetime(2023, 5, 19, 18, tzinfo=UTC)
-    await service.add_session("app", "u", "s", [turn("I wrote a poem today.", may), turn("Lovely!", may, "Ben")])
+    await service.add_session("app", "u", "s", [turn("I wrote a poem today.", may), turn("What a lovely idea!", may, "Ben")])
     await service.add_session("app", "u", "t", [turn("Then we had tea.", may + timedelta(minutes=5))])
     hits = (await service.search(SearchRequest(query="What did I write on 19 May 2023?", app_name="app", user_id="u"))).hits
     assert hits[0].memory.text == "I wrote a poem today." and hits[0].matched_tokens == ["write"]

@@ -21,7 +21,8 @@ its entry count: ``GraphmemUser``, see :mod:`graphmem.backends.neo4j`):
 - ``(:Entity {app_name, user_id, name, label})`` — ``label`` is spaCy's entity label.
 - ``(:Entry)-[:HAS_TOKEN]->(:Token)``, ``(:Entry)-[:MENTIONS]->(:Entity)``,
   ``(:Entry)-[:NEXT]->(:Entry)`` (the following entry of the same session: positions ``p``
-  and ``p + 1`` only, so a deleted turn leaves a gap; see ``graphmem._service.next_pairs``).
+  and ``p + 1``, and the turns on either side of a run of reactions, so a deleted turn
+  leaves a gap; see ``graphmem._service.next_pairs``).
 
 Labels and relationship types are constants here; they are never built from user text.
 """
