@@ -252,7 +252,8 @@ class EntryRecord:
 
 
 #: A run of more reactions than this in a row is not linked across (see :func:`next_pairs`):
-#: the backends read at most this many entries before an appended session's first one.
+#: an append reads this many of the session's last entries and one more, and a delete
+#: looks this many positions and one more back for a link across the entry it deletes.
 MAX_REACTIONS_LINKED_ACROSS = 16
 
 

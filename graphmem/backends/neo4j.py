@@ -410,11 +410,11 @@ class Neo4jMemoryService(MemoryService):
             new_ids = {e.entry_id for _, entries in sessions for e in entries}
             kept_ids = [i for i in old_ids if i in new_ids]
             if kept_ids:
-                await _delete_ids(tx, owner, kept_ids)
+                await _delete_ids(tx, owner, kept_ids, whole_sessions=True)
             await _create_entries(tx, owner, [entries for _, entries in sessions])
             old_ids = [i for i in old_ids if i not in new_ids]
             if old_ids:
-                await _delete_ids(tx, owner, old_ids)
+                await _delete_ids(tx, owner, old_ids, whole_sessions=True)
 
         await self._write(owner, work)
 
@@ -476,7 +476,7 @@ class Neo4jMemoryService(MemoryService):
 
         async def work(tx: AsyncManagedTransaction) -> int:
             result = await tx.run(load_cypher(query), _sent({**_owner_params(owner), **params}))
-            return await _delete_ids(tx, owner, (await result.single(strict=True))["ids"])
+            return await _delete_ids(tx, owner, (await result.single(strict=True))["ids"], whole_sessions=True)
 
         return await self._write(owner, work)
 
@@ -497,7 +497,8 @@ class Neo4jMemoryService(MemoryService):
             batch = ids[start : start + _ENTRIES_PER_ERASURE]
             written = dict(zip(batch, stamps[start : start + _ENTRIES_PER_ERASURE], strict=True))
             removed += await self._write(
-                owner, functools.partial(_delete_ids, owner=owner, entry_ids=batch, written=written)
+                owner,
+                functools.partial(_delete_ids, owner=owner, entry_ids=batch, written=written, whole_sessions=True),
             )
         await self._write(owner, lambda tx: _run(tx, "delete_orphan_terms", params))
         return removed
@@ -1056,18 +1057,25 @@ def _first_mention_of_each(entities: Sequence[Entity]) -> list[Entity]:
 
 
 async def _delete_ids(
-    tx: AsyncManagedTransaction, owner: Owner, entry_ids: list[str], written: Mapping[str, int] | None = None
+    tx: AsyncManagedTransaction,
+    owner: Owner,
+    entry_ids: list[str],
+    written: Mapping[str, int] | None = None,
+    *,
+    whole_sessions: bool = False,
 ) -> int:
     """Delete entries (and the terms they orphan); a token stays a speaker's word only
     while an entry of such an author holds it, as a replay of a networkx store finds.
-    ``written``: only the entries of these ids whose write stamp is this (-1: none)."""
+    ``written``: only the entries of these ids whose write stamp is this (-1: none).
+    ``whole_sessions``: every entry of their sessions goes (a session replaced or deleted,
+    a project, a user), so no link across one of them is left to remove."""
     if not entry_ids:
         return 0
     params = _owner_params(owner)
-    # (Every delete: whether an entry is a reaction is in its text, not read here.)
-    await _run(
-        tx, "unlink_across", {**params, "ids": entry_ids, "written": written, "reach": MAX_REACTIONS_LINKED_ACROSS + 1}
-    )
+    if not whole_sessions:
+        # (Whether an entry is a reaction is in its text, not read here: asked of each.)
+        reach = MAX_REACTIONS_LINKED_ACROSS + 1
+        await _run(tx, "unlink_across", {**params, "ids": entry_ids, "written": written, "reach": reach})
     records = await _run(tx, "delete_entries", {**params, "ids": entry_ids, "written": written})
     if not records:
         return 0
