@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["is_reaction", "without_chat_phrases"]
+__all__ = ["answers_yes_or_no", "is_reaction", "without_chat_phrases"]
 
 #: Greetings, thanks and fillers: a word of its own (not inside "hi-fi" or "Ohio"); the
 #: greetings and thanks of the other languages graphmem reads with spaces between words
@@ -146,3 +146,13 @@ def is_reaction(text: str) -> bool:
     if any(ch.isdigit() for ch in text):
         return False
     return all(_REACTION_WORD.fullmatch(word) for word in words)
+
+
+#: The words that answer a yes-or-no question ("Did you finish the report?" "yes").
+_YES_OR_NO = frozenset("yes yeah yea yep yup ya yah no nope nah sure ok okay okey oki k kk".split())
+
+
+def answers_yes_or_no(text: str) -> bool:
+    """Whether a message holds a word that answers a yes-or-no question ("yes", "nope",
+    "ok"): after a question, such a reaction is its answer, and a search shows it."""
+    return not _YES_OR_NO.isdisjoint(w.lower() for w in _WORD_OF_A_REACTION.findall(text))

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphmem._answer_types import TYPE_TOKENS, asked_types, type_tokens
 from graphmem._asker import asking_speakers, first_person_words
-from graphmem._chat_phrases import is_reaction, without_chat_phrases
+from graphmem._chat_phrases import answers_yes_or_no, is_reaction, without_chat_phrases
 from graphmem._collector import collector_paused
 from graphmem._decompose import (
     Decomposer,
@@ -259,12 +259,14 @@ MAX_REACTIONS_LINKED_ACROSS = 16
 
 def _only_reacts(entry: StoredEntry, matched: CandidateStats | None) -> bool:
     """Whether a ranked entry is a reaction (:func:`graphmem._chat_phrases.is_reaction`)
-    that matches nothing of the query but the words of its author's name (rule 12)."""
+    that matches nothing of the query but the words of its author's name, and answers no
+    yes-or-no question (rule 12: "haha" is no hit, "yes" may be the answer asked for)."""
     if matched is not None and (
         matched.matched_entities or not speaker_tokens(entry.memory.author).issuperset(matched.matched_tokens)
     ):
         return False
-    return is_reaction(entry.memory.text)
+    text = entry.memory.text
+    return is_reaction(text) and not answers_yes_or_no(text)
 
 
 def next_pairs(positions: Sequence[int], reactions: Sequence[bool] | None = None) -> list[tuple[int, int]]:

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphmem._chat_phrases import _blanked, is_reaction, without_chat_phrases
+from graphmem._chat_phrases import _blanked, answers_yes_or_no, is_reaction, without_chat_phrases
 
 
 def words(text: str) -> str:
@@ -156,3 +156,8 @@ def test_a_message_that_only_reacts_is_a_reaction(message: str) -> None:
 )
 def test_a_message_that_says_something_is_no_reaction(message: str) -> None:
     assert not is_reaction(message)
+
+
+@pytest.mark.parametrize(("message", "answers"), [("yes", True), ("Nope!", True), ("ok thanks", True), ("haha", False), ("omg", False), ("👍", False)])
+def test_a_reaction_may_answer_a_yes_or_no_question(message: str, answers: bool) -> None:
+    assert is_reaction(message) and answers_yes_or_no(message) is answers

@@ -226,6 +226,16 @@ async def test_a_reaction_is_no_hit_for_the_context_it_borrows(service: MemorySe
     assert ids[1] in [h.entry_id for h in hits]
 
 
+
+async def test_a_yes_after_a_question_is_shown_as_its_answer(service: MemoryService) -> None:
+    await service.add_session(
+        APP, USER, "chat", [said("Did you finish the quarterly report?", "Ben", 0), said("yes", "Ana", 1)]
+    )
+    ids = await session_ids(service)
+    hits = (await service.search(SearchRequest(query="quarterly report finished", app_name=APP, user_id=USER))).hits
+    assert [h.entry_id for h in hits] == ids  # "yes" borrows the question's context and is its answer
+
+
 # ---------------------------------------------------------------------------- rule 12: links across reactions
 
 
