@@ -114,15 +114,19 @@ def _blanked(text: str) -> str:
     return blanked
 
 
+#: The words that answer a yes-or-no question ("Did you finish the report?" "yes").
+_YES_OR_NO = frozenset("yes yeah yea yep yup ya yah no nope nah sure ok okay okey oki k kk".split())
+
 #: What a chat message says when it only reacts: laughter ("haha", "hehe", "lol", "lmao",
 #: "xD"), interjections ("wow", "omg", "ugh", "aww", "hmm") and acknowledgements ("ok",
 #: "yeah", "nope", "sure", "cool", "thanks"): English chat's closed class of them.
 _REACTION_WORD = re.compile(
     r"(?:h+[aeiou]+){2,}h*|(?:[aeiou]h+){2,}|l+o+l+(?:o+l+)*|lmf?ao+|rofl|xd+|lulz"
     r"|o+h+|a+h+|a+w+|wo+w+|who+a+|wo+a+h+|o+m+f?g+|oops|ugh+|yikes|ya+y+|wo+h?o+|wh?e+|h+m+|u+m+|u+h+|meh|phew"
-    r"|ok|okay|okey|oki|k+|yes|yeah|yea|yep|yup|ya|yah|no|nope|nah|sure|right|true|exactly|totally|indeed|agreed"
+    r"|k+|right|true|exactly|totally|indeed|agreed"
     r"|cool|nice|great|awesome|sweet|lovely|same|wait|what|really|seriously|damn|dang|gosh|jeez|geez|omw"
-    r"|thanks|thank|you|u|thx|ty|tysm|np|welcome|congrats|ikr|tbh|so|and|too",
+    r"|thanks|thank|you|u|thx|ty|tysm|np|welcome|congrats|ikr|tbh|so|and|too|"
+    + "|".join(sorted(_YES_OR_NO, key=len, reverse=True)),
     re.IGNORECASE,
 )
 #: A reaction is short: more words than this say something.
@@ -148,8 +152,6 @@ def is_reaction(text: str) -> bool:
     return all(_REACTION_WORD.fullmatch(word) for word in words)
 
 
-#: The words that answer a yes-or-no question ("Did you finish the report?" "yes").
-_YES_OR_NO = frozenset("yes yeah yea yep yup ya yah no nope nah sure ok okay okey oki k kk".split())
 
 
 def answers_yes_or_no(text: str) -> bool:

@@ -270,8 +270,7 @@ _RELATIVE = re.compile(
     rf"|(?:the\s+)?(?:past|last)\s+(?P<rolling_n>{_COUNT})\s+(?P<rolling_unit>{_UNIT_WORDS})s\b"
     r"|(?:the\s+)?(?P<before_last>weekend|wkend|wknd|week|wk|month|mnth|mth|year|yr)\s+before\s+last"
     r"|(?P<rel>last|this|next|past|this\s+coming)\s+(?P<what>weekend|wkend|wknd|week|wk|month|mnth|mth|year|yr"
-    r"|spring|summer|autumn|fall|winter"
-    r"|monday|mon|tuesday|tues|tue|wednesday|wed|thursday|thurs|thur|thu|friday|fri|saturday|sat|sunday)"
+    rf"|spring|summer|autumn|fall|winter|{_WEEKDAY_WORDS})"
     r"|(?P<earlier>earlier) (?:this|in the) (?P<period>week|month|year)"
     r"|(?P<otherday>the other day)"
     # Without last / next: the one before the anchor or the one after, unless the sentence

@@ -68,7 +68,6 @@ from graphmem._service import (
     StoredEntry,
     appended_start,
     linked_after,
-    next_pairs,
 )
 from graphmem.backends._graph_model import (
     ENTITY,
@@ -1465,20 +1464,15 @@ class GraphMemoryService(MemoryService):
                 neighbours[entry.entry_id] = ()
             # Link only turns that were adjacent: a compacted or restored session keeps the
             # gaps its deleted turns left, so a reload does not make new neighbours.
-            if kept:
-                own = self._entries[owner]
-                tail = [own[i] for i in kept[-(MAX_REACTIONS_LINKED_ACROSS + 1) :]]
-                linked = [
-                    (tail[i] if i < 0 else added[i], added[j])
-                    for i, j in linked_after(
-                        [(e.position, e.is_reaction()) for e in tail], [(e.position, e.is_reaction()) for e in added]
-                    )
-                ]
-            else:
-                linked = [
-                    (added[i], added[j])
-                    for i, j in next_pairs([e.position for e in added], [e.is_reaction() for e in added])
-                ]
+            # (An append links after the session's last entries; a replacement has none.)
+            own = self._entries[owner]
+            tail = [own[i] for i in kept[-(MAX_REACTIONS_LINKED_ACROSS + 1) :]]
+            linked = [
+                (tail[i] if i < 0 else added[i], added[j])
+                for i, j in linked_after(
+                    [(e.position, e.is_reaction()) for e in tail], [(e.position, e.is_reaction()) for e in added]
+                )
+            ]
             succ, pred = self._graph._succ, self._graph._pred
             for earlier, later in linked:
                 succ[earlier.key][later.key] = pred[later.key][earlier.key] = _EDGE[NEXT]
@@ -1657,11 +1651,16 @@ class GraphMemoryService(MemoryService):
         if not entry.is_reaction():
             return  # (only runs of reactions are linked across)
         pred, succ, neighbours = self._graph._pred, self._graph._succ, self._neighbours
-        earlier = [k for k in pred[entry.key] if k[0] == ENTRY and k[3] in own and own[k[3]].position < entry.position]
+
+        def linked_before(after: _Entry) -> _Entry | None:
+            """The entry just before ``after`` that links to it (``None``: none)."""
+            earlier = [own[k[3]] for k in pred[after.key] if k[0] == ENTRY and k[3] in own]
+            return max((e for e in earlier if e.position < after.position), key=lambda e: e.position, default=None)
+
+        before = linked_before(entry)
         for _ in range(MAX_REACTIONS_LINKED_ACROSS + 1):
-            if not earlier:
+            if before is None:
                 return
-            before = max((own[k[3]] for k in earlier), key=lambda e: e.position)
             for later in [k for k in succ[before.key] if k[0] == ENTRY and k[3] in own]:
                 if own[later[3]].position > entry.position:
                     del succ[before.key][later], pred[later][before.key]
@@ -1669,9 +1668,7 @@ class GraphMemoryService(MemoryService):
                     neighbours[later[3]] = tuple(n for n in neighbours[later[3]] if n != before.entry_id)
             if not before.is_reaction():
                 return
-            earlier = [
-                k for k in pred[before.key] if k[0] == ENTRY and k[3] in own and own[k[3]].position < before.position
-            ]
+            before = linked_before(before)
 
     def _unflag_speakers(self, owner: Owner, words: set[str]) -> None:
         """A token is a speaker's word while an entry of its author holds it, and a word of
