@@ -4,6 +4,7 @@
 // searched without pruning); for a larger one, postings.cypher of the terms held by at most
 // $prefetch_df_share of its entries (null: none), the postings a pruned search reads first.
 //   entry_count, token_df, entity_df   as in term_stats.cypher
+//   everywhere   the owner's counter says none of its entries is in a project (below)
 //   gathered     whether the entries were gathered (entry_count <= $full_at_most)
 //   candidates   as in neighbourhood_of_holders.cypher when gathered, else []
 //   token_holders, entity_holders   as in postings.cypher (holders named by element id,
@@ -82,5 +83,5 @@ CALL (entry_count, everywhere) {
        collect(CASE WHEN $with_times THEN [elementId(e), e.timestamp, coalesce(e.time_refs, [])] ELSE elementId(e) END) AS holders
   RETURN collect([name, holders]) AS entity_holders
 }
-RETURN entry_count, token_df, entity_df, entry_count <= $full_at_most AS gathered, candidates,
+RETURN entry_count, everywhere, token_df, entity_df, entry_count <= $full_at_most AS gathered, candidates,
        token_holders, entity_holders

@@ -66,6 +66,7 @@ from graphmem._cypher import load_cypher, load_statements
 from graphmem._decompose import Decomposer, Decomposition, Entity, speaker_tokens
 from graphmem._errors import BackendUnavailableError, EntryIdConflictError, GraphmemError, InvalidStoreUriError
 from graphmem._gathering import Days, FirstRead, NeighbourhoodRequest, TermPostings
+from graphmem._models import SearchRequest, SearchResponse
 from graphmem._scoring import CandidateStats, CorpusStats, ScoringWeights, matching_days
 from graphmem._service import (
     MAX_REACTIONS_LINKED_ACROSS,
@@ -84,6 +85,7 @@ from graphmem._service import (
     next_pairs,
 )
 from graphmem.backends._graph_model import entry_properties, entry_times, stored_entry_from_properties
+from graphmem.backends._replica import Mirror, Replicas, new_stamp
 
 try:
     from neo4j import (
@@ -105,9 +107,7 @@ try:
         TransientError,
     )
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
-    raise ImportError(
-        "the Neo4j backend needs the neo4j driver: pip install 'graphmem[neo4j]'"
-    ) from exc
+    raise ImportError("the Neo4j backend needs the neo4j driver: pip install 'graphmem[neo4j]'") from exc
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -147,6 +147,13 @@ class Neo4jMemoryService(MemoryService):
         read_timeout: seconds a read (a search, a health check) may take before it fails
             with ``BackendUnavailableError``: a server that accepts connections but does
             not answer must not hang the caller.
+        replica_min_entries: a user found holding at least this many entries, none in a
+            project, is searched in a copy of its graph kept in this process, checked
+            against the server by one read per search (see
+            :mod:`graphmem.backends._replica`); smaller users are read from the server.
+        replica_max_entries: at most this many entries in all copies together (about
+            3 KB of memory each; the user searched least recently leaves first); ``0``
+            copies nobody, every search reads the server.
         language: every text's language, ``"auto"`` or ``None`` (see :class:`MemoryService`).
 
     Raises:
@@ -168,6 +175,8 @@ class Neo4jMemoryService(MemoryService):
         contention_retry_time: float = 30.0,
         read_timeout: float = 30.0,
         language: str | None = None,
+        replica_min_entries: int = 5_000,
+        replica_max_entries: int = 100_000,
     ) -> None:
         super().__init__(nlp, weights=weights, language=language)
         if (uri is None) == (driver is None):
@@ -208,6 +217,13 @@ class Neo4jMemoryService(MemoryService):
             )
             self._where = f"Neo4j at {uri}"
         self._current_driver: AsyncDriver = driver if driver is not None else self._new_driver()
+        self._replicas = Replicas(
+            self._read,
+            self._decomposer,
+            self.weights,
+            min_entries=replica_min_entries,
+            max_entries=replica_max_entries,
+        )
 
     # ------------------------------------------------------------------ public extras
 
@@ -360,6 +376,7 @@ class Neo4jMemoryService(MemoryService):
         if self._closed:
             return
         self._closed = True
+        self._replicas.clear()
         if self._given_driver is None:
             await self._driver().close()
         await super().close()
@@ -416,7 +433,7 @@ class Neo4jMemoryService(MemoryService):
             if old_ids:
                 await _delete_ids(tx, owner, old_ids, whole_sessions=True)
 
-        await self._write(owner, work)
+        await self._write(owner, work, _global(project_id, lambda copy: copy._replace_sessions(owner, None, sessions)))
 
     async def _append_to_session(
         self,
@@ -446,13 +463,14 @@ class Neo4jMemoryService(MemoryService):
                 ]
                 await _run(tx, "link_next", {**params, "pairs": pairs})
 
-        await self._write(owner, work)
+        mirror = _global(project_id, lambda copy: copy._append_to_session(owner, None, session_id, entries))
+        await self._write(owner, work, mirror)
 
     async def _insert_entry(self, owner: Owner, entry: PreparedEntry) -> None:
         async def work(tx: AsyncManagedTransaction) -> None:
             await _create_entries(tx, owner, [[entry]])
 
-        await self._write(owner, work)
+        await self._write(owner, work, _global(entry.stored.project_id, lambda copy: copy._insert_entry(owner, entry)))
 
     async def _restore_loose_entries(self, owner: Owner, held: Sequence[str], entries: Sequence[PreparedEntry]) -> None:
         async def work(tx: AsyncManagedTransaction) -> None:  # one transaction: all of it or nothing
@@ -460,25 +478,30 @@ class Neo4jMemoryService(MemoryService):
                 await _delete_ids(tx, owner, list(held))
             await _create_entries(tx, owner, [[entry] for entry in entries])
 
-        await self._write(owner, work)
+        project_id = next((e.stored.project_id for e in entries if e.stored.project_id is not None), None)
+        mirror = _global(project_id, lambda copy: copy._restore_loose_entries(owner, held, entries))
+        await self._write(owner, work, mirror)
 
     async def _delete_entries(self, owner: Owner, entry_ids: Sequence[str]) -> int:
-        return await self._write(owner, lambda tx: _delete_ids(tx, owner, list(entry_ids)))
+        mirror: Mirror = lambda copy: copy._delete_entries(owner, entry_ids)  # noqa: E731
+        return await self._write(owner, lambda tx: _delete_ids(tx, owner, list(entry_ids)), mirror)
 
     async def _delete_session(self, owner: Owner, session_id: str) -> int:
-        return await self._delete_listed(owner, "session_entry_ids_all_scopes", {"session_id": session_id})
+        mirror: Mirror = lambda copy: copy._delete_session(owner, session_id)  # noqa: E731
+        return await self._delete_listed(owner, "session_entry_ids_all_scopes", {"session_id": session_id}, mirror)
 
     async def _delete_project(self, owner: Owner, project_id: str) -> int:
-        return await self._delete_listed(owner, "project_entry_ids", {"project_id": project_id})
+        mirror: Mirror = lambda copy: copy._delete_project(owner, project_id)  # noqa: E731
+        return await self._delete_listed(owner, "project_entry_ids", {"project_id": project_id}, mirror)
 
-    async def _delete_listed(self, owner: Owner, query: str, params: dict[str, Any]) -> int:
+    async def _delete_listed(self, owner: Owner, query: str, params: dict[str, Any], mirror: Mirror) -> int:
         """Delete, in one write transaction, the entries whose ``ids`` the named query lists."""
 
         async def work(tx: AsyncManagedTransaction) -> int:
             result = await tx.run(load_cypher(query), _sent({**_owner_params(owner), **params}))
             return await _delete_ids(tx, owner, (await result.single(strict=True))["ids"], whole_sessions=True)
 
-        return await self._write(owner, work)
+        return await self._write(owner, work, mirror)
 
     async def _delete_user(self, owner: Owner) -> int:
         # A user can be too big for one transaction, and a lock cannot outlive one: the
@@ -490,6 +513,7 @@ class Neo4jMemoryService(MemoryService):
         # A write between two batches may also store an id listed here again (a restore of
         # an export): each entry is listed with its write's stamp, and deleted only as listed.
         params = _owner_params(owner)
+        self._replicas.forget(owner)
         listed = await self._write(owner, lambda tx: _run(tx, "user_entry_ids", params))
         ids, stamps = listed[0]["ids"], listed[0]["written"]
         removed = 0
@@ -504,6 +528,15 @@ class Neo4jMemoryService(MemoryService):
         return removed
 
     # ------------------------------------------------------------------ reads
+
+    async def _search(self, request: SearchRequest) -> SearchResponse:
+        # A large user is searched in this process's copy of its graph while the server's
+        # stamp says the copy is current (graphmem.backends._replica): the same scorer over
+        # the same entries, one round trip instead of four or five.
+        copy = await self._replicas.store_for(self._owner(request.app_name, request.user_id))
+        if copy is not None:
+            return await copy._search(request)
+        return await super()._search(request)
 
     async def _term_stats(self, owner: Owner, tokens: Sequence[str], entities: Sequence[str]) -> CorpusStats:
         record = await self._read_one(
@@ -628,6 +661,7 @@ class Neo4jMemoryService(MemoryService):
             },
         )
         corpus = _corpus(record)
+        self._replicas.saw(owner, corpus.entry_count, record["everywhere"])
         if record["gathered"]:
             return FirstRead(corpus, full=_candidates(record["candidates"]))
         if prefetch_df_share is None:
@@ -681,9 +715,7 @@ class Neo4jMemoryService(MemoryService):
         records = await self._read("list_recent", params)
         return [stored_entry_from_properties(r["entry"]) for r in records]
 
-    async def _entity_mentions(
-        self, owner: Owner, name: str, scope: RecentScope, limit: int
-    ) -> tuple[int, list[str]]:
+    async def _entity_mentions(self, owner: Owner, name: str, scope: RecentScope, limit: int) -> tuple[int, list[str]]:
         params = {
             **_owner_params(owner),
             "name": name,
@@ -769,19 +801,28 @@ class Neo4jMemoryService(MemoryService):
     async def _read_single(self, name: str, params: dict[str, Any], key: str) -> Any:
         return (await self._read_one(name, params))[key]
 
-    async def _write(self, owner: Owner, work: Callable[[AsyncManagedTransaction], Awaitable[T]]) -> T:
-        """Run ``work`` in one managed write transaction holding ``owner``'s lock."""
+    async def _write(
+        self, owner: Owner, work: Callable[[AsyncManagedTransaction], Awaitable[T]], mirror: Mirror | None = None
+    ) -> T:
+        """Run ``work`` in one managed write transaction holding ``owner``'s lock, stamped
+        (``cypher/stamp_user.cypher``); then ``mirror`` applies the same write to this
+        process's copy of the user, if it has a current one (``None``: the copy is dropped)."""
         params = _owner_params(owner)
 
-        async def locked(tx: AsyncManagedTransaction) -> T:
+        async def locked(tx: AsyncManagedTransaction) -> tuple[T, str | None, str]:
             await _run(tx, "lock_user", params)
-            return await work(tx)
+            done = await work(tx)
+            stamp = new_stamp()
+            before = (await _run(tx, "stamp_user", {**params, "stamp": stamp}))[0]["before"]
+            return done, before, stamp
 
-        async def attempt() -> T:
+        async def attempt() -> tuple[T, str | None, str]:
             async with self._driver().session(database=self._database) as session:
                 return await session.execute_write(locked)
 
-        return await self._with_retries(attempt)
+        done, before, stamp = await self._with_retries(attempt)
+        await self._replicas.written(owner, before, stamp, mirror)
+        return done
 
     async def _auto_commit(self, query: str, params: dict[str, Any]) -> list[dict[str, Any]]:
         """Run one statement in an auto-commit transaction (the schema commands)."""
@@ -916,6 +957,12 @@ def _counts(record: Any) -> MemoryStats:
     )
 
 
+def _global(project_id: str | None, mirror: Mirror) -> Mirror | None:
+    """``mirror``, for a write of global memory; ``None`` for one in a project (a copy
+    holds users without project entries: the user is read from the server from now on)."""
+    return mirror if project_id is None else None
+
+
 def _owner_params(owner: Owner) -> dict[str, Any]:
     return {"app_name": owner.app_name, "user_id": owner.user_id}
 
@@ -924,6 +971,7 @@ def _yearless_month_days(when: QueryTime, told_within: int) -> list[str]:
     """The "MM-DD" of every day an entry may be said on to match ``when`` (its times without
     a year, in a leap year so that 29 February is one, and any with a year): from the day
     before each to ``told_within`` days after it, across a year's end."""
+
     def day_of(month: int, day: int) -> date:  # (a time's last day may be past its month's: "31")
         return date(2000, month, min(day, calendar.monthrange(2000, month)[1]))
 

@@ -1,0 +1,294 @@
+"""A Neo4j service's copies of large users (graphmem.backends._replica): a search of a
+copied user answers exactly as the server's reads do, after every kind of write, whoever
+made it; a copy is never trusted once the server's stamp moved; nothing of a deleted user
+stays in the process.
+
+Every test compares a service that copies every user it has searched once
+(``replica_min_entries=1``) with one that never copies (``replica_max_entries=0``), both
+on the same real server.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from conftest import make_neo4j_service, neo4j_auth, neo4j_uri_or_skip
+from graphmem import Decomposer, MemoryService, SearchRequest
+from graphmem.backends._replica import Replicas
+from graphmem.backends.neo4j import Neo4jMemoryService
+from test_neo4j_backend import (
+    PARITY_QUERIES,
+    assert_same_ranking,
+    entry,
+    fixture_entries,
+    load_fixture_sessions,
+    ranked,
+)
+
+pytestmark = pytest.mark.neo4j
+
+APP, USER = "app", "heavy"
+ASKED = [
+    "what did Ana adopt",
+    "Rex the beagle at the park",
+    "hiking in Boston",
+    "when was the vet visit",
+    "lol",
+    "what does Bo cook on Sundays",
+]
+TEXTS = [
+    "I adopted a puppy named Rex last week",
+    "haha",
+    "What breed is Rex?",
+    "A beagle, he loves the park",
+    "We went hiking in Boston yesterday",
+    "Nice! Boston is lovely in May",
+    "Rex had his vet visit on Tuesday",
+    "Bo cooks lasagna every Sunday",
+    "lol same",
+    "The vet said Rex is fine",
+]
+
+
+@pytest.fixture
+async def pair(decomposer: Decomposer) -> AsyncIterator[tuple[Neo4jMemoryService, Neo4jMemoryService]]:
+    """(copying, server): two services on one empty database; the first copies every user
+    it has searched, the second never copies."""
+    wiper = await make_neo4j_service(decomposer)
+    await wiper.close()
+    uri, auth = neo4j_uri_or_skip(), neo4j_auth()
+    copying = Neo4jMemoryService(uri, auth=auth, nlp=decomposer, replica_min_entries=1)
+    server = Neo4jMemoryService(uri, auth=auth, nlp=decomposer, replica_max_entries=0)
+    try:
+        yield copying, server
+    finally:
+        await copying.close()
+        await server.close()
+
+
+def session_of(rng: random.Random, size: int, day: int) -> list[Any]:
+    return [
+        entry(rng.choice(TEXTS), author=rng.choice(["Ana", "Bo"]), minute=day * 1440 + i) for i in range(size)
+    ]
+
+
+async def answers(svc: MemoryService, app: str = APP, user: str = USER) -> list[list[tuple[str, float]]]:
+    return [await ranked(svc, app, user, q) for q in ASKED]
+
+
+async def assert_same_answers(copying: Neo4jMemoryService, server: Neo4jMemoryService) -> None:
+    for query, got, want in zip(ASKED, await answers(copying), await answers(server), strict=True):
+        assert_same_ranking(want, got, query)
+
+
+def count_reads(replicas: Replicas) -> dict[str, int]:
+    """Count the reads the copies make, by query file."""
+    counts: dict[str, int] = {}
+    read = replicas._read
+
+    async def counted(name: str, params: dict[str, Any]) -> list[Any]:
+        counts[name] = counts.get(name, 0) + 1
+        return await read(name, params)
+
+    replicas._read = counted
+    return counts
+
+
+async def test_a_copied_user_ranks_as_the_server_on_the_demo_fixtures(
+    pair: tuple[Neo4jMemoryService, Neo4jMemoryService],
+) -> None:
+    copying, server = pair
+    for s in load_fixture_sessions():
+        if s["project_id"] is None:
+            await server.add_session(s["app_name"], s["user_id"], s["session_id"], fixture_entries(s))
+    for app, user, query in PARITY_QUERIES:
+        await ranked(copying, app, user, query)  # the first search of a user reads the server
+    copied = copying._replicas.copied()
+    assert {(o.app_name, o.user_id) for o in copied} == {(app, user) for app, user, _ in PARITY_QUERIES}
+    for app, user, query in PARITY_QUERIES:
+        assert_same_ranking(await ranked(server, app, user, query), await ranked(copying, app, user, query), query)
+
+
+async def test_writes_through_the_service_reach_its_copy_without_reading_the_user_again(
+    pair: tuple[Neo4jMemoryService, Neo4jMemoryService],
+) -> None:
+    copying, server = pair
+    rng = random.Random(7)
+    for day in range(4):
+        await copying.add_session(APP, USER, f"s{day}", session_of(rng, 6, day))
+    reads = count_reads(copying._replicas)
+    await assert_same_answers(copying, server)  # the first search reads the server, the next ones the copy
+    assert reads["replica_entries"] == 1
+
+    writes: list[Callable[[], Awaitable[Any]]] = [
+        lambda: copying.add_session(APP, USER, "s1", session_of(rng, 3, 9)),  # a replacement
+        lambda: copying.append_to_session(APP, USER, "s2", session_of(rng, 2, 10)),
+        lambda: copying.add_entry(APP, USER, entry("Ana's vet is Dr. Silva", author="Ana", minute=99)),
+        lambda: copying.add_sessions(APP, USER, {"s5": session_of(rng, 4, 11), "s6": session_of(rng, 2, 12)}),
+        lambda: copying.delete_session(APP, USER, "s0"),
+    ]
+    for write in writes:
+        await write()
+        await assert_same_answers(copying, server)
+    some = [h.entry_id for h in (await copying.search(SearchRequest(app_name=APP, user_id=USER, query="Rex"))).hits]
+    await copying.delete_entries_by_id(APP, USER, some[:2])
+    await assert_same_answers(copying, server)
+    await copying.delete_entries(APP, USER, "lasagna")
+    await assert_same_answers(copying, server)
+    assert reads["replica_entries"] == 1, "a write through the service made the copy read the user again"
+    assert len(copying._replicas.copied()) == 1
+
+
+async def test_a_write_by_another_service_makes_the_copy_read_again(
+    pair: tuple[Neo4jMemoryService, Neo4jMemoryService],
+) -> None:
+    copying, server = pair
+    rng = random.Random(11)
+    for day in range(3):
+        await server.add_session(APP, USER, f"s{day}", session_of(rng, 5, day))
+    reads = count_reads(copying._replicas)
+    await assert_same_answers(copying, server)
+    assert reads["replica_entries"] == 1
+    # Another process (here: another service) appends and deletes: the copy is stale.
+    await server.append_to_session(APP, USER, "s1", [entry("Rex chased a squirrel in Boston", author="Ana")])
+    await assert_same_answers(copying, server)
+    assert reads["replica_entries"] == 2
+    await server.delete_session(APP, USER, "s0")
+    await assert_same_answers(copying, server)
+    assert reads["replica_entries"] == 3
+
+
+async def test_random_writes_from_both_sides_never_leave_a_stale_answer(
+    pair: tuple[Neo4jMemoryService, Neo4jMemoryService],
+) -> None:
+    copying, server = pair
+    rng = random.Random(2026)
+    await server.add_session(APP, USER, "s0", session_of(rng, 4, 0))
+    await answers(copying)
+    for step in range(14):
+        writer = rng.choice([copying, server])
+        kind = rng.choice(["add", "append", "entry", "delete_entries", "delete_session"])
+        session = f"s{rng.randrange(4)}"
+        if kind == "add":
+            await writer.add_session(APP, USER, session, session_of(rng, rng.randint(1, 5), step))
+        elif kind == "append":
+            await writer.append_to_session(APP, USER, session, session_of(rng, rng.randint(1, 3), step))
+        elif kind == "entry":
+            await writer.add_entry(APP, USER, entry(rng.choice(TEXTS), author="Ana", minute=step))
+        elif kind == "delete_entries":
+            hits = (await server.search(SearchRequest(app_name=APP, user_id=USER, query=rng.choice(ASKED)))).hits
+            await writer.delete_entries_by_id(APP, USER, [h.entry_id for h in hits[:2]])
+        else:
+            await writer.delete_session(APP, USER, session)
+        await assert_same_answers(copying, server)
+
+
+async def test_a_user_with_project_entries_is_read_from_the_server(
+    pair: tuple[Neo4jMemoryService, Neo4jMemoryService],
+) -> None:
+    copying, server = pair
+    rng = random.Random(3)
+    await copying.add_session(APP, USER, "s0", session_of(rng, 6, 0))
+    await answers(copying)
+    await answers(copying)
+    assert copying._replicas.copied()
+    await copying.add_session_to_project(APP, USER, "p0", "work", [entry("Rex joins the Boston office", author="Ana")])
+    assert not copying._replicas.copied()  # a copy holds global memory only
+    scoped = await copying.search(SearchRequest(app_name=APP, user_id=USER, project_id="work", query="Boston office"))
+    assert scoped.hits[0].memory.text == "Rex joins the Boston office"
+    unscoped = await copying.search(SearchRequest(app_name=APP, user_id=USER, query="Boston office"))
+    assert "Rex joins the Boston office" not in {h.memory.text for h in unscoped.hits}
+    await assert_same_answers(copying, server)
+    assert not copying._replicas.copied()
+
+
+async def test_delete_user_leaves_nothing_of_the_user_in_the_process(
+    pair: tuple[Neo4jMemoryService, Neo4jMemoryService],
+) -> None:
+    copying, server = pair
+    rng = random.Random(5)
+    await copying.add_session(APP, USER, "s0", session_of(rng, 6, 0))
+    await copying.add_session(APP, "other", "s0", session_of(rng, 6, 0))
+    for user in (USER, "other"):
+        await answers(copying, user=user)
+        await answers(copying, user=user)
+    assert len(copying._replicas.copied()) == 2
+    await copying.delete_user(APP, USER)
+    assert [o.user_id for o in copying._replicas.copied()] == ["other"]
+    store = copying._replicas._store
+    assert {o.user_id for o in store._entries if store._entries[o]} == {"other"}
+    assert all(key[2] != USER for key in store.graph.nodes)
+    assert all(o.user_id != USER for o in copying._replicas._large)
+    assert await answers(copying) == [[] for _ in ASKED]
+
+
+async def test_another_process_deleting_the_user_drops_the_copy_at_the_next_search(
+    pair: tuple[Neo4jMemoryService, Neo4jMemoryService],
+) -> None:
+    copying, server = pair
+    rng = random.Random(6)
+    await server.add_session(APP, USER, "s0", session_of(rng, 6, 0))
+    await answers(copying)
+    await answers(copying)
+    assert copying._replicas.copied()
+    await server.delete_user(APP, USER)
+    assert await answers(copying) == [[] for _ in ASKED]
+    assert not copying._replicas.copied()
+    assert not any(copying._replicas._store._entries.values())
+
+
+async def test_copies_stay_within_their_entry_budget_least_recently_searched_out(decomposer: Decomposer) -> None:
+    wiper = await make_neo4j_service(decomposer)
+    await wiper.close()
+    svc = Neo4jMemoryService(
+        neo4j_uri_or_skip(), auth=neo4j_auth(), nlp=decomposer, replica_min_entries=1, replica_max_entries=10
+    )
+    try:
+        rng = random.Random(9)
+        for user in ("u1", "u2", "u3"):
+            await svc.add_session(APP, user, "s0", session_of(rng, 4, 0))
+        for user in ("u1", "u2", "u3"):
+            await answers(svc, user=user)
+            await answers(svc, user=user)
+        assert [o.user_id for o in svc._replicas.copied()] == ["u2", "u3"]
+        assert sum(svc._replicas.copied().values()) <= 10
+        await svc.add_session(APP, "big", "s0", session_of(rng, 11, 0))
+        await answers(svc, user="big")
+        await answers(svc, user="big")
+        assert "big" not in {o.user_id for o in svc._replicas.copied()}  # larger than the budget
+    finally:
+        await svc.close()
+
+
+@pytest.mark.parametrize(("low", "high"), [(0, 10), (5, -1)])
+def test_bad_copy_settings_are_refused(decomposer: Decomposer, low: int, high: int) -> None:
+    with pytest.raises(ValueError, match="replica_"):
+        Neo4jMemoryService(
+            "bolt://127.0.0.1:1", nlp=decomposer, replica_min_entries=low, replica_max_entries=high
+        )
+
+
+async def test_every_write_moves_the_users_stamp(pair: tuple[Neo4jMemoryService, Neo4jMemoryService]) -> None:
+    copying, _ = pair
+
+    async def stamp() -> Any:
+        rows = await copying._read("user_stamp", {"app_name": APP, "user_id": USER})
+        return rows[0]["stamp"]
+
+    assert await stamp() is None
+    seen = []
+    await copying.add_session(APP, USER, "s0", [entry("one", author="Ana"), entry("two", author="Bo")])
+    seen.append(await stamp())
+    await copying.append_to_session(APP, USER, "s0", [entry("three", author="Ana")])
+    seen.append(await stamp())
+    await copying.add_entry(APP, USER, entry("four", author="Ana"))
+    seen.append(await stamp())
+    await copying.delete_session(APP, USER, "s0")
+    seen.append(await stamp())
+    assert None not in seen and len(set(seen)) == len(seen)
+    await copying.delete_user(APP, USER)
+    assert await stamp() is None
