@@ -91,6 +91,10 @@ class System(ABC):
     async def clear(self, user: str) -> None:  # noqa: B027 - optional hook, no-op by default
         """Remove what ``user`` has in a store shared across runs (Neo4j)."""
 
+    async def settle(self) -> None:  # noqa: B027 - optional hook, no-op by default
+        """Wait for work the searches so far started in the background (a Neo4j service's
+        copies of large users, graphmem.backends._replica)."""
+
     async def close(self) -> None:  # noqa: B027 - optional hook, no-op by default
         """Release resources."""
 
@@ -184,6 +188,11 @@ class GraphmemSystem(System):
 
     async def clear(self, user: str) -> None:
         await self.service.delete_user(self.app, user)
+
+    async def settle(self) -> None:
+        replicas = getattr(self.service, "_replicas", None)  # Neo4j only
+        if replicas is not None:
+            await replicas.settled()
 
     async def close(self) -> None:
         await self.service.close()

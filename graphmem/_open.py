@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs, quote, unquote, urlsplit, urlunsplit
+from urllib.parse import parse_qs, parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
 from graphmem._errors import BackendUnavailableError, GraphmemError, InvalidStoreUriError
 from graphmem._service import MemoryService
@@ -62,6 +62,8 @@ class StoreUri:
     user: str | None = None
     password: str | None = None
     database: str | None = None
+    #: Neo4j settings the URI gave (``?replica_max_entries=0``), as constructor arguments.
+    settings: tuple[tuple[str, int], ...] = ()
 
 
 def redact_uri(uri: str | os.PathLike[str]) -> str:
@@ -147,6 +149,11 @@ def _file_store(path: Path, original: str) -> StoreUri:
     return StoreUri("file", os.fspath(path), path=path)
 
 
+#: The Neo4j service's settings a store URI may carry (``?replica_max_entries=0``): the
+#: process's copies of large users (see :mod:`graphmem.backends._replica`).
+NEO4J_URI_SETTINGS = ("replica_min_entries", "replica_max_entries")
+
+
 def _neo4j_uri(text: str, original: str) -> StoreUri:
     shown = redact_uri(original)
     try:
@@ -167,12 +174,22 @@ def _neo4j_uri(text: str, original: str) -> StoreUri:
             f"{shown!r}: a Neo4j URI has no path or #fragment; name a database with ?database=NAME"
         )
     options = parse_qs(parts.query, keep_blank_values=True)
-    unknown = sorted(set(options) - {"database"})
+    unknown = sorted(set(options) - {"database", *NEO4J_URI_SETTINGS})
     if unknown:
-        raise InvalidStoreUriError(f"{shown!r}: unknown option {unknown[0]!r}; the only one is ?database=NAME")
+        raise InvalidStoreUriError(
+            f"{shown!r}: unknown option {unknown[0]!r}; the options are ?database=NAME and "
+            + ", ".join(f"?{name}=N" for name in NEO4J_URI_SETTINGS)
+        )
     databases = options.get("database", [])
     if len(databases) > 1 or (databases and not databases[0]):
         raise InvalidStoreUriError(f"{shown!r}: give ?database= once, with a name")
+    settings = []
+    for name in NEO4J_URI_SETTINGS:
+        values = options.get(name, [])
+        if len(values) > 1 or (values and not values[0].isascii()) or (values and not values[0].isdigit()):
+            raise InvalidStoreUriError(f"{shown!r}: give ?{name}= once, as a whole number (0 or more)")
+        if values:
+            settings.append((name, int(values[0])))
     host = parts.hostname if ":" not in parts.hostname else f"[{parts.hostname}]"
     netloc = host if port is None else f"{host}:{port}"
     bare = urlunsplit((parts.scheme.lower(), netloc, "", "", ""))
@@ -185,6 +202,7 @@ def _neo4j_uri(text: str, original: str) -> StoreUri:
         user=user,
         password=password,
         database=databases[0] if databases else None,
+        settings=tuple(settings),
     )
 
 
@@ -221,8 +239,9 @@ def neo4j_store_uri(
     elif user and user != "neo4j":
         netloc = f"{quote(user, safe='')}@{netloc}"
     query = parts.query
-    if database:
-        query = f"database={quote(database, safe='')}"
+    if database:  # (in place of the URI's database; its other options kept)
+        kept = [(k, v) for k, v in parse_qsl(query, keep_blank_values=True) if k != "database"]
+        query = urlencode([("database", database), *kept], quote_via=quote, safe="")
     return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
 
 
@@ -313,7 +332,7 @@ async def open_memory(
             nlp=nlp,
             weights=weights,
             language=language,
-            **options,
+            **{**dict(store.settings), **options},
         )
     try:
         try:

@@ -15,11 +15,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
-
-from conftest import make_neo4j_service, neo4j_auth, neo4j_uri_or_skip
-from graphmem import Decomposer, MemoryService, SearchRequest
-from graphmem.backends._replica import Replicas
-from graphmem.backends.neo4j import Neo4jMemoryService
 from test_neo4j_backend import (
     PARITY_QUERIES,
     assert_same_ranking,
@@ -28,6 +23,12 @@ from test_neo4j_backend import (
     load_fixture_sessions,
     ranked,
 )
+
+from conftest import make_neo4j_service, neo4j_auth, neo4j_uri_or_skip
+from graphmem import Decomposer, MemoryService, SearchRequest
+from graphmem._service import Owner
+from graphmem.backends._replica import Replicas
+from graphmem.backends.neo4j import Neo4jMemoryService
 
 pytestmark = pytest.mark.neo4j
 
@@ -71,30 +72,42 @@ async def pair(decomposer: Decomposer) -> AsyncIterator[tuple[Neo4jMemoryService
 
 
 def session_of(rng: random.Random, size: int, day: int) -> list[Any]:
-    return [
-        entry(rng.choice(TEXTS), author=rng.choice(["Ana", "Bo"]), minute=day * 1440 + i) for i in range(size)
-    ]
+    return [entry(rng.choice(TEXTS), author=rng.choice(["Ana", "Bo"]), minute=day * 1440 + i) for i in range(size)]
 
 
 async def answers(svc: MemoryService, app: str = APP, user: str = USER) -> list[list[tuple[str, float]]]:
     return [await ranked(svc, app, user, q) for q in ASKED]
 
 
+async def copy_in(svc: Neo4jMemoryService, app: str = APP, user: str = USER) -> None:
+    """Search the user until it is copied: the first search reads the server, which says
+    the user is large; the next finds no current copy and has one read in the background."""
+    for query in ASKED[:2]:
+        await svc.search(SearchRequest(app_name=app, user_id=user, query=query))
+    await svc._replicas.settled()
+    assert Owner(app, user) in svc._replicas.copied()
+
+
 async def assert_same_answers(copying: Neo4jMemoryService, server: Neo4jMemoryService) -> None:
+    """The copy, made current first, answers every question as the server does."""
+    await copy_in(copying)
     for query, got, want in zip(ASKED, await answers(copying), await answers(server), strict=True):
         assert_same_ranking(want, got, query)
+    # Still current: every answer above came from the copy.
+    copy = copying._replicas._copies[Owner(APP, USER)]
+    assert copy.stamp == (await copying._user_stamp(Owner(APP, USER)))[0]
 
 
 def count_reads(replicas: Replicas) -> dict[str, int]:
-    """Count the reads the copies make, by query file."""
-    counts: dict[str, int] = {}
-    read = replicas._read
+    """Count the reads of whole users the copies make."""
+    counts = {"replica_entries": 0}
+    read = replicas._read_entries
 
-    async def counted(name: str, params: dict[str, Any]) -> list[Any]:
-        counts[name] = counts.get(name, 0) + 1
-        return await read(name, params)
+    async def counted(owner: Any) -> Any:
+        counts["replica_entries"] += 1
+        return await read(owner)
 
-    replicas._read = counted
+    replicas._read_entries = counted
     return counts
 
 
@@ -105,10 +118,8 @@ async def test_a_copied_user_ranks_as_the_server_on_the_demo_fixtures(
     for s in load_fixture_sessions():
         if s["project_id"] is None:
             await server.add_session(s["app_name"], s["user_id"], s["session_id"], fixture_entries(s))
-    for app, user, query in PARITY_QUERIES:
-        await ranked(copying, app, user, query)  # the first search of a user reads the server
-    copied = copying._replicas.copied()
-    assert {(o.app_name, o.user_id) for o in copied} == {(app, user) for app, user, _ in PARITY_QUERIES}
+    for app, user in sorted({(app, user) for app, user, _ in PARITY_QUERIES}):
+        await copy_in(copying, app, user)
     for app, user, query in PARITY_QUERIES:
         assert_same_ranking(await ranked(server, app, user, query), await ranked(copying, app, user, query), query)
 
@@ -120,9 +131,9 @@ async def test_writes_through_the_service_reach_its_copy_without_reading_the_use
     rng = random.Random(7)
     for day in range(4):
         await copying.add_session(APP, USER, f"s{day}", session_of(rng, 6, day))
+    await copy_in(copying)
     reads = count_reads(copying._replicas)
-    await assert_same_answers(copying, server)  # the first search reads the server, the next ones the copy
-    assert reads["replica_entries"] == 1
+    await assert_same_answers(copying, server)
 
     writes: list[Callable[[], Awaitable[Any]]] = [
         lambda: copying.add_session(APP, USER, "s1", session_of(rng, 3, 9)),  # a replacement
@@ -139,7 +150,7 @@ async def test_writes_through_the_service_reach_its_copy_without_reading_the_use
     await assert_same_answers(copying, server)
     await copying.delete_entries(APP, USER, "lasagna")
     await assert_same_answers(copying, server)
-    assert reads["replica_entries"] == 1, "a write through the service made the copy read the user again"
+    assert reads["replica_entries"] == 0, "a write through the service made the copy read the user again"
     assert len(copying._replicas.copied()) == 1
 
 
@@ -150,16 +161,17 @@ async def test_a_write_by_another_service_makes_the_copy_read_again(
     rng = random.Random(11)
     for day in range(3):
         await server.add_session(APP, USER, f"s{day}", session_of(rng, 5, day))
+    await copy_in(copying)
     reads = count_reads(copying._replicas)
     await assert_same_answers(copying, server)
-    assert reads["replica_entries"] == 1
+    assert reads["replica_entries"] == 0
     # Another process (here: another service) appends and deletes: the copy is stale.
     await server.append_to_session(APP, USER, "s1", [entry("Rex chased a squirrel in Boston", author="Ana")])
     await assert_same_answers(copying, server)
-    assert reads["replica_entries"] == 2
+    assert reads["replica_entries"] == 1
     await server.delete_session(APP, USER, "s0")
     await assert_same_answers(copying, server)
-    assert reads["replica_entries"] == 3
+    assert reads["replica_entries"] == 2
 
 
 async def test_random_writes_from_both_sides_never_leave_a_stale_answer(
@@ -168,7 +180,7 @@ async def test_random_writes_from_both_sides_never_leave_a_stale_answer(
     copying, server = pair
     rng = random.Random(2026)
     await server.add_session(APP, USER, "s0", session_of(rng, 4, 0))
-    await answers(copying)
+    await copy_in(copying)
     for step in range(14):
         writer = rng.choice([copying, server])
         kind = rng.choice(["add", "append", "entry", "delete_entries", "delete_session"])
@@ -193,16 +205,16 @@ async def test_a_user_with_project_entries_is_read_from_the_server(
     copying, server = pair
     rng = random.Random(3)
     await copying.add_session(APP, USER, "s0", session_of(rng, 6, 0))
-    await answers(copying)
-    await answers(copying)
-    assert copying._replicas.copied()
+    await copy_in(copying)
     await copying.add_session_to_project(APP, USER, "p0", "work", [entry("Rex joins the Boston office", author="Ana")])
     assert not copying._replicas.copied()  # a copy holds global memory only
     scoped = await copying.search(SearchRequest(app_name=APP, user_id=USER, project_id="work", query="Boston office"))
     assert scoped.hits[0].memory.text == "Rex joins the Boston office"
     unscoped = await copying.search(SearchRequest(app_name=APP, user_id=USER, query="Boston office"))
     assert "Rex joins the Boston office" not in {h.memory.text for h in unscoped.hits}
-    await assert_same_answers(copying, server)
+    for query, got, want in zip(ASKED, await answers(copying), await answers(server), strict=True):
+        assert_same_ranking(want, got, query)
+    await copying._replicas.settled()
     assert not copying._replicas.copied()
 
 
@@ -214,14 +226,11 @@ async def test_delete_user_leaves_nothing_of_the_user_in_the_process(
     await copying.add_session(APP, USER, "s0", session_of(rng, 6, 0))
     await copying.add_session(APP, "other", "s0", session_of(rng, 6, 0))
     for user in (USER, "other"):
-        await answers(copying, user=user)
-        await answers(copying, user=user)
-    assert len(copying._replicas.copied()) == 2
+        await copy_in(copying, user=user)
     await copying.delete_user(APP, USER)
     assert [o.user_id for o in copying._replicas.copied()] == ["other"]
-    store = copying._replicas._store
-    assert {o.user_id for o in store._entries if store._entries[o]} == {"other"}
-    assert all(key[2] != USER for key in store.graph.nodes)
+    for copy in copying._replicas._copies.values():
+        assert all(key[2] != USER for key in copy.store.graph.nodes)
     assert all(o.user_id != USER for o in copying._replicas._large)
     assert await answers(copying) == [[] for _ in ASKED]
 
@@ -232,13 +241,11 @@ async def test_another_process_deleting_the_user_drops_the_copy_at_the_next_sear
     copying, server = pair
     rng = random.Random(6)
     await server.add_session(APP, USER, "s0", session_of(rng, 6, 0))
-    await answers(copying)
-    await answers(copying)
-    assert copying._replicas.copied()
+    await copy_in(copying)
     await server.delete_user(APP, USER)
     assert await answers(copying) == [[] for _ in ASKED]
+    await copying._replicas.settled()
     assert not copying._replicas.copied()
-    assert not any(copying._replicas._store._entries.values())
 
 
 async def test_copies_stay_within_their_entry_budget_least_recently_searched_out(decomposer: Decomposer) -> None:
@@ -251,14 +258,16 @@ async def test_copies_stay_within_their_entry_budget_least_recently_searched_out
         rng = random.Random(9)
         for user in ("u1", "u2", "u3"):
             await svc.add_session(APP, user, "s0", session_of(rng, 4, 0))
-        for user in ("u1", "u2", "u3"):
-            await answers(svc, user=user)
-            await answers(svc, user=user)
+        for user in ("u1", "u2"):
+            await copy_in(svc, user=user)
+        for query in ASKED[:2]:
+            await svc.search(SearchRequest(app_name=APP, user_id="u3", query=query))
+        await svc._replicas.settled()
         assert [o.user_id for o in svc._replicas.copied()] == ["u2", "u3"]
         assert sum(svc._replicas.copied().values()) <= 10
         await svc.add_session(APP, "big", "s0", session_of(rng, 11, 0))
         await answers(svc, user="big")
-        await answers(svc, user="big")
+        await svc._replicas.settled()
         assert "big" not in {o.user_id for o in svc._replicas.copied()}  # larger than the budget
     finally:
         await svc.close()
@@ -267,17 +276,14 @@ async def test_copies_stay_within_their_entry_budget_least_recently_searched_out
 @pytest.mark.parametrize(("low", "high"), [(0, 10), (5, -1)])
 def test_bad_copy_settings_are_refused(decomposer: Decomposer, low: int, high: int) -> None:
     with pytest.raises(ValueError, match="replica_"):
-        Neo4jMemoryService(
-            "bolt://127.0.0.1:1", nlp=decomposer, replica_min_entries=low, replica_max_entries=high
-        )
+        Neo4jMemoryService("bolt://127.0.0.1:1", nlp=decomposer, replica_min_entries=low, replica_max_entries=high)
 
 
 async def test_every_write_moves_the_users_stamp(pair: tuple[Neo4jMemoryService, Neo4jMemoryService]) -> None:
     copying, _ = pair
 
     async def stamp() -> Any:
-        rows = await copying._read("user_stamp", {"app_name": APP, "user_id": USER})
-        return rows[0]["stamp"]
+        return (await copying._user_stamp(Owner(APP, USER)))[0]
 
     assert await stamp() is None
     seen = []

@@ -122,6 +122,9 @@ async def test_memory_uri_is_in_memory(decomposer: Decomposer, tmp_path: Path, m
         ("bolt://", "names no host"),
         ("bolt://ann:hunter2@host:port", "not a valid Neo4j URI"),
         ("bolt://ann:hunter2@host?db=x", "unknown option 'db'"),
+        ("bolt://host?replica_max_entries=-1", "as a whole number"),
+        ("bolt://host?replica_min_entries=lots", "as a whole number"),
+        ("bolt://host?replica_max_entries=1&replica_max_entries=2", "once"),
         ("file://elsewhere/memory.journal", "on this machine"),
         ("memory:somewhere", "takes nothing"),
         ("file:///tmp/x%00y.journal", "NUL character"),
@@ -199,6 +202,23 @@ def test_credentials_and_database_are_read_from_the_uri() -> None:
         "neo4j", "bolt://127.0.0.1:7687", "ann", "p@ss:word", "memories",
     )
     assert "p@ss" not in store.display and "***" in store.display
+
+
+def test_copy_settings_are_read_from_the_uri_and_kept_beside_a_database() -> None:
+    store = parse_store_uri("bolt://127.0.0.1:7687?replica_max_entries=0&replica_min_entries=20000")
+    assert dict(store.settings) == {"replica_max_entries": 0, "replica_min_entries": 20000}
+    uri = neo4j_store_uri("bolt://127.0.0.1:7687?replica_max_entries=0&database=old", database="new")
+    store = parse_store_uri(uri)
+    assert (store.database, dict(store.settings)) == ("new", {"replica_max_entries": 0})
+
+
+async def test_copy_settings_in_the_uri_reach_the_service(decomposer: Decomposer) -> None:
+    from graphmem.backends.neo4j import Neo4jMemoryService
+
+    uri = neo4j_uri_or_skip() + "?replica_min_entries=7&replica_max_entries=0"
+    async with await open_memory(uri, nlp=decomposer) as service:
+        assert isinstance(service, Neo4jMemoryService)
+        assert (service._replicas.min_entries, service._replicas.max_entries) == (7, 0)
 
 
 def test_cli_settings_map_to_a_uri_and_back() -> None:

@@ -8,10 +8,10 @@ user keeps a copy of that user's graph in memory, in the networkx backend's stru
 searches the copy. The server stays the only place anything is stored.
 
 When a copy is trusted: every write transaction ends by putting a new random stamp on the
-user's counter node (``cypher/stamp_user.cypher``), whoever writes (this process, another
+user's counter node (on Neo4j, ``cypher/stamp_user.cypher``), whoever writes (this process, another
 one, a schema migration's data step). A search first reads that stamp (one round trip,
-``cypher/user_stamp.cypher``) and uses the copy only while the stamps agree; otherwise it
-reads the user again, whole (``cypher/replica_entries.cypher``, kept only when the stamp is
+the backend's read of it) and uses the copy only while the stamps agree; otherwise it
+reads the user again, whole (kept only when the stamp is
 the same before and after it, so no write committed meanwhile). A write made through this
 process is applied to the copy as well (the networkx backend's own write of the same
 entries) when the copy was current just before it, so an agent that stores a session and
@@ -28,10 +28,12 @@ user deleted by another process is dropped by the next search that reads its sta
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import secrets
 from collections import OrderedDict, defaultdict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from graphmem._decompose import Decomposer
@@ -45,8 +47,12 @@ _log = logging.getLogger(__name__)
 
 #: What a write through the service does to a copy: the same write on the networkx store.
 Mirror = Callable[["ReplicaStore"], Awaitable[object]]
-#: A read of the server: a query file's name and its parameters, to its rows.
-Read = Callable[[str, dict[str, Any]], Awaitable[list[Any]]]
+#: The server's stamp of a user, its entry count and how many of those are in a project
+#: (``None``, ``None``, ``None``: the user holds nothing).
+StampRead = Callable[[Owner], Awaitable[tuple[str | None, int | None, int | None]]]
+#: Every entry of a user, as rows with the keys of :func:`_entry` and ``session_id`` and
+#: ``project_id``.
+EntriesRead = Callable[[Owner], Awaitable[Sequence[Mapping[str, Any]]]]
 
 
 def new_stamp() -> str:
@@ -56,24 +62,32 @@ def new_stamp() -> str:
 
 
 class ReplicaStore(GraphMemoryService):
-    """The networkx store the copies live in (in memory only).
+    """The networkx store a user's copy lives in (in memory only; one per user).
 
-    It holds only users without project entries, so every scope of a search reads the
-    same entries and a project-scoped search of a copied user is the global one: project
-    calls are allowed here, where the embedded backend refuses them.
+    It holds a user without project entries, so every scope of a search reads the same
+    entries and a project-scoped search of it is the global one: project calls are
+    allowed here, where the embedded backend refuses them.
     """
 
     def supports_project_scoping(self) -> bool:
         return True
 
 
+@dataclass
+class _Copy:
+    stamp: str
+    entries: int
+    store: ReplicaStore
+
+
 class Replicas:
     """The copies of one :class:`Neo4jMemoryService`: which users are copied, at which
-    stamp, and the store holding them. ``max_entries=0`` copies nobody."""
+    stamp. ``max_entries=0`` copies nobody."""
 
     def __init__(
         self,
-        read: Read,
+        read_stamp: StampRead,
+        read_entries: EntriesRead,
         decomposer: Decomposer,
         weights: ScoringWeights,
         *,
@@ -85,17 +99,16 @@ class Replicas:
                 f"replica_min_entries must be at least 1 and replica_max_entries at least 0, "
                 f"got {min_entries} and {max_entries}"
             )
-        self._read = read
+        self._read_stamp, self._read_entries = read_stamp, read_entries
         self._decomposer, self._weights = decomposer, weights
-        self._store = ReplicaStore(decomposer, weights=weights)
         self.min_entries = min_entries
         self.max_entries = max_entries
-        #: Per copied user, the stamp its copy is at and its entry count, least recently
-        #: searched first.
-        self._copies: OrderedDict[Owner, tuple[str, int]] = OrderedDict()
+        #: The copies, least recently searched first.
+        self._copies: OrderedDict[Owner, _Copy] = OrderedDict()
         #: Users a server search found large enough to copy (their next search checks).
         self._large: set[Owner] = set()
-        self._loading: set[Owner] = set()
+        #: Copies being read, by user (in the background: no search waits for one).
+        self._loading: dict[Owner, asyncio.Task[None]] = {}
 
     def saw(self, owner: Owner, entry_count: int, global_only: bool) -> None:
         """A server read found ``owner`` holding ``entry_count`` entries, none in a project
@@ -105,15 +118,19 @@ class Replicas:
 
     def copied(self) -> Mapping[Owner, int]:
         """The users copied now, with their entry counts (least recently searched first)."""
-        return {owner: entries for owner, (_, entries) in self._copies.items()}
+        return {owner: copy.entries for owner, copy in self._copies.items()}
+
+    async def settled(self) -> None:
+        """Wait for the copies being read now (tests, benchmarks: searches never wait)."""
+        while self._loading:
+            await asyncio.gather(*self._loading.values(), return_exceptions=True)
 
     async def store_for(self, owner: Owner) -> MemoryService | None:
-        """The store to search ``owner`` in: the copy, current with the server (read again
-        when it was not), or ``None`` to read the server."""
+        """The store to search ``owner`` in: its copy while current with the server, else
+        ``None`` (read the server; the copy is read again in the background)."""
         if owner not in self._large:
             return None
-        state = (await self._read("user_stamp", _params(owner)))[0]
-        stamp, entries, in_projects = state["stamp"], state["entries"], state["project_entries"]
+        stamp, entries, in_projects = await self._read_stamp(owner)
         if stamp is None or in_projects or entries is None or not self.min_entries <= entries <= self.max_entries:
             # Not to be copied (now): emptied, in a project, too small or too large, or
             # not written since writes were stamped (its next write stamps it). Its next
@@ -121,24 +138,38 @@ class Replicas:
             self.forget(owner)
             return None
         copy = self._copies.get(owner)
-        if copy is not None and copy[0] == stamp:
+        if copy is not None and copy.stamp == stamp:
             self._copies.move_to_end(owner)
-            return self._store
-        if owner in self._loading:
-            return None  # another search is reading it: this one reads the server
-        self._loading.add(owner)
+            return copy.store
+        self.drop(owner)
+        if owner not in self._loading:
+            task = asyncio.get_running_loop().create_task(self._load(owner, stamp))
+            self._loading[owner] = task
+            task.add_done_callback(lambda _: self._loading.pop(owner, None))
+        return None
+
+    async def _load(self, owner: Owner, stamp: str) -> None:
+        """Read ``owner`` whole and keep the copy, if no write committed meanwhile."""
         try:
-            self.drop(owner)
-            rows = await self._read("replica_entries", _params(owner))
-            after = (await self._read("user_stamp", _params(owner)))[0]["stamp"]
+            rows = await self._read_entries(owner)
+            after, _, _ = await self._read_stamp(owner)
             if after != stamp:
-                return None  # a write committed during the read: maybe half of it was read
-            await self._store._write(owner, *_records(owner, rows))
-            self._copies[owner] = (stamp, len(rows))
+                return  # a write committed during the read: maybe half of it was read
+            # Built off the event loop (seconds for 100k entries), in a store of its own.
+            store = await asyncio.to_thread(self._build, owner, rows)
+        except Exception:  # the server is read again by the searches; the next one retries
+            _log.warning("graphmem: reading a copy of a user failed; searches read the server", exc_info=True)
+            return
+        if owner in self._large:  # (not deleted meanwhile)
+            self._copies[owner] = _Copy(stamp, len(rows), store)
             self._evict()
-            return self._store if owner in self._copies else None
-        finally:
-            self._loading.discard(owner)
+
+    def _build(self, owner: Owner, rows: Sequence[Mapping[str, Any]]) -> ReplicaStore:
+        store = ReplicaStore(self._decomposer, weights=self._weights)
+        with store._lock:
+            for record in _records(owner, rows):
+                store._apply(record)
+        return store
 
     async def written(self, owner: Owner, before: str | None, stamp: str | None, mirror: Mirror | None) -> None:
         """A write to ``owner`` committed, moving its stamp from ``before`` to ``stamp``:
@@ -147,54 +178,49 @@ class Replicas:
         copy = self._copies.get(owner)
         if copy is None:
             return
-        if mirror is None or stamp is None or copy[0] != before:
+        if mirror is None or stamp is None or copy.stamp != before:
             self.drop(owner)
             return
         try:
-            await mirror(self._store)
+            await mirror(copy.store)
         except Exception:  # the server has the write: only the copy is lost, read again
             _log.warning("graphmem: a write could not be applied to a user's copy; it is read again", exc_info=True)
             self.drop(owner)
             return
-        entries = len(self._store._entries.get(owner, ()))
-        self._copies[owner] = (stamp, entries)
-        if entries > self.max_entries:
+        copy.stamp = stamp
+        copy.entries = len(copy.store._entries.get(owner, ()))
+        if copy.entries > self.max_entries:
             self.drop(owner)
 
     def drop(self, owner: Owner) -> None:
-        """Forget ``owner``'s copy (its entries leave the process's memory)."""
-        if self._copies.pop(owner, None) is not None or self._store._entries.get(owner):
-            with self._store._lock:
-                self._store._apply({"op": "delete_user", "app_name": owner.app_name, "user_id": owner.user_id})
+        """Forget ``owner``'s copy (its entries leave the process's memory with it)."""
+        self._copies.pop(owner, None)
 
     def forget(self, owner: Owner) -> None:
-        """``owner`` was deleted: no copy, and nothing kept about it."""
+        """``owner`` was deleted, or is not to be copied: no copy (a copy being read is not
+        kept), and nothing kept about it."""
         self.drop(owner)
         self._large.discard(owner)
 
     def clear(self) -> None:
-        """Drop every copy (the service closed)."""
+        """Drop every copy, and stop reading any (the service closed)."""
+        for task in self._loading.values():
+            task.cancel()
         self._copies.clear()
         self._large.clear()
-        self._store = ReplicaStore(self._decomposer, weights=self._weights)
 
     def _evict(self) -> None:
-        total = sum(entries for _, entries in self._copies.values())
+        total = sum(copy.entries for copy in self._copies.values())
         while total > self.max_entries and self._copies:
-            owner, (_, entries) = next(iter(self._copies.items()))
-            self.drop(owner)
-            total -= entries
+            _, copy = self._copies.popitem(last=False)
+            total -= copy.entries
 
 
-def _params(owner: Owner) -> dict[str, Any]:
-    return {"app_name": owner.app_name, "user_id": owner.user_id}
-
-
-def _records(owner: Owner, rows: Sequence[Any]) -> list[dict[str, Any]]:
+def _records(owner: Owner, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """``rows`` of ``replica_entries.cypher`` as the networkx store's journal records: one
     ``replace_session`` per session (entries in position order, so the store links them
     as the server did), one ``insert_entry`` per entry outside any session."""
-    sessions: dict[tuple[str | None, str], list[Any]] = defaultdict(list)
+    sessions: dict[tuple[str | None, str], list[Mapping[str, Any]]] = defaultdict(list)
     records: list[dict[str, Any]] = []
     base = {"app_name": owner.app_name, "user_id": owner.user_id}
     for row in rows:
@@ -211,7 +237,7 @@ def _records(owner: Owner, rows: Sequence[Any]) -> list[dict[str, Any]]:
     return records
 
 
-def _entry(row: Any) -> dict[str, Any]:
+def _entry(row: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "id": row["id"],
         "author": row["author"],

@@ -3,9 +3,11 @@
 The graph is the one the networkx backend keeps (see :mod:`graphmem.backends._graph_model`):
 ``Entry``, ``Token`` and ``Entity`` nodes, each carrying ``app_name`` and ``user_id``, linked
 by ``HAS_TOKEN``, ``MENTIONS`` and ``NEXT``. One node more per user that holds entries:
-``(:GraphmemUser {app_name, user_id, entries, project_entries})``, its entry count and how
-many of those are in a project, so that a search reads the N of its idf in one seek and
-knows when its postings need no scope check. Every write transaction keeps it exact
+``(:GraphmemUser {app_name, user_id, entries, project_entries, stamp})``, its entry count and
+how many of those are in a project, so that a search reads the N of its idf in one seek and
+knows when its postings need no scope check, and a random stamp each write transaction
+replaces (``cypher/stamp_user.cypher``: what a copy of a large user is checked by, see
+:mod:`graphmem.backends._replica`). Every write transaction keeps it exact
 (``cypher/create_entries.cypher``, ``delete_entries.cypher``); it goes with the user's last
 entry. A user written before schema version 2 has none until its next write counts it;
 until then its searches count its entries. Schema version 3 sets ``Token.user_speaker`` on
@@ -41,6 +43,9 @@ How the driver is used:
   Candidates come only from neighbourhoods, which check every entry's scope; postings,
   which only steer a pruned search, skip that check when the counter says the user has no
   project entries.
+- A user found holding at least ``replica_min_entries`` entries, none in a project, is
+  searched in a copy of its graph kept in this process (:mod:`graphmem.backends._replica`),
+  while the stamp on its counter node says the copy is current: one read per search.
 - Every list a query takes travels inside the map ``$lists`` (``_sent``): Neo4j 5 plans a
   query once per size bucket of each list parameter, and a search's lists change size from
   query to query, so each search query would be planned (0.5-2 s) many times over.
@@ -218,7 +223,8 @@ class Neo4jMemoryService(MemoryService):
             self._where = f"Neo4j at {uri}"
         self._current_driver: AsyncDriver = driver if driver is not None else self._new_driver()
         self._replicas = Replicas(
-            self._read,
+            self._user_stamp,
+            self._replica_entries,
             self._decomposer,
             self.weights,
             min_entries=replica_min_entries,
@@ -537,6 +543,13 @@ class Neo4jMemoryService(MemoryService):
         if copy is not None:
             return await copy._search(request)
         return await super()._search(request)
+
+    async def _user_stamp(self, owner: Owner) -> tuple[str | None, int | None, int | None]:
+        record = await self._read_one("user_stamp", _owner_params(owner))
+        return record["stamp"], record["entries"], record["project_entries"]
+
+    async def _replica_entries(self, owner: Owner) -> list[Any]:
+        return await self._read("replica_entries", _owner_params(owner))
 
     async def _term_stats(self, owner: Owner, tokens: Sequence[str], entities: Sequence[str]) -> CorpusStats:
         record = await self._read_one(
