@@ -36,6 +36,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from graphmem._collector import collector_paused
 from graphmem._decompose import Decomposer
 from graphmem._scoring import ScoringWeights
 from graphmem._service import MemoryService, Owner
@@ -71,6 +72,16 @@ class ReplicaStore(GraphMemoryService):
 
     def supports_project_scoping(self) -> bool:
         return True
+
+    def load(self, records: Sequence[dict[str, Any]]) -> None:
+        """Apply journal records (a user read whole), as opening a journal does."""
+        # A load of many objects, none of them garbage (as opening a journal: _collector).
+        with collector_paused(long=True), self._lock:
+            for record in records:
+                self._apply(record)
+
+    def entry_count(self, owner: Owner) -> int:
+        return len(self._entries.get(owner, ()))
 
 
 @dataclass
@@ -166,9 +177,7 @@ class Replicas:
 
     def _build(self, owner: Owner, rows: Sequence[Mapping[str, Any]]) -> ReplicaStore:
         store = ReplicaStore(self._decomposer, weights=self._weights)
-        with store._lock:
-            for record in _records(owner, rows):
-                store._apply(record)
+        store.load(_records(owner, rows))
         return store
 
     async def written(self, owner: Owner, before: str | None, stamp: str | None, mirror: Mirror | None) -> None:
@@ -188,7 +197,7 @@ class Replicas:
             self.drop(owner)
             return
         copy.stamp = stamp
-        copy.entries = len(copy.store._entries.get(owner, ()))
+        copy.entries = copy.store.entry_count(owner)
         if copy.entries > self.max_entries:
             self.drop(owner)
 
