@@ -8,22 +8,23 @@ user keeps a copy of that user's graph in memory, in the networkx backend's stru
 searches the copy. The server stays the only place anything is stored.
 
 When a copy is trusted: every write transaction ends by putting a new random stamp on the
-user's counter node (on Neo4j, ``cypher/stamp_user.cypher``), whoever writes (this process, another
-one, a schema migration's data step). A search first reads that stamp (one round trip,
-the backend's read of it) and uses the copy only while the stamps agree; otherwise it
-reads the user again, whole (kept only when the stamp is
-the same before and after it, so no write committed meanwhile). A write made through this
-process is applied to the copy as well (the networkx backend's own write of the same
-entries) when the copy was current just before it, so an agent that stores a session and
-then searches reads nothing again. Writes of Cypher of your own that do not go through
-graphmem leave no stamp: a copy does not see them until the user's next graphmem write.
+user's counter node (on Neo4j, ``cypher/stamp_user.cypher``), whoever writes (this
+process, another one, a schema migration's data step). A search first reads that stamp
+(one round trip) and uses the copy only while the stamps agree. Otherwise it reads the
+server, and the user is read again, whole, in the background (kept only when the stamp is
+the same before and after that read, so that no write committed meanwhile): no search
+waits for a copy. A write made through this process is applied to the copy as well (the
+networkx backend's own write of the same entries) when the copy was current just before
+it, so an agent that stores a session and then searches reads nothing again. Cypher
+writes of your own that do not go through graphmem leave no stamp: a copy does not see
+them until the user's next graphmem write.
 
 Which users: only those a server search found holding at least ``min_entries`` entries
-(smaller users are one or two cheap reads on the server), none of them in a project (a
-copy holds global memory only: a user who stores project entries is read from the server),
-and at most ``max_entries`` entries in all copies together, the user searched least
-recently leaving first. ``delete_user`` drops the user's copy with the data; a copy of a
-user deleted by another process is dropped by the next search that reads its stamp.
+(below that a server search is two light round trips), none of them in a project (a copy
+holds global memory only: a user who stores project entries is read from the server), and
+at most ``max_entries`` entries in all copies together, the user searched least recently
+leaving first. ``delete_user`` drops the user's copy with the data; a copy of a user
+deleted by another process is dropped by the next search that reads its stamp.
 """
 
 from __future__ import annotations
