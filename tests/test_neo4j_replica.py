@@ -27,7 +27,7 @@ from test_neo4j_backend import (
 from conftest import make_neo4j_service, neo4j_auth, neo4j_uri_or_skip
 from graphmem import Decomposer, MemoryService, SearchRequest
 from graphmem._service import Owner
-from graphmem.backends._replica import Replicas
+from graphmem.backends._replica import SEARCHES_BEFORE_COPY, Replicas
 from graphmem.backends.neo4j import Neo4jMemoryService
 
 pytestmark = pytest.mark.neo4j
@@ -80,12 +80,24 @@ async def answers(svc: MemoryService, app: str = APP, user: str = USER) -> list[
 
 
 async def copy_in(svc: Neo4jMemoryService, app: str = APP, user: str = USER) -> None:
-    """Search the user until it is copied: the first search reads the server, which says
-    the user is large; the next finds no current copy and has one read in the background."""
-    for query in ASKED[:2]:
+    """Search the user until it is copied: its first SEARCHES_BEFORE_COPY searches read the
+    server; the next finds no current copy and has one read in the background."""
+    for query in (ASKED * 2)[: SEARCHES_BEFORE_COPY + 1]:
         await svc.search(SearchRequest(app_name=app, user_id=user, query=query))
     await svc._replicas.settled()
     assert Owner(app, user) in svc._replicas.copied()
+
+
+async def test_a_user_searched_only_a_few_times_is_not_copied(
+    pair: tuple[Neo4jMemoryService, Neo4jMemoryService],
+) -> None:
+    copying, _ = pair
+    await copying.add_session(APP, USER, "s0", session_of(random.Random(1), 6, 0))
+    for query in ASKED[:SEARCHES_BEFORE_COPY]:
+        await copying.search(SearchRequest(app_name=APP, user_id=USER, query=query))
+    await copying._replicas.settled()
+    assert not copying._replicas.copied()
+    await copy_in(copying)
 
 
 async def assert_same_answers(copying: Neo4jMemoryService, server: Neo4jMemoryService) -> None:
@@ -260,7 +272,7 @@ async def test_copies_stay_within_their_entry_budget_least_recently_searched_out
             await svc.add_session(APP, user, "s0", session_of(rng, 4, 0))
         for user in ("u1", "u2"):
             await copy_in(svc, user=user)
-        for query in ASKED[:2]:
+        for query in (ASKED * 2)[: SEARCHES_BEFORE_COPY + 1]:
             await svc.search(SearchRequest(app_name=APP, user_id="u3", query=query))
         await svc._replicas.settled()
         assert [o.user_id for o in svc._replicas.copied()] == ["u2", "u3"]

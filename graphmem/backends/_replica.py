@@ -19,8 +19,9 @@ it, so an agent that stores a session and then searches reads nothing again. Cyp
 writes of your own that do not go through graphmem leave no stamp: a copy does not see
 them until the user's next graphmem write.
 
-Which users: only those a server search found holding at least ``min_entries`` entries
-(below that a server search is two light round trips), none of them in a project (a copy
+Which users: only those whose searches went to the server :data:`SEARCHES_BEFORE_COPY`
+times, finding them holding at least ``min_entries`` entries (below that a server search is
+two light round trips), none of them in a project (a copy
 holds global memory only: a user who stores project entries is read from the server), and
 at most ``max_entries`` entries in all copies together, the user searched least recently
 leaving first. ``delete_user`` drops the user's copy with the data; a copy of a user
@@ -43,9 +44,19 @@ from graphmem._scoring import ScoringWeights
 from graphmem._service import MemoryService, Owner
 from graphmem.backends.networkx import GraphMemoryService
 
-__all__ = ["Mirror", "ReplicaStore", "Replicas", "new_stamp"]
+__all__ = ["SEARCHES_BEFORE_COPY", "Mirror", "ReplicaStore", "Replicas", "new_stamp"]
 
 _log = logging.getLogger(__name__)
+
+#: A user is copied once this many of its searches went to the server: a one-off lookup (a
+#: command of the CLI, an agent's single question) never pays for a copy, while an agent
+#: that searches a user every turn has it copied in its first turns. A copy read costs the
+#: server and this process about as much time as 3 (a user of 1,000 entries) to 175 (100k)
+#: of the user's server searches (benchmarks/README.md, session 36); it runs in the
+#: background, so no search waits for it.
+SEARCHES_BEFORE_COPY = 4
+#: At most this many users' search counts are kept (the least recently searched forgotten).
+_USERS_COUNTED = 10_000
 
 #: What a write through the service does to a copy: the same write on the networkx store.
 Mirror = Callable[["ReplicaStore"], Awaitable[object]]
@@ -117,8 +128,9 @@ class Replicas:
         self.max_entries = max_entries
         #: The copies, least recently searched first.
         self._copies: OrderedDict[Owner, _Copy] = OrderedDict()
-        #: Users a server search found large enough to copy (their next search checks).
-        self._large: set[Owner] = set()
+        #: Users server searches found large enough to copy, with how many such searches
+        #: (a user is copied from the SEARCHES_BEFORE_COPY-th on), most recent last.
+        self._large: OrderedDict[Owner, int] = OrderedDict()
         #: Copies being read, by user (in the background: no search waits for one).
         self._loading: dict[Owner, asyncio.Task[None]] = {}
 
@@ -126,7 +138,9 @@ class Replicas:
         """A server read found ``owner`` holding ``entry_count`` entries, none in a project
         when ``global_only``."""
         if global_only and self.min_entries <= entry_count <= self.max_entries:
-            self._large.add(owner)
+            self._large[owner] = self._large.pop(owner, 0) + 1
+            if len(self._large) > _USERS_COUNTED:
+                self._large.popitem(last=False)
 
     def copied(self) -> Mapping[Owner, int]:
         """The users copied now, with their entry counts (least recently searched first)."""
@@ -140,7 +154,7 @@ class Replicas:
     async def store_for(self, owner: Owner) -> MemoryService | None:
         """The store to search ``owner`` in: its copy while current with the server, else
         ``None`` (read the server; the copy is read again in the background)."""
-        if owner not in self._large:
+        if self._large.get(owner, 0) < SEARCHES_BEFORE_COPY:
             return None
         stamp, entries, in_projects = await self._read_stamp(owner)
         if stamp is None or in_projects or entries is None or not self.min_entries <= entries <= self.max_entries:
@@ -210,7 +224,7 @@ class Replicas:
         """``owner`` was deleted, or is not to be copied: no copy (a copy being read is not
         kept), and nothing kept about it."""
         self.drop(owner)
-        self._large.discard(owner)
+        self._large.pop(owner, None)
 
     def clear(self) -> None:
         """Drop every copy, and stop reading any (the service closed)."""

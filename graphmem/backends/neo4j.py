@@ -153,8 +153,8 @@ class Neo4jMemoryService(MemoryService):
             with ``BackendUnavailableError``: a server that accepts connections but does
             not answer must not hang the caller.
         replica_min_entries: a user found holding at least this many entries, none in a
-            project, is searched in a copy of its graph kept in this process, checked
-            against the server by one read per search (see
+            project, is searched in a copy of its graph kept in this process from its
+            fifth search on, checked against the server by one read per search (see
             :mod:`graphmem.backends._replica`); smaller users are read from the server.
         replica_max_entries: at most this many entries in all copies together (about
             3 KB of memory each; the user searched least recently leaves first); ``0``
