@@ -180,7 +180,7 @@ class Neo4jMemoryService(MemoryService):
         contention_retry_time: float = 30.0,
         read_timeout: float = 30.0,
         language: str | None = None,
-        replica_min_entries: int = 1_000,
+        replica_min_entries: int = 5_000,
         replica_max_entries: int = 100_000,
     ) -> None:
         super().__init__(nlp, weights=weights, language=language)
