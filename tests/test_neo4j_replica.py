@@ -110,6 +110,26 @@ async def assert_same_answers(copying: Neo4jMemoryService, server: Neo4jMemorySe
     assert copy.stamp == (await copying._user_stamp(Owner(APP, USER)))[0]
 
 
+async def stored_and_copied(
+    writer: Neo4jMemoryService,
+    copying: Neo4jMemoryService,
+    server: Neo4jMemoryService,
+    rng: random.Random,
+    *,
+    sessions: int,
+    size: int,
+) -> dict[str, int]:
+    """``writer`` stores the user's sessions, ``copying`` copies it and answers as
+    ``server``; then the reads of whole users are counted from zero."""
+    for day in range(sessions):
+        await writer.add_session(APP, USER, f"s{day}", session_of(rng, size, day))
+    await copy_in(copying)
+    reads = count_reads(copying._replicas)
+    await assert_same_answers(copying, server)
+    assert reads["replica_entries"] == 0
+    return reads
+
+
 def count_reads(replicas: Replicas) -> dict[str, int]:
     """Count the reads of whole users the copies make."""
     counts = {"replica_entries": 0}
@@ -141,11 +161,7 @@ async def test_writes_through_the_service_reach_its_copy_without_reading_the_use
 ) -> None:
     copying, server = pair
     rng = random.Random(7)
-    for day in range(4):
-        await copying.add_session(APP, USER, f"s{day}", session_of(rng, 6, day))
-    await copy_in(copying)
-    reads = count_reads(copying._replicas)
-    await assert_same_answers(copying, server)
+    reads = await stored_and_copied(copying, copying, server, rng, sessions=4, size=6)
 
     writes: list[Callable[[], Awaitable[Any]]] = [
         lambda: copying.add_session(APP, USER, "s1", session_of(rng, 3, 9)),  # a replacement
@@ -171,12 +187,7 @@ async def test_a_write_by_another_service_makes_the_copy_read_again(
 ) -> None:
     copying, server = pair
     rng = random.Random(11)
-    for day in range(3):
-        await server.add_session(APP, USER, f"s{day}", session_of(rng, 5, day))
-    await copy_in(copying)
-    reads = count_reads(copying._replicas)
-    await assert_same_answers(copying, server)
-    assert reads["replica_entries"] == 0
+    reads = await stored_and_copied(server, copying, server, rng, sessions=3, size=5)
     # Another process (here: another service) appends and deletes: the copy is stale.
     await server.append_to_session(APP, USER, "s1", [entry("Rex chased a squirrel in Boston", author="Ana")])
     await assert_same_answers(copying, server)
