@@ -10,6 +10,7 @@ on the same real server.
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -321,3 +322,32 @@ async def test_every_write_moves_the_users_stamp(pair: tuple[Neo4jMemoryService,
     assert None not in seen and len(set(seen)) == len(seen)
     await copying.delete_user(APP, USER)
     assert await stamp() is None
+
+
+async def test_searches_and_writes_running_at_once_leave_the_copy_right(
+    pair: tuple[Neo4jMemoryService, Neo4jMemoryService],
+) -> None:
+    """Searches of the copy, writes through its service and writes of another, all in
+    flight together: no call fails, and once they are done the copy answers as the server."""
+    copying, server = pair
+    rng = random.Random(42)
+    await copying.add_session(APP, USER, "s0", session_of(rng, 8, 0))
+    await copy_in(copying)
+    for round_ in range(3):
+        calls: list[Awaitable[Any]] = [
+            copying.search(SearchRequest(app_name=APP, user_id=USER, query=rng.choice(ASKED))) for _ in range(10)
+        ]
+        for i in range(4):
+            writer, session = rng.choice([copying, server]), f"s{rng.randrange(3)}"
+            minute = round_ * 100 + i * 10
+            kind = rng.choice(["add", "append", "delete"])
+            if kind == "add":
+                calls.append(writer.add_session(APP, USER, session, session_of(rng, 3, minute)))
+            elif kind == "append":
+                calls.append(writer.append_to_session(APP, USER, session, session_of(rng, 1, minute)))
+            else:
+                calls.append(writer.delete_session(APP, USER, session))
+        rng.shuffle(calls)
+        done = await asyncio.gather(*calls, return_exceptions=True)
+        assert not [d for d in done if isinstance(d, BaseException)]
+        await assert_same_answers(copying, server)
