@@ -131,6 +131,28 @@ async def stored_and_copied(
     return reads
 
 
+def random_write(writer: Neo4jMemoryService, rng: random.Random, minute: int, *, sessions: int) -> Awaitable[Any]:
+    """One write of a random kind to one of the user's first ``sessions`` sessions, every
+    random choice drawn now (the call may run later, beside others)."""
+    kind = rng.choice(["add", "append", "entry", "delete_entries", "delete_session"])
+    session = f"s{rng.randrange(sessions)}"
+    if kind == "add":
+        return writer.add_session(APP, USER, session, session_of(rng, rng.randint(1, 5), minute))
+    if kind == "append":
+        return writer.append_to_session(APP, USER, session, session_of(rng, rng.randint(1, 3), minute))
+    if kind == "entry":
+        return writer.add_entry(APP, USER, entry(rng.choice(TEXTS), author="Ana", minute=minute))
+    if kind == "delete_entries":
+        query = rng.choice(ASKED)
+
+        async def delete_found() -> int:
+            hits = (await writer.search(SearchRequest(app_name=APP, user_id=USER, query=query))).hits
+            return await writer.delete_entries_by_id(APP, USER, [h.entry_id for h in hits[:2]])
+
+        return delete_found()
+    return writer.delete_session(APP, USER, session)
+
+
 def count_reads(replicas: Replicas) -> dict[str, int]:
     """Count the reads of whole users the copies make."""
     counts = {"replica_entries": 0}
@@ -206,20 +228,7 @@ async def test_random_writes_from_both_sides_never_leave_a_stale_answer(
     await server.add_session(APP, USER, "s0", session_of(rng, 4, 0))
     await copy_in(copying)
     for step in range(14):
-        writer = rng.choice([copying, server])
-        kind = rng.choice(["add", "append", "entry", "delete_entries", "delete_session"])
-        session = f"s{rng.randrange(4)}"
-        if kind == "add":
-            await writer.add_session(APP, USER, session, session_of(rng, rng.randint(1, 5), step))
-        elif kind == "append":
-            await writer.append_to_session(APP, USER, session, session_of(rng, rng.randint(1, 3), step))
-        elif kind == "entry":
-            await writer.add_entry(APP, USER, entry(rng.choice(TEXTS), author="Ana", minute=step))
-        elif kind == "delete_entries":
-            hits = (await server.search(SearchRequest(app_name=APP, user_id=USER, query=rng.choice(ASKED)))).hits
-            await writer.delete_entries_by_id(APP, USER, [h.entry_id for h in hits[:2]])
-        else:
-            await writer.delete_session(APP, USER, session)
+        await random_write(rng.choice([copying, server]), rng, step, sessions=4)
         await assert_same_answers(copying, server)
 
 
@@ -338,15 +347,7 @@ async def test_searches_and_writes_running_at_once_leave_the_copy_right(
             copying.search(SearchRequest(app_name=APP, user_id=USER, query=rng.choice(ASKED))) for _ in range(10)
         ]
         for i in range(4):
-            writer, session = rng.choice([copying, server]), f"s{rng.randrange(3)}"
-            minute = round_ * 100 + i * 10
-            kind = rng.choice(["add", "append", "delete"])
-            if kind == "add":
-                calls.append(writer.add_session(APP, USER, session, session_of(rng, 3, minute)))
-            elif kind == "append":
-                calls.append(writer.append_to_session(APP, USER, session, session_of(rng, 1, minute)))
-            else:
-                calls.append(writer.delete_session(APP, USER, session))
+            calls.append(random_write(rng.choice([copying, server]), rng, round_ * 100 + i * 10, sessions=3))
         rng.shuffle(calls)
         done = await asyncio.gather(*calls, return_exceptions=True)
         assert not [d for d in done if isinstance(d, BaseException)]

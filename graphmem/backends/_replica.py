@@ -98,9 +98,13 @@ class ReplicaStore(GraphMemoryService):
 
 @dataclass
 class _Copy:
+    owner: Owner
     stamp: str
-    entries: int
     store: ReplicaStore
+
+    @property
+    def entries(self) -> int:
+        return self.store.entry_count(self.owner)
 
 
 class Replicas:
@@ -187,7 +191,7 @@ class Replicas:
             _log.warning("graphmem: reading a copy of a user failed; searches read the server", exc_info=True)
             return
         if owner in self._large:  # (not deleted meanwhile)
-            self._copies[owner] = _Copy(stamp, len(rows), store)
+            self._copies[owner] = _Copy(owner, stamp, store)
             self._evict()
 
     def _build(self, owner: Owner, rows: Sequence[Mapping[str, Any]]) -> ReplicaStore:
@@ -212,7 +216,6 @@ class Replicas:
             self.drop(owner)
             return
         copy.stamp = stamp
-        copy.entries = copy.store.entry_count(owner)
         if copy.entries > self.max_entries:
             self.drop(owner)
 
