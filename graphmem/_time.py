@@ -4,7 +4,7 @@ Two uses, one grammar per language (English; Chinese and Japanese; Spanish; Hind
 reader over the words of each of French, German, Italian and Portuguese):
 
 - **At ingest** (:func:`mentioned_ranges`): "yesterday", "last week", "two years ago",
-  "next month", "in May", "on 3 May 2022" ... inside an entry's text are resolved against
+  "next month", "in May", "on 3 May 2022", "at Christmas", "last Easter" ... inside an entry's text are resolved against
   the entry's own timestamp into day ranges, stored on the entry as ``time_refs``
   (ISO 8601 intervals such as ``"2023-05-01/2023-05-31"``), so a question about May also
   finds "I went there last week" said in early June.
@@ -290,6 +290,140 @@ _SHIFT = re.compile(
 )
 
 
+# Holidays kept on the same day wherever they are kept ("Christmas", "on Christmas Eve",
+# "last Halloween", "Easter 2023", "the week before Thanksgiving"), Easter by the Gregorian
+# computus, Thanksgiving as the United States keep it (the fourth Thursday of November).
+# Holidays whose day differs from country to country (Mother's Day, Labor Day, Independence
+# Day) or follows another calendar (Chinese New Year, Diwali, Eid, Hanukkah) name no time.
+_HOLIDAY = re.compile(
+    r"\b(?:(?P<hlead>last|this|next|past)\s+)?"
+    r"(?P<holiday>(?:christmas|x-?mas)(?:\s+(?:eve|day))?|boxing\s+day"
+    r"|new\s+year(?:['’]?s)?(?:\s+(?:eve|day))?|valentine['’]?s(?:\s+day)?"
+    r"|hallowe['’]?en|(?:st\.?|saint)\s+(?:patrick['’]?s\s+day|paddy['’]?s(?:\s+day)?)"
+    r"|(?-i:Good\s+Friday)|easter(?:\s+(?:sunday|monday|weekend))?|thanksgiving(?:\s+day)?|(?:the\s+)?fourth\s+of\s+july)"
+    rf"(?:,?\s+(?:of\s+)?{_y('hy')})?\b",
+    _ENGLISH,
+)
+#: Words before "new year" that make it a year, not the holiday ("a new year of school").
+_NOT_THE_NEW_YEAR = re.compile(r"\b(?:a|another|each|every|chinese|lunar|jewish|persian|islamic|hindu)\s+$", _ENGLISH)
+#: Each holiday's days: fixed ones as (month, first day, last day); the year given is the
+#: year of the holiday's main day (New Year: of 1 January).
+_FIXED_HOLIDAYS: dict[str, tuple[tuple[int, int, int], ...]] = {
+    "christmas eve": ((12, 24, 24),),
+    "christmas day": ((12, 25, 25),),
+    "christmas": ((12, 24, 26),),
+    "boxing day": ((12, 26, 26),),
+    "new year's eve": ((12, 31, 31),),
+    "new year's day": ((1, 1, 1),),
+    "new year": ((12, 31, 31), (1, 1, 1)),
+    "valentine's day": ((2, 14, 14),),
+    "halloween": ((10, 31, 31),),
+    "st patrick's day": ((3, 17, 17),),
+    "fourth of july": ((7, 4, 4),),
+}
+#: Movable holidays as days from Easter Sunday, or from the fourth Thursday of November,
+#: and the yearless days they can fall on (a question naming one without a year).
+_EASTER_HOLIDAYS = {"good friday": (-2, -2), "easter sunday": (0, 0), "easter monday": (1, 1), "easter": (-2, 1)}
+#: Good Friday falls on 20 March at the earliest, Easter Monday on 26 April at the latest.
+_EASTER_DAYS = ((3, 20, 31), (4, 1, 26))
+_THANKSGIVING_HOLIDAYS = {"thanksgiving day": (0, 0), "thanksgiving": (0, 3)}
+_THANKSGIVING_DAYS = {"thanksgiving day": ((11, 22, 28),), "thanksgiving": ((11, 22, 30), (12, 1, 1))}
+
+
+def _holiday_name(written: str) -> str:
+    """A ``_HOLIDAY`` match's holiday as a key of the tables above."""
+    name = written.lower().replace("’", "'").replace("x-mas", "christmas").replace("xmas", "christmas")
+    name = " ".join(name.split())
+    name = name.removeprefix("the ")
+    if name.startswith("new year"):
+        rest = name.removeprefix("new year").lstrip("'s").strip()
+        return f"new year's {rest}" if rest else "new year"
+    if name.startswith("valentine"):
+        return "valentine's day"
+    if name.startswith(("st", "saint")):
+        return "st patrick's day"
+    if name.startswith("hallowe"):
+        return "halloween"
+    if name == "easter weekend":
+        return "easter"
+    return name
+
+
+def _easter_sunday(year: int) -> date:
+    """Easter Sunday of ``year`` in the Gregorian calendar (the anonymous computus:
+    Meeus, Jones and Butcher)."""
+    a, b, c = year % 19, year // 100, year % 100
+    d, e = divmod(b, 4)
+    g = (b - (b + 8) // 25 + 1) // 3
+    h = (19 * a + b - d - g + 15) % 30
+    i, k = divmod(c, 4)
+    weekday_shift = (32 + 2 * e + 2 * i - h - k) % 7
+    m = (a + 11 * h + 22 * weekday_shift) // 451
+    month, day_of_month = divmod(h + weekday_shift - 7 * m + 114, 31)
+    return date(year, month, day_of_month + 1)
+
+
+def _holiday_range(name: str, year: int) -> DayRange:
+    """The days of holiday ``name`` (a key of the tables above) whose main day is in ``year``."""
+    if name in _EASTER_HOLIDAYS:
+        sunday, (first, last) = _easter_sunday(year), _EASTER_HOLIDAYS[name]
+        return DayRange(sunday + timedelta(days=first), sunday + timedelta(days=last))
+    if name in _THANKSGIVING_HOLIDAYS:
+        first_of_november = date(year, 11, 1)
+        thursday = first_of_november + timedelta(days=(3 - first_of_november.weekday()) % 7 + 21)
+        first, last = _THANKSGIVING_HOLIDAYS[name]
+        return DayRange(thursday + timedelta(days=first), thursday + timedelta(days=last))
+    days = _FIXED_HOLIDAYS[name]
+    (m1, d1, _), (m2, _, d2) = days[0], days[-1]
+    return DayRange(date(year - (m1 > m2), m1, d1), date(year, m2, d2))
+
+
+def _holiday_yearless(name: str) -> tuple[tuple[int, int, int], ...]:
+    """The days a holiday named without a year can fall on, in any year."""
+    if name in _EASTER_HOLIDAYS:
+        return _EASTER_DAYS
+    if name in _THANKSGIVING_DAYS:
+        return _THANKSGIVING_DAYS[name]
+    return _FIXED_HOLIDAYS[name]
+
+
+def _holiday(
+    match: re.Match[str], anchor: date | None, *, yearless: bool
+) -> DayRange | tuple[tuple[int, int, int], ...] | None:
+    """The days a ``_HOLIDAY`` match names: that year's with a year; with last / next, the
+    last one ended before the anchor or the next begun after it; else, in an entry, the last
+    one begun by the anchor when its sentence is in the past, the first not ended when it is
+    in the future, and otherwise the one nearest the anchor (the past winning ties); in a
+    question without a year, every year's."""
+    name = _holiday_name(match.group("holiday"))
+    if match.group("hy"):
+        return _holiday_range(name, int(match.group("hy")))
+    lead = (match.group("hlead") or "").lower()
+    if lead in ("last", "past", "next") or (anchor is not None and not yearless):
+        if anchor is None:
+            return None
+        around = [_holiday_range(name, year) for year in range(anchor.year - 1, anchor.year + 3)]
+        if lead in ("last", "past"):
+            return max((r for r in around if r.last < anchor), default=None)
+        if lead == "next":
+            return min((r for r in around if r.first > anchor), default=None)
+        if not lead:
+            # An entry's sentence in the past tells of the last one (or the one under way),
+            # in the future of the next: "Valentine's was lovely" said in January.
+            past, future = _tense(match)
+            if past != future:
+                side = [r for r in around if (r.first <= anchor if past else r.last >= anchor)]
+                return max(side) if past else min(side)
+
+        def distance(r: DayRange) -> tuple[int, int]:
+            if r.first <= anchor <= r.last:
+                return 0, 0
+            return (anchor - r.last).days if r.last < anchor else (r.first - anchor).days, r.first > anchor
+
+        return min(around, key=distance)
+    return _holiday_yearless(name)
+
+
 def _month_range(year: int, month: int) -> DayRange:
     return DayRange(date(year, month, 1), date(year, month, calendar.monthrange(year, month)[1]))
 
@@ -527,6 +661,16 @@ _PAST = re.compile(
 _SENTENCE_END = re.compile(r"[.!?\n]")
 
 
+def _tense(match: re.Match[str]) -> tuple[bool, bool]:
+    """Whether the sentence holding ``match`` reads as past, and whether as future
+    (``_PAST``, ``_FUTURE``)."""
+    text = match.string
+    start = max((m.end() for m in _SENTENCE_END.finditer(text, 0, match.start())), default=0)
+    end_match = _SENTENCE_END.search(text, match.end())
+    sentence = text[start : end_match.start() if end_match else len(text)]
+    return _PAST.search(sentence) is not None, _FUTURE.search(sentence) is not None
+
+
 def _either_side(
     match: re.Match[str], anchor: date, what: str, *, need_tense: bool = False
 ) -> DayRange | tuple[DayRange, ...] | None:
@@ -535,12 +679,7 @@ def _either_side(
     after when it is in the future, else both (a wrong guess would lose the day meant; a
     second day only adds one). The weekend said on a weekend is that one. ``need_tense``:
     ``None`` unless the sentence's tense says which."""
-    text = match.string
-    start = max((m.end() for m in _SENTENCE_END.finditer(text, 0, match.start())), default=0)
-    end_match = _SENTENCE_END.search(text, match.end())
-    sentence = text[start : end_match.start() if end_match else len(text)]
-    future = _FUTURE.search(sentence) is not None
-    past = _PAST.search(sentence) is not None
+    past, future = _tense(match)
     if need_tense and past == future:
         return None
     if what == "weekend" and anchor.weekday() >= 5:
@@ -631,6 +770,30 @@ def _add_absolute(found: _Found, match: re.Match[str], text: str, anchor: date |
         found.add_all(shift.start(), match.end(), _shifted_yearless(value, unit, count, direction))
 
 
+def _add_holiday(found: _Found, match: re.Match[str], text: str, anchor: date | None, *, yearless: bool) -> None:
+    """Add a ``_HOLIDAY`` match's reading, shifted by a ``_SHIFT`` just before it ("the day
+    after Christmas")."""
+    start = match.start()
+    if match.group("holiday").lower().startswith("new") and _NOT_THE_NEW_YEAR.search(text, max(0, start - 12), start):
+        return
+    value = _holiday(match, anchor, yearless=yearless)
+    if value is None:
+        return
+    shift = None if match.group("hlead") else _SHIFT.search(text, max(0, start - 40), start)
+    values: Sequence[DayRange | tuple[int, int, int]]
+    if shift is None:
+        values = [value] if isinstance(value, DayRange) else value
+    else:
+        unit, count = _in_weeks(_as_written_in_full(shift.group("unit")), _number(shift.group("n")))
+        direction = shift.group("dir").lower()
+        if isinstance(value, DayRange):
+            values = [_shifted(value, unit, count, direction)]
+        else:
+            values = list(dict.fromkeys(d for v in value for d in _shifted_yearless(v, unit, count, direction)))
+        start = shift.start()
+    found.add_all(start, match.end(), values)
+
+
 def _add_month_alone(found: _Found, match: re.Match[str], anchor: date | None, *, yearless: bool) -> None:
     """Add a ``_MONTH_ALONE`` match's reading, unless a word or another match holds it."""
     if not found.free(match.start("month"), match.end("month")):
@@ -674,6 +837,9 @@ def _scan(text: str, anchor: date | None, *, yearless: bool = False, others: _La
         # A French, German, Italian or Portuguese text (it holds its markers) first: "am 3.
         # August 2023" is German's day, not English's "August 2023".
         _scan_word_grammars(found, text, anchor, yearless=yearless, grammars=others.grammars, dated=others.dated)
+    for match in _HOLIDAY.finditer(text):
+        with _PAST_THE_CALENDAR:
+            _add_holiday(found, match, text, anchor, yearless=yearless)
     for match in _ABSOLUTE.finditer(text):
         with _PAST_THE_CALENDAR:
             _add_absolute(found, match, text, anchor, yearless=yearless)
@@ -1547,7 +1713,8 @@ _TRIGGER = re.compile(
     r"\bon\s+(?:mon|tue|wed|thu|fri|sat)|(?:mon|tue|wed|thu|fri|sat)\w*\s+(?:morning|afternoon|evening|night|nite)|"
     r"yday|yest|tmrw|tmrow|tmr|2morrow|2moro|2mrw|tomoz|tonite|2nite|2night|"
     r"January|February|March|April|May|June|July|August|September|October|November|December|"
-    r"spring|summer|autumn|fall|winter",
+    r"spring|summer|autumn|fall|winter|"
+    r"christmas|xmas|x-mas|year|valentine|hallowe|patrick|paddy|good friday|easter|thanksgiving|fourth of july",
     _ENGLISH,
 )
 

@@ -462,6 +462,93 @@ def test_time_refs_round_trip() -> None:
     assert parse_time_ref(r.iso()) == r
 
 
+# ---------------------------------------------------------------------------- holidays
+
+#: A Wednesday, nine days after Christmas.
+AFTER_CHRISTMAS = datetime(2024, 1, 3, 10, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("We spent Christmas at my parents' place.", ["2023-12-24/2023-12-26"]),
+        ("Merry Xmas!!", ["2023-12-24/2023-12-26"]),
+        ("On Christmas Eve we sang.", ["2023-12-24/2023-12-24"]),
+        ("christmas day was quiet", ["2023-12-25/2023-12-25"]),
+        ("Boxing Day sales were wild", ["2023-12-26/2023-12-26"]),
+        ("happy new year!!", ["2023-12-31/2024-01-01"]),
+        ("New Year's Eve was loud", ["2023-12-31/2023-12-31"]),
+        # The tense of the sentence says which: the last one, or the next.
+        ("Valentine's was lovely.", ["2023-02-14/2023-02-14"]),
+        ("We'll do valentines day at home.", ["2024-02-14/2024-02-14"]),
+        ("Last Halloween I was a ghost.", ["2023-10-31/2023-10-31"]),
+        ("next Halloween I'll be a witch", ["2024-10-31/2024-10-31"]),
+        ("Thanksgiving with the family was loud.", ["2023-11-23/2023-11-26"]),
+        ("Easter 2023 was cold.", ["2023-04-07/2023-04-10"]),
+        ("Can't wait for Easter!", ["2024-03-29/2024-04-01"]),
+        ("Good Friday service was long", ["2023-04-07/2023-04-07"]),
+        ("st paddys was wild", ["2023-03-17/2023-03-17"]),
+        ("the day after Christmas I slept all day", ["2023-12-27/2023-12-27"]),
+        ("Christmas of 2021 was the best", ["2021-12-24/2021-12-26"]),
+    ],
+)
+def test_a_holiday_in_an_entry_resolves_against_its_timestamp(text: str, expected: list[str]) -> None:
+    assert [r.iso() for r in mentioned_ranges(text, AFTER_CHRISTMAS)] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "A new year of school starts soon.",
+        "Chinese New Year was fun.",
+        "Lunar New Year dumplings!",
+        "my valentine is the best",
+        "Have a good friday!",
+        "St. Patrick's Cathedral is huge",
+        "Mother's Day brunch",  # kept on different days in different countries
+        "Independence Day is a great film",
+    ],
+)
+def test_words_that_name_no_holiday_or_one_kept_on_different_days_name_no_time(text: str) -> None:
+    assert mentioned_ranges(text, AFTER_CHRISTMAS) == ()
+
+
+@pytest.mark.parametrize(
+    ("year", "sunday"),
+    # Known Easter Sundays, among them the earliest (22 March) and the latest (25 April) possible.
+    [(2019, "2019-04-21"), (2024, "2024-03-31"), (2025, "2025-04-20"), (1943, "1943-04-25"), (1818, "1818-03-22")],
+)
+def test_easter_is_the_gregorian_computus_sunday(year: int, sunday: str) -> None:
+    assert [r.iso() for r in query_time(f"Easter Sunday {year}").ranges] == [f"{sunday}/{sunday}"]
+
+
+@given(st.integers(min_value=1800, max_value=2199))  # the years a question's grammar reads
+@settings(max_examples=300, deadline=None)
+def test_every_easter_is_a_sunday_in_its_window_and_every_thanksgiving_the_fourth_thursday(year: int) -> None:
+    (easter,) = query_time(f"Easter Sunday {year}").ranges
+    assert easter.first.weekday() == 6 and date(year, 3, 22) <= easter.first <= date(year, 4, 25)
+    (thanksgiving,) = query_time(f"Thanksgiving Day {year}").ranges
+    assert thanksgiving.first.weekday() == 3 and 22 <= thanksgiving.first.day <= 28
+    assert thanksgiving.first.month == 11 and thanksgiving.first == thanksgiving.last
+    # Without a year, a question's holiday is on days every year's can fall on.
+    yearless = query_time("What did we do at Easter?")
+    assert any(m == easter.first.month and a <= easter.first.day <= b for m, a, b in yearless.yearless)
+
+
+def test_a_holiday_in_a_question_is_a_time_and_its_words_are_not_tokens() -> None:
+    when = query_time("What did Ana do at Christmas 2023?", NOW)
+    assert [r.iso() for r in when.ranges] == ["2023-12-24/2023-12-26"]
+    assert ["What did Ana do at Christmas 2023?"[a:b] for a, b in when.spans] == ["Christmas 2023"]
+    # Without a year, every year's; with last / next, relative to as_of.
+    assert query_time("What did Jo cook for Thanksgiving?").yearless == ((11, 22, 30), (12, 1, 1))
+    assert query_time("Where was Ana on New Year's Eve?").yearless == ((12, 31, 31),)
+    assert ranges_of("What did Jo do last Christmas?") == ["2025-12-24/2025-12-26"]
+    assert ranges_of("What did Jo do last Christmas?", as_of=None) == []
+    assert ranges_of("What does Jo plan for next Easter?") == ["2027-03-26/2027-03-29"]
+    assert ranges_of("What did Jo do the week before Thanksgiving 2023?") == ["2023-11-16/2023-11-22"]
+    assert query_time("What did Jo do the day after Christmas?").yearless == ((12, 27, 27),)
+
+
 # ---------------------------------------------------------------------------- the scorer
 
 
@@ -577,6 +664,33 @@ async def test_time_refs_are_stored_on_the_entry_for_cypher(service: MemoryServi
         {"app": "app", "user": "u"},
     )
     assert [list(r["refs"]) for r in rows.records()] == [["2023-05-25/2023-05-31"]]
+
+
+async def test_a_question_about_a_holiday_finds_what_was_said_then_and_what_refers_to_it(
+    service: MemoryService,
+) -> None:
+    christmas = datetime(2023, 12, 25, 18, tzinfo=UTC)
+    await service.add_session("app", "u", "s-aug", [turn("I got a new bike helmet at the store.", christmas - timedelta(days=137))])
+    await service.add_session("app", "u", "s-dec", [turn("My parents got me a new bike!", christmas)])
+    await service.add_session("app", "u", "s-jan", [turn("At Christmas we got a bike rack too.", christmas + timedelta(days=10))])
+    hits = (
+        await service.search(
+            SearchRequest(query="What bike did Ana get at Christmas 2023?", app_name="app", user_id="u", as_of=NOW)
+        )
+    ).hits
+    found = {h.memory.text: h.matched_time for h in hits}
+    assert found == {
+        "My parents got me a new bike!": "said 2023-12-25",
+        "At Christmas we got a bike rack too.": "refers to 2023-12-24/2023-12-26",
+        "I got a new bike helmet at the store.": None,
+    }
+    assert hits[-1].memory.text == "I got a new bike helmet at the store."
+    rows = await run_read_only(
+        service,
+        "MATCH (e:Entry {app_name: $app, user_id: $user}) WHERE e.session_id = 's-jan' RETURN e.time_refs AS refs",
+        {"app": "app", "user": "u"},
+    )
+    assert [list(r["refs"]) for r in rows.records()] == [["2023-12-24/2023-12-26"]]
 
 
 async def test_a_speaker_named_june_is_a_speaker_not_a_month(service: MemoryService) -> None:
