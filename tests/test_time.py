@@ -691,6 +691,14 @@ async def test_a_question_about_a_holiday_finds_what_was_said_then_and_what_refe
         {"app": "app", "user": "u"},
     )
     assert [list(r["refs"]) for r in rows.records()] == [["2023-12-24/2023-12-26"]]
+    # A holiday asked alone, with or without a year, is a time asked alone.
+    await service.add_session("app", "v", "s-dec", [turn("We opened presents by the fire.", christmas)])
+    await service.add_session("app", "v", "s-feb", [turn("We went to the gym.", christmas + timedelta(days=40))])
+    for query in ("What did we do on Christmas Day 2023?", "What happened at Christmas?"):
+        hits = (await service.search(SearchRequest(query=query, app_name="app", user_id="v", as_of=NOW))).hits
+        assert [(h.memory.text, h.matched_time) for h in hits] == [
+            ("We opened presents by the fire.", "said 2023-12-25")
+        ], query
 
 
 async def test_a_speaker_named_june_is_a_speaker_not_a_month(service: MemoryService) -> None:
