@@ -746,6 +746,56 @@ def _a_word_not_a_date(match: re.Match[str], text: str) -> bool:
     return bool(match.group("y10")) and _COUNTED.match(text, match.end()) is not None
 
 
+# "the week of 15 May 2023", "the weekend of 6 May", "the first week of May 2023", "the last
+# weekend of June": a part of the day's week or of the month that follows.
+_PART_OF = re.compile(
+    r"\b(?:the\s+)?(?:(?P<nth>first|1st|second|2nd|third|3rd|fourth|4th|last|final)\s+)?"
+    r"(?P<part>week|wk|weekend|wkend|wknd)\s+of\s+$",
+    _ENGLISH,
+)
+_NTH = {
+    "first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4, "last": -1, "final": -1,
+}
+
+
+def _part_of(
+    text: str, at: int, value: DayRange | tuple[int, int, int]
+) -> tuple[int, DayRange | tuple[int, int, int]] | None:
+    """Where a ``_PART_OF`` just before ``at`` starts, and the part of ``value`` it names:
+    the calendar week (Monday to Sunday) or its weekend of a day; the nth week of a month
+    (its days 1-7, 8-14, 15-21, 22-28; the last: its last seven) or its nth weekend (the nth
+    Saturday and the Sunday after; without a year, its nth week). ``None`` when there is
+    none, or it names no part of ``value`` (a year, a season, a day without a year)."""
+    part = _PART_OF.search(text, max(0, at - 30), at)
+    if part is None:
+        return None
+    weekend = _as_written_in_full(part.group("part")) == "weekend"
+    nth = _NTH.get((part.group("nth") or "").lower())
+    if isinstance(value, DayRange):
+        if value.first == value.last and nth is None:
+            week = _week_of(value.first)
+            return part.start(), DayRange(week.first + timedelta(days=5), week.last) if weekend else week
+        whole_month = value.first.day == 1 and value == _month_range(value.first.year, value.first.month)
+        if not whole_month or nth is None:
+            return None
+        first, last = value.first, value.last
+        if weekend:
+            first_saturday = first + timedelta(days=(5 - first.weekday()) % 7)
+            last_saturday = last - timedelta(days=(last.weekday() - 5) % 7)
+            saturday = first_saturday + timedelta(days=7 * (nth - 1)) if nth > 0 else last_saturday
+            return part.start(), DayRange(saturday, saturday + timedelta(days=1))
+        if nth < 0:
+            return part.start(), DayRange(last - timedelta(days=6), last)
+        return part.start(), DayRange(first + timedelta(days=7 * (nth - 1)), first + timedelta(days=7 * nth - 1))
+    month, a, b = value
+    if (a, b) != (1, 31) or nth is None:
+        return None
+    days_in_month = calendar.monthrange(2000, month)[1]  # (a leap year: 29 February is a day)
+    if nth < 0:
+        return part.start(), (month, days_in_month - 6, days_in_month)
+    return part.start(), (month, 7 * (nth - 1) + 1, 7 * nth)
+
+
 def _add_absolute(found: _Found, match: re.Match[str], text: str, anchor: date | None, *, yearless: bool) -> None:
     """Add an ``_ABSOLUTE`` match's reading, shifted by a ``_SHIFT`` just before it."""
     if _a_word_not_a_date(match, text):
@@ -754,6 +804,9 @@ def _add_absolute(found: _Found, match: re.Match[str], text: str, anchor: date |
     if value is None:
         return
     start = match.start()
+    if (part := _part_of(text, start, value)) is not None:
+        found.add(part[0], match.end(), part[1])
+        return
     # "the year before 2022": the year's own "before" is the shift's direction.
     lead = match.group("lead10")
     shift_at = match.start("y10") if lead and lead.lower() in ("before", "after") else start
@@ -804,19 +857,61 @@ def _add_month_alone(found: _Found, match: re.Match[str], anchor: date | None, *
     month = _MONTH_NAMES[name.lower()]
     lead = (match.group("lead") or "").split()
     step = {"last": -1, "past": -1, "next": 1}.get(lead[0].lower(), 0) if lead else 0
+    value: DayRange | tuple[int, int, int]
     if (yearless or anchor is None) and not step:
-        found.add(match.start(), match.end(), (month, 1, 31))
+        value = (month, 1, 31)
+    elif anchor is None:
         return
-    if anchor is None:
+    else:
+        year = _nearest_year(anchor, month, None)
+        # "last May": the last one that has ended ("last May" said in May is a year back, as
+        # "last summer" said in July is); "next May": the next one to begin.
+        while step < 0 and _month_range(year, month).last >= anchor:
+            year -= 1
+        while step > 0 and date(year, month, 1) <= anchor:
+            year += 1
+        value = _month_range(year, month)
+    # "the last week of April": the part ends with the lead "of".
+    if lead == ["of"] and (part := _part_of(match.string, match.start("month"), value)) is not None:
+        found.add(part[0], match.end(), part[1])
         return
-    year = _nearest_year(anchor, month, None)
-    # "last May": the last one that has ended ("last May" said in May is a year back, as
-    # "last summer" said in July is); "next May": the next one to begin.
-    while step < 0 and _month_range(year, month).last >= anchor:
-        year -= 1
-    while step > 0 and date(year, month, 1) <= anchor:
-        year += 1
-    found.add(match.start(), match.end(), _month_range(year, month))
+    found.add(match.start(), match.end(), value)
+
+
+# A season named alone after what introduces a time ("in the summer", "during winter", "over
+# the summer", "in the fall"; "fall" only after "the": "in fall" is rarely the season said
+# so, "I fall" never). With a year, "last" or "this" it is read by _ABSOLUTE or _RELATIVE.
+_SEASON_ALONE = re.compile(
+    r"\b(?:in|during|over|through|throughout|all)\s+(?:(?:the\s+)?(?P<season>spring|summer|autumn|winter)"
+    r"|the\s+(?P<fall>fall))\b(?!\s*(?:,\s*)?(?:of\s+)?(?:1[89]|2[01])\d\d)",
+    _ENGLISH,
+)
+
+
+def _add_season_alone(found: _Found, match: re.Match[str], anchor: date | None, *, yearless: bool) -> None:
+    """Add a ``_SEASON_ALONE`` match's reading: in a question its months of any year; in an
+    entry the last one begun by the anchor when its sentence is in the past, the first not
+    ended when it is in the future, else the one holding the anchor or nearest it."""
+    first_month = _SEASONS[(match.group("season") or match.group("fall")).lower()]
+    if yearless or anchor is None:
+        months = [(first_month + i - 1) % 12 + 1 for i in range(3)]
+        found.add_all(match.start(), match.end(), [(m, 1, calendar.monthrange(2000, m)[1]) for m in months])
+        return
+    around = [_season_range(year, first_month) for year in range(anchor.year - 2, anchor.year + 2)]
+    past, future = _tense(match)
+    if past and not future:
+        chosen = max(r for r in around if r.first <= anchor)
+    elif future and not past:
+        chosen = min(r for r in around if r.last >= anchor)
+    else:
+
+        def distance(r: DayRange) -> tuple[int, bool]:
+            if r.first <= anchor <= r.last:
+                return 0, False
+            return (anchor - r.last).days if r.last < anchor else (r.first - anchor).days, r.first > anchor
+
+        chosen = min(around, key=distance)
+    found.add(match.start(), match.end(), chosen)
 
 
 #: Around the reading of each expression: one that resolves past the calendar's ends
@@ -846,6 +941,9 @@ def _scan(text: str, anchor: date | None, *, yearless: bool = False, others: _La
     for match in _MONTH_ALONE.finditer(text):
         with _PAST_THE_CALENDAR:
             _add_month_alone(found, match, anchor, yearless=yearless)
+    for match in _SEASON_ALONE.finditer(text):
+        with _PAST_THE_CALENDAR:
+            _add_season_alone(found, match, anchor, yearless=yearless)
     if anchor is not None:
         for match in _RELATIVE.finditer(text):
             with _PAST_THE_CALENDAR:
@@ -1743,30 +1841,74 @@ _LOWERCASE_WORD = re.compile(r"\b[a-z]{5,}\b")
 def _time_words_respelt(text: str) -> tuple[str, list[tuple[int, int, int, int]]]:
     """``text`` with each misspelt word that stands for one of the grammar's words written
     as that word ("yesterdy", "tomorow", "Setpember"), as an entry's tokens are read
-    (:func:`graphmem._spelling.typo_correction`), so that its time is read as its words are;
-    and where each such word is, ``(start, end)`` in the new text and in ``text``. Most
-    texts hold no such word: a set intersection tells, before any word is read."""
-    if not text.isascii():
-        return text, []
-    found = _time_word_misspellings().intersection(_LOWERCASE_WORD.findall(text.lower()))
-    meant = {word: time_word for word in found if (time_word := _time_word_for(word)) is not None}
-    if not meant:
+    (:func:`graphmem._spelling.typo_correction`), so that its time is read as its words are,
+    and each date written short in full (:func:`_dates_in_full`: "May '23", "5/8/23",
+    "2023/05/08"); and where each such word is, ``(start, end)`` in the new text and in
+    ``text``. Most texts hold no such word: a set intersection tells, before any word is read."""
+    replacements = _dates_in_full(text)
+    if text.isascii():
+        found = _time_word_misspellings().intersection(_LOWERCASE_WORD.findall(text.lower()))
+        meant = {word: time_word for word in found if (time_word := _time_word_for(word)) is not None}
+        if meant:
+            for match in re.finditer(rf"\b(?:{'|'.join(meant)})\b", text, flags=re.IGNORECASE):
+                written = match.group(0)
+                word = meant[written.lower()]
+                replacements.append((match.start(), match.end(), word.capitalize() if written[0].isupper() else word))
+    if not replacements:
         return text, []
     pieces: list[str] = []
     moved: list[tuple[int, int, int, int]] = []
     at = length = 0
-    for match in re.finditer(rf"\b(?:{'|'.join(meant)})\b", text, flags=re.IGNORECASE):
-        written = match.group(0)
-        word = meant[written.lower()]
-        word = word.capitalize() if written[0].isupper() else word
-        pieces.append(text[at : match.start()])
-        length += match.start() - at
-        moved.append((length, length + len(word), match.start(), match.end()))
+    # (The two kinds never overlap: misspelt words are letters, the dates' parts digits.)
+    for start, end, word in sorted(replacements):
+        pieces.append(text[at:start])
+        length += start - at
+        moved.append((length, length + len(word), start, end))
         pieces.append(word)
         length += len(word)
-        at = match.end()
+        at = end
     pieces.append(text[at:])
     return "".join(pieces), moved
+
+
+#: A year written with two digits after an apostrophe ("May '23", "summer ’22"), where what
+#: comes before makes it a date's: a month (and a day), a season or a holiday.
+_SHORT_YEAR = re.compile(r"['’](?P<yy>\d\d)\b(?!['’]?s\b)")
+_BEFORE_SHORT_YEAR = re.compile(
+    rf"(?:\b{_MONTH.format(name='m')}(?:\s+{_DAY.format(name='d')})?|\b(?:spring|summer|autumn|fall|winter|christmas"
+    r"|x-?mas|easter|thanksgiving|halloween))\s*,?\s*$",
+    _ENGLISH,
+)
+#: Numeric dates with a two-digit year ("5/8/23": slash dates read month first, as with four
+#: digits) or year first with slashes ("2023/05/08", "2023/5/8": read as ISO dates).
+_SHORT_NUMERIC_DATE = re.compile(r"\b(?P<a>\d{1,2})/(?P<b>\d{1,2})/(?P<yy>\d\d)\b(?![/\d])")
+_YEAR_FIRST_DATE = re.compile(
+    r"(?<![\d/])(?P<y>1[89]\d\d|2[01]\d\d)/(?P<m>0?[1-9]|1[0-2])/(?P<d>[12]\d|3[01]|0?[1-9])\b(?!/)"
+)
+
+
+def _full_year(two_digits: str) -> str:
+    """A two-digit year in full: 00-68 in the 2000s, 69-99 in the 1900s (POSIX's rule, as
+    ``strptime``'s ``%y``)."""
+    return ("20" if int(two_digits) <= 68 else "19") + two_digits
+
+
+def _dates_in_full(text: str) -> list[tuple[int, int, str]]:
+    """Where ``text`` writes a date short, and how the grammar reads it written in full:
+    "May '23" as "May 2023", "5/8/23" as "5/8/2023", "2023/5/8" as "2023-05-08"; each as
+    ``(start, end, written in full)``."""
+    found: list[tuple[int, int, str]] = []
+    if "'" in text or "’" in text:
+        for match in _SHORT_YEAR.finditer(text):
+            if _BEFORE_SHORT_YEAR.search(text, max(0, match.start() - 24), match.start()):
+                found.append((match.start(), match.end(), _full_year(match.group("yy"))))
+    if "/" in text:
+        for match in _SHORT_NUMERIC_DATE.finditer(text):
+            found.append((match.start("yy"), match.end("yy"), _full_year(match.group("yy"))))
+        for match in _YEAR_FIRST_DATE.finditer(text):
+            iso = f"{match.group('y')}-{int(match.group('m')):02d}-{int(match.group('d')):02d}"
+            found.append((match.start(), match.end(), iso))
+    return found
 
 
 def _as_written(position: int, moved: Sequence[tuple[int, int, int, int]]) -> int:

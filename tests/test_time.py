@@ -337,7 +337,7 @@ def test_the_weekend_said_on_a_weekend_is_that_one() -> None:
         "That was the best.",
         "I have 3 cats",
         # A weekday's chat spelling names a day only after last / this / next / past.
-        "I sat down and the sun came out, we wed in spring",
+        "I sat down and the sun came out, we wed at noon",
         "this sun is brutal",  # not Sunday
         "back in a mo",
         "yesteryear's fashion",  # a word, not a typo of "yesterday"
@@ -547,6 +547,72 @@ def test_a_holiday_in_a_question_is_a_time_and_its_words_are_not_tokens() -> Non
     assert ranges_of("What does Jo plan for next Easter?") == ["2027-03-26/2027-03-29"]
     assert ranges_of("What did Jo do the week before Thanksgiving 2023?") == ["2023-11-16/2023-11-22"]
     assert query_time("What did Jo do the day after Christmas?").yearless == ((12, 27, 27),)
+
+
+# ---------------------------------------------------------------------------- dates written short, parts, seasons
+
+
+@pytest.mark.parametrize(
+    ("query", "expected", "span"),
+    [
+        ("What did Ana do in Jan '23?", ["2023-01-01/2023-01-31"], "Jan '23"),
+        ("What did Ana do on 7 May ’23?", ["2023-05-07/2023-05-07"], "7 May ’23"),
+        ("What did Ana do on May 7th, '23?", ["2023-05-07/2023-05-07"], "May 7th, '23"),
+        ("What did Ana do in summer '99?", ["1999-06-01/1999-08-31"], "summer '99"),  # 69-99: the 1900s
+        ("What did Ana eat on 5/7/23?", ["2023-05-07/2023-05-07"], "5/7/23"),
+        ("What did Ana eat on 2023/05/07?", ["2023-05-07/2023-05-07"], "2023/05/07"),
+        ("What did Ana eat on 2023/5/7?", ["2023-05-07/2023-05-07"], "2023/5/7"),
+        ("What did Ana do the week of May 15, 2023?", ["2023-05-15/2023-05-21"], "the week of May 15, 2023"),
+        ("What did Ana do on the weekend of 6 May 2023?", ["2023-05-06/2023-05-07"], "the weekend of 6 May 2023"),
+        # "the last week of ..." is the month's, not the week before as_of.
+        ("What did Ana do the last week of April 2023?", ["2023-04-24/2023-04-30"], "the last week of April 2023"),
+        ("Where was Ana in the first week of May 2023?", ["2023-05-01/2023-05-07"], "the first week of May 2023"),
+        ("What did Ana do the second weekend of June 2023?", ["2023-06-10/2023-06-11"], "the second weekend of June 2023"),
+        ("the last weekend of September 2023", ["2023-09-30/2023-10-01"], "the last weekend of September 2023"),
+    ],
+)
+def test_dates_written_short_and_parts_of_a_week_or_month(query: str, expected: list[str], span: str) -> None:
+    when = query_time(query, NOW)
+    assert when is not None and [r.iso() for r in when.ranges] == expected
+    assert [query[a:b] for a, b in when.spans] == [span]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["the '90s were fun", "Rock 'n' roll", "it's 5/7 of the cake", "In '23 we moved", "the 1/2/3 rule"],
+)
+def test_an_apostrophe_or_slashes_without_a_date_name_no_time(text: str) -> None:
+    assert query_time(text, NOW) is None
+
+
+def test_parts_without_a_year_and_seasons_named_alone_in_a_question() -> None:
+    assert query_time("What did Ana do the last week of April?").yearless == ((4, 24, 30),)
+    assert query_time("What did Ana do in the first week of May?").yearless == ((5, 1, 7),)
+    summer = query_time("When did Ana go to a parade during the summer?")
+    assert summer.yearless == ((6, 1, 30), (7, 1, 31), (8, 1, 31)) and summer.ranges == ()
+    assert query_time("What did Ana do in the fall?").yearless == ((9, 1, 30), (10, 1, 31), (11, 1, 30))
+    assert query_time("What did Ana do over winter?").yearless == ((12, 1, 31), (1, 1, 31), (2, 1, 29))
+    # A season as a topic, "fall" as a verb, and a season with its year as before.
+    assert query_time("What does Ana like about summer?") is None
+    assert query_time("Did Ana fall in the park?") is None
+    assert ranges_of("What did Ana do in the summer of 2022?") == ["2022-06-01/2022-08-31"]
+
+
+@pytest.mark.parametrize(
+    ("text", "said", "expected"),
+    [
+        ("In the summer we went camping.", datetime(2023, 10, 5, tzinfo=UTC), "2023-06-01/2023-08-31"),
+        ("We'll go to Spain in the summer!", datetime(2023, 3, 5, tzinfo=UTC), "2023-06-01/2023-08-31"),
+        ("During the winter I knit a lot", datetime(2023, 2, 5, tzinfo=UTC), "2022-12-01/2023-02-28"),
+        ("We hiked a lot in the spring", datetime(2023, 9, 1, tzinfo=UTC), "2023-03-01/2023-05-31"),
+        ("The last week of April was rough.", datetime(2023, 5, 20, tzinfo=UTC), "2023-04-24/2023-04-30"),
+        ("We hiked the weekend of May 6.", datetime(2023, 5, 20, tzinfo=UTC), "2023-05-06/2023-05-07"),
+    ],
+)
+def test_seasons_alone_and_parts_in_an_entry_resolve_against_its_timestamp(
+    text: str, said: datetime, expected: str
+) -> None:
+    assert [r.iso() for r in mentioned_ranges(text, said)] == [expected]
 
 
 # ---------------------------------------------------------------------------- the scorer
