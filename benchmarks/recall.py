@@ -212,7 +212,7 @@ def graphmem_recall(
 
 # ---------------------------------------------------------------------------- robustness
 
-PERTURBATIONS = ("typo", "names", "british", "dates", "event-dates", "chat")
+PERTURBATIONS = ("typo", "names", "british", "dates", "event-dates", "short-dates", "chat")
 #: ``chat``: the question as a message to an assistant, one frame per question in turn. The
 #: last one is no phrase graphmem reads as asking for nothing ("need", "help" stay words).
 CHAT_FRAMES = (
@@ -272,8 +272,8 @@ def perturb_questions(conversations: Sequence[Conversation], how: str) -> int:
     asks each as a message to an assistant (:data:`CHAT_FRAMES`, in turn). Returns
     how many questions changed. A measure of robustness, never of tuning: nothing here knows the
     answers."""
-    if how in ("dates", "event-dates"):
-        return _date_the_questions(conversations, events=how == "event-dates")
+    if how in ("dates", "event-dates", "short-dates"):
+        return _date_the_questions(conversations, events=how == "event-dates", short=how == "short-dates")
     if how == "chat":
         for conv in conversations:
             for i, q in enumerate(conv.questions):
@@ -303,7 +303,7 @@ def perturb_questions(conversations: Sequence[Conversation], how: str) -> int:
     return changed
 
 
-def _date_the_questions(conversations: Sequence[Conversation], *, events: bool = False) -> int:
+def _date_the_questions(conversations: Sequence[Conversation], *, events: bool = False, short: bool = False) -> int:
     """``dates``: a question asked the way people ask about something they know happened
     on a day ("What did Ana watch on 3 May, 2022?", "Which sport did Sam take up in October
     2023?"): every question that is not itself about a time (LoCoMo category 2) and whose
@@ -314,7 +314,9 @@ def _date_the_questions(conversations: Sequence[Conversation], *, events: bool =
     time already (as graphmem reads it) is left as asked. ``events``: the day the evidence
     tells of instead, where each evidence turn refers to one day and they agree ("I went
     camping yesterday", said on 7 June: "on 6 June, 2023"): what the question's asker knows
-    of the event, not of the chat; a measure of an entry's own times (``time_refs``)."""
+    of the event, not of the chat; a measure of an entry's own times (``time_refs``).
+    ``short``: the day as people type it, in turn "on 5/8/23", "in May '23", "the week of
+    May 8, 2023", "on 2023/05/08" (session 37)."""
     from graphmem._time import mentioned_ranges, query_time
 
     changed = 0
@@ -329,7 +331,15 @@ def _date_the_questions(conversations: Sequence[Conversation], *, events: bool =
             if q.category == 2 or len(days) != 1 or None in days or query_time(q.question, None) is not None:
                 continue
             (day,) = days
-            when = f"on {day.day} {day:%B}, {day.year}" if n % 2 == 0 else f"in {day:%B} {day.year}"
+            if short:
+                when = (
+                    f"on {day.month}/{day.day}/{day:%y}",
+                    f"in {day:%b} '{day:%y}",
+                    f"the week of {day:%B} {day.day}, {day.year}",
+                    f"on {day.year}/{day.month:02d}/{day.day:02d}",
+                )[n % 4]
+            else:
+                when = f"on {day.day} {day:%B}, {day.year}" if n % 2 == 0 else f"in {day:%B} {day.year}"
             text = q.question.rstrip()
             text = f"{text[:-1].rstrip()} {when}?" if text.endswith("?") else f"{text} {when}"
             object.__setattr__(q, "question", text)  # frozen dataclass, a private copy
@@ -877,7 +887,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "'british' writes every word with a British spelling that way (spaCy's en_lexeme_norm); "
         "'dates' names the day (or, every other question, the month) its evidence was said on in each question "
         "not about a time whose evidence is of one day; 'event-dates' the same with the one day the evidence "
-        "tells of ('yesterday', 'last Friday': its time_refs) instead of the day it was said; "
+        "tells of ('yesterday', 'last Friday': its time_refs) instead of the day it was said; 'short-dates' the "
+        "day as people type it ('on 5/8/23', \"in May '23\", 'the week of May 8, 2023', 'on 2023/05/08'); "
         "'chat' asks each question as a message to an assistant ('Hey, ...', '... Thanks!', 'Can you remind me ...')",
     )
     parser.add_argument(
