@@ -9,8 +9,9 @@ reader over the words of each of French, German, Italian and Portuguese):
   (ISO 8601 intervals such as ``"2023-05-01/2023-05-31"``), so a question about May also
   finds "I went there last week" said in early June.
 - **In a query** (:func:`query_time`): a date or range ("on 1 May, 2022", "in October
-  2023", "in 2022", "29 Dec 2023", "29.12.2023", "the week before 3 June 2023", "last
-  summer" relative to ``as_of``) becomes a :class:`QueryTime`; the scorer favours entries
+  2023", "in 2022", "29 Dec 2023", "29.12.2023", "May '23", "5/8/23", "the week before 3
+  June 2023", "the last week of April 2023", "during the summer", "last summer" relative
+  to ``as_of``) becomes a :class:`QueryTime`; the scorer favours entries
   whose own day or one of whose ``time_refs`` falls in it. A month or day named without a
   year ("in June", "on 3 May") matches that month or day of any year: a question rarely
   means "of the current year" and the memory knows which years it holds.
