@@ -1154,7 +1154,7 @@ async def test_a_query_naming_a_speaker_prefers_what_they_said(service: MemorySe
 async def test_a_question_in_the_first_person_asks_about_what_the_user_said(service: MemoryService) -> None:
     # An assistant's memory: what the person types is stored under the author "user" (ADK,
     # the MCP server, MemoryEntry's default), the assistant's replies under its name.
-    said = entry("We adopted a dog from the shelter in spring.", at=0)
+    said = entry("We adopted a dog from the shelter downtown.", at=0)
     echoed = entry("Adopting a shelter dog is wonderful! Which dog breed did you adopt?", at=1, author="helper")
     await service.add_session(APP, USER, "s", [said, echoed, entry("A beagle.", at=2)])
     await service.add_session(APP, USER, "t", [entry("Lunch was great today.", at=5)])  # by the user, about nothing asked
@@ -1179,7 +1179,7 @@ async def test_a_question_in_the_first_person_asks_about_the_author_speaking_as_
 ) -> None:
     # An app that stores its user under their name, in the role "user", and the assistant
     # in the role "model" (graphmem's demo fixtures are kept so).
-    said = entry("We adopted a dog from the shelter in spring.", at=0, author="Bob")
+    said = entry("We adopted a dog from the shelter downtown.", at=0, author="Bob")
     echoed = entry("A shelter dog is wonderful! Which dog breed did you adopt?", at=1, author="assistant", role="model")
     answer = entry("A beagle.", at=2, author="Bob")
     await service.add_session(APP, USER, "s", [said, echoed, answer])
@@ -1192,7 +1192,7 @@ async def test_a_question_in_the_first_person_asks_about_the_author_speaking_as_
     # newer reply wins the tie, as it does without the first person.
     bobs = [h.entry_id for h in (*response.hits, *(await search(service, "lunch")).hits) if h.memory.author == "Bob"]
     await service.delete_entries_by_id(APP, USER, bobs)
-    await service.add_session(APP, USER, "u", [entry("We adopted a dog from the shelter in spring.", at=9, author="Bob", role="model")])
+    await service.add_session(APP, USER, "u", [entry("We adopted a dog from the shelter downtown.", at=9, author="Bob", role="model")])
     mine, plain = await search(service, "Which dog did I adopt?"), await search(service, "Which dog was adopted?")
     assert [h.memory.author for h in mine.hits] == ["Bob", "assistant"]
     assert [(h.entry_id, h.score) for h in mine.hits] == [(h.entry_id, h.score) for h in plain.hits]
