@@ -337,7 +337,7 @@ def _holiday_name(written: str) -> str:
     name = " ".join(name.split())
     name = name.removeprefix("the ")
     if name.startswith("new year"):
-        rest = name.removeprefix("new year").lstrip("'s").strip()
+        rest = re.sub(r"^'?s", "", name.removeprefix("new year")).strip()  # "new year's eve": "eve"
         return f"new year's {rest}" if rest else "new year"
     if name.startswith("valentine"):
         return "valentine's day"
@@ -392,10 +392,8 @@ def _holiday(
     match: re.Match[str], anchor: date | None, *, yearless: bool
 ) -> DayRange | tuple[tuple[int, int, int], ...] | None:
     """The days a ``_HOLIDAY`` match names: that year's with a year; with last / next, the
-    last one ended before the anchor or the next begun after it; else, in an entry, the last
-    one begun by the anchor when its sentence is in the past, the first not ended when it is
-    in the future, and otherwise the one nearest the anchor (the past winning ties); in a
-    question without a year, every year's."""
+    last one ended before the anchor or the next begun after it; else, in an entry, the one
+    its sentence's tense names (:func:`_by_tense`), and in a question every year's."""
     name = _holiday_name(match.group("holiday"))
     if match.group("hy"):
         return _holiday_range(name, int(match.group("hy")))
@@ -408,20 +406,8 @@ def _holiday(
             return max((r for r in around if r.last < anchor), default=None)
         if lead == "next":
             return min((r for r in around if r.first > anchor), default=None)
-        if not lead:
-            # An entry's sentence in the past tells of the last one (or the one under way),
-            # in the future of the next: "Valentine's was lovely" said in January.
-            past, future = _tense(match)
-            if past != future:
-                side = [r for r in around if (r.first <= anchor if past else r.last >= anchor)]
-                return max(side) if past else min(side)
-
-        def distance(r: DayRange) -> tuple[int, int]:
-            if r.first <= anchor <= r.last:
-                return 0, 0
-            return (anchor - r.last).days if r.last < anchor else (r.first - anchor).days, r.first > anchor
-
-        return min(around, key=distance)
+        # "Valentine's was lovely" said in January: the last one.
+        return _by_tense(match, anchor, around)
     return _holiday_yearless(name)
 
 
@@ -672,6 +658,25 @@ def _tense(match: re.Match[str]) -> tuple[bool, bool]:
     return _PAST.search(sentence) is not None, _FUTURE.search(sentence) is not None
 
 
+def _by_tense(match: re.Match[str], anchor: date, around: Sequence[DayRange]) -> DayRange:
+    """Which of ``around`` (the same holiday or season in consecutive years, in order, the
+    anchor's among them) an entry's ``match`` names: the last one begun by the anchor when
+    its sentence is in the past, the first not ended when it is in the future, else the one
+    holding the anchor or nearest it (the past winning ties)."""
+    past, future = _tense(match)
+    if past and not future:
+        return max(r for r in around if r.first <= anchor)
+    if future and not past:
+        return min(r for r in around if r.last >= anchor)
+
+    def distance(r: DayRange) -> tuple[int, bool]:
+        if r.first <= anchor <= r.last:
+            return 0, False
+        return (anchor - r.last).days if r.last < anchor else (r.first - anchor).days, r.first > anchor
+
+    return min(around, key=distance)
+
+
 def _either_side(
     match: re.Match[str], anchor: date, what: str, *, need_tense: bool = False
 ) -> DayRange | tuple[DayRange, ...] | None:
@@ -891,28 +896,14 @@ _SEASON_ALONE = re.compile(
 
 def _add_season_alone(found: _Found, match: re.Match[str], anchor: date | None, *, yearless: bool) -> None:
     """Add a ``_SEASON_ALONE`` match's reading: in a question its months of any year; in an
-    entry the last one begun by the anchor when its sentence is in the past, the first not
-    ended when it is in the future, else the one holding the anchor or nearest it."""
+    entry the one its sentence's tense names (:func:`_by_tense`)."""
     first_month = _SEASONS[(match.group("season") or match.group("fall")).lower()]
     if yearless or anchor is None:
         months = [(first_month + i - 1) % 12 + 1 for i in range(3)]
         found.add_all(match.start(), match.end(), [(m, 1, calendar.monthrange(2000, m)[1]) for m in months])
         return
     around = [_season_range(year, first_month) for year in range(anchor.year - 2, anchor.year + 2)]
-    past, future = _tense(match)
-    if past and not future:
-        chosen = max(r for r in around if r.first <= anchor)
-    elif future and not past:
-        chosen = min(r for r in around if r.last >= anchor)
-    else:
-
-        def distance(r: DayRange) -> tuple[int, bool]:
-            if r.first <= anchor <= r.last:
-                return 0, False
-            return (anchor - r.last).days if r.last < anchor else (r.first - anchor).days, r.first > anchor
-
-        chosen = min(around, key=distance)
-    found.add(match.start(), match.end(), chosen)
+    found.add(match.start(), match.end(), _by_tense(match, anchor, around))
 
 
 #: Around the reading of each expression: one that resolves past the calendar's ends
