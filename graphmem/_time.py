@@ -270,6 +270,12 @@ _RELATIVE = re.compile(
     # "the past two weeks", "the last few days": the days up to the anchor.
     rf"|(?:the\s+)?(?:past|last)\s+(?P<rolling_n>{_COUNT})\s+(?P<rolling_unit>{_UNIT_WORDS})s\b"
     r"|(?:the\s+)?(?P<before_last>weekend|wkend|wknd|week|wk|month|mnth|mth|year|yr)\s+before\s+last"
+    r"|(?:the\s+)?(?P<after_next>weekend|wkend|wknd|week|wk|month|mnth|mth|year|yr)\s+after\s+next"
+    # "a week from today", "two days from now": counted from the anchor (or the day after).
+    rf"|(?P<from_n>{_COUNT})\s+(?P<from_unit>{_UNIT_WORDS})s?\s+from\s+(?P<from_day>today|now|tomorrow|tmrw)"
+    # "in two weeks", "in a few days": ahead of the anchor, when the sentence is in the future
+    # ("I lost 5 kg in two weeks" is a duration).
+    rf"|in\s+(?P<in_n>{_COUNT})\s+(?P<in_unit>{_UNIT_WORDS})s?"
     r"|(?P<rel>last|this|next|past|this\s+coming)\s+(?P<what>weekend|wkend|wknd|week|wk|month|mnth|mth|year|yr"
     rf"|spring|summer|autumn|fall|winter|{_WEEKDAY_WORDS})"
     r"|(?P<earlier>earlier) (?:this|in the) (?P<period>week|month|year)"
@@ -602,6 +608,19 @@ def _relative(match: re.Match[str], anchor: date, *, in_query: bool = False) -> 
         return DayRange(anchor - timedelta(days=n * _DAYS_IN[unit]), anchor)
     if g["before_last"]:
         return _period(anchor, _as_written_in_full(g["before_last"]), -2)
+    if g["after_next"]:
+        return _period(anchor, _as_written_in_full(g["after_next"]), 2)
+    if g["from_unit"] or g["in_unit"]:
+        if g["in_unit"]:
+            past, future = _tense(match)
+            if past or not future:
+                return None
+        count, written_unit = (g["from_n"], g["from_unit"]) if g["from_unit"] else (g["in_n"], g["in_unit"])
+        unit, n = _in_weeks(_as_written_in_full(written_unit), _number(count))
+        start = anchor + timedelta(days=1) if (g["from_day"] or "").lower() in ("tomorrow", "tmrw") else anchor
+        if unit == "day":
+            return DayRange(start + timedelta(days=n), start + timedelta(days=n))
+        return _shifted(DayRange(start, start), unit, n, "after")
     for group, what in (
         ("either_weekend", "weekend"),
         ("either_day", g["either_day"]),
@@ -637,7 +656,7 @@ def _in_weeks(unit: str, count: int) -> tuple[str, int]:
 #: an adjective, "I'm so excited for Saturday").
 _FUTURE = re.compile(
     r"(?:['’]ll|\b(?:will|won['’]?t|shall|gonna|going\s+to|plan|plans|planning|can['’]?t\s+wait|looking\s+forward"
-    r"|hope\s+to|hoping\s+to|next|tomorrow|tmrw))\b",
+    r"|hope\s+to|hoping\s+to|next|tomorrow|tmrw|see\s+(?:you|ya)|cya))\b",
     _ENGLISH,
 )
 _PAST = re.compile(
@@ -1803,7 +1822,7 @@ _TRIGGER = re.compile(
     r"\bon\s+(?:mon|tue|wed|thu|fri|sat)|(?:mon|tue|wed|thu|fri|sat)\w*\s+(?:morning|afternoon|evening|night|nite)|"
     r"yday|yest|tmrw|tmrow|tmr|2morrow|2moro|2mrw|tomoz|tonite|2nite|2night|"
     r"January|February|March|April|May|June|July|August|September|October|November|December|"
-    r"spring|summer|autumn|fall|winter|"
+    r"spring|summer|autumn|fall|winter|week|wk|month|mnth|mth|"
     r"christmas|xmas|x-mas|year|valentine|hallowe|patrick|paddy|good friday|easter|thanksgiving|fourth of july",
     _ENGLISH,
 )

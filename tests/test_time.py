@@ -615,6 +615,27 @@ def test_seasons_alone_and_parts_in_an_entry_resolve_against_its_timestamp(
     assert [r.iso() for r in mentioned_ranges(text, said)] == [expected]
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Ahead of the timestamp (a Wednesday), as "ago" counts back: a day, or a unit's range.
+        ("We'll leave in two weeks", ["2023-06-22/2023-06-28"]),
+        ("I'll know in 3 days", ["2023-06-17/2023-06-17"]),
+        ("See you in a few days!", ["2023-06-17/2023-06-17"]),
+        ("a week from today", ["2023-06-15/2023-06-21"]),
+        ("two days from now", ["2023-06-16/2023-06-16"]),
+        ("a month from tomorrow", ["2023-07-01/2023-07-31"]),
+        ("the week after next we fly", ["2023-06-26/2023-07-02"]),
+        # A duration, or a sentence that does not say it is ahead, names no time.
+        ("I lost 5 kg in two weeks", []),
+        ("I read it twice in a week", []),
+    ],
+)
+def test_times_ahead_of_an_entry_resolve_against_its_timestamp(text: str, expected: list[str]) -> None:
+    said = datetime(2023, 6, 14, 15, tzinfo=UTC)
+    assert [r.iso() for r in mentioned_ranges(text, said)] == expected
+
+
 # ---------------------------------------------------------------------------- the scorer
 
 
