@@ -276,10 +276,11 @@ _RELATIVE = re.compile(
     # "in two weeks", "in a few days": ahead of the anchor, when the sentence is in the future
     # ("I lost 5 kg in two weeks" is a duration).
     rf"|in\s+(?P<in_n>{_COUNT})\s+(?P<in_unit>{_UNIT_WORDS})s?"
-    r"|(?P<rel>last|this|next|past|this\s+coming)\s+(?P<what>weekend|wkend|wknd|week|wk|month|mnth|mth|year|yr"
+    r"|(?P<rel>last|this|next|past|previous|this\s+coming)\s+(?P<what>weekend|wkend|wknd|week|wk|month|mnth|mth|year|yr"
     rf"|spring|summer|autumn|fall|winter|{_WEEKDAY_WORDS})"
     r"|(?P<earlier>earlier) (?:this|in the) (?P<period>week|month|year)"
     r"|(?P<otherday>the other day)"
+    r"|(?P<otherweek>the other week)"
     # Without last / next: the one before the anchor or the one after, unless the sentence
     # says which (:func:`_either_side`).
     r"|(?:over|on|at|during)\s+the\s+(?P<either_weekend>weekend|wkend|wknd)"
@@ -580,13 +581,15 @@ _NAMED_DAYS = (("today", 0), ("yesterday", -1), ("before_yesterday", -2), ("tomo
 
 def _named_day(groups: Mapping[str, str | None], anchor: date) -> DayRange | None:
     """The days a relative match's today / yesterday / ... group names, or its "the other
-    day" group (the week before the anchor), or ``None``."""
+    day" group (the week before the anchor) or "the other week" group, or ``None``."""
     for name, shift in _NAMED_DAYS:
         if groups.get(name):
             d = anchor + timedelta(days=shift)
             return DayRange(d, d)
     if groups.get("otherday"):
         return DayRange(anchor - timedelta(days=7), anchor - timedelta(days=1))
+    if groups.get("otherweek"):  # one to three weeks back
+        return DayRange(anchor - timedelta(days=21), anchor - timedelta(days=7))
     return None
 
 
@@ -636,7 +639,7 @@ def _relative(match: re.Match[str], anchor: date, *, in_query: bool = False) -> 
             return DayRange(anchor.replace(day=1), anchor)
         return DayRange(date(anchor.year, 1, 1), anchor)
     rel, what = " ".join(g["rel"].lower().split()), _as_written_in_full(g["what"])
-    step = {"last": -1, "past": -1, "this": 0, "next": 1}.get(rel, 1)
+    step = {"last": -1, "past": -1, "previous": -1, "this": 0, "next": 1}.get(rel, 1)
     if rel == "this coming" and what == "weekend" and anchor.weekday() < 5:
         step = 0  # the coming weekend is this week's
     return _period(anchor, what, step, rolling=rel == "past")
@@ -925,6 +928,29 @@ def _add_season_alone(found: _Found, match: re.Match[str], anchor: date | None, 
     found.add(match.start(), match.end(), _by_tense(match, anchor, around))
 
 
+# "on the 15th" said without a month, before a pause or a word that starts the rest of the
+# sentence ("on the 15th we went out"), not before a noun ("on the 3rd floor", "on the 2nd
+# try") nor a month ("on the 15th of June" is a date, read by _ABSOLUTE).
+_DAY_OF_MONTH = re.compile(
+    r"\bon\s+the\s+(?P<dom>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)\b"
+    r"(?=\s*(?:[.,;:!?)]|$)|\s+(?:and|but|so|we|i|he|she|they|you|it|at|in|for|when|then|too|again"
+    r"|morning|afternoon|evening|night)\b)",
+    _ENGLISH,
+)
+
+
+def _add_day_of_month(found: _Found, match: re.Match[str], anchor: date) -> None:
+    """Add an entry's ``_DAY_OF_MONTH``: that day of the anchor's month, the month before or
+    the one after, as its sentence's tense says (:func:`_by_tense`)."""
+    dom = int(match.group("dom"))
+    days = [
+        DayRange(day, day)
+        for delta in (-1, 0, 1)
+        if (day := _safe_date(*_add_months(anchor.year, anchor.month, delta), dom)) is not None
+    ]
+    found.add(match.start(), match.end(), _by_tense(match, anchor, days))
+
+
 #: Around the reading of each expression: one that resolves past the calendar's ends
 #: ("yesterday" said on 0001-01-01, "next year" in 9999, "the week before 1 January 1")
 #: raises, and names no time; the text's other expressions still do.
@@ -955,6 +981,10 @@ def _scan(text: str, anchor: date | None, *, yearless: bool = False, others: _La
     for match in _SEASON_ALONE.finditer(text):
         with _PAST_THE_CALENDAR:
             _add_season_alone(found, match, anchor, yearless=yearless)
+    if anchor is not None and not yearless:
+        for match in _DAY_OF_MONTH.finditer(text):
+            with _PAST_THE_CALENDAR:
+                _add_day_of_month(found, match, anchor)
     if anchor is not None:
         for match in _RELATIVE.finditer(text):
             with _PAST_THE_CALENDAR:
@@ -1822,7 +1852,7 @@ _TRIGGER = re.compile(
     r"\bon\s+(?:mon|tue|wed|thu|fri|sat)|(?:mon|tue|wed|thu|fri|sat)\w*\s+(?:morning|afternoon|evening|night|nite)|"
     r"yday|yest|tmrw|tmrow|tmr|2morrow|2moro|2mrw|tomoz|tonite|2nite|2night|"
     r"January|February|March|April|May|June|July|August|September|October|November|December|"
-    r"spring|summer|autumn|fall|winter|week|wk|month|mnth|mth|"
+    r"spring|summer|autumn|fall|winter|week|wk|month|mnth|mth|previous|"
     r"christmas|xmas|x-mas|year|valentine|hallowe|patrick|paddy|good friday|easter|thanksgiving|fourth of july",
     _ENGLISH,
 )

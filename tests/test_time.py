@@ -626,12 +626,21 @@ def test_seasons_alone_and_parts_in_an_entry_resolve_against_its_timestamp(
         ("two days from now", ["2023-06-16/2023-06-16"]),
         ("a month from tomorrow", ["2023-07-01/2023-07-31"]),
         ("the week after next we fly", ["2023-06-26/2023-07-02"]),
+        # A day of the month alone: this month's, the last or the next, as the tense says.
+        ("My interview is on the 20th.", ["2023-06-20/2023-06-20"]),
+        ("on the 3rd we went out", ["2023-06-03/2023-06-03"]),
+        ("I'll see you on the 2nd", ["2023-07-02/2023-07-02"]),
+        ("on the 31st", ["2023-05-31/2023-05-31"]),  # June has none: the nearest 31st
+        ("on the 3rd floor", []),
+        ("on the 2nd try", []),
+        ("the other week I saw her", ["2023-05-24/2023-06-07"]),
+        ("the previous weekend was fun", ["2023-06-10/2023-06-11"]),
         # A duration, or a sentence that does not say it is ahead, names no time.
         ("I lost 5 kg in two weeks", []),
         ("I read it twice in a week", []),
     ],
 )
-def test_times_ahead_of_an_entry_resolve_against_its_timestamp(text: str, expected: list[str]) -> None:
+def test_times_ahead_and_days_of_the_month_resolve_against_an_entrys_timestamp(text: str, expected: list[str]) -> None:
     said = datetime(2023, 6, 14, 15, tzinfo=UTC)
     assert [r.iso() for r in mentioned_ranges(text, said)] == expected
 
