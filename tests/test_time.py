@@ -577,6 +577,19 @@ def test_dates_written_short_and_parts_of_a_week_or_month(query: str, expected: 
     assert [query[a:b] for a, b in when.spans] == [span]
 
 
+def test_spans_stay_as_written_when_misspelt_words_and_short_dates_are_read_together() -> None:
+    # Each kind moves the text its own way (a longer word, a year in full, an ISO date):
+    # every span is still the words the question was typed with.
+    query = "What about May '23, yesterdy, 2023/5/7, 5/8/23 and in Setpember 2023?"
+    when = query_time(query, NOW)
+    assert when is not None
+    assert [query[a:b] for a, b in when.spans] == ["May '23", "yesterdy", "2023/5/7", "5/8/23", "Setpember 2023"]
+    assert [r.iso() for r in when.ranges] == [
+        "2023-05-01/2023-05-31", "2026-11-29/2026-11-29", "2023-05-07/2023-05-07", "2023-05-08/2023-05-08",
+        "2023-09-01/2023-09-30",
+    ]
+
+
 @pytest.mark.parametrize(
     "text",
     ["the '90s were fun", "Rock 'n' roll", "it's 5/7 of the cake", "In '23 we moved", "the 1/2/3 rule"],
