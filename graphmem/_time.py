@@ -848,12 +848,23 @@ def _add_absolute(found: _Found, match: re.Match[str], text: str, anchor: date |
         if shift_at == start:  # (else "before 2020" alone: the years before it, no range of days)
             found.add(start, match.end(), value)
         return
+    found.add_all(shift.start(), match.end(), _shifted_by(shift, [value]))
+
+
+def _shifted_by(
+    shift: re.Match[str], values: Sequence[DayRange | tuple[int, int, int]]
+) -> list[DayRange | tuple[int, int, int]]:
+    """``values`` (day ranges, or days without a year) moved as a ``_SHIFT`` match says ("the
+    week before ..."), without repeats."""
     unit, count = _in_weeks(_as_written_in_full(shift.group("unit")), _number(shift.group("n")))
     direction = shift.group("dir").lower()
-    if isinstance(value, DayRange):
-        found.add(shift.start(), match.end(), _shifted(value, unit, count, direction))
-    else:
-        found.add_all(shift.start(), match.end(), _shifted_yearless(value, unit, count, direction))
+    moved: list[DayRange | tuple[int, int, int]] = []
+    for value in values:
+        if isinstance(value, DayRange):
+            moved.append(_shifted(value, unit, count, direction))
+        else:
+            moved.extend(_shifted_yearless(value, unit, count, direction))
+    return list(dict.fromkeys(moved))
 
 
 def _add_holiday(found: _Found, match: re.Match[str], text: str, anchor: date | None, *, yearless: bool) -> None:
@@ -865,19 +876,12 @@ def _add_holiday(found: _Found, match: re.Match[str], text: str, anchor: date | 
     value = _holiday(match, anchor, yearless=yearless)
     if value is None:
         return
+    values: Sequence[DayRange | tuple[int, int, int]] = [value] if isinstance(value, DayRange) else value
     shift = None if match.group("hlead") else _SHIFT.search(text, max(0, start - 40), start)
-    values: Sequence[DayRange | tuple[int, int, int]]
     if shift is None:
-        values = [value] if isinstance(value, DayRange) else value
+        found.add_all(start, match.end(), values)
     else:
-        unit, count = _in_weeks(_as_written_in_full(shift.group("unit")), _number(shift.group("n")))
-        direction = shift.group("dir").lower()
-        if isinstance(value, DayRange):
-            values = [_shifted(value, unit, count, direction)]
-        else:
-            values = list(dict.fromkeys(d for v in value for d in _shifted_yearless(v, unit, count, direction)))
-        start = shift.start()
-    found.add_all(start, match.end(), values)
+        found.add_all(shift.start(), match.end(), _shifted_by(shift, values))
 
 
 def _add_month_alone(found: _Found, match: re.Match[str], anchor: date | None, *, yearless: bool) -> None:
