@@ -43,6 +43,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
+from typing import overload
 
 __all__ = ["DayRange", "QueryTime", "mentioned_ranges", "parse_time_ref", "query_time"]
 
@@ -235,7 +236,9 @@ _ABSOLUTE = re.compile(
     rf"|(?P<season7>spring|summer|autumn|fall|winter)\s+(?:of\s+)?{_y('y7')}"  # summer 2022
     rf"|{_d('d8')}\s+(?:of\s+)?{_m('m8')}"  # 8 May (no year)
     rf"|{_m('m9')}\s+{_d('d9')}(?![\d:])"  # May 8 (no year)
-    rf"|(?P<lead10>in|during|since|until|throughout|of|by|from|before|after|early|mid|late)\s+{_y('y10')}"  # in 2022
+    # in 2022 / early 2022 / mid-2022 (a third of it: _third_of)
+    rf"|(?:(?P<lead10>in|during|since|until|throughout|of|by|from|before|after)\s+|(?P<third10>early|mid|late)[\s-]+)"
+    rf"{_y('y10')}"
     r")\b(?!-)",
     _ENGLISH,
 )
@@ -243,7 +246,7 @@ _ABSOLUTE = re.compile(
 # a month must be capitalised, and those five must follow a word that introduces a time
 # ("What did June say?" names no month; "in June", "last June", "June 3" do).
 _MONTH_ALONE = re.compile(
-    r"\b(?P<lead>(?i:in|during|since|until|by|of|early|mid|late|this|last|next|past)\s+(?i:early\s+|mid\s+|late\s+)?)?"
+    r"\b(?P<lead>(?i:(?:in|during|since|until|by|of|this|last|next|past)\s+)?(?i:(?:early|mid|late)[\s-]+)?)?"
     r"(?P<month>January|February|March|April|May|June|July|August|September|October|November|December)\b",
     re.ASCII,
 )
@@ -829,6 +832,66 @@ def _part_of(
     return part.start(), (month, 7 * (nth - 1) + 1, 7 * nth)
 
 
+# "early May", "mid-May", "late 2023", "the end of May", "the beginning of next year", "in
+# late summer": a third of the month, season or year that follows (:func:`_third_of`).
+_THIRD_OF = re.compile(
+    r"\b(?:(?P<third>early|mid|late)[\s-]+|(?:the\s+)?(?P<edge>beginning|start|middle|end)\s+of\s+(?:the\s+)?)$",
+    _ENGLISH,
+)
+_THIRDS = {"early": 0, "beginning": 0, "start": 0, "mid": 1, "middle": 1, "late": 2, "end": 2}
+
+
+def _third_before(text: str, at: int) -> tuple[int, int] | None:
+    """Where a ``_THIRD_OF`` just before ``at`` starts, and which third it names (0, 1, 2)."""
+    lead = _THIRD_OF.search(text, max(0, at - 24), at)
+    if lead is None:
+        return None
+    return lead.start(), _THIRDS[(lead.group("third") or lead.group("edge")).lower()]
+
+
+@overload
+def _third_of(value: DayRange, nth: int) -> DayRange | None: ...
+
+
+@overload
+def _third_of(value: tuple[int, int, int], nth: int) -> tuple[int, int, int] | None: ...
+
+
+def _third_of(value: DayRange | tuple[int, int, int], nth: int) -> DayRange | tuple[int, int, int] | None:
+    """The ``nth`` third (0, 1, 2) of a month (days 1-10, 11-20, 21 to its end), a season
+    (a month each) or a year (four months each), with or without a year; ``None`` for any
+    other range (a day, a week: "the end of the week" is read as the week)."""
+    if not isinstance(value, DayRange):
+        month, a, b = value
+        return (month, 10 * nth + 1, 10 * nth + 10 if nth < 2 else b) if (a, b) == (1, 31) else None
+    first, last = value.first, value.last
+    if first.day != 1 or (last + timedelta(days=1)).day != 1:
+        return None  # (not whole months)
+    months = (last.year - first.year) * 12 + last.month - first.month + 1
+    if months == 1:
+        end = last if nth == 2 else first.replace(day=10 * nth + 10)
+        return DayRange(first.replace(day=10 * nth + 1), end)
+    if months in (3, 12):
+        step = months // 3
+        y, m = _add_months(first.year, first.month, step * nth)
+        y_end, m_end = _add_months(y, m, step - 1)
+        return DayRange(date(y, m, 1), _month_range(y_end, m_end).last)
+    return None
+
+
+def _add_third(
+    found: _Found, match: re.Match[str], at: int, value: DayRange | tuple[int, int, int]
+) -> bool:
+    """Add ``match``'s ``value`` narrowed to the third that a ``_THIRD_OF`` just before
+    ``at`` (where the month, season or year is written) names, its span widened to hold
+    those words; whether there was one."""
+    third = _third_before(match.string, at)
+    if third is None or (narrowed := _third_of(value, third[1])) is None:
+        return False
+    found.add(min(third[0], match.start()), match.end(), narrowed)
+    return True
+
+
 def _add_absolute(found: _Found, match: re.Match[str], text: str, anchor: date | None, *, yearless: bool) -> None:
     """Add an ``_ABSOLUTE`` match's reading, shifted by a ``_SHIFT`` just before it."""
     if _a_word_not_a_date(match, text):
@@ -840,8 +903,15 @@ def _add_absolute(found: _Found, match: re.Match[str], text: str, anchor: date |
     if (part := _part_of(text, start, value)) is not None:
         found.add(part[0], match.end(), part[1])
         return
-    # "the year before 2022": the year's own "before" is the shift's direction.
+    if third10 := match.group("third10"):  # "early 2023", "mid-2023"
+        narrowed = _third_of(value, _THIRDS[third10.lower()])
+        found.add(start, match.end(), value if narrowed is None else narrowed)
+        return
+    # "early May 2023", "the end of 2022" (its "of" read as the year's lead)
     lead = match.group("lead10")
+    if _add_third(found, match, match.start("y10") if lead and lead.lower() == "of" else start, value):
+        return
+    # "the year before 2022": the year's own "before" is the shift's direction.
     shift_at = match.start("y10") if lead and lead.lower() in ("before", "after") else start
     shift = _SHIFT.search(text, max(0, shift_at - 40), shift_at)
     if shift is None:
@@ -912,15 +982,21 @@ def _add_month_alone(found: _Found, match: re.Match[str], anchor: date | None, *
     if lead == ["of"] and (part := _part_of(match.string, match.start("month"), value)) is not None:
         found.add(part[0], match.end(), part[1])
         return
+    # "in early May", "mid-May", "the end of May": a third of it.
+    if _add_third(found, match, match.start("month"), value):
+        return
     found.add(match.start(), match.end(), value)
 
 
 # A season named alone after what introduces a time ("in the summer", "during winter", "over
 # the summer", "in the fall"; "fall" only after "the": "in fall" is rarely the season said
 # so, "I fall" never). With a year, "last" or "this" it is read by _ABSOLUTE or _RELATIVE.
+# "in late summer", "the end of the summer", "in early fall": a third of it (a month).
 _SEASON_ALONE = re.compile(
-    r"\b(?:in|during|over|through|throughout|all)\s+(?:(?:the\s+)?(?P<season>spring|summer|autumn|winter)"
-    r"|the\s+(?P<fall>fall))\b(?!\s*(?:,\s*)?(?:of\s+)?(?:1[89]|2[01])\d\d)",
+    r"\b(?:(?:in|during|over|through|throughout|all)\s+|(?:beginning|start|middle|end)\s+of\s+)"
+    r"(?:(?:the\s+)?(?:(?:early|mid|late)[\s-]+)?(?P<season>spring|summer|autumn|winter)"
+    r"|the\s+(?:(?:early|mid|late)[\s-]+)?(?P<fall>fall)|(?:early|mid|late)[\s-]+(?P<third_fall>fall))"
+    r"\b(?!\s*(?:,\s*)?(?:of\s+)?(?:1[89]|2[01])\d\d)",
     _ENGLISH,
 )
 
@@ -930,13 +1006,20 @@ _SEASON_WORDS = re.compile(r"spring|summer|autumn|fall|winter", _ENGLISH)
 def _add_season_alone(found: _Found, match: re.Match[str], anchor: date | None, *, yearless: bool) -> None:
     """Add a ``_SEASON_ALONE`` match's reading: in a question its months of any year; in an
     entry the one its sentence's tense names (:func:`_by_tense`)."""
-    first_month = _SEASONS[(match.group("season") or match.group("fall")).lower()]
+    season = next(g for g in ("season", "fall", "third_fall") if match.group(g))
+    first_month = _SEASONS[match.group(season).lower()]
+    third = _third_before(match.string, match.start(season))
+    start = match.start() if third is None else min(match.start(), third[0])
     if yearless or anchor is None:
         months = [(first_month + i - 1) % 12 + 1 for i in range(3)]
-        found.add_all(match.start(), match.end(), [(m, 1, calendar.monthrange(2000, m)[1]) for m in months])
+        if third is not None:
+            months = months[third[1] : third[1] + 1]
+        found.add_all(start, match.end(), [(m, 1, calendar.monthrange(2000, m)[1]) for m in months])
         return
     around = [_season_range(year, first_month) for year in range(anchor.year - 2, anchor.year + 2)]
-    found.add(match.start(), match.end(), _by_tense(match, anchor, around))
+    if third is not None:  # ("in late summer" said in June, in the past: last year's August)
+        around = [_third_of(season, third[1]) or season for season in around]
+    found.add(start, match.end(), _by_tense(match, anchor, around))
 
 
 # "on the 15th" said without a month, before a pause or a word that starts the rest of the
@@ -1002,6 +1085,13 @@ def _scan(text: str, anchor: date | None, *, yearless: bool = False, others: _La
         for match in _RELATIVE.finditer(text):
             with _PAST_THE_CALENDAR:
                 value = _relative(match, anchor, in_query=yearless)
+                # "early next year", "the end of last month", "late last summer"
+                if (
+                    isinstance(value, DayRange)
+                    and match.group("rel")
+                    and _add_third(found, match, match.start(), value)
+                ):
+                    continue
                 if isinstance(value, tuple):
                     found.add_all(match.start(), match.end(), value)
                 elif value is not None:
@@ -1911,15 +2001,16 @@ def _time_words_respelt(text: str) -> tuple[str, list[tuple[int, int, int, int]]
     and each date written short in full (:func:`_dates_in_full`: "May '23", "5/8/23",
     "2023/05/08"); and where each such word is, ``(start, end)`` in the new text and in
     ``text``. Most texts hold no such word: a set intersection tells, before any word is read."""
-    replacements = _dates_in_full(text)
+    meant: dict[str, str] = {}
     if text.isascii():
         found = _time_word_misspellings().intersection(_LOWERCASE_WORD.findall(text.lower()))
         meant = {word: time_word for word in found if (time_word := _time_word_for(word)) is not None}
-        if meant:
-            for match in re.finditer(rf"\b(?:{'|'.join(meant)})\b", text, flags=re.IGNORECASE):
-                written = match.group(0)
-                word = meant[written.lower()]
-                replacements.append((match.start(), match.end(), word.capitalize() if written[0].isupper() else word))
+    replacements = _dates_in_full(text, meant)
+    if meant:
+        for match in re.finditer(rf"\b(?:{'|'.join(meant)})\b", text, flags=re.IGNORECASE):
+            written = match.group(0)
+            word = meant[written.lower()]
+            replacements.append((match.start(), match.end(), word.capitalize() if written[0].isupper() else word))
     if not replacements:
         return text, []
     pieces: list[str] = []
@@ -1959,14 +2050,19 @@ def _full_year(two_digits: str) -> str:
     return ("20" if int(two_digits) <= 68 else "19") + two_digits
 
 
-def _dates_in_full(text: str) -> list[tuple[int, int, str]]:
+def _dates_in_full(text: str, misspelt: Mapping[str, str]) -> list[tuple[int, int, str]]:
     """Where ``text`` writes a date short, and how the grammar reads it written in full:
     "May '23" as "May 2023", "5/8/23" as "5/8/2023", "2023/5/8" as "2023-05-08"; each as
-    ``(start, end, written in full)``."""
+    ``(start, end, written in full)``. ``misspelt``: the text's misspelt time words (lowercase)
+    and the words they stand for, so that "Setpember '23" is September's."""
     found: list[tuple[int, int, str]] = []
     if "'" in text or "’" in text:
+        respell = re.compile(rf"\b(?:{'|'.join(misspelt)})\b", re.IGNORECASE) if misspelt else None
         for match in _SHORT_YEAR.finditer(text):
-            if _BEFORE_SHORT_YEAR.search(text, max(0, match.start() - 24), match.start()):
+            before = text[max(0, match.start() - 24) : match.start()]
+            if respell is not None:
+                before = respell.sub(lambda word: misspelt[word.group(0).lower()], before)
+            if _BEFORE_SHORT_YEAR.search(before):
                 found.append((match.start(), match.end(), _full_year(match.group("yy"))))
     if "/" in text:
         for match in _SHORT_NUMERIC_DATE.finditer(text):

@@ -115,7 +115,7 @@ def test_names_and_words_that_look_like_months_or_years_name_no_time(text: str) 
         ("What did we do last June?", ["2026-06-01/2026-06-30"]),
         ("June 3", [(6, 3, 3)]),
         ("June 2023", ["2023-06-01/2023-06-30"]),
-        ("early April", [(4, 1, 31)]),
+        ("early April", [(4, 1, 10)]),
         ("on 10 may", [(5, 10, 10)]),
         ("on may 10", [(5, 10, 10)]),
         ("until 3 may", [(5, 3, 3)]),
@@ -559,6 +559,8 @@ def test_a_holiday_in_a_question_is_a_time_and_its_words_are_not_tokens() -> Non
         ("What did Ana do on 7 May ’23?", ["2023-05-07/2023-05-07"], "7 May ’23"),
         ("What did Ana do on May 7th, '23?", ["2023-05-07/2023-05-07"], "May 7th, '23"),
         ("What did Ana do in summer '99?", ["1999-06-01/1999-08-31"], "summer '99"),  # 69-99: the 1900s
+        # A misspelt month before it is read as the month, and so the year after it.
+        ("What did Ana do in Setpember '23?", ["2023-09-01/2023-09-30"], "Setpember '23"),
         ("What did Ana eat on 5/7/23?", ["2023-05-07/2023-05-07"], "5/7/23"),
         ("What did Ana eat on 2023/05/07?", ["2023-05-07/2023-05-07"], "2023/05/07"),
         ("What did Ana eat on 2023/5/7?", ["2023-05-07/2023-05-07"], "2023/5/7"),
@@ -656,6 +658,63 @@ def test_seasons_alone_and_parts_in_an_entry_resolve_against_its_timestamp(
 def test_times_ahead_and_days_of_the_month_resolve_against_an_entrys_timestamp(text: str, expected: list[str]) -> None:
     said = datetime(2023, 6, 14, 15, tzinfo=UTC)
     assert [r.iso() for r in mentioned_ranges(text, said)] == expected
+
+
+# ---------------------------------------------------------------------------- early, mid, late: thirds
+
+
+@pytest.mark.parametrize(
+    ("query", "expected", "span"),
+    [
+        # A month's thirds are days 1-10, 11-20 and 21 to its end.
+        ("What did Ana do in early May 2023?", ["2023-05-01/2023-05-10"], "early May 2023"),
+        ("What did Ana do in mid-May 2023?", ["2023-05-11/2023-05-20"], "mid-May 2023"),
+        ("Where was Ana in late February 2024?", ["2024-02-21/2024-02-29"], "late February 2024"),
+        ("What did Ana do at the end of May 2023?", ["2023-05-21/2023-05-31"], "the end of May 2023"),
+        # A year's are four months each, a season's a month each.
+        ("What happened in early 2023?", ["2023-01-01/2023-04-30"], "early 2023"),
+        ("What happened mid-2023?", ["2023-05-01/2023-08-31"], "mid-2023"),
+        ("What happened at the beginning of 2022?", ["2022-01-01/2022-04-30"], "the beginning of 2022"),
+        ("What did Ana do in late summer 2022?", ["2022-08-01/2022-08-31"], "late summer 2022"),
+        # Relative to as_of (30 November 2026).
+        ("What did Ana plan for early next year?", ["2027-01-01/2027-04-30"], "early next year"),
+        ("What happened at the end of last month?", ["2026-10-21/2026-10-31"], "the end of last month"),
+    ],
+)
+def test_early_mid_and_late_name_a_third_of_the_month_season_or_year(query: str, expected: list[str], span: str) -> None:
+    when = query_time(query, NOW)
+    assert when is not None and [r.iso() for r in when.ranges] == expected
+    assert [query[a:b] for a, b in when.spans] == [span]
+
+
+def test_thirds_without_a_year_and_what_stays_whole() -> None:
+    assert query_time("What did Ana do in mid-May?").yearless == ((5, 11, 20),)
+    assert query_time("What did Ana do in late August?").yearless == ((8, 21, 31),)
+    assert query_time("What did June say in early June?").yearless == ((6, 1, 10),)  # the month, not the name
+    assert query_time("What did Ana do in late summer?").yearless == ((8, 1, 31),)
+    assert query_time("What did Ana do by the end of the summer?").yearless == ((8, 1, 31),)
+    assert query_time("What did Ana do in early fall?").yearless == ((9, 1, 30),)
+    # A week has no thirds: "the end of the week" names what "the week" does (nothing here),
+    # and "the end of this week" this week.
+    assert query_time("What happens at the end of the week?", NOW) is None
+    assert [r.iso() for r in query_time("the end of this week", NOW).ranges] == ["2026-11-30/2026-12-06"]
+    # A year that counts the plural after it is still no year.
+    assert query_time("early 2000 games") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I'm moving in mid-May.", ["2023-05-11/2023-05-20"]),
+        ("We went camping in late summer.", ["2022-08-01/2022-08-31"]),
+        ("See you at the end of next month!", ["2023-07-21/2023-07-31"]),
+        ("We met in early 2021.", ["2021-01-01/2021-04-30"]),
+        ("It was the end of May 2023.", ["2023-05-21/2023-05-31"]),
+        ("We had a late start in May.", ["2023-05-01/2023-05-31"]),  # "late" not before the month
+    ],
+)
+def test_thirds_in_an_entry_resolve_against_its_timestamp(text: str, expected: list[str]) -> None:
+    assert [r.iso() for r in mentioned_ranges(text, datetime(2023, 6, 14, tzinfo=UTC))] == expected
 
 
 # ---------------------------------------------------------------------------- the scorer
