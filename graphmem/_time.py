@@ -1033,10 +1033,15 @@ _DAY_OF_MONTH = re.compile(
 )
 
 
-def _add_day_of_month(found: _Found, match: re.Match[str], anchor: date) -> None:
-    """Add an entry's ``_DAY_OF_MONTH``: that day of the anchor's month, the month before or
-    the one after, as its sentence's tense says (:func:`_by_tense`)."""
+def _add_day_of_month(found: _Found, match: re.Match[str], anchor: date | None) -> None:
+    """Add a ``_DAY_OF_MONTH``: that day of the anchor's month, the month before or the one
+    after, as its sentence's tense says (:func:`_by_tense`: "What did we do on the 15th?" the
+    last one); without an anchor (a question asked without ``as_of``), that day of any month."""
     dom = int(match.group("dom"))
+    if anchor is None:
+        months = [month for month in range(1, 13) if _safe_date(2000, month, dom) is not None]  # (2000: 29 Feb)
+        found.add_all(match.start(), match.end(), [(month, dom, dom) for month in months])
+        return
     days = [
         DayRange(day, day)
         for delta in (-1, 0, 1)
@@ -1077,10 +1082,9 @@ def _scan(text: str, anchor: date | None, *, yearless: bool = False, others: _La
         for match in _SEASON_ALONE.finditer(text):
             with _PAST_THE_CALENDAR:
                 _add_season_alone(found, match, anchor, yearless=yearless)
-    if anchor is not None and not yearless:
-        for match in _DAY_OF_MONTH.finditer(text):
-            with _PAST_THE_CALENDAR:
-                _add_day_of_month(found, match, anchor)
+    for match in _DAY_OF_MONTH.finditer(text):
+        with _PAST_THE_CALENDAR:
+            _add_day_of_month(found, match, anchor)
     if anchor is not None:
         for match in _RELATIVE.finditer(text):
             with _PAST_THE_CALENDAR:

@@ -660,6 +660,19 @@ def test_times_ahead_and_days_of_the_month_resolve_against_an_entrys_timestamp(t
     assert [r.iso() for r in mentioned_ranges(text, said)] == expected
 
 
+def test_a_day_of_the_month_alone_in_a_question() -> None:
+    as_of = datetime(2023, 6, 14, 9, tzinfo=UTC)
+    # With as_of, as in an entry: the last one when asked in the past, the next in the future.
+    assert ranges_of("What did we do on the 15th?", as_of) == ["2023-05-15/2023-05-15"]
+    assert ranges_of("What will we do on the 20th?", as_of) == ["2023-06-20/2023-06-20"]
+    assert ranges_of("What happens on the 3rd?", as_of) == ["2023-06-03/2023-06-03"]  # the nearest
+    # Without it, that day of any month that has one.
+    when = query_time("What did we do on the 30th?")
+    assert when is not None and when.ranges == ()
+    assert when.yearless == tuple((m, 30, 30) for m in (1, *range(3, 13)))
+    assert query_time("Who lives on the 3rd floor?", as_of) is None
+
+
 # ---------------------------------------------------------------------------- early, mid, late: thirds
 
 
@@ -867,6 +880,22 @@ async def test_a_question_about_a_holiday_finds_what_was_said_then_and_what_refe
         assert [(h.memory.text, h.matched_time) for h in hits] == [
             ("We opened presents by the fire.", "said 2023-12-25")
         ], query
+
+
+async def test_a_third_of_a_month_finds_what_was_said_in_it_and_what_refers_to_it(service: MemoryService) -> None:
+    may = datetime(2023, 5, 1, 18, tzinfo=UTC)
+    await service.add_session("app", "u", "s-early", [turn("We baked bread with the kids.", may + timedelta(days=3))])
+    await service.add_session("app", "u", "s-late", [turn("We baked cookies for the party.", may + timedelta(days=28))])
+    await service.add_session("app", "u", "s-jun", [turn("Mid-May we baked a cake.", may + timedelta(days=40))])
+    for query, matched in (
+        ("What did we bake in early May 2023?", {"We baked bread with the kids.": "said 2023-05-04"}),
+        ("What did we bake in mid-May?", {"Mid-May we baked a cake.": "refers to 2023-05-11/2023-05-20"}),
+        ("What did we bake at the end of May 2023?", {"We baked cookies for the party.": "said 2023-05-29"}),
+    ):
+        hits = (await service.search(SearchRequest(query=query, app_name="app", user_id="u", as_of=NOW))).hits
+        assert len(hits) == 3, query
+        assert {h.memory.text: h.matched_time for h in hits[:1]} == matched, query
+        assert [h.matched_time for h in hits[1:]] == [None, None], query
 
 
 async def test_a_speaker_named_june_is_a_speaker_not_a_month(service: MemoryService) -> None:
