@@ -212,7 +212,7 @@ def graphmem_recall(
 
 # ---------------------------------------------------------------------------- robustness
 
-PERTURBATIONS = ("typo", "names", "british", "dates", "event-dates", "short-dates", "chat")
+PERTURBATIONS = ("typo", "names", "british", "dates", "event-dates", "short-dates", "thirds", "chat")
 #: ``chat``: the question as a message to an assistant, one frame per question in turn. The
 #: last one is no phrase graphmem reads as asking for nothing ("need", "help" stay words).
 CHAT_FRAMES = (
@@ -272,8 +272,10 @@ def perturb_questions(conversations: Sequence[Conversation], how: str) -> int:
     asks each as a message to an assistant (:data:`CHAT_FRAMES`, in turn). Returns
     how many questions changed. A measure of robustness, never of tuning: nothing here knows the
     answers."""
-    if how in ("dates", "event-dates", "short-dates"):
-        return _date_the_questions(conversations, events=how == "event-dates", short=how == "short-dates")
+    if how in ("dates", "event-dates", "short-dates", "thirds"):
+        return _date_the_questions(
+            conversations, events=how == "event-dates", short=how == "short-dates", thirds=how == "thirds"
+        )
     if how == "chat":
         for conv in conversations:
             for i, q in enumerate(conv.questions):
@@ -303,7 +305,9 @@ def perturb_questions(conversations: Sequence[Conversation], how: str) -> int:
     return changed
 
 
-def _date_the_questions(conversations: Sequence[Conversation], *, events: bool = False, short: bool = False) -> int:
+def _date_the_questions(
+    conversations: Sequence[Conversation], *, events: bool = False, short: bool = False, thirds: bool = False
+) -> int:
     """``dates``: a question asked the way people ask about something they know happened
     on a day ("What did Ana watch on 3 May, 2022?", "Which sport did Sam take up in October
     2023?"): every question that is not itself about a time (LoCoMo category 2) and whose
@@ -316,7 +320,9 @@ def _date_the_questions(conversations: Sequence[Conversation], *, events: bool =
     camping yesterday", said on 7 June: "on 6 June, 2023"): what the question's asker knows
     of the event, not of the chat; a measure of an entry's own times (``time_refs``).
     ``short``: the day as people type it, in turn "on 5/8/23", "in May '23", "the week of
-    May 8, 2023", "on 2023/05/08" (session 37)."""
+    May 8, 2023", "on 2023/05/08" (session 37). ``thirds``: the third of its month the day
+    falls in (1-10, 11-20, 21 on), in turn "in early / mid- / late May 2023" and "at the
+    beginning / middle / end of May 2023" (session 38)."""
     from graphmem._time import mentioned_ranges, query_time
 
     changed = 0
@@ -338,6 +344,12 @@ def _date_the_questions(conversations: Sequence[Conversation], *, events: bool =
                     f"the week of {day:%B} {day.day}, {day.year}",
                     f"on {day.year}/{day.month:02d}/{day.day:02d}",
                 )[n % 4]
+            elif thirds:
+                third = min(2, (day.day - 1) // 10)
+                if n % 2 == 0:
+                    when = f"in {('early ', 'mid-', 'late ')[third]}{day:%B} {day.year}"
+                else:
+                    when = f"at the {('beginning', 'middle', 'end')[third]} of {day:%B} {day.year}"
             else:
                 when = f"on {day.day} {day:%B}, {day.year}" if n % 2 == 0 else f"in {day:%B} {day.year}"
             text = q.question.rstrip()
@@ -889,6 +901,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "not about a time whose evidence is of one day; 'event-dates' the same with the one day the evidence "
         "tells of ('yesterday', 'last Friday': its time_refs) instead of the day it was said; 'short-dates' the "
         "day as people type it ('on 5/8/23', \"in May '23\", 'the week of May 8, 2023', 'on 2023/05/08'); "
+        "'thirds' the third of the month it falls in ('in early May 2023', 'at the end of May 2023'); "
         "'chat' asks each question as a message to an assistant ('Hey, ...', '... Thanks!', 'Can you remind me ...')",
     )
     parser.add_argument(

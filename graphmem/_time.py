@@ -10,8 +10,9 @@ reader over the words of each of French, German, Italian and Portuguese):
   finds "I went there last week" said in early June.
 - **In a query** (:func:`query_time`): a date or range ("on 1 May, 2022", "in October
   2023", "in 2022", "29 Dec 2023", "29.12.2023", "May '23", "5/8/23", "the week before 3
-  June 2023", "the last week of April 2023", "during the summer", "last summer" relative
-  to ``as_of``) becomes a :class:`QueryTime`; the scorer favours entries
+  June 2023", "the last week of April 2023", "in early May 2023", "mid-2023", "during the
+  summer", "last summer" or "on the 15th" relative to ``as_of``) becomes a
+  :class:`QueryTime`; the scorer favours entries
   whose own day or one of whose ``time_refs`` falls in it. A month or day named without a
   year ("in June", "on 3 May") matches that month or day of any year: a question rarely
   means "of the current year" and the memory knows which years it holds.
@@ -1229,9 +1230,11 @@ _ES_ABSOLUTE = re.compile(
     rf"(?P<d1>[12]\d|3[01]|0?[1-9])\s+de\s+{_ES_MONTH.format(name='m1')}(?:\s+del?|,)\s+{_y('y1')}"  # 3 de mayo de 2023
     rf"|{_ES_MONTH.format(name='m2')}\s+del?\s+{_y('y2')}"  # mayo de 2023
     rf"|(?P<d3>[12]\d|3[01]|0?[1-9])\s+de\s+{_ES_MONTH.format(name='m3')}"  # 3 de mayo
-    rf"|(?:en|durante|desde|hasta|para|(?:a\s+)?(?:principios|finales|mediados)\s+de)\s+(?:el\s+mes\s+de\s+)?"
+    rf"|(?:en|durante|desde|hasta|para|(?:a\s+)?(?:principios|comienzos|inicios|finales|fines|fin|mediados)\s+de)"
+    r"\s+(?:el\s+mes\s+de\s+)?"
     rf"{_ES_MONTH.format(name='m4')}(?!\s+del?\s+\d)"  # en mayo
-    rf"|(?:en|durante|desde|hasta|(?:a\s+)?(?:principios|finales|mediados)\s+de)\s+(?:el\s+año\s+)?{_y('y5')}"
+    rf"|(?:en|durante|desde|hasta|(?:a\s+)?(?:principios|comienzos|inicios|finales|fines|fin|mediados)\s+de)"
+    rf"\s+(?:el\s+año\s+)?{_y('y5')}"
     r")\b",
     re.IGNORECASE,
 )
@@ -1455,8 +1458,8 @@ _FR = _word_grammar(
     day=rf"(?:le\s+)?(?P<d>{_DAY_NUMBER})(?:er)?",
     of=r"\s+",
     month_year=r"\s+",
-    lead_month=r"en|depuis|jusqu['’]en|début|debut|fin|mi|courant",
-    lead_year=r"en|depuis|en\s+l['’]an",
+    lead_month=r"en|depuis|jusqu['’]en|(?:au\s+)?(?:début|debut|fin)(?:\s+d['’]|\s+de)?|mi|courant",
+    lead_year=r"en|depuis|en\s+l['’]an|(?:au\s+)?(?:début|debut|fin)(?:\s+de)?",
     today=r"aujourd['’]hui|ce\s+matin|cet\s+après-midi|ce\s+soir",
     yesterday=r"hier(?:\s+soir|\s+matin)?",
     before_yesterday=r"avant-hier|avant\s+hier",
@@ -1477,7 +1480,7 @@ _FR = _word_grammar(
             "la dernière": -1},
     after={"dernier": -1, "dernière": -1, "derniere": -1, "passé": -1, "passée": -1, "prochain": 1,
            "prochaine": 1},
-    extra_triggers="aujourd hier demain autre jour en depuis jusqu début debut mi courant",
+    extra_triggers="aujourd hier demain autre jour en depuis jusqu début debut mi courant fin",
     markers="je j tu nous vous suis sommes êtes sont avons avez ont ai était étais étions c qu avec très cette "
     "ces aux une leur leurs où moi toi lui elle ils elles ça chez pour dans est quoi quand comment pourquoi "
     "aujourd demain avant après apres dernier dernière prochain prochaine semaine semaines mois année années "
@@ -1491,7 +1494,7 @@ _DE = _word_grammar(
     of=r"\s*",
     month_year=r"\s+",
     lead_month=r"im|seit|bis|anfang|ende|mitte",
-    lead_year=r"im\s+jahre?|seit",
+    lead_year=r"im\s+jahre?|seit|anfang|ende|mitte",
     today=r"heute(?:\s+(?:morgen|früh|vormittag|nachmittag|abend|nacht))?",
     yesterday=r"gestern(?:\s+(?:morgen|früh|abend|nacht))?",
     before_yesterday=r"vorgestern(?:\s+(?:morgen|früh|abend|nacht))?",
@@ -1519,7 +1522,7 @@ _DE = _word_grammar(
             **{f"naechste{e}": 1 for e in ("", "n", "m", "r", "s")},
             **{f"kommende{e}": 1 for e in ("", "n", "m", "r", "s")}},
     after={},
-    extra_triggers="heute gestern vorgestern morgen übermorgen neulich kürzlich vor seit bis anfang mitte jahre",
+    extra_triggers="heute gestern vorgestern morgen übermorgen neulich kürzlich vor seit bis anfang mitte ende jahre",
     markers="ich du er wir ihr sie und ist bin bist sind war waren habe hast hat haben hatte nicht mit dem den "
     "einen einem einer auch mein meine meinen sehr noch schon auf für bei vom zum zur wurde wer wo wann wie "
     "warum worüber wen wem heute gestern vorgestern übermorgen uebermorgen letzte letzten letztes letzter "
@@ -1532,8 +1535,9 @@ _IT = _word_grammar(
     day=rf"(?:il\s+|l['’])?(?P<d>{_DAY_NUMBER})°?",
     of=r"\s+",
     month_year=r"\s+(?:del\s+)?",
-    lead_month=r"a|in|nel\s+mese\s+di|da|fino\s+a|(?:all['’])?inizio\s+di|(?:alla\s+)?fine\s+di|(?:a\s+)?metà",
-    lead_year=r"nel|dal|nell['’]anno",
+    lead_month=r"a|in|nel\s+mese\s+di|da|fino\s+a|(?:all['’])?inizio(?:\s+di)?|(?:a\s+|alla\s+)?fine(?:\s+di)?"
+    r"|(?:a\s+)?metà(?:\s+di)?",
+    lead_year=r"nel|dal|nell['’]anno|(?:all['’])?inizio(?:\s+del)?|(?:a\s+|alla\s+)?fine(?:\s+del)?",
     today=r"oggi|stamattina|stamani|stasera|stanotte|questa\s+mattina|questa\s+sera",
     yesterday=r"ieri(?:\s+sera|\s+mattina)?",
     before_yesterday=r"(?:l['’])?altro\s*ieri|altroieri|avantieri",
@@ -1569,8 +1573,9 @@ _PT = _word_grammar(
     day=rf"(?:(?:no\s+)?dia\s+)?(?P<d>{_DAY_NUMBER})[ºo°]?",
     of=r"\s+de\s+",
     month_year=r"\s+de\s+",
-    lead_month=r"em|desde|até|no\s+(?:início|inicio|fim|final)\s+de|em\s+meados\s+de",
-    lead_year=r"em|desde|no\s+ano\s+de",
+    lead_month=r"em|desde|até|(?:no\s+|ao\s+)?(?:início|inicio|começo|comeco|fim|final)\s+de|(?:em\s+)?meados\s+de",
+    lead_year=r"em|desde|no\s+ano\s+de|(?:no\s+|ao\s+)?(?:início|inicio|começo|comeco|fim|final)\s+de"
+    r"|(?:em\s+)?meados\s+de",
     today=r"hoje(?:\s+de\s+manhã|\s+à\s+noite)?|esta\s+manhã|esta\s+noite",
     yesterday=r"ontem(?:\s+à\s+noite|\s+de\s+manhã)?",
     before_yesterday=r"anteontem|antes\s+de\s+ontem",
@@ -1593,7 +1598,7 @@ _PT = _word_grammar(
             "no próximo": 1, "na próxima": 1},
     after={"passado": -1, "passada": -1, "que vem": 1, "próximo": 1, "próxima": 1},
     extra_triggers="hoje ontem anteontem amanhã amanha há faz atrás outro em desde até início inicio final "
-    "meados",
+    "meados começo comeco fim",
     markers="eu você voce nós vocês não nao é foi fui sou estou está estava estavam tenho temos tem minha meu "
     "meus minhas muito também isso isto ao às numa num uma em onde quem aconteceu fez esteve estive fomos "
     "foram ontem anteontem amanhã hoje há atrás passado passada mês ano anos verão",
@@ -1618,7 +1623,8 @@ _WORD_GRAMMARS = _with_own_months((_FR, _DE, _IT, _PT))
 #: regular expression of alternatives run at every position).
 _ES_WORDS = frozenset(
     "hoy ayer anoche anteayer antier mañana hace otro semana mes año primavera verano otoño invierno lunes martes "
-    "miércoles miercoles jueves viernes sábado sabado domingo en desde hasta durante".split()
+    "miércoles miercoles jueves viernes sábado sabado domingo en desde hasta durante principios comienzos inicios "
+    "finales fines mediados".split()
 ) | frozenset(_ES_MONTHS)
 _WORDS = re.compile(r"\w+")
 _CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -1886,6 +1892,54 @@ def _a_full_date(match: re.Match[str], grammar: _WordGrammar) -> bool:
     return bool(match.group("d1")) or (bool(match.group("d3")) and match.group("m3").lower() in grammar.own_months)
 
 
+# "début mai", "Anfang Mai 2023", "a finales de mayo", "all'inizio di maggio", "em meados de
+# maio", "fin 2023": a third of the month or year that follows, as English "early May"
+# (:func:`_third_of`). One table for French, German, Italian, Portuguese and Spanish: where
+# two write the same word ("fin", "final") it means the same.
+_OTHER_THIRD_WORDS = {
+    "début": 0, "debut": 0, "mi": 1, "fin": 2,
+    "anfang": 0, "mitte": 1, "ende": 2,
+    "inizio": 0, "metà": 1, "fine": 2,
+    "início": 0, "inicio": 0, "começo": 0, "comeco": 0, "meados": 1, "final": 2, "fim": 2,
+    "principios": 0, "comienzos": 0, "inicios": 0, "mediados": 1, "finales": 2, "fines": 2,
+}
+_OTHER_THIRD = re.compile(
+    rf"(?<!\w)(?P<w>{_alternatives(_OTHER_THIRD_WORDS)})(?:\s*-\s*|\s+)(?:(?:de|di|del|des|do|da)\s+|d['’]\s*)?"
+    r"(?:el\s+(?:mes|año)\s+(?:de\s+)?)?$",
+    re.IGNORECASE,
+)
+#: Chinese and Japanese write the third after the month or the year: 5月上旬 / 中旬 / 下旬,
+#: 5月初 / 5月初め, 5月底 / 5月末, 2023年初 / 2023年底 / 2023年末 (not 初一, a lunar day).
+_CJK_THIRD = re.compile(
+    r"\s*の?\s*(?:(?P<early>上旬|初旬|初め|初(?![一二三四五六七八九十]))|(?P<mid>中旬)|(?P<late>下旬|末|底))"
+)
+
+
+def _other_third(
+    match: re.Match[str], value: DayRange | tuple[int, int, int]
+) -> tuple[int, int, DayRange | tuple[int, int, int]] | None:
+    """A month's or a year's reading of another language's ``match`` narrowed to the third
+    that words before its month or year (or, in Chinese and Japanese, after it) name, with
+    the span that holds them; ``None`` when none does."""
+    text, groups = match.string, match.groupdict()
+    if "y" in groups:  # Chinese or Japanese
+        if groups["yd"] or groups["d"] or groups.get("rd"):
+            return None
+        third = _CJK_THIRD.match(text, match.end())
+        if third is None or (third.group("mid") and not (groups["ym"] or groups["m"] or groups["rm"])):
+            return None
+        nth = 0 if third.group("early") else 1 if third.group("mid") else 2
+        narrowed = _third_of(value, nth)
+        return None if narrowed is None else (match.start(), third.end(), narrowed)
+    head = next((match.start(g) for g in ("m2", "m4", "y5") if groups.get(g)), None)
+    if head is None:
+        return None
+    third = _OTHER_THIRD.search(text, max(0, head - 30), head)
+    if third is None or (narrowed := _third_of(value, _OTHER_THIRD_WORDS[third.group("w").lower()])) is None:
+        return None
+    return min(match.start(), third.start()), match.end(), narrowed
+
+
 def _scan_word_grammars(
     found: _Found,
     text: str,
@@ -1909,7 +1963,8 @@ def _scan_word_grammars(
             with _PAST_THE_CALENDAR:
                 value = _month_word_absolute(match, anchor, grammar.months, yearless=yearless)
                 if value is not None:
-                    readings.append((match.start(), match.end(), value))
+                    third = _other_third(match, value)
+                    readings.append((match.start(), match.end(), value) if third is None else third)
         if anchor is not None and not full_dates_only:
             for match in grammar.relative.finditer(text):
                 with _PAST_THE_CALENDAR:
@@ -1932,8 +1987,10 @@ def _scan_other(found: _Found, text: str, anchor: date | None, *, yearless: bool
             for match in pattern.finditer(text):
                 with _PAST_THE_CALENDAR:
                     value = read(match, anchor, yearless=yearless)
-                    if value is not None:
-                        found.add(match.start(), match.end(), value)
+                    if value is None:
+                        continue
+                    third = None if pattern is _HI_ABSOLUTE else _other_third(match, value)
+                    found.add(*((match.start(), match.end(), value) if third is None else third))
     if anchor is None:
         return
     if languages.cjk:
@@ -2008,6 +2065,9 @@ def _time_words_respelt(text: str) -> tuple[str, list[tuple[int, int, int, int]]
     meant: dict[str, str] = {}
     if text.isascii():
         found = _time_word_misspellings().intersection(_LOWERCASE_WORD.findall(text.lower()))
+        # Another language's time word is no misspelling: Spanish and Portuguese "abril" and
+        # French "avril" are April in their own grammars, which read them ("en abril").
+        found = {word for word in found if not _another_languages_time_word(word)}
         meant = {word: time_word for word in found if (time_word := _time_word_for(word)) is not None}
     replacements = _dates_in_full(text, meant)
     if meant:
@@ -2086,6 +2146,11 @@ def _as_written(position: int, moved: Sequence[tuple[int, int, int, int]]) -> in
             break
         shift = written_end - end
     return position + shift
+
+
+def _another_languages_time_word(word: str) -> bool:
+    roles = _WORD_ROLES.get(word)
+    return roles is not None and bool(roles[0] or roles[2])
 
 
 def _time_word_for(word: str) -> str | None:

@@ -151,7 +151,7 @@ def test_chinese_relative_times_in_a_query_read_against_as_of() -> None:
         ("¿Dónde estuvo en 2022?", ["2022-01-01/2022-12-31"], [], "en 2022"),
         ("¿Qué hizo el 3 de mayo?", [], [(5, 3, 3)], "3 de mayo"),
         ("¿Qué hizo en mayo?", [], [(5, 1, 31)], "en mayo"),
-        ("¿Qué hizo a finales de Septiembre?", [], [(9, 1, 31)], "a finales de Septiembre"),
+        ("¿Qué hizo a finales de Septiembre?", [], [(9, 21, 31)], "a finales de Septiembre"),  # its last third
         ("¿Qué comió ayer?", ["2026-11-29/2026-11-29"], [], "ayer"),
         ("¿Qué hizo la semana pasada?", ["2026-11-23/2026-11-29"], [], "la semana pasada"),
         ("¿Qué leyó el mes pasado?", ["2026-10-01/2026-10-31"], [], "el mes pasado"),
@@ -318,7 +318,7 @@ def test_hindi_non_times(text: str) -> None:
         ("Le 3 mars j'ai vu Paul.", ["2023-03-03/2023-03-03"]),
         ("J'arrive apres demain.", ["2023-06-05/2023-06-05"]),  # typed without the accent
         ("Le dernier week-end j'ai couru.", ["2023-05-27/2023-05-28"]),
-        ("À la mi-mai je suis parti.", ["2023-05-01/2023-05-31"]),
+        ("À la mi-mai je suis parti.", ["2023-05-11/2023-05-20"]),  # the middle third
         # German
         ("Gestern war ich in Berlin.", ["2023-06-02/2023-06-02"]),
         ("Vorgestern sind wir gelaufen.", ["2023-06-01/2023-06-01"]),
@@ -335,7 +335,7 @@ def test_hindi_non_times(text: str) -> None:
         ("Dieses Jahr will ich laufen.", ["2023-01-01/2023-12-31"]),
         ("Am 3. August 2023 haben wir geheiratet.", ["2023-08-03/2023-08-03"]),  # German's day, not English's month
         ("Am 5. September bin ich umgezogen.", ["2023-09-05/2023-09-05"]),
-        ("Ende April ziehe ich um.", ["2023-04-01/2023-04-30"]),
+        ("Ende April ziehe ich um.", ["2023-04-21/2023-04-30"]),  # the last third
         ("Vorgestern Morgen bin ich gelaufen.", ["2023-06-01/2023-06-01"]),
         ("Hier ist das Protokoll vom 3. Mai.", ["2023-05-03/2023-05-03"]),  # German "hier" is "here"
         # Italian
@@ -519,3 +519,54 @@ def test_any_mix_of_these_languages_reads_without_error_and_in_order(words: list
     if when is not None:
         assert all(r.first <= r.last for r in when.ranges)
         assert all(0 <= a < b <= len(text) for a, b in when.spans)
+
+
+# ---------------------------------------------------------------------------- thirds (all languages)
+
+
+@pytest.mark.parametrize(
+    ("query", "ranges", "yearless", "span"),
+    [
+        # A third of a month (days 1-10, 11-20, 21 to its end) or of a year (four months).
+        ("Qu'a fait Ana début mai 2023 ?", ["2023-05-01/2023-05-10"], [], "début mai 2023"),
+        ("Qu'as-tu fait mi-mai ?", [], [(5, 11, 20)], "mi-mai"),
+        ("Qu'as-tu fait au début de 2023 ?", ["2023-01-01/2023-04-30"], [], "au début de 2023"),
+        ("Was hast du Anfang Mai gemacht?", [], [(5, 1, 10)], "Anfang Mai"),
+        ("Was hast du Ende Mai 2023 gemacht?", ["2023-05-21/2023-05-31"], [], "Ende Mai 2023"),
+        ("Was hast du Anfang 2023 gemacht?", ["2023-01-01/2023-04-30"], [], "Anfang 2023"),
+        ("Cosa hai fatto a metà maggio?", [], [(5, 11, 20)], "a metà maggio"),
+        ("Cosa hai fatto a fine 2022?", ["2022-09-01/2022-12-31"], [], "a fine 2022"),
+        ("O que você fez em meados de maio de 2023?", ["2023-05-11/2023-05-20"], [], "meados de maio de 2023"),
+        ("O que fez no começo de 2023?", ["2023-01-01/2023-04-30"], [], "no começo de 2023"),
+        ("¿Qué hiciste a principios de mayo?", [], [(5, 1, 10)], "a principios de mayo"),
+        ("¿Qué hiciste a mediados de 2023?", ["2023-05-01/2023-08-31"], [], "a mediados de 2023"),
+        # Chinese and Japanese write it after the month or the year.
+        ("你5月初做了什么？", [], [(5, 1, 10)], "5月初"),
+        ("你2023年5月下旬做了什么？", ["2023-05-21/2023-05-31"], [], "2023年5月下旬"),
+        ("2023年底你在哪里？", ["2023-09-01/2023-12-31"], [], "2023年底"),
+        ("5月の上旬に何をしましたか？", [], [(5, 1, 10)], "5月の上旬"),
+        # Not a third: "5月中に" is "during May", 初一 a day of a lunar month.
+        ("5月中に何をしましたか？", [], [(5, 1, 31)], "5月"),
+        ("五月初一发生了什么？", [], [(5, 1, 31)], "五月"),
+    ],
+)
+def test_a_third_of_a_month_or_year_in_other_languages(
+    query: str, ranges: list[str], yearless: list[tuple[int, int, int]], span: str
+) -> None:
+    assert asked(query) == (ranges, yearless, [span])
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Je suis allé à Lyon fin avril.", ["2023-04-21/2023-04-30"]),
+        ("Wir waren Anfang Mai in Berlin.", ["2023-05-01/2023-05-10"]),
+        ("Fuimos a Madrid a finales de abril.", ["2023-04-21/2023-04-30"]),
+        # "abril" (and French "avril") were read as a misspelt English "april" in a text of
+        # ASCII letters only, and the Spanish grammar then found no month.
+        ("Fuimos a Madrid en abril.", ["2023-04-01/2023-04-30"]),
+        ("Je suis allé à Lyon en avril avec elle.", ["2023-04-01/2023-04-30"]),
+    ],
+)
+def test_thirds_and_other_languages_months_in_an_entry(text: str, expected: list[str]) -> None:
+    assert [r.iso() for r in mentioned_ranges(text, SAID)] == expected
