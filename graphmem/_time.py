@@ -2067,8 +2067,11 @@ def _time_words_respelt(text: str) -> tuple[str, list[tuple[int, int, int, int]]
         found = _time_word_misspellings().intersection(_LOWERCASE_WORD.findall(text.lower()))
         # Another language's time word is no misspelling: Spanish and Portuguese "abril" and
         # French "avril" are April in their own grammars, which read them ("en abril").
-        found = {word for word in found if not _another_languages_time_word(word)}
-        meant = {word: time_word for word in found if (time_word := _time_word_for(word)) is not None}
+        meant = {
+            word: time_word
+            for word in found
+            if not _another_languages_time_word(word) and (time_word := _time_word_for(word)) is not None
+        }
     replacements = _dates_in_full(text, meant)
     if meant:
         for match in re.finditer(rf"\b(?:{'|'.join(meant)})\b", text, flags=re.IGNORECASE):
