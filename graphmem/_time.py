@@ -312,13 +312,15 @@ _HOLIDAY = re.compile(
     r"(?P<holiday>(?:christmas|x-?mas)(?:\s+(?:eve|day))?|boxing\s+day"
     r"|new\s+year(?:['’]?s)?(?:\s+(?:eve|day))?|valentine['’]?s(?:\s+day)?"
     r"|hallowe['’]?en|(?:st\.?|saint)\s+(?:patrick['’]?s\s+day|paddy['’]?s(?:\s+day)?)"
-    r"|(?-i:Good\s+Friday)|easter(?:\s+(?:sunday|monday|weekend))?|thanksgiving(?:\s+day)?|(?:the\s+)?fourth\s+of\s+july)"
+    r"|(?-i:Good\s+Friday)|(?-i:Holy\s+Week)|easter(?:\s+(?:sunday|monday|weekend))?|thanksgiving(?:\s+day)?"
+    r"|(?:the\s+)?fourth\s+of\s+july)"
     rf"(?:,?\s+(?:of\s+)?{_y('hy')})?\b",
     _ENGLISH,
 )
 #: The words a ``_HOLIDAY`` match holds (most texts hold none: one search tells).
 _HOLIDAY_WORDS = re.compile(
-    r"christmas|x-?mas|boxing|new\s+year|valentine|hallowe|patrick|paddy|good\s+friday|easter|thanksgiving|fourth\s+of",
+    r"christmas|x-?mas|boxing|new\s+year|valentine|hallowe|patrick|paddy|good\s+friday|holy\s+week|easter|thanksgiving"
+    r"|fourth\s+of",
     _ENGLISH,
 )
 #: Words before "new year" that make it a year, not the holiday ("a new year of school").
@@ -340,9 +342,13 @@ _FIXED_HOLIDAYS: dict[str, tuple[tuple[int, int, int], ...]] = {
 }
 #: Movable holidays as days from Easter Sunday, or from the fourth Thursday of November,
 #: and the yearless days they can fall on (a question naming one without a year).
-_EASTER_HOLIDAYS = {"good friday": (-2, -2), "easter sunday": (0, 0), "easter monday": (1, 1), "easter": (-2, 1)}
-#: Good Friday falls on 20 March at the earliest, Easter Monday on 26 April at the latest.
-_EASTER_DAYS = ((3, 20, 31), (4, 1, 26))
+_EASTER_HOLIDAYS = {
+    "good friday": (-2, -2), "easter sunday": (0, 0), "easter monday": (1, 1), "easter": (-2, 1),
+    "holy week": (-7, 0),  # Palm Sunday to Easter Sunday
+}
+#: Easter Sunday falls from 22 March to 25 April: a movable holiday without a year falls on
+#: the days from its offset from the earliest to its offset from the latest.
+_EARLIEST_EASTER, _LATEST_EASTER = date(2000, 3, 22), date(2000, 4, 25)
 _THANKSGIVING_HOLIDAYS = {"thanksgiving day": (0, 0), "thanksgiving": (0, 3)}
 _THANKSGIVING_DAYS = {"thanksgiving day": ((11, 22, 28),), "thanksgiving": ((11, 22, 30), (12, 1, 1))}
 
@@ -398,7 +404,11 @@ def _holiday_range(name: str, year: int) -> DayRange:
 def _holiday_yearless(name: str) -> tuple[tuple[int, int, int], ...]:
     """The days a holiday named without a year can fall on, in any year."""
     if name in _EASTER_HOLIDAYS:
-        return _EASTER_DAYS
+        first, last = _EASTER_HOLIDAYS[name]
+        a, b = _EARLIEST_EASTER + timedelta(days=first), _LATEST_EASTER + timedelta(days=last)
+        if a.month == b.month:
+            return ((a.month, a.day, b.day),)
+        return (a.month, a.day, calendar.monthrange(2000, a.month)[1]), (b.month, 1, b.day)
     if name in _THANKSGIVING_DAYS:
         return _THANKSGIVING_DAYS[name]
     return _FIXED_HOLIDAYS[name]
@@ -410,10 +420,19 @@ def _holiday(
     """The days a ``_HOLIDAY`` match names: that year's with a year; with last / next, the
     last one ended before the anchor or the next begun after it; else, in an entry, the one
     its sentence's tense names (:func:`_by_tense`), and in a question every year's."""
-    name = _holiday_name(match.group("holiday"))
-    if match.group("hy"):
-        return _holiday_range(name, int(match.group("hy")))
+    year = match.group("hy")
     lead = (match.group("hlead") or "").lower()
+    return _holiday_named(_holiday_name(match.group("holiday")), match, int(year) if year else None, lead, anchor,
+                          yearless=yearless)
+
+
+def _holiday_named(
+    name: str, match: re.Match[str], year: int | None, lead: str, anchor: date | None, *, yearless: bool
+) -> DayRange | tuple[tuple[int, int, int], ...] | None:
+    """:func:`_holiday`'s reading of holiday ``name`` (a key of the tables above), written
+    with ``year`` or ``lead`` (last, past, next, or ``""``) in any language."""
+    if year is not None:
+        return _holiday_range(name, year)
     if lead in ("last", "past", "next") or (anchor is not None and not yearless):
         if anchor is None:
             return None
@@ -1600,7 +1619,7 @@ _PT = _word_grammar(
     extra_triggers="hoje ontem anteontem amanhã amanha há faz atrás outro em desde até início inicio final "
     "meados começo comeco fim",
     markers="eu você voce nós vocês não nao é foi fui sou estou está estava estavam tenho temos tem minha meu "
-    "meus minhas muito também isso isto ao às numa num uma em onde quem aconteceu fez esteve estive fomos "
+    "meus minhas muito também isso isto ao às numa num uma em onde quem aconteceu fez fizemos esteve estive fomos "
     "foram ontem anteontem amanhã hoje há atrás passado passada mês ano anos verão",
 )
 
@@ -1621,6 +1640,53 @@ _WORD_GRAMMARS = _with_own_months((_FR, _DE, _IT, _PT))
 #: Spanish words without which no Spanish expression here can match (a text is scanned
 #: for Spanish only when it holds one: a set lookup of its words costs far less than a
 #: regular expression of alternatives run at every position).
+# Holidays in the other languages read, as the English ones are (:func:`_holiday_named`):
+# with a year that year's, else in an entry by the tense (English's words only: in another
+# language the one nearest the day said), in a question every year's. Only holidays kept on
+# the same days wherever the language is spoken (Brazil's Dia dos Namorados is 12 June,
+# Portugal's 14 February: neither is read); lunar ones (春节, 七夕) never.
+_OTHER_HOLIDAYS: dict[str, dict[str, str]] = {
+    "fr": {"noël": "christmas", "noel": "christmas", "veille de noël": "christmas eve",
+           "veille de noel": "christmas eve", "jour de noël": "christmas day", "nouvel an": "new year",
+           "jour de l'an": "new year's day", "jour de l’an": "new year's day", "saint-sylvestre": "new year's eve",
+           "saint-valentin": "valentine's day", "pâques": "easter", "paques": "easter",
+           "vendredi saint": "good friday", "lundi de pâques": "easter monday", "semaine sainte": "holy week"},
+    "de": {"weihnachten": "christmas", "heiligabend": "christmas eve", "heiligen abend": "christmas eve",
+           "silvester": "new year's eve", "neujahr": "new year's day", "neujahrstag": "new year's day",
+           "valentinstag": "valentine's day", "ostern": "easter", "karfreitag": "good friday",
+           "ostermontag": "easter monday", "ostersonntag": "easter sunday", "karwoche": "holy week"},
+    "it": {"natale": "christmas", "vigilia di natale": "christmas eve", "santo stefano": "boxing day",
+           "capodanno": "new year", "san silvestro": "new year's eve", "san valentino": "valentine's day",
+           "pasqua": "easter", "pasquetta": "easter monday", "venerdì santo": "good friday",
+           "venerdi santo": "good friday", "settimana santa": "holy week"},
+    "pt": {"natal": "christmas", "véspera de natal": "christmas eve", "ano novo": "new year",
+           "páscoa": "easter", "pascoa": "easter", "sexta-feira santa": "good friday", "semana santa": "holy week"},
+    "es": {"navidad": "christmas", "navidades": "christmas", "nochebuena": "christmas eve",
+           "nochevieja": "new year's eve", "año nuevo": "new year", "san valentín": "valentine's day",
+           "san valentin": "valentine's day", "pascua": "easter", "viernes santo": "good friday",
+           "semana santa": "holy week"},
+    "cjk": {"圣诞节": "christmas", "聖誕節": "christmas", "圣诞": "christmas", "聖誕": "christmas",
+            "平安夜": "christmas eve", "クリスマスイブ": "christmas eve", "クリスマス・イブ": "christmas eve",
+            "クリスマス": "christmas", "元旦": "new year's day", "元日": "new year's day", "大晦日": "new year's eve",
+            "跨年": "new year", "情人节": "valentine's day", "情人節": "valentine's day",
+            "バレンタインデー": "valentine's day", "バレンタイン": "valentine's day", "复活节": "easter",
+            "復活節": "easter", "イースター": "easter", "万圣节": "halloween", "萬聖節": "halloween",
+            "ハロウィン": "halloween"},
+}
+#: Holiday names that are also names of people or places, or words: Portuguese "Natal" (a
+#: city: "em Natal"; "cidade natal", one's home town), Italian "Natale" and French "Noël"
+#: (first names). Such a name is the holiday when capitalised and after one of its words
+#: here ("no Natal", "a Natale", "à Noël", "joyeux Noël") or before a year.
+_HOLIDAY_LEADS = {
+    "natal": re.compile(r"\b(?:no|o|do|de|este|neste|próximo|proximo|último|ultimo|feliz|bom|até|depois\s+do)\s+$",
+                        re.IGNORECASE),
+    "natale": re.compile(r"\b(?:a|per|di|il|lo|questo|prossimo|scorso|buon|dopo|fino\s+a)\s+$", re.IGNORECASE),
+    "noël": re.compile(r"(?:\b(?:à|a|de|d['’]|pour|le|ce|joyeux|avant|après|apres|depuis|jusqu['’]à)\s*)$",
+                       re.IGNORECASE),
+}
+_HOLIDAY_LEADS["noel"] = _HOLIDAY_LEADS["noël"]
+
+
 _ES_WORDS = frozenset(
     "hoy ayer anoche anteayer antier mañana hace otro semana mes año primavera verano otoño invierno lunes martes "
     "miércoles miercoles jueves viernes sábado sabado domingo en desde hasta durante principios comienzos inicios "
@@ -1650,12 +1716,18 @@ class _Languages:
         return self.cjk or self.spanish or self.hindi or bool(self.grammars) or bool(self.dated)
 
 
+def _holiday_words(code: str) -> frozenset[str]:
+    """The words of language ``code``'s holiday names (its time words too: "Noël", "Ostern")."""
+    return frozenset(w for name in _OTHER_HOLIDAYS[code] for w in re.findall(r"\w+", name) if w not in _NO_TRIGGERS)
+
+
 def _word_roles() -> dict[str, tuple[frozenset[str], frozenset[str], frozenset[str]]]:
     """Each word that matters to telling a text's languages -> the codes of the languages
     it is a time word of (``"es"`` for Spanish), a marker of, and a month of."""
     roles: dict[str, tuple[set[str], set[str], set[str]]] = {}
     groups = (
-        (0, (("es", _ES_WORDS), *((g.code, g.triggers) for g in _WORD_GRAMMARS))),
+        (0, (("es", _ES_WORDS | _holiday_words("es")),
+             *((g.code, g.triggers | _holiday_words(g.code)) for g in _WORD_GRAMMARS))),
         (1, tuple((g.code, g.markers) for g in _WORD_GRAMMARS)),
         (2, tuple((g.code, g.months) for g in _WORD_GRAMMARS)),
     )
@@ -1940,6 +2012,50 @@ def _other_third(
     return min(match.start(), third.start()), match.end(), narrowed
 
 
+def _the_holiday_named(match: re.Match[str]) -> bool:
+    """Whether a holiday name of ``_HOLIDAY_LEADS`` is the holiday."""
+    written, start = match.group("holiday"), match.start()
+    lead = _HOLIDAY_LEADS[written.lower()].search(match.string, max(0, start - 12), start)
+    return written[0].isupper() and (match.group("hy") is not None or lead is not None)
+
+
+@functools.cache
+def _other_holiday_pattern(code: str) -> re.Pattern[str]:
+    names = _alternatives(_OTHER_HOLIDAYS[code])
+    if code == "cjk":  # 2023年圣诞节, 2023年のクリスマス; 七夕情人节 is the lunar one
+        return re.compile(rf"(?:(?P<hy>1[89]\d\d|2[01]\d\d)\s*年\s*の?\s*)?(?<!七夕)(?<!中国)(?P<holiday>{names})")
+    return re.compile(
+        rf"(?<!\w)(?P<holiday>{names})(?!\w)(?:,?\s+(?:(?:de|del|di|du)\s+)?(?P<hy>1[89]\d\d|2[01]\d\d)\b)?",
+        re.IGNORECASE,
+    )
+
+
+def _add_other_holidays(
+    found: _Found | list[tuple[int, int, DayRange | tuple[int, int, int]]],
+    text: str,
+    code: str,
+    anchor: date | None,
+    *,
+    yearless: bool,
+) -> None:
+    """Add the holidays of language ``code`` (a key of ``_OTHER_HOLIDAYS``) in ``text``."""
+    names = _OTHER_HOLIDAYS[code]
+    for match in _other_holiday_pattern(code).finditer(text):
+        written, year = match.group("holiday"), match.group("hy")
+        if written.lower() in _HOLIDAY_LEADS and not _the_holiday_named(match):
+            continue
+        with _PAST_THE_CALENDAR:
+            name = names[" ".join(written.lower().replace("’", "'").split())] if code != "cjk" else names[written]
+            value = _holiday_named(name, match, int(year) if year else None, "", anchor, yearless=yearless)
+            if value is None:
+                continue
+            values: Sequence[DayRange | tuple[int, int, int]] = [value] if isinstance(value, DayRange) else value
+            if isinstance(found, _Found):
+                found.add_all(match.start(), match.end(), values)
+            else:
+                found.extend((match.start(), match.end(), v) for v in values)
+
+
 def _scan_word_grammars(
     found: _Found,
     text: str,
@@ -1965,6 +2081,8 @@ def _scan_word_grammars(
                 if value is not None:
                     third = _other_third(match, value)
                     readings.append((match.start(), match.end(), value) if third is None else third)
+        if not full_dates_only:
+            _add_other_holidays(readings, text, grammar.code, anchor, yearless=yearless)
         if anchor is not None and not full_dates_only:
             for match in grammar.relative.finditer(text):
                 with _PAST_THE_CALENDAR:
@@ -1977,6 +2095,11 @@ def _scan_word_grammars(
 def _scan_other(found: _Found, text: str, anchor: date | None, *, yearless: bool, languages: _Languages) -> None:
     """Add the Chinese, Japanese, Spanish and Hindi time expressions of ``text`` (read
     through ``_READABLE``) to ``found`` (only of the ``languages`` the text may hold)."""
+    # Holidays first: "2022年圣诞节" is the holiday of that year, not the year.
+    if languages.cjk:
+        _add_other_holidays(found, text, "cjk", anchor, yearless=yearless)
+    if languages.spanish:
+        _add_other_holidays(found, text, "es", anchor, yearless=yearless)
     absolute = (
         (languages.cjk, _CJK_ABSOLUTE, _cjk_absolute),
         (languages.spanish, _ES_ABSOLUTE, _es_absolute),
@@ -2020,7 +2143,7 @@ _TRIGGER_WORDS = (
     "2mrw", "tomoz", "tonite", "2nite", "2night", "january", "february", "march", "april", "may", "june", "july",
     "august", "september", "october", "november", "december", "spring", "summer", "autumn", "fall", "winter",
     "week", "wk", "month", "mnth", "mth", "previous", "christmas", "xmas", "x-mas", "year", "valentine",
-    "hallowe", "patrick", "paddy", "good friday", "easter", "thanksgiving", "fourth of july",
+    "hallowe", "patrick", "paddy", "good friday", "holy week", "easter", "thanksgiving", "fourth of july",
 )
 _TRIGGER_PATTERNS = re.compile(
     r"\d|\bon\s+(?:mon|tue|wed|thu|fri|sat)|(?:mon|tue|wed|thu|fri|sat)\w*\s+(?:morning|afternoon|evening|night|nite)",

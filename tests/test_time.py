@@ -547,6 +547,12 @@ def test_a_holiday_in_a_question_is_a_time_and_its_words_are_not_tokens() -> Non
     assert ranges_of("What does Jo plan for next Easter?") == ["2027-03-26/2027-03-29"]
     assert ranges_of("What did Jo do the week before Thanksgiving 2023?") == ["2023-11-16/2023-11-22"]
     assert query_time("What did Jo do the day after Christmas?").yearless == ((12, 27, 27),)
+    # Easter's days without a year: from its offset from the earliest Easter Sunday (22 March)
+    # to its offset from the latest (25 April).
+    assert query_time("What did Jo do at Easter?").yearless == ((3, 20, 31), (4, 1, 26))
+    assert query_time("What did Jo do on Easter Sunday?").yearless == ((3, 22, 31), (4, 1, 25))
+    assert query_time("What did Jo do during Holy Week?").yearless == ((3, 15, 31), (4, 1, 25))
+    assert ranges_of("What did Jo do during Holy Week 2023?") == ["2023-04-02/2023-04-09"]  # Palm Sunday on
 
 
 # ---------------------------------------------------------------------------- dates written short, parts, seasons

@@ -570,3 +570,50 @@ def test_a_third_of_a_month_or_year_in_other_languages(
 )
 def test_thirds_and_other_languages_months_in_an_entry(text: str, expected: list[str]) -> None:
     assert [r.iso() for r in mentioned_ranges(text, SAID)] == expected
+
+
+# ---------------------------------------------------------------------------- holidays (other languages)
+
+
+@pytest.mark.parametrize(
+    ("query", "ranges", "yearless", "span"),
+    [
+        ("Qu'avons-nous fait à Noël ?", [], [(12, 24, 26)], "Noël"),
+        ("Qu'avons-nous fait pour Noël 2022 ?", ["2022-12-24/2022-12-26"], [], "Noël 2022"),
+        ("Was haben wir zu Ostern 2023 gemacht?", ["2023-04-07/2023-04-10"], [], "Ostern 2023"),
+        ("Was haben wir an Heiligabend gemacht?", [], [(12, 24, 24)], "Heiligabend"),
+        ("Cosa abbiamo fatto a Natale?", [], [(12, 24, 26)], "Natale"),
+        ("Cosa abbiamo fatto a Pasquetta 2023?", ["2023-04-10/2023-04-10"], [], "Pasquetta 2023"),
+        ("O que fizemos no Natal de 2022?", ["2022-12-24/2022-12-26"], [], "Natal de 2022"),
+        ("¿Qué hicimos en Nochevieja de 2022?", ["2022-12-31/2022-12-31"], [], "Nochevieja de 2022"),
+        ("¿Qué hicimos en Semana Santa de 2023?", ["2023-04-02/2023-04-09"], [], "Semana Santa de 2023"),
+        ("2022年圣诞节我们做了什么？", ["2022-12-24/2022-12-26"], [], "2022年圣诞节"),
+        ("大晦日に何をしましたか？", [], [(12, 31, 31)], "大晦日"),
+    ],
+)
+def test_holidays_in_other_languages_in_a_query(
+    query: str, ranges: list[str], yearless: list[tuple[int, int, int]], span: str
+) -> None:
+    assert asked(query) == (ranges, yearless, [span])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Eu nasci em Natal.",  # the city
+        "Minha cidade natal é linda, não é?",  # one's home town
+        "Qu'a dit Noël à propos du film ?",  # a first name (after no word of the holiday's)
+        "Cosa ha detto Natale del film?",
+        "七夕情人节我们做了什么？",  # the lunar one
+    ],
+)
+def test_names_and_words_that_are_no_holiday_in_other_languages(text: str) -> None:
+    assert asked(text, None) == ([], [], [])
+
+
+def test_a_holiday_in_another_language_in_an_entry_is_the_nearest_one() -> None:
+    # English tense words are not these languages': the nearest one, as an English sentence
+    # without a tense.
+    said = datetime(2023, 1, 10, tzinfo=UTC)
+    for text in ("An Weihnachten waren wir in Berlin.", "À Noël nous étions à Lyon.", "En Navidad fuimos a Madrid."):
+        assert [r.iso() for r in mentioned_ranges(text, said)] == ["2022-12-24/2022-12-26"], text
