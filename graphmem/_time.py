@@ -1637,9 +1637,6 @@ def _with_own_months(grammars: Sequence[_WordGrammar]) -> tuple[_WordGrammar, ..
 _WORD_GRAMMARS = _with_own_months((_FR, _DE, _IT, _PT))
 
 
-#: Spanish words without which no Spanish expression here can match (a text is scanned
-#: for Spanish only when it holds one: a set lookup of its words costs far less than a
-#: regular expression of alternatives run at every position).
 # Holidays in the other languages read, as the English ones are (:func:`_holiday_named`):
 # with a year that year's, else in an entry by the tense (English's words only: in another
 # language the one nearest the day said), in a question every year's. Only holidays kept on
@@ -1687,6 +1684,9 @@ _HOLIDAY_LEADS = {
 _HOLIDAY_LEADS["noel"] = _HOLIDAY_LEADS["noël"]
 
 
+#: Spanish words without which no Spanish expression here can match (a text is scanned
+#: for Spanish only when it holds one: a set lookup of its words costs far less than a
+#: regular expression of alternatives run at every position).
 _ES_WORDS = frozenset(
     "hoy ayer anoche anteayer antier mañana hace otro semana mes año primavera verano otoño invierno lunes martes "
     "miércoles miercoles jueves viernes sábado sabado domingo en desde hasta durante principios comienzos inicios "
@@ -1717,8 +1717,15 @@ class _Languages:
 
 
 def _holiday_words(code: str) -> frozenset[str]:
-    """The words of language ``code``'s holiday names (its time words too: "Noël", "Ostern")."""
-    return frozenset(w for name in _OTHER_HOLIDAYS[code] for w in re.findall(r"\w+", name) if w not in _NO_TRIGGERS)
+    """The words of language ``code``'s holiday names that tell it (its time words too:
+    "Noël", "Ostern"): not the short ones ("l", "an") nor those English writes too ("Santa
+    Monica", "Saint Louis"), which every name holds another word beside."""
+    return frozenset(
+        w for name in _OTHER_HOLIDAYS[code] for w in re.findall(r"\w+", name) if len(w) >= 4 and w not in _SHARED_WORDS
+    )
+
+
+_SHARED_WORDS = frozenset({"saint", "sainte", "santa", "santo", "nuevo", "novo"})
 
 
 def _word_roles() -> dict[str, tuple[frozenset[str], frozenset[str], frozenset[str]]]:
