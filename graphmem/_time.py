@@ -1070,6 +1070,34 @@ def _add_day_of_month(found: _Found, match: re.Match[str], anchor: date | None) 
     found.add(match.start(), match.end(), _by_tense(match, anchor, days))
 
 
+# "at the end of the month", "the beginning of the year" (no "this", "last" or "next"): a
+# third of the month or year around the timestamp, as its sentence's tense says; "later this
+# week / month / year": the days after it to the period's end.
+_PART_OF_THE_PERIOD = re.compile(
+    r"\b(?:the\s+)?(?P<edge>beginning|start|middle|end)\s+of\s+the\s+(?P<what>month|year)\b"
+    r"|\blater\s+this\s+(?P<later>week|month|year)\b",
+    _ENGLISH,
+)
+
+
+def _add_part_of_the_period(found: _Found, match: re.Match[str], anchor: date) -> None:
+    """Add a ``_PART_OF_THE_PERIOD`` said at ``anchor``: the third of the month or year the
+    sentence's tense names (:func:`_by_tense`), or the days from the one after the anchor to
+    the end of its week, month or year."""
+    if later := match.group("later"):
+        period = _period(anchor, later.lower(), 0)
+        if period.last > anchor:
+            found.add(match.start(), match.end(), DayRange(anchor + timedelta(days=1), period.last))
+        return
+    nth = _THIRDS[match.group("edge").lower()]
+    if match.group("what").lower() == "month":
+        around = [_month_range(*_add_months(anchor.year, anchor.month, delta)) for delta in (-2, -1, 0, 1, 2)]
+    else:
+        around = [DayRange(date(year, 1, 1), date(year, 12, 31)) for year in range(anchor.year - 1, anchor.year + 2)]
+    thirds = [third for period in around if (third := _third_of(period, nth)) is not None]
+    found.add(match.start(), match.end(), _by_tense(match, anchor, thirds))
+
+
 #: Around the reading of each expression: one that resolves past the calendar's ends
 #: ("yesterday" said on 0001-01-01, "next year" in 9999, "the week before 1 January 1")
 #: raises, and names no time; the text's other expressions still do.
@@ -1106,6 +1134,9 @@ def _scan(text: str, anchor: date | None, *, yearless: bool = False, others: _La
         with _PAST_THE_CALENDAR:
             _add_day_of_month(found, match, anchor)
     if anchor is not None:
+        for match in _PART_OF_THE_PERIOD.finditer(text):
+            with _PAST_THE_CALENDAR:
+                _add_part_of_the_period(found, match, anchor)
         for match in _RELATIVE.finditer(text):
             with _PAST_THE_CALENDAR:
                 value = _relative(match, anchor, in_query=yearless)

@@ -736,6 +736,31 @@ def test_thirds_in_an_entry_resolve_against_its_timestamp(text: str, expected: l
     assert [r.iso() for r in mentioned_ranges(text, datetime(2023, 6, 14, tzinfo=UTC))] == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "said", "expected"),
+    [
+        # A third of the month or year around the timestamp, as the tense says.
+        ("I'll pay it at the end of the month.", datetime(2023, 6, 14, tzinfo=UTC), ["2023-06-21/2023-06-30"]),
+        ("At the end of the month we went to Paris.", datetime(2023, 6, 3, tzinfo=UTC), ["2023-05-21/2023-05-31"]),
+        ("We plan to move at the beginning of the year.", datetime(2023, 6, 14, tzinfo=UTC), ["2024-01-01/2024-04-30"]),
+        ("by the end of the year", datetime(2023, 11, 20, tzinfo=UTC), ["2023-09-01/2023-12-31"]),  # the nearest
+        # The days after the timestamp to the end of its week, month or year.
+        ("See you later this week!", datetime(2023, 6, 14, tzinfo=UTC), ["2023-06-15/2023-06-18"]),
+        ("a fundraiser later this month", datetime(2023, 5, 8, tzinfo=UTC), ["2023-05-09/2023-05-31"]),
+        ("the end of the movie", datetime(2023, 6, 14, tzinfo=UTC), []),
+    ],
+)
+def test_a_part_of_the_month_or_year_around_an_entrys_timestamp(text: str, said: datetime, expected: list[str]) -> None:
+    assert [r.iso() for r in mentioned_ranges(text, said)] == expected
+
+
+def test_a_part_of_the_month_in_a_question_needs_as_of() -> None:
+    assert ranges_of("What did we do at the end of the month?", datetime(2023, 6, 14, tzinfo=UTC)) == [
+        "2023-05-21/2023-05-31"
+    ]
+    assert query_time("What did we do at the end of the month?") is None
+
+
 # ---------------------------------------------------------------------------- the scorer
 
 
