@@ -1074,7 +1074,7 @@ def _add_day_of_month(found: _Found, match: re.Match[str], anchor: date | None) 
 # third of the month or year around the timestamp, as its sentence's tense says; "later this
 # week / month / year": the days after it to the period's end.
 _PART_OF_THE_PERIOD = re.compile(
-    r"\b(?:the\s+)?(?P<edge>beginning|start|middle|end)\s+of\s+the\s+(?P<what>month|year)\b"
+    r"\b(?:the\s+)?(?P<edge>beginning|start|middle|end)\s+of\s+the\s+(?P<what>month|year)\b(?!\s*,?\s*\d)"
     r"|\blater\s+this\s+(?P<later>week|month|year)\b",
     _ENGLISH,
 )

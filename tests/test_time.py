@@ -748,6 +748,7 @@ def test_thirds_in_an_entry_resolve_against_its_timestamp(text: str, expected: l
         ("See you later this week!", datetime(2023, 6, 14, tzinfo=UTC), ["2023-06-15/2023-06-18"]),
         ("a fundraiser later this month", datetime(2023, 5, 8, tzinfo=UTC), ["2023-05-09/2023-05-31"]),
         ("the end of the movie", datetime(2023, 6, 14, tzinfo=UTC), []),
+        ("the end of the year 2021 was hard", datetime(2023, 6, 14, tzinfo=UTC), []),  # a year named: not this one
     ],
 )
 def test_a_part_of_the_month_or_year_around_an_entrys_timestamp(text: str, said: datetime, expected: list[str]) -> None:
