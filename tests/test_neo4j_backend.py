@@ -142,6 +142,33 @@ def test_list_parameters_travel_in_one_map() -> None:
     assert _sent({"app_name": "a"}) == {"app_name": "a"}
 
 
+def test_a_gathered_row_becomes_its_candidate() -> None:
+    """``_candidates`` fills CandidateStats by position (it is built hundreds of times a
+    search): every field lands where it belongs, nulls (a node deleted meanwhile) and the
+    entry itself are left out of its terms and neighbours, and a second neighbour that is
+    also a first one counts once, as a first."""
+    from graphmem._scoring import CandidateStats
+    from graphmem.backends.neo4j import _candidates
+
+    row = ["e1", ["film", None], ["Ana"], "p", ["e0", None, "e1", "e2"], ["e2", "e3", None, "e1"], "Ana",
+           ["2023-05-08T13:56:00+00:00", ["2023-05-01/2023-05-07"]]]
+    assert _candidates([row, [None, [], [], None, [], [], None, None]]) == [
+        CandidateStats(
+            entry_id="e1",
+            matched_tokens=frozenset({"film"}),
+            matched_entities=frozenset({"Ana"}),
+            neighbour_ids=("e0", "e2"),
+            second_neighbour_ids=("e3",),
+            project_id="p",
+            day=datetime(2023, 5, 8).toordinal(),
+            time_refs=((datetime(2023, 5, 1).toordinal(), datetime(2023, 5, 7).toordinal()),),
+            author="Ana",
+        )
+    ]
+    untimed = _candidates([["e1", [], [None], None, [], [], None, None]])[0]
+    assert (untimed.matched_entities, untimed.day, untimed.time_refs, untimed.author) == (frozenset(), None, (), None)
+
+
 async def test_every_cypher_file_parses(neo: Any) -> None:
     from graphmem._cypher import cypher_names, load_statements
 
