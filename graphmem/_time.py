@@ -273,6 +273,9 @@ _RELATIVE = re.compile(
     # "two weeks ago" / "back"; "a week from today", "two days from now": counted from the
     # anchor (or the day after).
     rf"|{_NUM}\s+{_UNIT}\s+(?:ago|back|from\s+(?P<from_day>today|now|tomorrow|tmrw))"
+    # "an hour ago", "20 minutes ago", "half an hour ago": the day that moment fell on (a chat
+    # with a time on every turn is asked "what did I say an hour ago?").
+    rf"|(?P<clock_n>{_COUNT}|half\s+an)\s+(?P<clock_unit>hours?|hrs?|minutes?|mins?)\s+(?:ago|back)"
     # "the past two weeks", "the last few days": the days up to the anchor.
     rf"|(?:the\s+)?(?:past|last)\s+(?P<rolling_n>{_COUNT})\s+(?P<rolling_unit>{_UNIT_WORDS})s\b"
     r"|(?:the\s+)?(?P<before_last>weekend|wkend|wknd|week|wk|month|mnth|mth|year|yr)\s+before\s+last"
@@ -621,7 +624,9 @@ def _named_day(groups: Mapping[str, str | None], anchor: date) -> DayRange | Non
     return None
 
 
-def _relative(match: re.Match[str], anchor: date, *, in_query: bool = False) -> DayRange | tuple[DayRange, ...] | None:
+def _relative(
+    match: re.Match[str], anchor: date, *, in_query: bool = False, now: datetime | None = None
+) -> DayRange | tuple[DayRange, ...] | None:
     """The days a ``_RELATIVE`` match names, resolved against ``anchor``. ``in_query``: a
     weekday or the weekend without last / next names a time only in a sentence whose tense
     says which ("what did we do on Saturday?"; "what does Ana do on the weekend?" asks
@@ -629,6 +634,15 @@ def _relative(match: re.Match[str], anchor: date, *, in_query: bool = False) -> 
     g = match.groupdict()
     if (day := _named_day(g, anchor)) is not None:
         return day
+    if g["clock_unit"]:  # the day of the moment that long before ``now`` (the anchor's moment)
+        written = g["clock_n"].lower()
+        minutes = (30 if written.startswith("half") else _number(written)) * (
+            60 if g["clock_unit"].lower().startswith("h") and not written.startswith("half") else 1
+        )
+        if now is None:  # (only an anchor: the moment is on it or the day before)
+            return DayRange(anchor - timedelta(days=1), anchor)
+        moment = (now - timedelta(minutes=minutes)).date()
+        return DayRange(moment, moment)
     if g["unit"] and not g["from_day"]:  # N units ago
         unit, n = _in_weeks(_as_written_in_full(g["unit"]), _number(g["n"]))
         return _shifted(DayRange(anchor, anchor), unit, n, "before") if unit != "day" else (
@@ -1104,7 +1118,14 @@ def _add_part_of_the_period(found: _Found, match: re.Match[str], anchor: date) -
 _PAST_THE_CALENDAR = suppress(OverflowError, ValueError)
 
 
-def _scan(text: str, anchor: date | None, *, yearless: bool = False, others: _Languages | None = None) -> _Found:
+def _scan(
+    text: str,
+    anchor: date | None,
+    *,
+    yearless: bool = False,
+    others: _Languages | None = None,
+    now: datetime | None = None,
+) -> _Found:
     """Every time expression of ``text``; relative ones only with an ``anchor``. With
     ``yearless``, a month or day named without a year is kept as such (a query's reading)
     instead of being placed in the year nearest the anchor (an entry's reading)."""
@@ -1139,7 +1160,7 @@ def _scan(text: str, anchor: date | None, *, yearless: bool = False, others: _La
                 _add_part_of_the_period(found, match, anchor)
         for match in _RELATIVE.finditer(text):
             with _PAST_THE_CALENDAR:
-                value = _relative(match, anchor, in_query=yearless)
+                value = _relative(match, anchor, in_query=yearless, now=now)
                 # "early next year", "the end of last month", "late last summer"
                 if (
                     isinstance(value, DayRange)
@@ -2332,7 +2353,7 @@ def mentioned_ranges(text: str, said_at: datetime) -> tuple[DayRange, ...]:
     others = _other_languages(text)
     if not others and not _may_name_a_time(text):
         return ()
-    found = _scan(text, said_at.date(), others=others)
+    found = _scan(text, said_at.date(), others=others, now=said_at)
     ranges = [v for _, _, v in sorted(found.ranges, key=lambda r: r[0]) if isinstance(v, DayRange)]
     return tuple(dict.fromkeys(ranges))
 
@@ -2350,7 +2371,7 @@ def query_time(query: str, as_of: datetime | None = None) -> QueryTime | None:
     others = _other_languages(query)
     if not others and not _may_name_a_time(query):
         return None
-    found = _scan(query, as_of.date() if as_of is not None else None, yearless=True, others=others)
+    found = _scan(query, as_of.date() if as_of is not None else None, yearless=True, others=others, now=as_of)
     if not found.ranges:
         return None
     ordered = sorted(found.ranges, key=lambda r: r[0])

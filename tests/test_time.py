@@ -755,6 +755,22 @@ def test_a_part_of_the_month_or_year_around_an_entrys_timestamp(text: str, said:
     assert [r.iso() for r in mentioned_ranges(text, said)] == expected
 
 
+def test_hours_and_minutes_ago_name_the_day_of_that_moment() -> None:
+    noon = datetime(2023, 6, 14, 12, tzinfo=UTC)
+    just_after_midnight = datetime(2023, 6, 14, 0, 30, tzinfo=UTC)
+    assert ranges_of("What did I tell you an hour ago?", noon) == ["2023-06-14/2023-06-14"]
+    assert ranges_of("What did I tell you an hour ago?", just_after_midnight) == ["2023-06-13/2023-06-13"]
+    assert ranges_of("What did I say half an hour ago?", just_after_midnight) == ["2023-06-14/2023-06-14"]
+    assert ranges_of("What did we discuss 30 hours ago?", noon) == ["2023-06-13/2023-06-13"]
+    assert ranges_of("What did I say a few minutes ago?", noon) == ["2023-06-14/2023-06-14"]
+    assert query_time("What did I say an hour ago?") is None  # relative: needs as_of
+    assert [r.iso() for r in mentioned_ranges("I got home an hour ago.", just_after_midnight)] == [
+        "2023-06-13/2023-06-13"
+    ]
+    # A duration is no moment.
+    assert mentioned_ranges("We spent two hours there.", noon) == ()
+
+
 def test_a_part_of_the_month_in_a_question_needs_as_of() -> None:
     assert ranges_of("What did we do at the end of the month?", datetime(2023, 6, 14, tzinfo=UTC)) == [
         "2023-05-21/2023-05-31"
@@ -928,6 +944,20 @@ async def test_a_third_of_a_month_finds_what_was_said_in_it_and_what_refers_to_i
         assert len(hits) == 3, query
         assert {h.memory.text: h.matched_time for h in hits[:1]} == matched, query
         assert [h.matched_time for h in hits[1:]] == [None, None], query
+
+
+async def test_what_was_said_an_hour_ago_is_what_was_said_that_day(service: MemoryService) -> None:
+    """A chat with a time on every turn: "What did I tell you an hour ago?" is a time asked
+    alone, the day of that moment."""
+    noon = datetime(2023, 6, 14, 12, tzinfo=UTC)
+    await service.add_session("app", "u", "s-1", [turn("My sister moves to Porto in May.", noon - timedelta(days=3))])
+    await service.add_session("app", "u", "s-2", [turn("I booked the dentist for Friday.", noon - timedelta(hours=1))])
+    hits = (
+        await service.search(
+            SearchRequest(query="What did I tell you an hour ago?", app_name="app", user_id="u", as_of=noon)
+        )
+    ).hits
+    assert [(h.memory.text, h.matched_time) for h in hits] == [("I booked the dentist for Friday.", "said 2023-06-14")]
 
 
 async def test_a_speaker_named_june_is_a_speaker_not_a_month(service: MemoryService) -> None:
