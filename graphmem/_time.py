@@ -624,23 +624,20 @@ def _named_day(groups: Mapping[str, str | None], anchor: date) -> DayRange | Non
     return None
 
 
-def _relative(
-    match: re.Match[str], anchor: date, *, in_query: bool = False, now: datetime | None = None
-) -> DayRange | tuple[DayRange, ...] | None:
+def _relative(match: re.Match[str], now: datetime, *, in_query: bool = False) -> DayRange | tuple[DayRange, ...] | None:
     """The days a ``_RELATIVE`` match names, resolved against ``anchor``. ``in_query``: a
     weekday or the weekend without last / next names a time only in a sentence whose tense
     says which ("what did we do on Saturday?"; "what does Ana do on the weekend?" asks
     about a habit, and a time would weigh down every other entry)."""
+    anchor = now.date()
     g = match.groupdict()
     if (day := _named_day(g, anchor)) is not None:
         return day
-    if g["clock_unit"]:  # the day of the moment that long before ``now`` (the anchor's moment)
+    if g["clock_unit"]:  # the day of the moment that long before ``now``
         written = g["clock_n"].lower()
         minutes = (30 if written.startswith("half") else _number(written)) * (
             60 if g["clock_unit"].lower().startswith("h") and not written.startswith("half") else 1
         )
-        if now is None:  # (only an anchor: the moment is on it or the day before)
-            return DayRange(anchor - timedelta(days=1), anchor)
         moment = (now - timedelta(minutes=minutes)).date()
         return DayRange(moment, moment)
     if g["unit"] and not g["from_day"]:  # N units ago
@@ -937,13 +934,11 @@ def _add_absolute(found: _Found, match: re.Match[str], text: str, anchor: date |
     if (part := _part_of(text, start, value)) is not None:
         found.add(part[0], match.end(), part[1])
         return
-    if third10 := match.group("third10"):  # "early 2023", "mid-2023"
-        narrowed = _third_of(value, _THIRDS[third10.lower()])
-        found.add(start, match.end(), value if narrowed is None else narrowed)
-        return
-    # "early May 2023", "the end of 2022" (its "of" read as the year's lead)
+    # "early May 2023", "the end of 2022", "mid-2023": the words before the month or year
+    # (for a year alone they are inside the match: its "of" or "early" read as its lead).
     lead = match.group("lead10")
-    if _add_third(found, match, match.start("y10") if lead and lead.lower() == "of" else start, value):
+    within = match.group("third10") or (lead and lead.lower() == "of")
+    if _add_third(found, match, match.start("y10") if within else start, value):
         return
     # "the year before 2022": the year's own "before" is the shift's direction.
     shift_at = match.start("y10") if lead and lead.lower() in ("before", "after") else start
@@ -1118,17 +1113,12 @@ def _add_part_of_the_period(found: _Found, match: re.Match[str], anchor: date) -
 _PAST_THE_CALENDAR = suppress(OverflowError, ValueError)
 
 
-def _scan(
-    text: str,
-    anchor: date | None,
-    *,
-    yearless: bool = False,
-    others: _Languages | None = None,
-    now: datetime | None = None,
-) -> _Found:
-    """Every time expression of ``text``; relative ones only with an ``anchor``. With
-    ``yearless``, a month or day named without a year is kept as such (a query's reading)
-    instead of being placed in the year nearest the anchor (an entry's reading)."""
+def _scan(text: str, now: datetime | None, *, yearless: bool = False, others: _Languages | None = None) -> _Found:
+    """Every time expression of ``text``; relative ones only with ``now`` (the moment it was
+    said or asked), whose day is the anchor. With ``yearless``, a month or day named without
+    a year is kept as such (a query's reading) instead of being placed in the year nearest
+    the anchor (an entry's reading)."""
+    anchor = now.date() if now is not None else None
     if not text.isascii():
         text = text.translate(_READABLE)
     found = _Found()
@@ -1154,13 +1144,13 @@ def _scan(
     for match in _DAY_OF_MONTH.finditer(text):
         with _PAST_THE_CALENDAR:
             _add_day_of_month(found, match, anchor)
-    if anchor is not None:
+    if now is not None and anchor is not None:  # (one test: the anchor is now's day; both for mypy)
         for match in _PART_OF_THE_PERIOD.finditer(text):
             with _PAST_THE_CALENDAR:
                 _add_part_of_the_period(found, match, anchor)
         for match in _RELATIVE.finditer(text):
             with _PAST_THE_CALENDAR:
-                value = _relative(match, anchor, in_query=yearless, now=now)
+                value = _relative(match, now, in_query=yearless)
                 # "early next year", "the end of last month", "late last summer"
                 if (
                     isinstance(value, DayRange)
@@ -2089,16 +2079,13 @@ def _other_holiday_pattern(code: str) -> re.Pattern[str]:
     )
 
 
-def _add_other_holidays(
-    found: _Found | list[tuple[int, int, DayRange | tuple[int, int, int]]],
-    text: str,
-    code: str,
-    anchor: date | None,
-    *,
-    yearless: bool,
-) -> None:
-    """Add the holidays of language ``code`` (a key of ``_OTHER_HOLIDAYS``) in ``text``."""
+def _other_holidays(
+    text: str, code: str, anchor: date | None, *, yearless: bool
+) -> list[tuple[int, int, Sequence[DayRange | tuple[int, int, int]]]]:
+    """The holidays of language ``code`` (a key of ``_OTHER_HOLIDAYS``) in ``text``, as
+    ``(start, end, days)``: a movable one without a year falls on days of two months."""
     names = _OTHER_HOLIDAYS[code]
+    found: list[tuple[int, int, Sequence[DayRange | tuple[int, int, int]]]] = []
     for match in _other_holiday_pattern(code).finditer(text):
         written, year = match.group("holiday"), match.group("hy")
         if written.lower() in _HOLIDAY_LEADS and not _the_holiday_named(match):
@@ -2106,13 +2093,9 @@ def _add_other_holidays(
         with _PAST_THE_CALENDAR:
             name = names[" ".join(written.lower().replace("’", "'").split())] if code != "cjk" else names[written]
             value = _holiday_named(name, match, int(year) if year else None, "", anchor, yearless=yearless)
-            if value is None:
-                continue
-            values: Sequence[DayRange | tuple[int, int, int]] = [value] if isinstance(value, DayRange) else value
-            if isinstance(found, _Found):
-                found.add_all(match.start(), match.end(), values)
-            else:
-                found.extend((match.start(), match.end(), v) for v in values)
+            if value is not None:
+                found.append((match.start(), match.end(), [value] if isinstance(value, DayRange) else value))
+    return found
 
 
 def _scan_word_grammars(
@@ -2129,7 +2112,7 @@ def _scan_word_grammars(
     # A text may hold the words of several of these (French and German both write "Mai"):
     # where their readings overlap, the one starting first, of those the longest ("am 8.
     # Mai 2020", not French "Mai 2020").
-    readings: list[tuple[int, int, DayRange | tuple[int, int, int]]] = []
+    readings: list[tuple[int, int, Sequence[DayRange | tuple[int, int, int]]]] = []
     for grammar in (*grammars, *dated):
         full_dates_only = grammar in dated
         for match in grammar.absolute.finditer(text):
@@ -2138,27 +2121,27 @@ def _scan_word_grammars(
             with _PAST_THE_CALENDAR:
                 value = _month_word_absolute(match, anchor, grammar.months, yearless=yearless)
                 if value is not None:
-                    third = _other_third(match, value)
-                    readings.append((match.start(), match.end(), value) if third is None else third)
+                    start, end, value = _other_third(match, value) or (match.start(), match.end(), value)
+                    readings.append((start, end, [value]))
         if not full_dates_only:
-            _add_other_holidays(readings, text, grammar.code, anchor, yearless=yearless)
+            readings.extend(_other_holidays(text, grammar.code, anchor, yearless=yearless))
         if anchor is not None and not full_dates_only:
             for match in grammar.relative.finditer(text):
                 with _PAST_THE_CALENDAR:
                     if (relative := _word_relative(grammar, match, anchor)) is not None:
-                        readings.append((match.start(), match.end(), relative))
-    for start, end, value in sorted(readings, key=lambda r: (r[0], -r[1])):
-        found.add(start, end, value)
+                        readings.append((match.start(), match.end(), [relative]))
+    for start, end, values in sorted(readings, key=lambda r: (r[0], -r[1])):
+        found.add_all(start, end, values)
 
 
 def _scan_other(found: _Found, text: str, anchor: date | None, *, yearless: bool, languages: _Languages) -> None:
     """Add the Chinese, Japanese, Spanish and Hindi time expressions of ``text`` (read
     through ``_READABLE``) to ``found`` (only of the ``languages`` the text may hold)."""
     # Holidays first: "2022年圣诞节" is the holiday of that year, not the year.
-    if languages.cjk:
-        _add_other_holidays(found, text, "cjk", anchor, yearless=yearless)
-    if languages.spanish:
-        _add_other_holidays(found, text, "es", anchor, yearless=yearless)
+    for code, wanted in (("cjk", languages.cjk), ("es", languages.spanish)):
+        if wanted:
+            for start, end, days in _other_holidays(text, code, anchor, yearless=yearless):
+                found.add_all(start, end, days)
     absolute = (
         (languages.cjk, _CJK_ABSOLUTE, _cjk_absolute),
         (languages.spanish, _ES_ABSOLUTE, _es_absolute),
@@ -2353,7 +2336,7 @@ def mentioned_ranges(text: str, said_at: datetime) -> tuple[DayRange, ...]:
     others = _other_languages(text)
     if not others and not _may_name_a_time(text):
         return ()
-    found = _scan(text, said_at.date(), others=others, now=said_at)
+    found = _scan(text, said_at, others=others)
     ranges = [v for _, _, v in sorted(found.ranges, key=lambda r: r[0]) if isinstance(v, DayRange)]
     return tuple(dict.fromkeys(ranges))
 
@@ -2371,7 +2354,7 @@ def query_time(query: str, as_of: datetime | None = None) -> QueryTime | None:
     others = _other_languages(query)
     if not others and not _may_name_a_time(query):
         return None
-    found = _scan(query, as_of.date() if as_of is not None else None, yearless=True, others=others, now=as_of)
+    found = _scan(query, as_of, yearless=True, others=others)
     if not found.ranges:
         return None
     ordered = sorted(found.ranges, key=lambda r: r[0])

@@ -583,6 +583,10 @@ def test_thirds_and_other_languages_months_in_an_entry(text: str, expected: list
         ("Was haben wir zu Ostern 2023 gemacht?", ["2023-04-07/2023-04-10"], [], "Ostern 2023"),
         ("Was haben wir an Heiligabend gemacht?", [], [(12, 24, 24)], "Heiligabend"),
         ("Cosa abbiamo fatto a Natale?", [], [(12, 24, 26)], "Natale"),
+        # Without a year a movable one falls on days of two months: both are kept (the
+        # April days of the French, German, Italian and Portuguese ones were dropped).
+        ("Cosa abbiamo fatto a Pasquetta?", [], [(3, 23, 31), (4, 1, 26)], "Pasquetta"),
+        ("Qu'avons-nous fait à Pâques ?", [], [(3, 20, 31), (4, 1, 26)], "Pâques"),
         ("Cosa abbiamo fatto a Pasquetta 2023?", ["2023-04-10/2023-04-10"], [], "Pasquetta 2023"),
         ("O que fizemos no Natal de 2022?", ["2022-12-24/2022-12-26"], [], "Natal de 2022"),
         ("¿Qué hicimos en Nochevieja de 2022?", ["2022-12-31/2022-12-31"], [], "Nochevieja de 2022"),
