@@ -1029,7 +1029,10 @@ class MemoryService(ABC):
         shown = [s for hit, folded in replies for s in (hit, *folded)]
         lenders = scores.context_lenders(s.entry_id for s in shown if s.context > 0.0)
 
-        def as_hit(s: ScoredEntry, folded: Sequence[ScoredEntry] = ()) -> SearchHit:
+        # Not recursive (a folded message folds nothing): a closure that calls itself is a
+        # reference cycle, which would keep this search's entries alive until the cyclic
+        # collector ran, and make it run (graphmem._collector).
+        def as_hit(s: ScoredEntry, folded: list[SearchHit]) -> SearchHit:
             entry = stored[s.entry_id]
             return SearchHit(
                 entry_id=s.entry_id,
@@ -1052,10 +1055,10 @@ class MemoryService(ABC):
                 },
                 related_to={token: related[token] for token in s.matched_tokens if token in related},
                 position=entry.position if entry.session_id is not None else None,
-                folded=[as_hit(f) for f in folded],
+                folded=folded,
             )
 
-        hits = [as_hit(hit, folded) for hit, folded in replies]
+        hits = [as_hit(hit, [as_hit(f, []) for f in folded]) for hit, folded in replies]
         return SearchResponse(memories=[h.memory for h in hits], hits=hits)
 
     async def get_entry(self, app_name: str, user_id: str, entry_id: str) -> StoredEntry | None:

@@ -92,6 +92,34 @@ async def test_overlapping_searches_resume_the_collector_once_the_last_ends(
     assert gc.isenabled()
 
 
+async def test_a_search_leaves_no_cyclic_garbage(service: MemoryService, collector_on: None) -> None:
+    """What a search made is freed by reference counting when it ends: were any of it in a
+    reference cycle (a closure calling itself held every entry the search fetched), the
+    pause would only put the collector's work off to the next allocation after it."""
+
+    def turn(author: str, text: str) -> MemoryEntry:
+        return MemoryEntry(content=Content(role="user").with_text(text), author=author)
+
+    turns = [turn("Ben", "What did you do?"), turn("Ana", "We watched a film about whales."), turn("Ana", "The whales sang.")]
+    await service.add_session("app", "ana", "s1", turns)
+    request = SearchRequest(query="film about whales", app_name="app", user_id="ana")
+    first = await service.search(request)  # (memos filled: they are meant to last)
+    assert first.hits and first.hits[0].folded  # a reply of two messages: the fold is built too
+    del first
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        response = await service.search(request)
+        assert response.hits[0].folded
+        del response
+        gc.collect()
+        ours = [type(o).__qualname__ for o in gc.garbage if type(o).__module__.startswith("graphmem")]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+    assert ours == []
+
+
 def test_pauses_in_threads_overlap(collector_on: None) -> None:
     entered = threading.Barrier(3)
     leave = threading.Event()
