@@ -66,6 +66,25 @@ def test_a_state_dir_names_only_its_own_server_and_store(tmp_path: Path) -> None
     assert _run(server.env, "status").returncode == 3
 
 
+@pytest.mark.timeout(600)
+def test_the_server_groups_every_nodes_relationships_by_type(tmp_path: Path) -> None:
+    """A search walks its candidates' NEXT links: with the relationships of an entry grouped
+    by type, that walk does not read its HAS_TOKEN and MENTIONS links too (README, Neo4j)."""
+    from neo4j import GraphDatabase
+
+    neo4j_uri_or_skip()  # the same gate as every Neo4j test
+    server = PrivateNeo4j(tmp_path / "neo4j")
+    server.start()
+    try:
+        with GraphDatabase.driver(server.uri) as driver:
+            records, _, _ = driver.execute_query(
+                "SHOW SETTINGS YIELD name, value WHERE name = 'db.relationship_grouping_threshold' RETURN value"
+            )
+        assert [r["value"] for r in records] == ["1"]
+    finally:
+        server.stop()
+
+
 def test_without_a_home_the_state_dir_must_be_named() -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("HOME", "XDG_DATA_HOME", "GRAPHMEM_NEO4J_HOME")}
     done = _run(env, "status")
