@@ -59,7 +59,8 @@ import org.neo4j.logging.log4j.Log4jLogProvider;
  *   --port N          Bolt port on 127.0.0.1 (default 7687; 0 = pick a free port)
  *   --data DIR        Neo4j home directory (databases in DIR/data, logs in DIR/logs); persistent.
  *                     Without it a temporary directory is used and deleted on exit.
- *   --pagecache SIZE  page cache size, e.g. 256m, 1g (default 256m)
+ *   --pagecache SIZE  page cache size, e.g. 256m, 1g (default 1g: taken as pages are read, and
+ *                     a store of 100k entries is ~420 MB; at 256m its searches read the disk)
  *   --debug-log       keep Neo4j's internal debug.log (in DIR/logs); off by default
  * Environment:
  *   GRAPHMEM_NEO4J_PASSWORD  if set and non-empty, auth is enabled and user neo4j gets this
@@ -100,7 +101,7 @@ public final class Launcher {
     public static void main(String[] args) {
         int port = 7687;
         Path dataDir = null;
-        String pageCache = "256m";
+        String pageCache = "1g";
         long pageCacheBytes;
         boolean debugLog = false;
 
