@@ -235,8 +235,8 @@ public final class Launcher {
                     .setConfig(GraphDatabaseSettings.allow_file_urls, false)
                     .setConfig(GraphDatabaseSettings.load_csv_file_url_root, importDir)
                     .setConfig(GraphDatabaseSettings.procedure_allowlist, PROCEDURES)
-                    // Every node with more than one relationship keeps them grouped by type
-                    // and direction ("dense"; the default is from 50 on): a search walks an
+                    // Every node keeps its relationships grouped by type and direction, however
+                    // few ("dense"; the default: from 50): a search walks an
                     // entry's NEXT links, and in an ungrouped chain that walk reads all of its
                     // 15-25 HAS_TOKEN and MENTIONS links too. A search's main read took 18%
                     // less, a whole search 11%; writes took as long (benchmarks/README.md,
