@@ -60,7 +60,8 @@ import org.neo4j.logging.log4j.Log4jLogProvider;
  *   --data DIR        Neo4j home directory (databases in DIR/data, logs in DIR/logs); persistent.
  *                     Without it a temporary directory is used and deleted on exit.
  *   --pagecache SIZE  page cache size, e.g. 256m, 1g (default 1g: taken as pages are read, and
- *                     a store of 100k entries is ~420 MB; at 256m its searches read the disk)
+ *                     a store of 100k entries is ~420 MB; at 256m, where it no longer fit, its
+ *                     searches took ~4 ms more)
  *   --debug-log       keep Neo4j's internal debug.log (in DIR/logs); off by default
  * Environment:
  *   GRAPHMEM_NEO4J_PASSWORD  if set and non-empty, auth is enabled and user neo4j gets this
