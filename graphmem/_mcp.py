@@ -391,9 +391,13 @@ def create_server(
     )
     async def recall(
         query: Annotated[str, Field(min_length=1, max_length=10_000, description="what to look for")],
-        limit: Annotated[int, Field(ge=1, le=100, description="at most this many memories")] = 5,
+        # Strict: lax pydantic would read true as 1 and "5" as 5.
+        limit: Annotated[int, Field(ge=1, le=100, strict=True, description="at most this many memories")] = 5,
         min_score: Annotated[
-            float | None, Field(ge=0.0, le=1.0, description="leave out memories scoring below this")
+            float | None,
+            Field(
+                ge=0.0, le=1.0, strict=True, allow_inf_nan=False, description="leave out memories scoring below this"
+            ),
         ] = None,
         since: Annotated[
             str | None,
@@ -425,7 +429,7 @@ def create_server(
 
     @server.tool(description="This user's newest memories first, with their ids.", annotations=read_only)
     async def recent(
-        limit: Annotated[int, Field(ge=1, le=100, description="at most this many memories")] = 10,
+        limit: Annotated[int, Field(ge=1, le=100, strict=True, description="at most this many memories")] = 10,
     ) -> Annotated[CallToolResult, RecentResult]:
         async def work() -> CallToolResult:
             service = await store.get()

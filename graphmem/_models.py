@@ -345,6 +345,22 @@ class SearchRequest(BaseModel):
     as_of: datetime | None = None
     fold_replies: Annotated[bool, Field(strict=True)] = True
 
+    @field_validator("query", mode="before")
+    @classmethod
+    def _query_is_text(cls, value: Any) -> Any:
+        # Bytes would be decoded as UTF-8 whatever they are in; the ids refuse them too.
+        if isinstance(value, bytes | bytearray):
+            raise ValueError("query must be a str, not bytes (decode it first)")
+        return value
+
+    @field_validator("limit", "min_score", mode="before")
+    @classmethod
+    def _numbers_are_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        # Lax pydantic reads True as 1 and "5" as 5: a caller's mistake, refused here.
+        if isinstance(value, bool | str | bytes):
+            raise ValueError(f"{info.field_name} must be a number, got {value!r}")
+        return value
+
     @field_validator("since", "until", "as_of", mode="before")
     @classmethod
     def _times_are_times(cls, value: Any, info: ValidationInfo) -> Any:

@@ -519,7 +519,10 @@ def appended_start(last: int | None, count: int, session_id: str) -> int:
 
 
 def _distinct_entry_ids(entry_ids: Sequence[str]) -> list[str]:
-    """``entry_ids`` each once, in order, every one checked (InvalidIdentifierError)."""
+    """``entry_ids`` each once, in order, every one checked (InvalidIdentifierError; one id
+    given as a string, which would be read as its characters: TypeError)."""
+    if isinstance(entry_ids, str):
+        raise TypeError("entry_ids must be a list of ids, not one string")
     ids = list(dict.fromkeys(entry_ids))
     for entry_id in ids:
         validate_identifier(entry_id, "entry_id")
@@ -1095,10 +1098,13 @@ class MemoryService(ABC):
         Reads the entity's mentions only (from its node), never the user's other entries.
 
         Raises:
+            TypeError: ``name`` is not a string.
             ValueError: ``limit`` is not an integer from 1 to 2**31 - 1.
             ProjectScopingUnsupportedError: ``project_id`` on a backend without projects.
         """
         owner = self._owner(app_name, user_id)
+        if not isinstance(name, str):
+            raise TypeError(f"name must be an entity name (a string), got {type(name).__name__}")
         if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIST_LIMIT:
             raise ValueError(f"limit must be an integer from 1 to {MAX_LIST_LIMIT}, got {limit!r}")
         if project_id is not None:

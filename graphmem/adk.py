@@ -76,6 +76,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from collections import Counter
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -96,7 +97,7 @@ from graphmem._models import (
 )
 from graphmem._open import open_memory, parse_store_uri
 from graphmem._pipelines import NO_SPACE_SCRIPT
-from graphmem._service import EntryRecord, MemoryService
+from graphmem._service import EntryRecord, MemoryService, StoredEntry
 
 try:
     from google.adk.memory import BaseMemoryService
@@ -296,23 +297,39 @@ class GraphmemMemoryService(BaseMemoryService):
             InvalidMemoryError: an event timestamp that is no time in seconds since the
                 epoch; nothing was stored.
         """
+        self._refuse_if_closed()
         entries = _entries_of_events(session.events)
         if not session.events:
             return  # a window of no events covers no time: nothing of the session to replace
         since = _event_time(session.events[0])
+        _warn_of_rewinds_before(session)
+        # What the window's events said at its first moment, rewound or not: the stored
+        # turns of that moment that are none of these came before the window.
+        live = {id(event) for event in _live_events(session.events)}
+        first = session.events[0].timestamp
+        rewound = [e for e in session.events if id(e) not in live and e.timestamp == first]
+        at_since = [e for e in entries if e.timestamp == since]
+        if rewound:
+            at_since += [e for e in _entries_of_events(rewound, rewinds=False) if e.timestamp == since]
         memory = await self.memory_service()
         app_name, user_id, session_id = session.app_name, session.user_id, session.id
         async with self._session_write(app_name, user_id, session_id):
-            await self._replace_session_since(memory, session, since, entries)
+            await self._replace_session_since(memory, session, since, entries, at_since)
 
     async def _replace_session_since(
-        self, memory: MemoryService, session: Session, since: datetime, entries: Sequence[MemoryEntry]
+        self,
+        memory: MemoryService,
+        session: Session,
+        since: datetime,
+        entries: Sequence[MemoryEntry],
+        at_since: Sequence[MemoryEntry],
     ) -> None:
         """Replace the stored session from ``since`` on by ``entries``, keeping the stored turns
-        before it (the work of :meth:`add_session_to_memory`, under its session's lock)."""
+        before it (the work of :meth:`add_session_to_memory`, under its session's lock).
+        ``at_since``: what the window's events said at ``since`` (see :func:`_before_window`)."""
         app_name, user_id, session_id = session.app_name, session.user_id, session.id
         stored = await memory.session_entries(app_name, user_id, session_id, project_id=self.project_id)
-        older = [e for e in stored if e.memory.timestamp < since]
+        older = _before_window(stored, since, at_since)
         # Kept with the terms they were stored with, so nothing is decomposed again (an
         # entry deleted meanwhile has none, and is not brought back).
         terms = await memory.entry_terms(app_name, user_id, [e.entry_id for e in older]) if older else {}
@@ -463,7 +480,12 @@ class GraphmemMemoryService(BaseMemoryService):
         this service's scope: a global entry, or one of the service's project; a memory of
         several messages (a reply, its ids joined by :data:`REPLY_ID_SEPARATOR`) with all
         of them. Any other id (another user's, another project's, an unknown one, ``None``,
-        a string that is no valid id: the model may garble one) deletes nothing."""
+        a string that is no valid id: the model may garble one) deletes nothing.
+
+        Raises:
+            ServiceClosedError: :meth:`close` was called (whatever the id).
+        """
+        self._refuse_if_closed()
         if not isinstance(memory_id, str) or not memory_id:
             return
         memory = await self.memory_service()
@@ -531,14 +553,15 @@ def register_with_adk(
 # ---------------------------------------------------------------------------- conversions
 
 
-def _entries_of_events(events: Sequence[Event]) -> list[MemoryEntry]:
+def _entries_of_events(events: Sequence[Event], *, rewinds: bool = True) -> list[MemoryEntry]:
     """What the events said, as graphmem entries, in order: every event a rewind left live
-    with text to remember, an utterance transcribed over several events as one.
+    (every event, with ``rewinds=False``) with text to remember, an utterance transcribed
+    over several events as one.
 
     Every event is read (and its timestamp checked) before any entry is stored."""
     entries: list[MemoryEntry] = []
     heard: list[str] = []  # the transcribed utterance so far
-    live = [event for event in _live_events(events) if not event.partial]
+    live = [event for event in (_live_events(events) if rewinds else events) if not event.partial]
     for i, event in enumerate(live):
         spoken = _transcribed(event)
         if spoken is None:
@@ -555,6 +578,52 @@ def _entries_of_events(events: Sequence[Event]) -> list[MemoryEntry]:
                 [utterance], role=role, author=event.author or role, when=_event_time(event), what=f"event {event.id!r}"
             )
     return entries
+
+
+def _before_window(
+    stored: Sequence[StoredEntry], since: datetime, at_since: Sequence[MemoryEntry]
+) -> list[StoredEntry]:
+    """The stored turns of a session that came before a window of its events starting at
+    ``since``: those said earlier, and those said at ``since`` itself that are none of
+    ``at_since`` (what the window's events said at that moment, rewound or not).
+
+    Turns of one moment (a fixed clock, two events in one microsecond) cannot be told apart
+    by time: each of ``at_since`` stands for the last stored turn of that moment with the
+    same author, role and text, which the window replaces; the others are kept. (A stored
+    turn said twice at that moment, once before the window and once in it, is kept once.)"""
+    older = [e for e in stored if e.memory.timestamp < since]
+    same = [e for e in stored if e.memory.timestamp == since]
+    if not same:
+        return older
+    unclaimed = Counter(_said(m) for m in at_since)
+    kept: list[StoredEntry] = []
+    for e in reversed(same):
+        said = _said(e.memory)
+        if unclaimed[said] > 0:
+            unclaimed[said] -= 1  # the window's own turn, stored by an earlier call
+        else:
+            kept.append(e)
+    return older + kept[::-1]
+
+
+def _said(entry: MemoryEntry) -> tuple[str, str | None, str]:
+    """What makes two turns of one moment the same turn: author, role and text."""
+    return entry.author, entry.content.role, entry.text
+
+
+def _warn_of_rewinds_before(session: Session) -> None:
+    """Log a rewind in ``session.events`` to an invocation that starts before them: the turns
+    it undid before the window cannot be told from the others (a stored turn does not
+    keep its invocation), so they stay stored."""
+    started = {event.invocation_id for event in session.events if event.invocation_id}
+    for event in session.events:
+        target = getattr(event.actions, "rewind_before_invocation_id", None) if event.actions else None
+        if target and target not in started:
+            logger.warning(
+                "session %r: event %r rewinds invocation %r, which starts before the events passed: "
+                "the turns it undid before them stay stored (add the whole session to remove them)",
+                session.id, event.id, target,
+            )
 
 
 def _live_events(events: Sequence[Event]) -> list[Event]:

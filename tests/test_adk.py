@@ -289,6 +289,74 @@ async def test_a_session_loaded_in_part_keeps_the_turns_before_it(service: Memor
         assert len(await service.session_entries(APP, USER, "s1", project_id=project)) == 5
 
 
+async def test_a_session_loaded_in_part_keeps_the_turns_said_at_its_first_moment_before_it(
+    service: MemoryService,
+) -> None:
+    """Turns of one moment (two events in one microsecond, a fixed clock) cannot be told
+    apart by time: a window starting at that moment keeps the stored turns of it that the
+    window does not say again, and replaces those it does."""
+    for project in (None, "p1") if service.supports_project_scoping() else (None,):
+        memory = GraphmemMemoryService(service, project_id=project)
+        full = [
+            text_event("user", "My sister Maria lives in Lisbon.", 0),
+            text_event("companion", "Noted, Maria in Lisbon.", 1),
+            text_event("user", "I like green tea.", 1),  # the same moment as the reply before it
+            text_event("companion", "Green tea noted.", 2),
+        ]
+        await memory.add_session_to_memory(session_of("s1", full))
+        [_, reply, *_] = await service.session_entries(APP, USER, "s1", project_id=project)
+
+        async def texts(project: str | None = project) -> list[str]:
+            return [e.memory.text for e in await service.session_entries(APP, USER, "s1", project_id=project)]
+
+        await memory.add_session_to_memory(session_of("s1", [*full[2:], text_event("user", "My dog is Rex.", 3)]))
+        assert await texts() == [
+            "My sister Maria lives in Lisbon.", "Noted, Maria in Lisbon.", "I like green tea.", "Green tea noted.",
+            "My dog is Rex."]
+        kept = (await service.session_entries(APP, USER, "s1", project_id=project))[1]
+        assert kept.entry_id == reply.entry_id  # the stored turn itself, not a new one
+
+        # A window that starts at that moment with a call (no text) says nothing of it: both
+        # turns of the moment stay, and nothing is said twice.
+        await memory.add_session_to_memory(session_of("s1", [*call_events(1), *full[2:]]))
+        assert await texts() == [
+            "My sister Maria lives in Lisbon.", "Noted, Maria in Lisbon.", "I like green tea.", "Green tea noted."]
+
+        # Every event at one moment (a fixed clock): a window of the last two keeps the first two.
+        fixed = [text_event("user", text, 0) for text in ("One.", "Two.", "Three.", "Four.")]
+        await memory.add_session_to_memory(session_of("s2", fixed))
+        await memory.add_session_to_memory(session_of("s2", [*fixed[2:], text_event("user", "Five.", 0)]))
+        assert [e.memory.text for e in await service.session_entries(APP, USER, "s2", project_id=project)] == [
+            "One.", "Two.", "Three.", "Four.", "Five."]
+
+
+async def test_a_rewind_past_the_start_of_a_partly_loaded_session_is_logged(
+    service: MemoryService, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A stored turn does not keep its invocation, so a window's rewind to an invocation that
+    starts before it cannot find the turns it undid there: they stay, and a warning says
+    so and what removes them (the whole session, which is then exact)."""
+    memory = GraphmemMemoryService(service)
+    full = [
+        text_event("user", "Hi there", 0, invocation_id="i1"),
+        text_event("user", "My bank PIN is 1234.", 1, invocation_id="i2"),
+        text_event("user", "I like tea.", 2, invocation_id="i3"),
+    ]
+    await memory.add_session_to_memory(session_of("s1", full))
+    rewind = Event(author="user", invocation_id="i4", actions=EventActions(rewind_before_invocation_id="i2"),
+                   timestamp=(T0 + timedelta(minutes=3)).timestamp())
+    later = [rewind, text_event("user", "My dog is Rex.", 4, invocation_id="i5")]
+    with caplog.at_level("WARNING", logger="graphmem.adk"):
+        await memory.add_session_to_memory(session_of("s1", later))
+    [record] = [r for r in caplog.records if "rewinds invocation 'i2'" in r.getMessage()]
+    assert "add the whole session" in record.getMessage()
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="graphmem.adk"):
+        await memory.add_session_to_memory(session_of("s1", full + later))
+    assert not [r for r in caplog.records if "rewinds" in r.getMessage()]
+    assert [e.memory.text for e in await service.session_entries(APP, USER, "s1")] == ["Hi there", "My dog is Rex."]
+
+
 async def test_the_turns_before_a_partly_loaded_session_keep_their_terms(service: MemoryService) -> None:
     """A kept turn is stored again with the terms it had, not decomposed anew."""
     memory = GraphmemMemoryService(service)
@@ -480,6 +548,10 @@ async def test_close_is_final(decomposer: Decomposer, tmp_path: Path) -> None:
         memory.search_memory(app_name=APP, user_id=USER, query="walnut"),
         memory.add_session_to_memory(session_of("s1", [text_event("user", "hi", 0)])),
         memory.delete_memory(app_name=APP, user_id=USER, memory_id="abc"),
+        # Calls that would do nothing on an open service are refused all the same.
+        memory.delete_memory(app_name=APP, user_id=USER, memory_id=None),
+        memory.delete_memory(app_name=APP, user_id=USER, memory_id=""),
+        memory.add_session_to_memory(session_of("s1", [])),
         memory.memory_service(),
     ):
         with pytest.raises(ServiceClosedError, match="was closed"):

@@ -172,10 +172,38 @@ async def test_non_string_delete_query_raises_and_deletes_nothing(service: Memor
     assert await snapshot(service) == before
 
 
-@pytest.mark.parametrize("bad", [None, 42, ["orange"]], ids=["none", "int", "list"])
+@pytest.mark.parametrize("bad", [None, 42, ["orange"], b"orange"], ids=["none", "int", "list", "bytes"])
 def test_non_string_search_query_is_a_validation_error(bad: Any) -> None:
     with pytest.raises(ValidationError):
         SearchRequest(query=bad, app_name=APP, user_id=USER)
+
+
+@pytest.mark.parametrize(
+    ("field", "bad"),
+    [("limit", True), ("limit", "5"), ("limit", b"5"), ("min_score", True), ("min_score", "0.5")],
+)
+def test_a_limit_or_min_score_that_is_no_number_is_a_validation_error(field: str, bad: Any) -> None:
+    """Lax pydantic would read ``True`` as 1 and ``"5"`` as 5; numbers of either kind pass."""
+    with pytest.raises(ValidationError, match=f"{field} must be a number"):
+        SearchRequest(query="orange", app_name=APP, user_id=USER, **{field: bad})
+    assert SearchRequest(query="orange", app_name=APP, user_id=USER, limit=5, min_score=0).min_score == 0.0
+
+
+async def test_one_entry_id_given_as_a_string_is_refused_not_read_as_its_characters(service: MemoryService) -> None:
+    """A string is a sequence of one-letter ids, none of which exists: ``[]`` would say the
+    entry is not there."""
+    entry_id = await service.add_entry(APP, USER, MemoryEntry(content=Content().with_text("orange")))
+    for call in (service.get_entries, service.next_links, service.delete_entries_by_id):
+        with pytest.raises(TypeError, match="not one string"):
+            await call(APP, USER, entry_id)  # type: ignore[operator]
+    assert [e.entry_id for e in await service.get_entries(APP, USER, [entry_id])] == [entry_id]
+
+
+@pytest.mark.parametrize("bad", [None, 42, b"maria"], ids=["none", "int", "bytes"])
+async def test_an_entity_name_that_is_no_string_is_refused(service: MemoryService, bad: Any) -> None:
+    """Not an answer of no mentions: the caller passed something else than a name."""
+    with pytest.raises(TypeError, match="entity name"):
+        await service.entity_mentions(APP, USER, bad)
 
 
 def test_non_string_texts_are_validation_errors() -> None:

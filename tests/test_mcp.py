@@ -235,6 +235,11 @@ async def test_bad_arguments_are_one_line_errors_and_the_server_keeps_serving(ba
         assert "exactly one" in await error(client, "forget")
         assert "query" in await error(client, "recall", query="tea " * 5000)
         assert "limit" in await error(client, "recent", limit="many")
+        # Numbers are numbers: lax pydantic would read true as 1 and "5" as 5.
+        assert "limit" in await error(client, "recall", query="tea", limit=True)
+        assert "limit" in await error(client, "recall", query="tea", limit="5")
+        assert "limit" in await error(client, "recent", limit=True)
+        assert "min_score" in await error(client, "recall", query="tea", min_score=True)
         assert await error(client, "no_such_tool")
         # Still serving, and nothing was stored by the refused calls.
         assert (await call(client, "stats"))["entries"] == 0
