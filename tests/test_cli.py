@@ -7,12 +7,15 @@ directory; a few run the installed console script, to see exactly what a person 
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import gc
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
+import termios
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -432,6 +435,45 @@ def test_export_to_standard_output_is_utf8_whatever_the_terminal(runner: CliRunn
     )
     assert done.returncode == 0, done.stderr
     assert "東京タワー" in done.stdout.decode("utf-8")
+
+
+@pytest.mark.parametrize("unbuffered", [True, False], ids=["unbuffered", "buffered"])
+@pytest.mark.parametrize("args", [["export", "--app", "companion", "--user", "alice"], ["recent", "--app", "companion",
+                                  "--user", "alice", "--limit", "200", "--json"]], ids=["export", "json"])
+def test_output_to_a_full_non_blocking_pipe_is_written_whole(demo_store: str, unbuffered: bool, args: list[str]) -> None:
+    """A reader that set its pipe non-blocking and reads late (as Node.js and some CI
+    runners do): unbuffered, stdout dropped what the full pipe did not take and the
+    command exited 0 (an export cut at 64 KiB); buffered, it failed with BlockingIOError.
+    The reader here reads only once the pipe is full and the command still running."""
+    read_end, write_end = os.pipe()
+    fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, 4096)
+    capacity = fcntl.fcntl(write_end, fcntl.F_GETPIPE_SZ)
+    os.set_blocking(write_end, False)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"} | {"PYTHONPATH": str(REPO)}
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = "1"
+    child = subprocess.Popen([sys.executable, "-m", "graphmem.cli", "--store", demo_store, *args],
+                             stdout=write_end, stderr=subprocess.PIPE, env=env)
+    os.close(write_end)
+    try:
+        waiting = bytearray(4)
+        # Until the pipe is full or the command is done (the old code: done, with the rest dropped).
+        while child.poll() is None:
+            fcntl.ioctl(read_end, termios.FIONREAD, waiting)
+            if int.from_bytes(waiting, sys.byteorder) >= capacity:
+                break
+            select.select([], [], [], 0.01)
+        out = bytearray()
+        while chunk := os.read(read_end, 1 << 16):
+            out += chunk
+    finally:
+        os.close(read_end)
+    assert child.wait(timeout=120) == 0, child.stderr.read() if child.stderr else ""
+    assert len(out) > capacity  # the pipe was filled: the test tested something
+    if args[0] == "export":
+        assert all(json.loads(line)["user_id"] == "alice" for line in out.decode("utf-8").splitlines())
+    else:
+        assert len(json.loads(out)) > 1
 
 
 @pytest.mark.parametrize("encoding", ["ascii", "latin-1"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import io
 import os
+import select
 import subprocess
 import sys
 import time
@@ -885,6 +886,64 @@ def _write_any_character() -> None:
             stream.reconfigure(errors="backslashreplace")
 
 
+class _WholeWrites(io.RawIOBase):
+    """A file descriptor whose writes finish: a short write goes on with the rest, and a
+    full non-blocking pipe is waited for (``select``) instead of failing."""
+
+    def __init__(self, fd: int) -> None:
+        super().__init__()
+        self._fd = fd
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def isatty(self) -> bool:
+        return os.isatty(self._fd)
+
+    def write(self, data: Any) -> int:
+        view = memoryview(data).cast("B")
+        done = 0
+        while done < len(view):
+            try:
+                done += os.write(self._fd, view[done:])
+            except BlockingIOError:
+                select.select([], [self._fd], [])
+        return done
+
+    def close(self) -> None:
+        # Marked closed only: the descriptor is the process's stdout, which others share.
+        super().close()
+
+
+def _write_stdout_whole() -> None:
+    """Make every write to stdout finish. Unbuffered (``PYTHONUNBUFFERED``, ``-u``), stdout
+    takes what a write to a non-blocking pipe accepted and drops the rest: an export came
+    out cut at 64 KiB and the command still exited 0. Buffered, such a pipe failed the
+    command with ``BlockingIOError``. A stdout that is no file descriptor (a test's
+    capture) or a blocking, buffered one is left as it is."""
+    stream = sys.stdout
+    if not isinstance(stream, io.TextIOWrapper):
+        return
+    try:
+        fd = stream.fileno()
+        blocking = os.get_blocking(fd)
+    except (OSError, ValueError):
+        return
+    if blocking and isinstance(stream.buffer, io.BufferedWriter):
+        return
+    stream.flush()
+    sys.stdout = io.TextIOWrapper(
+        io.BufferedWriter(_WholeWrites(fd)),
+        encoding=stream.encoding,
+        errors=stream.errors,
+        line_buffering=stream.line_buffering,
+        write_through=stream.write_through,
+    )
+
+
 def _read_as_utf8(argument: str) -> str:
     """An argument the locale could not read (a C or ASCII locale with Python's UTF-8 mode
     off keeps its bytes as lone surrogates, which every id and text refuses: ``--user
@@ -900,6 +959,7 @@ def _read_as_utf8(argument: str) -> str:
 def run(argv: list[str] | None = None) -> None:
     """Run the command line; usage errors are one line too."""
     _write_any_character()
+    _write_stdout_whole()
     if argv is None:
         read = [_read_as_utf8(argument) for argument in sys.argv[1:]]
         # Given only when changed: without arguments click reads sys.argv itself (and on
