@@ -568,6 +568,37 @@ async def test_an_interrupted_migration_leaves_the_version_1_journal_whole(
     await writer.close()
 
 
+@pytest.mark.parametrize("with_records", [False, True], ids=["header-only", "with-records"])
+async def test_an_old_header_put_back_over_a_newer_store_is_refused_and_deletes_nothing(
+    store: Path, decomposer: Decomposer, with_records: bool
+) -> None:
+    """A version 1 journal (a backup from before segments) put back over a version 2 store:
+    read as version 1 it hid every user, and the next writer's migration deleted their
+    segments. Segments of users the version 1 journal does not hold are no migration of
+    its own (which the previous test shows is still finished)."""
+    service = GraphMemoryService(nlp=decomposer, path=store)
+    await service.add_entry(APP, "carol", entry("carol keeps the walnut recipe"))
+    await service.close()
+    if with_records:
+        _version_1_journal(store)  # alice's and bob's
+    else:
+        store.write_text(json.dumps({"format": "graphmem-journal", "version": 1}) + "\n", encoding="utf-8")
+    segments = {p.name: p.read_bytes() for p in store.with_name(store.name + ".d").iterdir()}
+    for read_only in (True, False):
+        with pytest.raises(JournalCorruptError, match="version 1 journal, but .* holds segments of 1 user"):
+            await GraphMemoryService(nlp=decomposer, path=store, read_only=read_only).health_check()
+    assert {p.name: p.read_bytes() for p in store.with_name(store.name + ".d").iterdir()} == segments
+    store.write_text(json.dumps(journal_module.HEADER) + "\n", encoding="utf-8")  # what the message says to do
+    reader = GraphMemoryService(nlp=decomposer, path=store, read_only=True)
+    assert await texts(reader, "carol") == ["carol keeps the walnut recipe"]
+
+
+async def test_a_journal_version_of_true_is_refused(store: Path, decomposer: Decomposer) -> None:
+    store.write_text(json.dumps({"format": "graphmem-journal", "version": True}) + "\n", encoding="utf-8")
+    with pytest.raises(JournalCorruptError, match="version True is not supported"):
+        await GraphMemoryService(nlp=decomposer, path=store, read_only=True).health_check()
+
+
 async def test_a_compaction_blocks_only_its_own_user(
     store: Path, decomposer: Decomposer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -332,9 +332,29 @@ class Journal:
                 "journal header); refusing to read or change it"
             )
         version = header.get("version")
-        if version not in (1, VERSION):
+        if isinstance(version, bool) or version not in (1, VERSION):  # (True == 1)
             raise JournalCorruptError(f"{self.path}: journal version {version!r} is not supported")
         return int(version)
+
+    def _refuse_foreign_segments(self, contents: JournalContents) -> None:
+        """A version 1 journal beside segments of users it does not hold: not a migration
+        that stopped (it writes segments of the journal's users only) but an old header put
+        back over a version 2 store (a restored backup). Read as version 1 it hides those
+        users, and the migration of the next write would delete their segments."""
+        try:
+            names = [n for n in os.listdir(self.segments_dir) if n.endswith(".journal")]
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        held = {segment_name(r["app_name"], r["user_id"]) for _, r in contents.records}
+        foreign = sorted(set(names) - held)
+        if foreign:
+            raise JournalCorruptError(
+                f"{self.path} is a version 1 journal, but {self.segments_dir} holds segments of "
+                f"{len(foreign)} user(s) it does not have (a version {VERSION} store's, e.g. "
+                f"{foreign[0]}): an old header put back over a newer store? Refusing to read it as "
+                f"version 1 (that would hide them, and the next write would delete them): put back "
+                f"the version {VERSION} header ({json.dumps(HEADER)}), or move {self.segments_dir.name} away"
+            )
 
     def read(self, owners: Iterable[OwnerKey] | None = None) -> StoreContents:
         """Every complete record of the store, checked for shape. Never writes, even for
@@ -362,6 +382,7 @@ class Journal:
                 # One open file read to its end: a migration renaming the new header into
                 # place meanwhile does not mix two versions.
                 contents = _parse_lines(self.path, fh.read(), 2, header_length)
+                self._refuse_foreign_segments(contents)
                 self._warn_torn(contents)
                 return StoreContents(1, [contents])
             if fh.read(1):
