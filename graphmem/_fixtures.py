@@ -133,12 +133,14 @@ class FixtureEntry(BaseModel):
     )
     tokens: list[UnicodeStr] | None = Field(
         default=None,
-        description="The entry's tokens as stored, used as given (no spaCy); with entities. Optional: left "
-        "out, the text is decomposed. Drop both if you edit the text. Exports always write them.",
+        description="The entry's tokens as stored, used as given (no spaCy) but lowercased, as every stored "
+        "term is; with entities. Optional: left out, the text is decomposed. Drop both if you edit the text. "
+        "Exports always write them.",
     )
     entities: list[tuple[UnicodeStr, UnicodeStr]] | None = Field(
         default=None,
-        description="The entry's entities as stored, [name, label] pairs, used as given; with tokens.",
+        description="The entry's entities as stored, [name, label] pairs, used as given but the names "
+        "lowercased (a search matches lowercased names); with tokens.",
     )
     language: str | None = Field(
         default=None,
@@ -177,6 +179,18 @@ class FixtureEntry(BaseModel):
     @classmethod
     def _valid_entry_id(cls, value: str | None) -> str | None:
         return None if value is None else validate_identifier(value, "id")
+
+    @field_validator("tokens")
+    @classmethod
+    def _tokens_lowercased(cls, value: list[str] | None) -> list[str] | None:
+        # Every stored term is lowercase (what the decomposer and a query's words are): a
+        # hand-written "Lisbon" would be stored and never matched.
+        return None if value is None else [token.lower() for token in value]
+
+    @field_validator("entities")
+    @classmethod
+    def _entity_names_lowercased(cls, value: list[tuple[str, str]] | None) -> list[tuple[str, str]] | None:
+        return None if value is None else [(name.lower(), label) for name, label in value]
 
     @model_validator(mode="after")
     def _terms_together(self) -> FixtureEntry:

@@ -177,6 +177,21 @@ async def test_a_bad_line_stores_nothing(service: MemoryService, tmp_path: Path)
     assert await stored_texts(service) == []
 
 
+async def test_hand_written_terms_are_lowercased_so_that_a_search_matches_them(service: MemoryService, tmp_path: Path) -> None:
+    """Every stored term is lowercase, as a query's are: "Maria" written by hand in a
+    fixture was stored as written and never matched."""
+    line = json.dumps({"app_name": APP, "user_id": USER, "session_id": "s", "entries": [{
+        "author": "Ann", "role": "user", "text": "I met Maria in Lisbon", "tokens": ["meet", "Maria", "LISBON"],
+        "entities": [["Maria", "PERSON"], ["Lisbon", "GPE"]]}]})
+    await load_fixtures(service, [write(tmp_path / "caps.jsonl", line)])
+    [entry] = await service.list_entries(APP, USER)
+    terms = (await service.entry_terms(APP, USER, [entry.entry_id]))[entry.entry_id]
+    assert sorted(terms.tokens) == ["lisbon", "maria", "meet"]
+    assert sorted((e.name, e.label) for e in terms.entities) == [("lisbon", "GPE"), ("maria", "PERSON")]
+    [hit] = (await service.search(SearchRequest(query="Where did I meet Maria?", app_name=APP, user_id=USER))).hits
+    assert "maria" in hit.matched_entities and "maria" in hit.matched_tokens
+
+
 async def test_loading_twice_does_not_duplicate(service: MemoryService, tmp_path: Path) -> None:
     path = write(tmp_path / "f.jsonl", session_line("a", texts=("one", "two")), session_line("b"))
     first = await load_fixtures(service, [path])
