@@ -698,6 +698,18 @@ def test_delete_project_on_networkx_is_refused(runner: CliRunner, demo_store: st
     assert result.exit_code == 1 and "no projects" in one_line_error(result)
 
 
+@pytest.mark.parametrize("command", [["delete-project", "q3-launch"], ["delete-entries", "jam", "--project", "p"]])
+def test_a_project_delete_on_networkx_is_refused_before_asking(
+    runner: CliRunner, demo_store: str, monkeypatch: pytest.MonkeyPatch, command: list[str]
+) -> None:
+    """It asked "Delete project ...? [y/N]" and only after a yes said networkx has no projects."""
+    monkeypatch.setattr(_app, "terminal_to_ask", asking_on_stderr)
+    result = gm(runner, demo_store, *command, *ALICE, input="y\n")
+    assert result.exit_code == 1 and "no projects" in one_line_error(result)
+    assert "[y/N]" not in result.output
+    assert stats_json(runner, demo_store, *ALICE)["entries"] == 63
+
+
 def test_deletes_ask_on_a_terminal_unless_yes(runner: CliRunner, demo_store: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_app, "terminal_to_ask", asking_on_stderr)
     declined = gm(runner, demo_store, "delete-user", *ALICE, input="n\n")

@@ -17,7 +17,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from graphmem._cypher import shipped_debug_query
-from graphmem._errors import InvalidStoreUriError
+from graphmem._errors import InvalidStoreUriError, ProjectScopingUnsupportedError
 from graphmem._fixtures import (
     check_fixture_lines,
     demo_fixtures_path,
@@ -29,6 +29,7 @@ from graphmem._fixtures import (
 )
 from graphmem._language import ENTRY_LANGUAGES
 from graphmem._models import SearchRequest, parse_time_bound, quote_ids
+from graphmem._open import parse_store_uri
 from graphmem._service import MemoryService, MemoryStats
 from graphmem.cli._context import (
     BACKENDS,
@@ -572,12 +573,26 @@ def _removed(before: MemoryStats, after: MemoryStats) -> str:
     return "removed " + ", ".join(parts)
 
 
-def _delete(ctx: typer.Context, app_name: str, user_id: str, question: str, yes: bool, what: str, action: Any) -> None:
-    """Ask ``question`` (unless ``yes``), run ``action`` on the service and print what it removed."""
+def _delete(
+    ctx: typer.Context,
+    app_name: str,
+    user_id: str,
+    question: str,
+    yes: bool,
+    what: str,
+    action: Any,
+    *,
+    project_method: str | None = None,
+) -> None:
+    """Ask ``question`` (unless ``yes``), run ``action`` on the service and print what it
+    removed. ``project_method``: the service method the action calls when it deletes in a
+    project (refused before asking on a backend without projects)."""
     settings = _settings(ctx)
     # Before asking: a mistyped --store once asked "Delete ...?" and only after a yes said
     # there is no store there, so the person agreed to a deletion that could not happen.
     refuse_a_missing_store(settings, writes=True)
+    if project_method is not None and parse_store_uri(settings.target()).kind != "neo4j":
+        raise ProjectScopingUnsupportedError(project_method, "GraphMemoryService")
     _confirm(question, yes)
 
     async def work() -> str:
@@ -625,7 +640,10 @@ def delete_project(
     """Delete every entry of one project (Neo4j only: networkx has no projects)."""
     question = f"Delete project {quote_ids(project_id)} of {quote_ids(app_name, user_id)}?"
     what = f"project {quote_ids(project_id)}"
-    _delete(ctx, app_name, user_id, question, yes, what, lambda s: s.delete_project(app_name, user_id, project_id))
+    _delete(
+        ctx, app_name, user_id, question, yes, what, lambda s: s.delete_project(app_name, user_id, project_id),
+        project_method="delete_project",
+    )
 
 
 @app.command("delete-entries")
@@ -649,7 +667,10 @@ def delete_entries(
             return await service.delete_entries(app_name, user_id, query)
         return await service.delete_entries_in_project(app_name, user_id, project, query)
 
-    _delete(ctx, app_name, user_id, question, yes, f"entries matching {query!r} in {scope}", action)
+    _delete(
+        ctx, app_name, user_id, question, yes, f"entries matching {query!r} in {scope}", action,
+        project_method=None if project is None else "delete_entries_in_project",
+    )
 
 
 # ---------------------------------------------------------------------------- Cypher and pictures
