@@ -693,6 +693,33 @@ def test_delete_session_entries_and_user(runner: CliRunner, demo_store: str) -> 
     assert stats_json(runner, demo_store, *ALICE)["entries"] == 63  # nobody else touched
 
 
+def test_a_load_interrupted_says_what_was_stored(
+    runner: CliRunner, store: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C during a load printed "interrupted" only, though the sessions before it stay
+    stored; now it says how many, and that loading again replaces them."""
+    from graphmem import GraphMemoryService
+
+    fixture = write_lines(tmp_path / "five.jsonl", *(session(f"s{i}", f"note number {i}") for i in range(5)))
+    real = GraphMemoryService.restore_session
+    calls: list[str] = []
+
+    async def stopped_at_the_fourth(self: Any, app_name: str, user_id: str, session_id: str, *a: Any, **k: Any) -> Any:
+        calls.append(session_id)
+        if len(calls) == 4:
+            raise KeyboardInterrupt
+        return await real(self, app_name, user_id, session_id, *a, **k)
+
+    monkeypatch.setattr(GraphMemoryService, "restore_session", stopped_at_the_fourth)
+    result = gm(runner, store, "load", fixture)
+    assert result.exit_code == 130
+    assert "interrupted: 3 of 5 session(s) were stored" in " ".join(result.stderr.split())
+    monkeypatch.undo()
+    assert stats_json(runner, store)["entries"] == 3
+    assert gm(runner, store, "load", fixture).exit_code == 0
+    assert stats_json(runner, store)["entries"] == 5
+
+
 def test_delete_project_on_networkx_is_refused(runner: CliRunner, demo_store: str) -> None:
     result = gm(runner, demo_store, "delete-project", "q3-launch", *ALICE, "--yes")
     assert result.exit_code == 1 and "no projects" in one_line_error(result)

@@ -290,6 +290,11 @@ def load(
     # Every line is read and checked before the store is opened, or made.
     lines = read_fixtures(sources)
 
+    stored = [0, len(lines)]  # sessions stored so far, of how many (said if interrupted)
+
+    def count(done: int, total: int) -> None:
+        stored[:] = [done, total]
+
     async def work() -> str:
         if missing_store(settings) is not None:
             # Checked against the empty store it would be (read-only, so nothing is made):
@@ -308,21 +313,39 @@ def load(
                     transient=True,
                 ) as progress:
                     task = progress.add_task("sessions", total=None)
+
+                    def show(done: int, total: int) -> None:
+                        count(done, total)
+                        progress.update(task, completed=done, total=total)
+
                     report = await load_fixture_lines(
                         service,
                         lines,
                         skip_projects,
-                        on_progress=lambda done, total: progress.update(task, completed=done, total=total),
+                        on_progress=show,
                         redecompose=redecompose,
                         started=started,
                     )
             else:
                 report = await load_fixture_lines(
-                    service, lines, skip_projects, redecompose=redecompose, started=started
+                    service, lines, skip_projects, on_progress=count, redecompose=redecompose, started=started
                 )
             return load_summary(report, settings.describe())
 
-    out_console.print(plain(run_async(work())), soft_wrap=True)
+    try:
+        summary = run_async(work())
+    except KeyboardInterrupt:
+        done, total = stored
+        # Each session is one write, whole or not at all: what came before stays stored.
+        err_console.print(
+            plain(
+                f"interrupted: {done} of {total} session(s) were stored before it stopped (the one being "
+                "written then may be too, whole); loading the same file(s) again replaces them"
+            ),
+            soft_wrap=True,
+        )
+        raise typer.Exit(130) from None
+    out_console.print(plain(summary), soft_wrap=True)
 
 
 @app.command()
