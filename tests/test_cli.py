@@ -862,6 +862,13 @@ def test_cypher_errors(runner: CliRunner, demo_store: str, tmp_path: Path) -> No
     assert bad_param.exit_code == 2 and "name=value" in one_line_error(bad_param)
     for bad in (":=3", "a:=nope"):
         assert gm(runner, demo_store, "cypher", "RETURN 1", "--param", bad).exit_code == 2
+    # Python's json reads NaN and Infinity, which JSON (and Cypher) have not.
+    for bad in ("x:=NaN", "x:=[1, -Infinity]"):
+        nan = gm(runner, demo_store, "cypher", "RETURN $x AS x", "--param", bad)
+        assert nan.exit_code == 2 and "no JSON value" in one_line_error(nan)
+    # A name given twice kept the last value, silently.
+    twice = gm(runner, demo_store, "cypher", "RETURN $a AS a", "--param", "a=1", "--param", "a:=2")
+    assert twice.exit_code == 2 and "--param a is given twice" in one_line_error(twice)
     # Cypher has 64-bit integers: a larger one is refused here (Neo4j's driver raised an
     # OverflowError with a traceback; networkx matched it against nothing).
     huge = gm(runner, demo_store, "cypher", "RETURN $n AS n", "--param", "n:=[1, 123456789012345678901234567890]")

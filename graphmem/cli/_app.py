@@ -724,13 +724,13 @@ def cypher(
         ),
     ] = DEFAULT_TIMEOUT,
 ) -> None:
-    from graphmem.cli._cypher_run import parse_param, run_read_only
+    from graphmem.cli._cypher_run import parse_params, run_read_only
 
     if (query is None) == (file is None):
         raise CliError("give a query or --file FILE (one of them)", EXIT_USAGE)
     text = _query_file_text(file) if file is not None else query
     assert text is not None
-    params = dict(parse_param(p) for p in param or [])
+    params = parse_params(param or [])
     settings = _settings(ctx)
 
     async def work() -> Any:

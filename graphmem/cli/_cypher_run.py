@@ -24,7 +24,7 @@ import re
 import signal
 import sys
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,7 +39,7 @@ from graphmem.cli._cypher_text import (
     to_grand_cypher,
 )
 
-__all__ = ["DEFAULT_TIMEOUT", "MAX_TIMEOUT", "CypherResult", "parse_param", "run_read_only"]
+__all__ = ["DEFAULT_TIMEOUT", "MAX_TIMEOUT", "CypherResult", "parse_param", "parse_params", "run_read_only"]
 
 #: Seconds a debugging query may run before it is stopped (``graphmem cypher --timeout``).
 DEFAULT_TIMEOUT = 30.0
@@ -61,6 +61,17 @@ class CypherResult:
         return [dict(zip(self.columns, row, strict=True)) for row in self.rows]
 
 
+def parse_params(texts: Sequence[str]) -> dict[str, Any]:
+    """Every ``--param``, each name once (:func:`parse_param`)."""
+    params: dict[str, Any] = {}
+    for text in texts:
+        name, value = parse_param(text)
+        if name in params:
+            raise CliError(f"--param {name} is given twice: give each parameter once", EXIT_USAGE)
+        params[name] = value
+    return params
+
+
 def parse_param(text: str) -> tuple[str, Any]:
     """``k=v`` gives the string ``v``; ``k:=v`` reads ``v`` as JSON (a number, list, ...)."""
     import json
@@ -74,8 +85,12 @@ def parse_param(text: str) -> tuple[str, Any]:
         raise CliError(f"--param {text!r}: {name!r} is not a parameter name", EXIT_USAGE)
     if not as_json:
         return name, value
+    def no_constant(word: str) -> Any:
+        # Python's json reads NaN and Infinity, which JSON has not (nor a Cypher literal).
+        raise ValueError(f"{word} is no JSON value")
+
     try:
-        parsed = json.loads(value)
+        parsed = json.loads(value, parse_constant=no_constant)
     except ValueError as exc:
         raise CliError(f"--param {text!r}: the value after := is not JSON ({exc})", EXIT_USAGE) from None
     if _has_huge_int(parsed):
