@@ -720,6 +720,16 @@ def test_a_load_interrupted_says_what_was_stored(
     assert stats_json(runner, store)["entries"] == 5
 
 
+def test_a_store_whose_header_is_gone_says_what_to_restore(runner: CliRunner, demo_store: str) -> None:
+    """Its segments are still there: "no store here, a store is made by its first write"
+    sent the reader looking in the wrong place."""
+    Path(demo_store).unlink()
+    for command in (["stats"], ["recent", *ALICE]):
+        result = gm(runner, demo_store, *command)
+        assert result.exit_code == 1 and "restore memory.journal" in one_line_error(result)
+        assert "no store at" not in result.stderr
+
+
 def test_delete_project_on_networkx_is_refused(runner: CliRunner, demo_store: str) -> None:
     result = gm(runner, demo_store, "delete-project", "q3-launch", *ALICE, "--yes")
     assert result.exit_code == 1 and "no projects" in one_line_error(result)

@@ -157,6 +157,10 @@ def missing_store(settings: Settings) -> str | None:
     store = parse_store_uri(settings.target())
     if store.kind != "file" or store.path is None or os.path.exists(store.path):
         return None
+    segments = store.path.with_name(store.path.name + ".d")
+    if segments.is_dir() and any(name.endswith(".journal") for name in os.listdir(segments)):
+        # A store whose header is gone: opening it says so, and what to restore.
+        return None
     if os.path.islink(store.path):
         return f"{store.display} (a link to {os.readlink(store.path)}, which is not there)"
     return store.display
