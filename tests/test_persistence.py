@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -230,6 +231,39 @@ async def test_torn_tail_is_recovered_with_a_warning(
     assert "after the recovery" in texts
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
     await third.close()
+
+
+def _two_entries(entries: list[dict[str, Any]]) -> None:
+    entries[1]["id"] = entries[0]["id"]
+
+
+@pytest.mark.parametrize(
+    ("edit", "says"),
+    [
+        (_two_entries, "holds entry id"),
+        (lambda entries: entries[0].update(id=""), "'id' is empty"),
+        (lambda entries: entries[0].update(position=-1), "'position' is negative"),
+    ],
+    ids=["an-id-twice", "empty-id", "negative-position"],
+)
+async def test_a_record_of_entries_no_write_makes_is_refused(
+    tmp_path: Path, decomposer: Decomposer, edit: Callable[[list[dict[str, Any]]], None], says: str
+) -> None:
+    """A hand-edited (or damaged) session record: its entries were replayed as they were,
+    one id twice merged into one entry, silently."""
+    path = tmp_path / "memory.jsonl"
+    first = open_store(path, decomposer)
+    await fill(first)
+    await first.close()
+    alice = segment(path)
+    lines = alice.read_bytes().split(b"\n")
+    at = next(i for i, line in enumerate(lines) if b'"session_id": "s1"' in line or b'"session_id":"s1"' in line)
+    record = json.loads(lines[at])
+    edit(record["entries"])
+    lines[at] = json.dumps(record).encode()
+    alice.write_bytes(b"\n".join(lines))
+    with pytest.raises(GraphmemError, match=f"line {at + 1} is not a valid record: .*{says}"):
+        await open_store(path, decomposer).list_entries(APP, USER)
 
 
 @pytest.mark.parametrize("damage", ["garbage", "truncated_json", "json_array"])

@@ -835,6 +835,10 @@ def _entry_problem(entry: Any) -> str | None:
             return f"an entry has no {name!r}"
         if not check(entry[name]):
             return f"an entry's {name!r} has the wrong type ({type(entry[name]).__name__})"
+    if not entry["id"]:
+        return "an entry's 'id' is empty"
+    if entry["position"] < 0:
+        return f"an entry's 'position' is negative ({entry['position']})"
     if not _is_opt_str(entry.get("language")):
         return f"an entry's 'language' has the wrong type ({type(entry['language']).__name__})"
     timestamp = entry.get("timestamp")
@@ -894,6 +898,10 @@ def record_problem(record: dict[str, Any]) -> str | None:
             problem = _entry_problem(entry)
             if problem is not None:
                 return problem
+        ids = [entry["id"] for entry in record["entries"]]
+        if len(set(ids)) != len(ids):
+            # Replayed, the second would silently replace the first.
+            return f"{op} holds entry id {next(i for i in ids if ids.count(i) > 1)!r} twice"
     elif op == "insert_entry":
         return _entry_problem(record["entry"])
     return None
