@@ -22,6 +22,7 @@ import json
 import logging
 import os
 import socket
+import unicodedata
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -352,6 +353,9 @@ def create_server(
         async def work() -> CallToolResult:
             if not text.strip():
                 raise ToolError("text is blank: nothing to remember")
+            if not author.strip() or any(unicodedata.category(ch) == "Cc" for ch in author):
+                # A name the model garbled: stored, it would be a speaker no question can name.
+                raise ToolError(f"author {author!r} is blank or holds control characters: give who said it")
             given = {"content": Content(role=role).with_text(text), "author": author}
             entry = MemoryEntry.model_validate(given if timestamp is None else {**given, "timestamp": timestamp})
             service = await store.get()

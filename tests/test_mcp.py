@@ -231,6 +231,8 @@ async def test_bad_arguments_are_one_line_errors_and_the_server_keeps_serving(ba
         assert "since" in await error(client, "recall", query="tea", since="2026-02-01", until="2026-01-01")
         assert "ISO 8601" in await error(client, "recall", query="tea", since="last week")
         assert "session_id" in await error(client, "remember", text="tea", session_id="a\x00b")
+        for author in (" ", "a\x00b", "Ann\n"):
+            assert "author" in await error(client, "remember", text="tea", author=author)
         assert "exactly one" in await error(client, "forget", entry_id="x", query="tea")
         assert "exactly one" in await error(client, "forget")
         assert "query" in await error(client, "recall", query="tea " * 5000)
