@@ -315,8 +315,9 @@ def test_messages_quote_app_and_user_so_joined_ids_differ(runner: CliRunner, sto
         (["delete-user"], 'Erase everything stored for "app" / "alice\\u202e\\u2066"?'),
         (["delete-session", "s\u202e1"], 'Delete session "s\\u202e1" of "app" / "alice\\u202e\\u2066"?'),
         (
-            ["delete-entries", "orange", "--project", "p/q"],
-            'Delete the entries of "app" / "alice\\u202e\\u2066" (project "p/q") that match \'orange\'?',
+            # (Global memory: a project delete on networkx is refused before asking.)
+            ["delete-entries", "or\u202eange"],
+            'Delete the entries of "app" / "alice\\u202e\\u2066" (global memory) that match \'or\\u202eange\'?',
         ),
     ],
 )
