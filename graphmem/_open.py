@@ -163,7 +163,7 @@ def _neo4j_uri(text: str, original: str) -> StoreUri:
         # Not the parser's message: it quotes what it took for the port, which is part of
         # the password when one holds an unencoded "/", "?" or "#".
         raise InvalidStoreUriError(
-            f"{shown!r} is not a valid Neo4j URI ({_port_problem(text)}; a password holding / ? # @ "
+            f"{shown!r} is not a valid Neo4j URI ({_port_problem(text)}; a password holding / ? # @ [ ] "
             "must be percent-encoded, or given in GRAPHMEM_NEO4J_PASSWORD)"
         ) from None
     if not parts.hostname:
@@ -209,7 +209,10 @@ def _neo4j_uri(text: str, original: str) -> StoreUri:
 def _port_problem(text: str) -> str:
     """What is wrong with the port of a URI the parser refused, without quoting it (it may
     be part of a password)."""
-    host_and_port = urlsplit(text).netloc.rpartition("@")[2]
+    try:
+        host_and_port = urlsplit(text).netloc.rpartition("@")[2]
+    except ValueError:  # an unencoded "[" or "]" (the parser reads brackets as an IPv6 host)
+        return "an unencoded [ or ] (only an IPv6 host is written in brackets)"
     port = host_and_port.rpartition("]")[2] if host_and_port.startswith("[") else host_and_port
     if ":" in port and re.fullmatch(r"[+-]?\d+", port.rpartition(":")[2]):
         return "port must be a number from 0 to 65535"

@@ -262,6 +262,25 @@ def test_a_port_out_of_range_says_so_without_the_password(port: str) -> None:
         parse_store_uri("bolt://ann:hunter2@127.0.0.1:77x")
 
 
+@pytest.mark.parametrize("uri", ["bolt://ann:hun[ter2@127.0.0.1:7687", "bolt://[::1", "bolt://ann:hunter2]@127.0.0.1"])
+def test_an_unencoded_bracket_is_an_invalid_uri_without_the_password(uri: str) -> None:
+    """The parser's ValueError ("Invalid IPv6 URL") escaped as it was, from inside the handler
+    that words the refusal."""
+    with pytest.raises(InvalidStoreUriError, match=r"unencoded \[ or \]") as raised:
+        parse_store_uri(uri)
+    assert "hunter2" not in str(raised.value) and "ter2" not in str(raised.value)
+
+
+def test_a_service_built_with_credentials_in_its_uri_refuses_them_without_the_password() -> None:
+    """The driver refused them with the password in its message; open_memory reads them."""
+    from graphmem import Neo4jMemoryService
+
+    with pytest.raises(InvalidStoreUriError, match=r"auth=\(user, password\)") as raised:
+        Neo4jMemoryService("bolt://neo4j:s3cretpw@127.0.0.1:7687")
+    assert "s3cretpw" not in str(raised.value)
+    assert parse_store_uri("bolt://neo4j:s3cretpw@127.0.0.1:7687").password == "s3cretpw"
+
+
 async def test_related_words_from_the_factory_or_the_environment(
     decomposer: Decomposer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -65,6 +65,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Hashable, Iterator, Mapping, Sequence
 from datetime import date, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlsplit
 
 from graphmem._chat_phrases import is_reaction
 from graphmem._cypher import load_cypher, load_statements
@@ -72,6 +73,7 @@ from graphmem._decompose import Decomposer, Decomposition, Entity, speaker_token
 from graphmem._errors import BackendUnavailableError, EntryIdConflictError, GraphmemError, InvalidStoreUriError
 from graphmem._gathering import Days, FirstRead, NeighbourhoodRequest, TermPostings
 from graphmem._models import SearchRequest, SearchResponse
+from graphmem._open import redact_uri
 from graphmem._scoring import CandidateStats, CorpusStats, ScoringWeights, matching_days
 from graphmem._service import (
     MAX_REACTIONS_LINKED_ACROSS,
@@ -206,6 +208,7 @@ class Neo4jMemoryService(MemoryService):
             self._where = "the Neo4j server of the given driver"
         else:
             assert uri is not None
+            _refuse_credentials_in(uri)
             self._given_driver = None
             # Creating a driver does no I/O (connections open on first use), but its pool
             # belongs to the event loop that first uses it: the service makes one per loop.
@@ -220,7 +223,7 @@ class Neo4jMemoryService(MemoryService):
                 # would otherwise be logged as warnings by the driver on ordinary calls.
                 notifications_min_severity="OFF",
             )
-            self._where = f"Neo4j at {uri}"
+            self._where = f"Neo4j at {redact_uri(uri)}"
         self._current_driver: AsyncDriver = driver if driver is not None else self._new_driver()
         self._replicas = Replicas(
             self._user_stamp,
@@ -1259,3 +1262,18 @@ def _candidates(rows: Sequence[Any]) -> list[CandidateStats]:
         append(CandidateStats(entry_id, tokens, entities, tuple(sorted(near)), tuple(sorted(far)), entry_project, day,
                               refs, author))
     return result
+
+
+def _refuse_credentials_in(uri: str) -> None:
+    """Refuse a URI that holds a user or password: the driver refuses it too, quoting the
+    password in its message. (``open_memory`` reads them out of a store URI.)"""
+    try:
+        parts = urlsplit(uri) if isinstance(uri, str) else None
+        credentials = parts is not None and (parts.username is not None or parts.password is not None)
+    except ValueError:
+        raise InvalidStoreUriError(f"{redact_uri(uri)!r} is not a valid Neo4j URI") from None
+    if credentials:
+        raise InvalidStoreUriError(
+            f"{redact_uri(uri)!r}: give the user and password as auth=(user, password), not in the URI "
+            "(open_memory() reads them from a store URI)"
+        )
