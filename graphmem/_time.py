@@ -251,6 +251,14 @@ _MONTH_ALONE = re.compile(
     r"(?P<month>January|February|March|April|May|June|July|August|September|October|November|December)\b",
     re.ASCII,
 )
+# A month as people type it, in any case or shortened ("in october", "last Dec", "in Sept."),
+# read only after a word that introduces a time (never "this": "this may help").
+_MONTH_ALONE_TYPED = re.compile(
+    r"\b(?P<lead>(?:in|during|since|until|last|next)\s+(?:(?:early|mid|late)[\s-]+)?)"
+    r"(?P<month>january|february|march|april|may|june|july|august|september|october|november|december"
+    r"|jan|feb|apr|jun|jul|aug|sept?|oct|nov|dec)\.?(?![\w'’-])",
+    _ENGLISH,
+)
 _MONTH_WORDS = frozenset({"May", "March", "August", "April", "June"})
 # "may" and "mar" in lowercase are mostly words ("the top 10 may help", "may 10 people
 # come"): without a year, a day of one is a date only after a word that introduces one.
@@ -259,7 +267,7 @@ _DATE_LEAD = re.compile(r"\b(?:on|by|since|until|till|from|before|after)\s+$", _
 # "in 2000 games", "by 1800 votes": a number that counts the word after it is no year. Any
 # plural word counts, but these, which end in "s" and are no nouns ("In 2020 this ...").
 _COUNTED = re.compile(
-    r"\s+(?!(?:as|is|was|has|does|his|its|this|us|thus|plus|always|perhaps|yes|less|unless|whereas"
+    r"\s+(?!(?:as|is|was|has|does|his|its|this|us|thus|plus|always|perhaps|yes|less|unless|whereas|vs|versus"
     r"|besides|sometimes|afterwards|towards|across|ours|yours|hers|theirs)\b)[a-z]+s\b",
     re.ASCII,
 )
@@ -490,6 +498,25 @@ def _nearest_year(anchor: date, month: int, day: int | None) -> int:
     return best[1] if best else anchor.year
 
 
+def _year_by_tense(match: re.Match[str], anchor: date, month: int, day: int | None) -> int:
+    """The year of ``month`` (and ``day``) an English ``match`` names, said at ``anchor``:
+    in a sentence in the past, the last one begun by the anchor ("I went to Paris in August",
+    said in March: last August); in the future, the first not over ("I'll fly to Rome on 20
+    Dec", said in March: this December); else the nearest (:func:`_nearest_year`)."""
+    past, future = _tense(match)
+    if past == future:
+        return _nearest_year(anchor, month, day)
+    years = range(anchor.year - 4, anchor.year + 5)  # 29 February: one in four
+    if day is not None:
+        days = [(y, d) for y in years if (d := _safe_date(y, month, day)) is not None]
+        if past:
+            return max((y for y, d in days if d <= anchor), default=_nearest_year(anchor, month, day))
+        return min((y for y, d in days if d >= anchor), default=_nearest_year(anchor, month, day))
+    if past:
+        return max(y for y in years if date(y, month, 1) <= anchor)
+    return min(y for y in years if _month_range(y, month).last >= anchor)
+
+
 def _number(text: str | None) -> int:
     if text is None:
         return 1
@@ -598,7 +625,7 @@ def _absolute(
             return None
         if yearless or anchor is None:
             return (month, dom, dom)
-        day = _safe_date(_nearest_year(anchor, month, dom), month, dom)
+        day = _safe_date(_year_by_tense(match, anchor, month, dom), month, dom)
         return DayRange(day, day) if day else None
     if g["y10"]:
         y = int(g["y10"])
@@ -703,7 +730,10 @@ _FUTURE = re.compile(
 )
 _PAST = re.compile(
     r"\b(?:was|were|went|had|did|got|saw|came|took|made|met|spent|ate|drove|flew|ran|won|lost|bought|felt"
-    r"|found|left|told|gave|brought|caught|ago|yesterday|yday)\b",
+    r"|found|left|told|gave|brought|caught|ago|yesterday|yday"
+    # A regular verb in the simple past after its subject ("I started", "we finally visited");
+    # not "-eed" ("I need"), and not after "am" / "was" ("I'm excited": an adjective).
+    r"|(?:i|we|you|he|she|they)\s+(?:[a-z]+ly\s+|just\s+|also\s+|then\s+)?[a-z]+[a-df-z]ed)\b",
     _ENGLISH,
 )
 _SENTENCE_END = re.compile(r"[.!?\n]")
@@ -725,10 +755,12 @@ def _by_tense(match: re.Match[str], anchor: date, around: Sequence[DayRange]) ->
     its sentence is in the past, the first not ended when it is in the future, else the one
     holding the anchor or nearest it (the past winning ties)."""
     past, future = _tense(match)
-    if past and not future:
-        return max(r for r in around if r.first <= anchor)
-    if future and not past:
-        return min(r for r in around if r.last >= anchor)
+    begun = [r for r in around if r.first <= anchor]
+    if past and not future and begun:
+        return max(begun)
+    not_ended = [r for r in around if r.last >= anchor]
+    if future and not past and not_ended:
+        return min(not_ended)
 
     def distance(r: DayRange) -> tuple[int, bool]:
         if r.first <= anchor <= r.last:
@@ -810,7 +842,12 @@ def _a_word_not_a_date(match: re.Match[str], text: str) -> bool:
     month = match.group("m8") or match.group("m9")
     if month and month in _LOWERCASE_MONTH_WORDS:
         return not _DATE_LEAD.search(text, max(0, match.start() - 8), match.start())
-    return bool(match.group("y10")) and _COUNTED.match(text, match.end()) is not None
+    year = match.group("y10")
+    if not year or _COUNTED.match(text, match.end()) is None:
+        return False
+    # A round number counts ("in 2000 games", "by 1800 votes"); a year of the last and this
+    # century that is not round is a year whatever follows ("In 2019 prices went up").
+    return not (len(year) == 4 and year[:2] in ("19", "20") and not year.endswith("00"))
 
 
 # "the week of 15 May 2023", "the weekend of 6 May", "the first week of May 2023", "the last
@@ -990,7 +1027,7 @@ def _add_month_alone(found: _Found, match: re.Match[str], anchor: date | None, *
     name = match.group("month")
     if name in _MONTH_WORDS and not match.group("lead"):
         return
-    month = _MONTH_NAMES[name.lower()]
+    month = _MONTH_NAMES[name.lower().rstrip(".")]
     lead = (match.group("lead") or "").split()
     step = {"last": -1, "past": -1, "next": 1}.get(lead[0].lower(), 0) if lead else 0
     value: DayRange | tuple[int, int, int]
@@ -999,7 +1036,7 @@ def _add_month_alone(found: _Found, match: re.Match[str], anchor: date | None, *
     elif anchor is None:
         return
     else:
-        year = _nearest_year(anchor, month, None)
+        year = _year_by_tense(match, anchor, month, None) if not step else _nearest_year(anchor, month, None)
         # "last May": the last one that has ended ("last May" said in May is a year back, as
         # "last summer" said in July is); "next May": the next one to begin.
         while step < 0 and _month_range(year, month).last >= anchor:
@@ -1071,9 +1108,11 @@ def _add_day_of_month(found: _Found, match: re.Match[str], anchor: date | None) 
         months = [month for month in range(1, 13) if _safe_date(2000, month, dom) is not None]  # (2000: 29 Feb)
         found.add_all(match.start(), match.end(), [(month, dom, dom) for month in months])
         return
+    # Two months either side: the 31st asked in May was in March (April has none), and said
+    # in March in the past tense, the 30th was in January.
     days = [
         DayRange(day, day)
-        for delta in (-1, 0, 1)
+        for delta in (-2, -1, 0, 1, 2)
         if (day := _safe_date(*_add_months(anchor.year, anchor.month, delta), dom)) is not None
     ]
     found.add(match.start(), match.end(), _by_tense(match, anchor, days))
@@ -1137,6 +1176,9 @@ def _scan(text: str, now: datetime | None, *, yearless: bool = False, others: _L
     for match in _MONTH_ALONE.finditer(text):
         with _PAST_THE_CALENDAR:
             _add_month_alone(found, match, anchor, yearless=yearless)
+    for match in _MONTH_ALONE_TYPED.finditer(text):
+        with _PAST_THE_CALENDAR:
+            _add_month_alone(found, match, anchor, yearless=yearless)  # (one read above is kept)
     if _SEASON_WORDS.search(text):
         for match in _SEASON_ALONE.finditer(text):
             with _PAST_THE_CALENDAR:
@@ -2188,7 +2230,8 @@ _TRIGGER_WORDS = (
     "hallowe", "patrick", "paddy", "good friday", "holy week", "easter", "thanksgiving", "fourth of july",
 )
 _TRIGGER_PATTERNS = re.compile(
-    r"\d|\bon\s+(?:mon|tue|wed|thu|fri|sat)|(?:mon|tue|wed|thu|fri|sat)\w*\s+(?:morning|afternoon|evening|night|nite)",
+    r"\d|\bon\s+(?:mon|tue|wed|thu|fri|sat)|(?:mon|tue|wed|thu|fri|sat)\w*\s+(?:morning|afternoon|evening|night|nite)"
+    r"|\b(?:in|during|since|until)\s+(?:(?:early|mid|late)[\s-]+)?(?:jan|feb|apr|jun|jul|aug|sep|oct|nov|dec)",
     _ENGLISH,
 )
 

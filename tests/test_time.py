@@ -300,7 +300,10 @@ MIDWEEK = datetime(2023, 6, 7, 18, 0, tzinfo=UTC)
         ("Friday night was fun", ["2023-06-02/2023-06-02"]),
         ("Friday night at Sam's", ["2023-06-02/2023-06-02", "2023-06-09/2023-06-09"]),
         ("camping over the wknd", ["2023-06-03/2023-06-04", "2023-06-10/2023-06-11"]),
-        ("on fri we hiked", ["2023-06-02/2023-06-02", "2023-06-09/2023-06-09"]),
+        ("on fri at the lake", ["2023-06-02/2023-06-02", "2023-06-09/2023-06-09"]),
+        # A regular verb in the past after its subject is the past too ("I need" is no past).
+        ("on fri we hiked", ["2023-06-02/2023-06-02"]),
+        ("on fri I need to hike", ["2023-06-02/2023-06-02", "2023-06-09/2023-06-09"]),
         # A weekday before its date is that date alone.
         ("on Friday, 2 June 2023 we hiked", ["2023-06-02/2023-06-02"]),
     ],
@@ -1373,3 +1376,58 @@ def test_a_long_text_is_scanned_whole() -> None:
     text = sentence * (1_000_000 // len(sentence))
     said = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
     assert mentioned_ranges(text, said) == mentioned_ranges(sentence, said)
+
+
+SAID_IN_MARCH = datetime(2024, 3, 13, 12, 0, tzinfo=UTC)  # a Wednesday
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # A month or a day without a year: the sentence's tense decides the year, as it does
+        # for a season or a holiday; without one, the nearest.
+        ("I went to Paris in August.", ["2023-08-01/2023-08-31"]),
+        ("I'll go to Paris in September.", ["2024-09-01/2024-09-30"]),
+        ("On 3 May we flew to Rome", ["2023-05-03/2023-05-03"]),
+        ("I'll fly to Rome on 20 Dec.", ["2024-12-20/2024-12-20"]),
+        ("My wedding was on 1 Sept.", ["2023-09-01/2023-09-01"]),
+        ("We met on 13 March.", ["2024-03-13/2024-03-13"]),  # the day said is begun
+        ("I love Paris in August.", ["2024-08-01/2024-08-31"]),  # no tense: the nearest
+        # A regular verb in the simple past after its subject is the past too.
+        ("We finally visited Rome in July.", ["2023-07-01/2023-07-31"]),
+        ("I need a break in July.", ["2024-07-01/2024-07-31"]),
+        ("I'm so excited about Rome in July.", ["2024-07-01/2024-07-31"]),  # an adjective
+        # A month as people type it, after a word that introduces a time.
+        ("we watched a movie in december", ["2023-12-01/2023-12-31"]),
+        ("back in Sept. we moved", ["2023-09-01/2023-09-30"]),
+        ("in OCTOBER", ["2023-10-01/2023-10-31"]),
+        ("this may help", []),
+        ("May I ask you something?", []),
+        # A year of this or the last century before a plural is still a year; a round
+        # number counts ("in 2000 games").
+        ("In 2019 prices went up.", ["2019-01-01/2019-12-31"]),
+        ("He scored in 2000 games.", []),
+    ],
+)
+def test_a_month_or_day_without_a_year_is_placed_by_the_tense(text: str, expected: list[str]) -> None:
+    assert sorted(r.iso() for r in mentioned_ranges(text, SAID_IN_MARCH)) == expected
+
+
+@pytest.mark.parametrize(
+    ("query", "as_of", "expected"),
+    [
+        # The last 31st before the 15th of May is in March (April has none); it named no day.
+        ("What did I do on the 31st?", datetime(2024, 5, 15, tzinfo=UTC), ["2024-03-31/2024-03-31"]),
+        ("What did I do on the 30th?", SAID_IN_MARCH, ["2024-01-30/2024-01-30"]),
+        ("What did I do on the 31st?", datetime(2024, 7, 10, tzinfo=UTC), ["2024-05-31/2024-05-31"]),
+        ("What will I do on the 20th?", SAID_IN_MARCH, ["2024-03-20/2024-03-20"]),
+    ],
+)
+def test_a_day_of_the_month_skips_months_without_it(query: str, as_of: datetime, expected: list[str]) -> None:
+    assert ranges_of(query, as_of) == expected
+
+
+def test_a_month_typed_in_lowercase_is_named_by_a_question() -> None:
+    when = query_time("what did I do in october?", SAID_IN_MARCH)
+    assert when is not None and when.yearless == ((10, 1, 31),)
+    assert query_time("what did I do in Dec?", SAID_IN_MARCH) is not None
