@@ -1206,7 +1206,79 @@ def _scan(text: str, now: datetime | None, *, yearless: bool = False, others: _L
                     found.add(match.start(), match.end(), value)
     if others.cjk or others.spanish or others.hindi:
         _scan_other(found, text, anchor, yearless=yearless, languages=others)
+    if len(found.ranges) > 1:
+        _join_parts_to_their_year(found, text)
     return found
+
+
+# What may stand between a month, season or day and the year it is of: "January last year",
+# "October of last year", "spring, last year", "last year in March".
+_PART_YEAR_GAP = re.compile(r"\s*,?\s*(?:of\s+|in\s+)?", _ENGLISH)
+
+
+def _whole_year(values: Sequence[DayRange | tuple[int, int, int]]) -> int | None:
+    """The year ``values`` are when they are one whole calendar year ("last year", "in 2023")."""
+    if len(values) != 1 or not isinstance(value := values[0], DayRange):
+        return None
+    first, last = value.first, value.last
+    if (first.month, first.day, last.month, last.day) == (1, 1, 12, 31) and first.year == last.year:
+        return first.year
+    return None
+
+
+def _in_year(value: DayRange | tuple[int, int, int], year: int) -> DayRange | None:
+    """A month, season, third or day (``value``: placed in some year, or yearless) in ``year``;
+    ``None`` for anything longer than a season, or a day ``year`` has not (29 February)."""
+    if isinstance(value, tuple):
+        month, first_day, last_day = value
+        first = _safe_date(year, month, first_day)
+        last = _month_range(year, month).last if first is not None else None
+        if first is None or last is None:
+            return None
+        return DayRange(first, min(last, date(year, month, min(last_day, last.day))))
+    if (value.last - value.first).days > 92:
+        return None
+    shift = year - value.first.year
+    first = _safe_date(value.first.year + shift, value.first.month, value.first.day)
+    last = _safe_date(value.last.year + shift, value.last.month, value.last.day)
+    return DayRange(first, last) if first is not None and last is not None else None
+
+
+def _join_parts_to_their_year(found: _Found, text: str) -> None:
+    """A month, season or day written beside a whole year ("in January last year", "the
+    summer of last year", "last year in March") is that part of that year: read apart they
+    were every January (or the nearest) and all of the year."""
+    by_span: dict[tuple[int, int], list[DayRange | tuple[int, int, int]]] = {}
+    for start, end, value in found.ranges:
+        by_span.setdefault((start, end), []).append(value)
+    spans = sorted(by_span)
+    joined: dict[tuple[int, int], tuple[tuple[int, int], list[DayRange]]] = {}
+    used: set[tuple[int, int]] = set()
+    for left, right in zip(spans, spans[1:], strict=False):
+        if left in used or right in used or not _PART_YEAR_GAP.fullmatch(text, left[1], right[0]):
+            continue
+        for part, year_span in ((left, right), (right, left)):
+            year = _whole_year(by_span[year_span])
+            if year is None or _whole_year(by_span[part]) is not None:
+                continue
+            maybe = [_in_year(value, year) for value in by_span[part]]
+            placed = [p for p in maybe if p is not None]
+            if placed and len(placed) == len(maybe):
+                joined[part] = (year_span, placed)
+                used.update((part, year_span))
+                break
+    if not joined:
+        return
+    ranges: list[tuple[int, int, DayRange | tuple[int, int, int]]] = []
+    for span in spans:
+        if span in joined:
+            year_span, of_the_year = joined[span]
+            start, end = min(span[0], year_span[0]), max(span[1], year_span[1])
+            ranges.extend((start, end, value) for value in of_the_year)
+        elif span not in used:
+            ranges.extend((span[0], span[1], value) for value in by_span[span])
+    found.ranges = ranges
+    found._spans = sorted({(start, end) for start, end, _ in ranges})
 
 
 # ---------------------------------------------------------------------------- other languages

@@ -1431,3 +1431,29 @@ def test_a_month_typed_in_lowercase_is_named_by_a_question() -> None:
     when = query_time("what did I do in october?", SAID_IN_MARCH)
     assert when is not None and when.yearless == ((10, 1, 31),)
     assert query_time("what did I do in Dec?", SAID_IN_MARCH) is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # A month, season, third or day beside a whole year is that part of that year, not
+        # every January (or the nearest one) and all of the year.
+        ("What did I do in January last year?", ["2023-01-01/2023-01-31"]),
+        ("in October of last year", ["2023-10-01/2023-10-31"]),
+        ("last year in January", ["2023-01-01/2023-01-31"]),
+        ("in the summer of last year", ["2023-06-01/2023-06-30", "2023-07-01/2023-07-31", "2023-08-01/2023-08-31"]),
+        ("on 3 May last year", ["2023-05-03/2023-05-03"]),
+        ("in early March next year", ["2025-03-01/2025-03-10"]),
+        ("Christmas last year", ["2023-12-24/2023-12-26"]),
+        # Not across a sentence's end.
+        ("I moved in January. Last year was hard.", ["2023-01-01/2023-12-31"]),
+    ],
+)
+def test_a_part_of_a_year_beside_the_year_is_that_part_of_it(text: str, expected: list[str]) -> None:
+    assert ranges_of(text, SAID_IN_MARCH) == expected
+
+
+def test_an_entry_reads_a_month_of_last_year_as_one_month() -> None:
+    assert [r.iso() for r in mentioned_ranges("In January last year I went to Spain", SAID_IN_MARCH)] == [
+        "2023-01-01/2023-01-31"
+    ]
