@@ -837,11 +837,15 @@ def _period(anchor: date, what: str, step: int, *, rolling: bool = False) -> Day
 
 def _a_word_not_a_date(match: re.Match[str], text: str) -> bool:
     """Whether an ``_ABSOLUTE`` match is more likely words than a date: a lowercase "may" or
-    "mar" beside a number without a year or a lead ("the top 10 may help"), or a year alone
-    that counts the plural after it ("in 2000 games")."""
+    "mar" beside a number without a year or a lead ("the top 10 may help"), a month before a
+    bare number that counts the plural after it ("June 2 years ago"), or a year alone that
+    counts the plural after it ("in 2000 games")."""
     month = match.group("m8") or match.group("m9")
     if month and month in _LOWERCASE_MONTH_WORDS:
         return not _DATE_LEAD.search(text, max(0, match.start() - 8), match.start())
+    if match.group("d9") and match.group("d9").isdigit() and _COUNTED.match(text, match.end()) is not None:
+        # "in June 2 years ago", "May 5 people come", "I asked Jan 3 times": the number counts.
+        return True
     year = match.group("y10")
     if not year or _COUNTED.match(text, match.end()) is None:
         return False

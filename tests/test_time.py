@@ -1457,3 +1457,17 @@ def test_an_entry_reads_a_month_of_last_year_as_one_month() -> None:
     assert [r.iso() for r in mentioned_ranges("In January last year I went to Spain", SAID_IN_MARCH)] == [
         "2023-01-01/2023-01-31"
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # A bare number after a month that counts the plural after it is no day of it.
+        ("I asked Jan 3 times", []),
+        ("June 3 tickets were sold out", []),
+        ("I ran a 10k in June 2 years ago.", ["2022-06-01/2022-06-30"]),
+        ("on June 2 the kids went to the zoo", ["2023-06-02/2023-06-02"]),
+    ],
+)
+def test_a_number_after_a_month_that_counts_something_is_no_day(text: str, expected: list[str]) -> None:
+    assert [r.iso() for r in mentioned_ranges(text, SAID_IN_MARCH)] == expected
