@@ -949,6 +949,23 @@ async def test_a_third_of_a_month_finds_what_was_said_in_it_and_what_refers_to_i
         assert [h.matched_time for h in hits[1:]] == [None, None], query
 
 
+async def test_a_month_said_in_the_past_tense_is_found_in_the_year_it_was(service: MemoryService) -> None:
+    """Said in March 2024, "in August" in the past tense is August 2023 (it was read as the
+    coming August, which no question about 2023 found); in the future, August 2024."""
+    march = datetime(2024, 3, 13, 18, tzinfo=UTC)
+    lisbon, porto = "We travelled to Lisbon in August and loved it.", "We'll travel to Porto in August."
+    await service.add_session("app", "u", "s-1", [turn(lisbon, march)])
+    await service.add_session("app", "u", "s-2", [turn(porto, march + timedelta(days=1))])
+    for query, expected in (
+        ("Where did we travel in August 2023?", (lisbon, "refers to 2023-08-01/2023-08-31")),
+        ("Where will we travel in August 2024?", (porto, "refers to 2024-08-01/2024-08-31")),
+        ("Where did we travel in August last year?", (lisbon, "refers to 2023-08-01/2023-08-31")),
+    ):
+        request = SearchRequest(query=query, app_name="app", user_id="u", as_of=march + timedelta(days=2))
+        hits = (await service.search(request)).hits
+        assert [(h.memory.text, h.matched_time) for h in hits if h.matched_time] == [expected], query
+
+
 async def test_what_was_said_an_hour_ago_is_what_was_said_that_day(service: MemoryService) -> None:
     """A chat with a time on every turn: "What did I tell you an hour ago?" is a time asked
     alone, the day of that moment."""
