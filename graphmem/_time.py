@@ -302,6 +302,11 @@ _RELATIVE = re.compile(
     # (Not before a date: "on Friday, 5 May" is that day, read by _ABSOLUTE.)
     rf"|on\s+(?P<either_day>{_WEEKDAY_WORDS})\b(?!,?\s+(?:the\s+)?(?:\d|{_MONTH_START}))"
     rf"|(?P<either_day_part>{_WEEKDAY_WORDS})\s+(?:morning|afternoon|evening|night|nite)"
+    # A weekday written whole without "on" ("what did I do Tuesday?", "see you Friday"):
+    # only when its sentence's tense says which (not "Mondays", "Friday's", "Friday is").
+    rf"|(?<!black\s)(?<!cyber\s)(?<!good\s)"  # names of days that are no weekday of this week
+    rf"(?P<bare_day>monday|tuesday|wednesday|thursday|friday|saturday|sunday)(?!s\b|['’]s\b)"
+    rf"(?!,?\s+(?:the\s+)?(?:\d|{_MONTH_START}))"
     r")\b",
     _ENGLISH,
 )
@@ -694,9 +699,10 @@ def _relative(match: re.Match[str], now: datetime, *, in_query: bool = False) ->
         ("either_weekend", "weekend"),
         ("either_day", g["either_day"]),
         ("either_day_part", g["either_day_part"]),
+        ("bare_day", g["bare_day"]),
     ):
         if g[group]:
-            return _either_side(match, anchor, _as_written_in_full(what), need_tense=in_query)
+            return _either_side(match, anchor, _as_written_in_full(what), need_tense=in_query or group == "bare_day")
     if g["earlier"]:
         period = g["period"].lower()
         if period == "week":

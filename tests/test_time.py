@@ -1488,3 +1488,21 @@ def test_an_entry_reads_a_month_of_last_year_as_one_month() -> None:
 )
 def test_a_number_after_a_month_that_counts_something_is_no_day(text: str, expected: list[str]) -> None:
     assert [r.iso() for r in mentioned_ranges(text, SAID_IN_MARCH)] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # A weekday without "on": the one before or after, only as the sentence's tense says.
+        ("what did I do Tuesday?", ["2024-03-12/2024-03-12"]),
+        ("I had a dentist appointment Tuesday.", ["2024-03-12/2024-03-12"]),
+        ("See you Friday!", ["2024-03-15/2024-03-15"]),
+        ("Friday is my favourite day", []),  # no tense: no day
+        ("I love Fridays", []),
+        ("Friday's party was the best", []),
+        ("Black Friday deals were great", []),
+        ("Saturday, 5 May 2023 we hiked", ["2023-05-05/2023-05-05"]),  # a weekday before its date
+    ],
+)
+def test_a_weekday_without_on_is_read_only_with_a_tense(text: str, expected: list[str]) -> None:
+    assert [r.iso() for r in mentioned_ranges(text, SAID_IN_MARCH)] == expected
