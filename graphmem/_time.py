@@ -714,6 +714,8 @@ def _relative(match: re.Match[str], now: datetime, *, in_query: bool = False) ->
     step = {"last": -1, "past": -1, "previous": -1, "this": 0, "next": 1}.get(rel, 1)
     if rel == "this coming" and what == "weekend" and anchor.weekday() < 5:
         step = 0  # the coming weekend is this week's
+    if rel == "this" and what == "weekend" and anchor.weekday() < 5 and _tense(match) == (True, False):
+        step = -1  # "This weekend was amazing" said on a Monday: the one just gone
     return _period(anchor, what, step, rolling=rel == "past")
 
 

@@ -1506,3 +1506,17 @@ def test_a_number_after_a_month_that_counts_something_is_no_day(text: str, expec
 )
 def test_a_weekday_without_on_is_read_only_with_a_tense(text: str, expected: list[str]) -> None:
     assert [r.iso() for r in mentioned_ranges(text, SAID_IN_MARCH)] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "said", "expected"),
+    [
+        # "this weekend" in the past tense, said before the week's own: the one just gone.
+        ("This weekend was amazing, we went hiking.", datetime(2024, 3, 11, 12, tzinfo=UTC), "2024-03-09/2024-03-10"),
+        ("This weekend was amazing, we went hiking.", datetime(2024, 3, 16, 12, tzinfo=UTC), "2024-03-16/2024-03-17"),
+        ("this weekend we'll hike", datetime(2024, 3, 11, 12, tzinfo=UTC), "2024-03-16/2024-03-17"),
+        ("this weekend I'm free", datetime(2024, 3, 11, 12, tzinfo=UTC), "2024-03-16/2024-03-17"),
+    ],
+)
+def test_this_weekend_in_the_past_tense_is_the_one_just_gone(text: str, said: datetime, expected: str) -> None:
+    assert [r.iso() for r in mentioned_ranges(text, said)] == [expected]
