@@ -233,6 +233,17 @@ async def test_torn_tail_is_recovered_with_a_warning(
     await third.close()
 
 
+async def _filled_segment(tmp_path: Path, decomposer: Decomposer) -> tuple[Path, Path, list[bytes]]:
+    """A closed store after :func:`fill`: its path, the first user's segment, and that
+    segment's lines."""
+    path = tmp_path / "memory.jsonl"
+    first = open_store(path, decomposer)
+    await fill(first)
+    await first.close()
+    alice = segment(path)
+    return path, alice, alice.read_bytes().split(b"\n")
+
+
 def _two_entries(entries: list[dict[str, Any]]) -> None:
     entries[1]["id"] = entries[0]["id"]
 
@@ -251,12 +262,7 @@ async def test_a_record_of_entries_no_write_makes_is_refused(
 ) -> None:
     """A hand-edited (or damaged) session record: its entries were replayed as they were,
     one id twice merged into one entry, silently."""
-    path = tmp_path / "memory.jsonl"
-    first = open_store(path, decomposer)
-    await fill(first)
-    await first.close()
-    alice = segment(path)
-    lines = alice.read_bytes().split(b"\n")
+    path, alice, lines = await _filled_segment(tmp_path, decomposer)
     at = next(i for i, line in enumerate(lines) if b'"session_id": "s1"' in line or b'"session_id":"s1"' in line)
     record = json.loads(lines[at])
     edit(record["entries"])
@@ -268,12 +274,7 @@ async def test_a_record_of_entries_no_write_makes_is_refused(
 
 @pytest.mark.parametrize("damage", ["garbage", "truncated_json", "json_array"])
 async def test_corrupt_middle_line_raises_and_keeps_the_file(tmp_path: Path, decomposer: Decomposer, damage: str) -> None:
-    path = tmp_path / "memory.jsonl"
-    first = open_store(path, decomposer)
-    await fill(first)
-    await first.close()
-    alice = segment(path)
-    lines = alice.read_bytes().split(b"\n")
+    path, alice, lines = await _filled_segment(tmp_path, decomposer)
     assert len(lines) >= 4
     middle = len(lines) // 2
     lines[middle] = {"garbage": b"@@ not json @@", "truncated_json": lines[middle][: len(lines[middle]) // 2], "json_array": b"[1, 2]"}[damage]
