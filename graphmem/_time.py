@@ -168,7 +168,7 @@ _SEASONS = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}  # f
 _NUMBERS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
     "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "couple of": 2, "a couple of": 2,
-    "couple": 2, "a couple": 2, "few": 3, "a few": 3,
+    "couple": 2, "a couple": 2, "few": 3, "a few": 3, "several": 4,
 }
 
 _MONTH = (
@@ -178,7 +178,7 @@ _MONTH = (
 _DAY = r"(?P<{name}>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 _YEAR = r"(?P<{name}>1[89]\d\d|2[01]\d\d)"
 _COUNT = (
-    r"\d{1,2}|a couple of|couple of|a couple|couple|a few|few|an?|one|two|three|four|five|six|seven|eight|nine"
+    r"\d{1,2}|a couple of|couple of|a couple|couple|a few|few|several|an?|one|two|three|four|five|six|seven|eight|nine"
     r"|ten|eleven|twelve"
 )
 _NUM = rf"(?P<n>{_COUNT})"
@@ -656,6 +656,17 @@ def _named_day(groups: Mapping[str, str | None], anchor: date) -> DayRange | Non
     return None
 
 
+#: Counts no one number says: the units they span ("a few weeks ago": two to four weeks back).
+_VAGUE_COUNTS = {"few": (2, 4), "a few": (2, 4), "several": (2, 6)}
+
+
+def _ago(anchor: date, unit: str, n: int) -> DayRange:
+    """The ``unit`` ``n`` of them before the anchor (a day: that day)."""
+    if unit == "day":
+        return DayRange(anchor - timedelta(days=n), anchor - timedelta(days=n))
+    return _shifted(DayRange(anchor, anchor), unit, n, "before")
+
+
 def _relative(match: re.Match[str], now: datetime, *, in_query: bool = False) -> DayRange | tuple[DayRange, ...] | None:
     """The days a ``_RELATIVE`` match names, resolved against ``anchor``. ``in_query``: a
     weekday or the weekend without last / next names a time only in a sentence whose tense
@@ -673,10 +684,15 @@ def _relative(match: re.Match[str], now: datetime, *, in_query: bool = False) ->
         moment = (now - timedelta(minutes=minutes)).date()
         return DayRange(moment, moment)
     if g["unit"] and not g["from_day"]:  # N units ago
+        written = " ".join(g["n"].lower().split())
+        if written in _VAGUE_COUNTS:
+            # "a few weeks ago", "several months back": no one count, the units of a span.
+            unit, _ = _in_weeks(_as_written_in_full(g["unit"]), 1)
+            low, high = _VAGUE_COUNTS[written]
+            nearest, farthest = (_ago(anchor, unit, n) for n in (low, high))
+            return DayRange(farthest.first, nearest.last)
         unit, n = _in_weeks(_as_written_in_full(g["unit"]), _number(g["n"]))
-        return _shifted(DayRange(anchor, anchor), unit, n, "before") if unit != "day" else (
-            DayRange(anchor - timedelta(days=n), anchor - timedelta(days=n))
-        )
+        return _ago(anchor, unit, n)
     if g["rolling_unit"]:
         unit, n = _in_weeks(_as_written_in_full(g["rolling_unit"]), _number(g["rolling_n"]))
         return DayRange(anchor - timedelta(days=n * _DAYS_IN[unit]), anchor)

@@ -276,7 +276,7 @@ MIDWEEK = datetime(2023, 6, 7, 18, 0, tzinfo=UTC)
     ("text", "expected"),
     [
         # "back" for "ago", "a couple" without "of", a fortnight.
-        ("a few weeks back we moved", ["2023-05-17/2023-05-23"]),
+        ("a few weeks back we moved", ["2023-05-10/2023-05-30"]),  # two to four weeks back
         ("2 days back", ["2023-06-05/2023-06-05"]),
         ("a couple weeks ago I started", ["2023-05-24/2023-05-30"]),
         ("couple of days back", ["2023-06-05/2023-06-05"]),
@@ -1520,3 +1520,17 @@ def test_a_weekday_without_on_is_read_only_with_a_tense(text: str, expected: lis
 )
 def test_this_weekend_in_the_past_tense_is_the_one_just_gone(text: str, said: datetime, expected: str) -> None:
     assert [r.iso() for r in mentioned_ranges(text, said)] == [expected]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # "a few" and "several" before "ago" name no one count: the span of units they may mean.
+        ("a few months ago I started running", "2023-11-01/2024-01-31"),
+        ("several weeks ago we moved", "2024-01-31/2024-03-05"),
+        ("a few days ago", "2024-03-09/2024-03-11"),
+        ("a couple of weeks ago", "2024-02-28/2024-03-05"),  # a couple is two
+    ],
+)
+def test_a_vague_count_ago_is_a_span(text: str, expected: str) -> None:
+    assert [r.iso() for r in mentioned_ranges(text, SAID_IN_MARCH)] == [expected]
