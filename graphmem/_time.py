@@ -660,13 +660,6 @@ def _named_day(groups: Mapping[str, str | None], anchor: date) -> DayRange | Non
 _VAGUE_COUNTS = {"few": (2, 4), "a few": (2, 4), "several": (2, 6)}
 
 
-def _ago(anchor: date, unit: str, n: int) -> DayRange:
-    """The ``unit`` ``n`` of them before the anchor (a day: that day)."""
-    if unit == "day":
-        return DayRange(anchor - timedelta(days=n), anchor - timedelta(days=n))
-    return _shifted(DayRange(anchor, anchor), unit, n, "before")
-
-
 def _relative(match: re.Match[str], now: datetime, *, in_query: bool = False) -> DayRange | tuple[DayRange, ...] | None:
     """The days a ``_RELATIVE`` match names, resolved against ``anchor``. ``in_query``: a
     weekday or the weekend without last / next names a time only in a sentence whose tense
