@@ -1187,6 +1187,9 @@ def _scan(text: str, now: datetime | None, *, yearless: bool = False, others: _L
         # A French, German, Italian or Portuguese text (it holds its markers) first: "am 3.
         # August 2023" is German's day, not English's "August 2023".
         _scan_word_grammars(found, text, anchor, yearless=yearless, grammars=others.grammars, dated=others.dated)
+    for match in _RANGE.finditer(text):
+        with _PAST_THE_CALENDAR:
+            _add_range(found, match, anchor, yearless=yearless)
     if _HOLIDAY_WORDS.search(text):
         for match in _HOLIDAY.finditer(text):
             with _PAST_THE_CALENDAR:
@@ -1230,6 +1233,42 @@ def _scan(text: str, now: datetime | None, *, yearless: bool = False, others: _L
     if len(found.ranges) > 1:
         _join_parts_to_their_year(found, text)
     return found
+
+
+# From one month or year to another: "between May and July 2023", "from March to June",
+# "Jan-Mar 2023" (a dash between months only before a year), "from 2019 to 2021",
+# "between 2019 and 2021", "2022-2023".
+_RANGE_MONTH = _MONTH.replace("(?P<{name}>", "(?:")
+_RANGE_TO = r"\s*(?:[-–]|to|and|till|until|through|thru)\s*"
+_RANGE = re.compile(
+    rf"\b(?:(?:from|between)\s+(?P<m1>{_RANGE_MONTH}){_RANGE_TO}(?P<m2>{_RANGE_MONTH})"
+    rf"|(?P<m3>{_RANGE_MONTH})\s*[-–]\s*(?P<m4>{_RANGE_MONTH})(?=,?\s+(?:of\s+)?(?:1[89]|2[01])\d\d\b))"
+    rf"(?:,?\s+(?:of\s+)?{_y('y')})?\b"
+    rf"|\b(?:from|between)\s+{_y('y1')}{_RANGE_TO}{_y('y2')}\b"
+    rf"|\b{_y('y3')}\s*[-–]\s*{_y('y4')}\b",
+    _ENGLISH,
+)
+
+
+def _add_range(found: _Found, match: re.Match[str], anchor: date | None, *, yearless: bool) -> None:
+    """Add a ``_RANGE`` match: the days from the first month or year to the last. Months
+    without a year: in a question every year's; in an entry the year the first month's
+    tense gives (:func:`_year_by_tense`), the last month in the next year when it comes
+    before the first ("from November to February")."""
+    g = match.groupdict()
+    first_year, last_year = g["y1"] or g["y3"], g["y2"] or g["y4"]
+    if first_year:
+        if int(first_year) <= int(last_year):
+            found.add(match.start(), match.end(), DayRange(date(int(first_year), 1, 1), date(int(last_year), 12, 31)))
+        return
+    first, last = (_MONTH_NAMES[(g[k] or "").lower().rstrip(".")] for k in (("m1", "m2") if g["m1"] else ("m3", "m4")))
+    months = [(first + i - 1) % 12 + 1 for i in range((last - first) % 12 + 1)]
+    if g["y"] is None and (yearless or anchor is None):
+        found.add_all(match.start(), match.end(), [(month, 1, 31) for month in months])
+        return
+    year = int(g["y"]) if g["y"] else _year_by_tense(match, anchor, first, None)  # type: ignore[arg-type]
+    end_year = year if last >= first else year + 1
+    found.add(match.start(), match.end(), DayRange(date(year, first, 1), _month_range(end_year, last).last))
 
 
 # What may stand between a month, season or day and the year it is of: "January last year",

@@ -1534,3 +1534,29 @@ def test_this_weekend_in_the_past_tense_is_the_one_just_gone(text: str, said: da
 )
 def test_a_vague_count_ago_is_a_span(text: str, expected: str) -> None:
     assert [r.iso() for r in mentioned_ranges(text, SAID_IN_MARCH)] == [expected]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # From one month or year to another: the days between, not the last one alone.
+        ("What did I do between May and July 2023?", ["2023-05-01/2023-07-31"]),
+        ("Jan-Mar 2023", ["2023-01-01/2023-03-31"]),
+        ("from 2019 to 2021", ["2019-01-01/2021-12-31"]),
+        ("between 2019 and 2021", ["2019-01-01/2021-12-31"]),
+        ("2022-2023", ["2022-01-01/2023-12-31"]),
+        ("between May and July last year", ["2023-05-01/2023-05-31", "2023-06-01/2023-06-30", "2023-07-01/2023-07-31"]),
+        ("between 2021 and 2019", []),  # backwards: no range
+        ("May-June is busy", []),  # a dash between months only before a year
+    ],
+)
+def test_a_range_of_months_or_years_is_every_day_of_it(text: str, expected: list[str]) -> None:
+    assert ranges_of(text, SAID_IN_MARCH) == expected
+
+
+def test_a_range_of_months_in_an_entry_follows_the_tense() -> None:
+    assert [r.iso() for r in mentioned_ranges("We travelled from November to February", SAID_IN_MARCH)] == [
+        "2023-11-01/2024-02-29"
+    ]
+    when = query_time("What did I do from March to June?", SAID_IN_MARCH)
+    assert when is not None and when.yearless == ((3, 1, 31), (4, 1, 31), (5, 1, 31), (6, 1, 31))
