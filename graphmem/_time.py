@@ -505,21 +505,18 @@ def _nearest_year(anchor: date, month: int, day: int | None) -> int:
 
 def _year_by_tense(match: re.Match[str], anchor: date, month: int, day: int | None) -> int:
     """The year of ``month`` (and ``day``) an English ``match`` names, said at ``anchor``:
-    in a sentence in the past, the last one begun by the anchor ("I went to Paris in August",
-    said in March: last August); in the future, the first not over ("I'll fly to Rome on 20
-    Dec", said in March: this December); else the nearest (:func:`_nearest_year`)."""
+    as :func:`_by_tense` chooses among those years' ("I went to Paris in August", said in
+    March: last August; "I'll fly to Rome on 20 Dec": this December); without a tense, the
+    nearest (:func:`_nearest_year`)."""
     past, future = _tense(match)
     if past == future:
         return _nearest_year(anchor, month, day)
-    years = range(anchor.year - 4, anchor.year + 5)  # 29 February: one in four
-    if day is not None:
-        days = [(y, d) for y in years if (d := _safe_date(y, month, day)) is not None]
-        if past:
-            return max((y for y, d in days if d <= anchor), default=_nearest_year(anchor, month, day))
-        return min((y for y, d in days if d >= anchor), default=_nearest_year(anchor, month, day))
-    if past:
-        return max(y for y in years if date(y, month, 1) <= anchor)
-    return min(y for y in years if _month_range(y, month).last >= anchor)
+    around = [
+        r
+        for year in range(anchor.year - 4, anchor.year + 5)  # 29 February: one in four
+        if isinstance(r := _day_or_month(year, month, day, anchor, yearless=False), DayRange)
+    ]
+    return _by_tense(match, anchor, around).first.year
 
 
 def _number(text: str | None) -> int:
@@ -591,6 +588,11 @@ class _Found:
 
     def add(self, start: int, end: int, value: DayRange | tuple[int, int, int]) -> None:
         self.add_all(start, end, [value])
+
+    def replace(self, ranges: list[tuple[int, int, DayRange | tuple[int, int, int]]]) -> None:
+        """Keep these readings instead (non-overlapping spans: readings joined after the scan)."""
+        self.ranges = ranges
+        self._spans = sorted({(start, end) for start, end, _ in ranges})
 
     def add_all(self, start: int, end: int, values: Sequence[DayRange | tuple[int, int, int]]) -> None:
         """Several values of one span (days without a year on both sides of a month's end)."""
@@ -1263,10 +1265,13 @@ def _add_range(found: _Found, match: re.Match[str], anchor: date | None, *, year
         return
     first, last = (_MONTH_NAMES[(g[k] or "").lower().rstrip(".")] for k in (("m1", "m2") if g["m1"] else ("m3", "m4")))
     months = [(first + i - 1) % 12 + 1 for i in range((last - first) % 12 + 1)]
-    if g["y"] is None and (yearless or anchor is None):
+    if g["y"]:
+        year = int(g["y"])
+    elif yearless or anchor is None:
         found.add_all(match.start(), match.end(), [(month, 1, 31) for month in months])
         return
-    year = int(g["y"]) if g["y"] else _year_by_tense(match, anchor, first, None)  # type: ignore[arg-type]
+    else:
+        year = _year_by_tense(match, anchor, first, None)
     end_year = year if last >= first else year + 1
     found.add(match.start(), match.end(), DayRange(date(year, first, 1), _month_range(end_year, last).last))
 
@@ -1291,16 +1296,14 @@ def _in_year(value: DayRange | tuple[int, int, int], year: int) -> DayRange | No
     ``None`` for anything longer than a season, or a day ``year`` has not (29 February)."""
     if isinstance(value, tuple):
         month, first_day, last_day = value
-        first = _safe_date(year, month, first_day)
-        last = _month_range(year, month).last if first is not None else None
-        if first is None or last is None:
-            return None
-        return DayRange(first, min(last, date(year, month, min(last_day, last.day))))
+        start = _safe_date(year, month, first_day)
+        # (A yearless month is days 1-31: its last day is the month's.)
+        end = date(year, month, min(last_day, _month_range(year, month).last.day))
+        return DayRange(start, end) if start is not None else None
     if (value.last - value.first).days > 92:
         return None
-    shift = year - value.first.year
-    first = _safe_date(value.first.year + shift, value.first.month, value.first.day)
-    last = _safe_date(value.last.year + shift, value.last.month, value.last.day)
+    first = _safe_date(year, value.first.month, value.first.day)
+    last = _safe_date(year + value.last.year - value.first.year, value.last.month, value.last.day)
     return DayRange(first, last) if first is not None and last is not None else None
 
 
@@ -1337,8 +1340,7 @@ def _join_parts_to_their_year(found: _Found, text: str) -> None:
             ranges.extend((start, end, value) for value in of_the_year)
         elif span not in used:
             ranges.extend((span[0], span[1], value) for value in by_span[span])
-    found.ranges = ranges
-    found._spans = sorted({(start, end) for start, end, _ in ranges})
+    found.replace(ranges)
 
 
 # ---------------------------------------------------------------------------- other languages

@@ -341,10 +341,7 @@ class Journal:
         that stopped (it writes segments of the journal's users only) but an old header put
         back over a version 2 store (a restored backup). Read as version 1 it hides those
         users, and the migration of the next write would delete their segments."""
-        try:
-            names = [n for n in os.listdir(self.segments_dir) if n.endswith(".journal")]
-        except (FileNotFoundError, NotADirectoryError):
-            return
+        names = self._segment_names()
         held = {segment_name(r["app_name"], r["user_id"]) for _, r in contents.records}
         foreign = sorted(set(names) - held)
         if foreign:
@@ -405,11 +402,15 @@ class Journal:
                     files.append(segment)
         return StoreContents(VERSION, files, partial=owners is not None)
 
-    def _refuse_orphaned_segments(self) -> None:
+    def _segment_names(self) -> list[str]:
+        """The names of the user segments in the segments directory (none without one)."""
         try:
-            orphans = [n for n in os.listdir(self.segments_dir) if n.endswith(".journal")]
+            return [n for n in os.listdir(self.segments_dir) if n.endswith(".journal")]
         except (FileNotFoundError, NotADirectoryError):
-            return
+            return []
+
+    def _refuse_orphaned_segments(self) -> None:
+        orphans = self._segment_names()
         if orphans:
             raise JournalCorruptError(
                 f"{self.path} is missing or empty, but {self.segments_dir} holds {len(orphans)} user "

@@ -932,7 +932,8 @@ def _write_any_character() -> None:
 
 class _WholeWrites(io.RawIOBase):
     """A file descriptor whose writes finish: a short write goes on with the rest, and a
-    full non-blocking pipe is waited for (``select``) instead of failing."""
+    full non-blocking pipe is waited for (``select``) instead of failing. Closing it does not
+    close the descriptor (a RawIOBase only marks itself closed): it is the process's stdout."""
 
     def __init__(self, fd: int) -> None:
         super().__init__()
@@ -956,10 +957,6 @@ class _WholeWrites(io.RawIOBase):
             except BlockingIOError:
                 select.select([], [self._fd], [])
         return done
-
-    def close(self) -> None:
-        # Marked closed only: the descriptor is the process's stdout, which others share.
-        super().close()
 
 
 def _write_stdout_whole() -> None:
