@@ -698,7 +698,7 @@ def _relative(match: re.Match[str], now: datetime, *, in_query: bool = False) ->
     if g["from_day"] or g["in_unit"]:
         if g["in_unit"]:
             past, future = _tense(match)
-            if past or not future:
+            if past or not (future or _progressive(match)):
                 return None
         count, written_unit = (g["n"], g["unit"]) if g["from_day"] else (g["in_n"], g["in_unit"])
         unit, n = _in_weeks(_as_written_in_full(written_unit), _number(count))
@@ -756,16 +756,42 @@ _PAST = re.compile(
     _ENGLISH,
 )
 _SENTENCE_END = re.compile(r"[.!?\n]")
+#: The present progressive ("we're leaving", "my sister is coming", "I am starting"): the
+#: future beside "in two weeks", but mostly the present beside a month or weekday ("I'm
+#: reading the book I got in May"), so read only there (:func:`_relative`).
+_PROGRESSIVE = re.compile(
+    r"(?:['’](?:m|re|s)|\b(?:am|are|is))\s+(?:[a-z]+ly\s+|also\s+|just\s+)?[a-z]{2,}ing\b", _ENGLISH
+)
+#: Words in -ing after "is" that are adjectives ("it's amazing how much I learnt in two weeks").
+_ING_ADJECTIVES = re.compile(
+    r"\b(?:amazing|interesting|exciting|boring|relaxing|exhausting|surprising|annoying|confusing|tiring"
+    r"|inspiring|thrilling|stunning|charming|refreshing|rewarding|challenging|overwhelming|frustrating"
+    r"|encouraging|touching|loving|caring|willing|nothing|something|everything|anything)\b",
+    _ENGLISH,
+)
+
+
+def _sentence(match: re.Match[str]) -> str:
+    """The sentence of its text that holds ``match``."""
+    text = match.string
+    start = max((m.end() for m in _SENTENCE_END.finditer(text, 0, match.start())), default=0)
+    end_match = _SENTENCE_END.search(text, match.end())
+    return text[start : end_match.start() if end_match else len(text)]
 
 
 def _tense(match: re.Match[str]) -> tuple[bool, bool]:
     """Whether the sentence holding ``match`` reads as past, and whether as future
     (``_PAST``, ``_FUTURE``)."""
-    text = match.string
-    start = max((m.end() for m in _SENTENCE_END.finditer(text, 0, match.start())), default=0)
-    end_match = _SENTENCE_END.search(text, match.end())
-    sentence = text[start : end_match.start() if end_match else len(text)]
+    sentence = _sentence(match)
     return _PAST.search(sentence) is not None, _FUTURE.search(sentence) is not None
+
+
+def _progressive(match: re.Match[str]) -> bool:
+    """Whether the sentence holding ``match`` is in the present progressive (``_PROGRESSIVE``,
+    its verb no adjective)."""
+    return any(
+        not _ING_ADJECTIVES.search(found.group()) for found in _PROGRESSIVE.finditer(_sentence(match))
+    )
 
 
 def _by_tense(match: re.Match[str], anchor: date, around: Sequence[DayRange]) -> DayRange:
@@ -1189,6 +1215,9 @@ def _scan(text: str, now: datetime | None, *, yearless: bool = False, others: _L
         # A French, German, Italian or Portuguese text (it holds its markers) first: "am 3.
         # August 2023" is German's day, not English's "August 2023".
         _scan_word_grammars(found, text, anchor, yearless=yearless, grammars=others.grammars, dated=others.dated)
+    for match in _DAY_SPAN.finditer(text):
+        with _PAST_THE_CALENDAR:
+            _add_day_span(found, match, text, anchor, yearless=yearless)
     for match in _RANGE.finditer(text):
         with _PAST_THE_CALENDAR:
             _add_range(found, match, anchor, yearless=yearless)
@@ -1233,8 +1262,134 @@ def _scan(text: str, now: datetime | None, *, yearless: bool = False, others: _L
     if others.cjk or others.spanish or others.hindi:
         _scan_other(found, text, anchor, yearless=yearless, languages=others)
     if len(found.ranges) > 1:
+        _join_day_to_day(found, text)
         _join_parts_to_their_year(found, text)
     return found
+
+
+# From one day to another of the same month, the month written once: "3-5 May 2023", "from
+# the 3rd to the 5th of May", "May 3-5", "between May 3 and 10". ("and" only after
+# "between": "on May 3 and 5" is two days.)
+_DAY_TO = r"(?:\s*[-–]\s*|\s+(?P<{name}>to|till|until|through|thru|and)\s+)(?:the\s+)?"
+_DAY_SPAN = re.compile(
+    r"\b(?P<lead>(?:from|between)\s+(?:the\s+)?)?"
+    rf"(?:{_d('a1')}{_DAY_TO.format(name='ato')}{_d('a2')}\s+(?:of\s+)?{_m('am')}"
+    rf"|{_m('bm')}\s+(?:the\s+)?{_d('b1')}{_DAY_TO.format(name='bto')}{_d('b2')}(?![\d:]))"
+    rf"(?:,?\s+(?:of\s+)?{_y('y')})?\b(?!-)",
+    _ENGLISH,
+)
+
+
+def _add_day_span(found: _Found, match: re.Match[str], text: str, anchor: date | None, *, yearless: bool) -> None:
+    """Add a ``_DAY_SPAN`` match: the days from the first to the last (the first before
+    the last, both in the month). Without a year, in a question that month's days in any
+    year; in an entry in the year the tense gives (:func:`_year_by_tense`)."""
+    g = match.groupdict()
+    if (g["ato"] or g["bto"] or "").lower() == "and" and not (g["lead"] or "").lower().startswith("between"):
+        return
+    written_month = g["am"] or g["bm"]
+    if not g["lead"] and not g["y"] and written_month in _LOWERCASE_MONTH_WORDS:
+        return  # "you may 3-5 ..." is no date
+    if g["bm"] and not g["y"] and _COUNTED.match(text, match.end()) is not None:
+        return  # "May 3-5 people": the numbers count
+    month = _MONTH_NAMES[written_month.lower().rstrip(".")]
+    first, last = int(g["a1"] or g["b1"]), int(g["a2"] or g["b2"])
+    if first >= last or _safe_date(2000, month, last) is None:  # 2000 is a leap year
+        return
+    if g["y"]:
+        year = int(g["y"])
+    elif yearless or anchor is None:
+        found.add(match.start(), match.end(), (month, first, last))
+        return
+    else:
+        year = _year_by_tense(match, anchor, month, first)
+    days = _safe_date(year, month, first), _safe_date(year, month, last)
+    if days[0] is not None and days[1] is not None:
+        found.add(match.start(), match.end(), DayRange(days[0], days[1]))
+
+
+# What joins two days into the days from one to the other: "May 30 - June 2", "from 3 May
+# 2023 to 10 May 2023", "2023-05-03 to 2023-05-10"; "and" only after "between".
+_DAY_TO_DAY = re.compile(r"\s*(?:[-–]|to|till|until|through|thru)\s+(?:the\s+)?|\s*[-–]\s*", _ENGLISH)
+_BETWEEN_AND = re.compile(r"\s+and\s+(?:the\s+)?", _ENGLISH)
+_BETWEEN_BEFORE = re.compile(r"\bbetween\s+(?:the\s+)?$", _ENGLISH)
+_A_YEAR_IN = re.compile(r"(?<!\d)(?:1[89]|2[01])\d\d(?!\d)")
+#: The longest span two days are joined across: a reading further apart is two days.
+_LONGEST_DAY_TO_DAY = 366
+
+
+def _one_day(value: DayRange | tuple[int, int, int], written_year: bool) -> tuple[int, int, int | None] | None:
+    """(month, day, year or ``None``) of a reading that is one day; ``None`` if it is more.
+    A day an entry placed in a year by the tense keeps no year unless one was written."""
+    if isinstance(value, tuple):
+        return (value[0], value[1], None) if value[1] == value[2] else None
+    if value.first != value.last:
+        return None
+    return value.first.month, value.first.day, value.first.year if written_year else None
+
+
+def _days_between(
+    left: tuple[int, int, int | None], right: tuple[int, int, int | None], placed: DayRange | None
+) -> list[DayRange | tuple[int, int, int]]:
+    """The days from ``left`` to ``right`` (each (month, day, year or ``None``)): with a
+    year on either side, one range (the side without it in the year that puts it before or
+    after the other); without, as (month, first, last) of each month (a question's), or in
+    the year an entry placed the first in (``placed``). Empty when they are out of order or
+    too far apart."""
+    (m1, d1, y1), (m2, d2, y2) = left, right
+    if y1 is None and y2 is None and placed is not None:
+        y1 = placed.first.year
+    if y1 is None and y2 is None:
+        if (m1, d1) >= (m2, d2) and m1 == m2:
+            return []
+        months = [(m1 + i - 1) % 12 + 1 for i in range((m2 - m1) % 12 + 1)]
+        if len(months) == 1:
+            return [(m1, d1, d2)]
+        return [(m, d1 if i == 0 else 1, d2 if i == len(months) - 1 else 31) for i, m in enumerate(months)]
+    if y1 is None:
+        assert y2 is not None
+        y1 = y2 if (m1, d1) <= (m2, d2) else y2 - 1
+    if y2 is None:
+        y2 = y1 if (m2, d2) >= (m1, d1) else y1 + 1
+    first, last = _safe_date(y1, m1, d1), _safe_date(y2, m2, d2)
+    if first is None or last is None or not 0 < (last - first).days <= _LONGEST_DAY_TO_DAY:
+        return []
+    return [DayRange(first, last)]
+
+
+def _join_day_to_day(found: _Found, text: str) -> None:
+    """Two days read apart but written as one span of days ("from May 30 to June 2",
+    "between 3 May 2023 and 10 May 2023") are every day between: read apart they were the
+    first and the last alone."""
+    by_span: dict[tuple[int, int], list[DayRange | tuple[int, int, int]]] = {}
+    for start, end, value in found.ranges:
+        by_span.setdefault((start, end), []).append(value)
+    spans = sorted(by_span)
+    joined: dict[tuple[int, int], list[DayRange | tuple[int, int, int]]] = {}
+    used: set[tuple[int, int]] = set()
+    for left, right in zip(spans, spans[1:], strict=False):
+        if left in used or len(by_span[left]) != 1 or len(by_span[right]) != 1:
+            continue
+        if not (
+            _DAY_TO_DAY.fullmatch(text, left[1], right[0])
+            or (_BETWEEN_AND.fullmatch(text, left[1], right[0]) and _BETWEEN_BEFORE.search(text, 0, left[0]))
+        ):
+            continue
+        (first_value,), (last_value,) = by_span[left], by_span[right]
+        first = _one_day(first_value, _A_YEAR_IN.search(text, left[0], left[1]) is not None)
+        last = _one_day(last_value, _A_YEAR_IN.search(text, right[0], right[1]) is not None)
+        if first is None or last is None:
+            continue
+        placed = first_value if isinstance(first_value, DayRange) else None
+        days = _days_between(first, last, placed)
+        if days:
+            joined[(left[0], right[1])] = days
+            used.update((left, right))
+    if not joined:
+        return
+    ranges = [(start, end, value) for (start, end), values in joined.items() for value in values]
+    ranges += [(span[0], span[1], value) for span in spans if span not in used for value in by_span[span]]
+    found.replace(sorted(ranges, key=lambda r: (r[0], r[1])))
 
 
 # From one month or year to another: "between May and July 2023", "from March to June",

@@ -1560,3 +1560,75 @@ def test_a_range_of_months_in_an_entry_follows_the_tense() -> None:
     ]
     when = query_time("What did I do from March to June?", SAID_IN_MARCH)
     assert when is not None and when.yearless == ((3, 1, 31), (4, 1, 31), (5, 1, 31), (6, 1, 31))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # From one day to another: every day between, not the last (or the first) alone.
+        ("What did she do between 3 and 5 May 2023?", ["2023-05-03/2023-05-05"]),
+        ("from 3 to 5 May 2023", ["2023-05-03/2023-05-05"]),
+        ("the 3rd-5th of May 2023", ["2023-05-03/2023-05-05"]),
+        ("May 3 - 10, 2023", ["2023-05-03/2023-05-10"]),
+        ("between May 3 and May 10, 2023", ["2023-05-03/2023-05-10"]),
+        ("from 3 May 2023 to 10 May 2023", ["2023-05-03/2023-05-10"]),
+        ("2023-05-03 to 2023-05-10", ["2023-05-03/2023-05-10"]),
+        ("Dec 28 to Jan 3, 2024", ["2023-12-28/2024-01-03"]),  # the year is the last day's
+        ("from May 30 to June 2, 2023", ["2023-05-30/2023-06-02"]),
+        # Not a span: out of order, a day the month has not, "and" without "between".
+        ("from 5 to 3 May 2023", ["2023-05-03/2023-05-03"]),  # the day read before
+        ("Feb 28-30, 2023", []),
+        ("on 3 May 2023 and 5 May 2023", ["2023-05-03/2023-05-03", "2023-05-05/2023-05-05"]),
+        ("from 3 May 2021 to 10 May 2023", ["2021-05-03/2021-05-03", "2023-05-10/2023-05-10"]),  # too far
+    ],
+)
+def test_a_span_of_days_in_a_query_is_every_day_of_it(text: str, expected: list[str]) -> None:
+    assert ranges_of(text, SAID_IN_MARCH) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "yearless"),
+    [
+        ("What did I do May 3-5?", ((5, 3, 5),)),
+        ("May 3rd to 5th", ((5, 3, 5),)),
+        ("from May 30 to June 2", ((5, 30, 31), (6, 1, 2))),
+        ("between the 3rd and the 5th of May", ((5, 3, 5),)),
+        ("on May 3 and 5", ((5, 3, 3),)),  # two days, not a span (the 5th alone names no month)
+    ],
+)
+def test_a_span_of_days_without_a_year_in_a_query_is_those_days_every_year(
+    text: str, yearless: tuple[tuple[int, int, int], ...]
+) -> None:
+    when = query_time(text, SAID_IN_MARCH)
+    assert when is not None and when.ranges == () and when.yearless == yearless
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("We stayed in Lisbon May 3-5.", ["2023-05-03/2023-05-05"]),  # past: last May
+        ("We'll be in Lisbon May 3-5.", ["2024-05-03/2024-05-05"]),  # future: this May
+        ("We went there from Dec 30 to Jan 2", ["2023-12-30/2024-01-02"]),
+        # Numbers that count, and a lowercase "may", are no days.
+        ("May 3-5 guests came", []),
+        ("you may 3-5 times a week", []),
+    ],
+)
+def test_a_span_of_days_in_an_entry_follows_the_tense(text: str, expected: list[str]) -> None:
+    assert [r.iso() for r in mentioned_ranges(text, SAID_IN_MARCH)] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # "in two weeks" in the present progressive is ahead ("we're leaving", "is coming").
+        ("We're leaving for Peru in two weeks!", ["2024-03-21/2024-03-27"]),
+        ("My sister is coming in 3 days", ["2024-03-16/2024-03-16"]),
+        ("I am starting a new job in a month", ["2024-04-01/2024-04-30"]),
+        # Not a progressive: an adjective in -ing, a duration in the past.
+        ("It's amazing how much I learnt in two weeks", []),
+        ("I'm proud, I lost 5 kg in two weeks", []),
+    ],
+)
+def test_in_a_count_of_units_in_the_present_progressive_is_ahead(text: str, expected: list[str]) -> None:
+    assert [r.iso() for r in mentioned_ranges(text, SAID_IN_MARCH)] == expected
