@@ -900,10 +900,11 @@ def _a_word_not_a_date(match: re.Match[str], text: str) -> bool:
 
 
 # "the week of 15 May 2023", "the weekend of 6 May", "the first week of May 2023", "the last
-# weekend of June": a part of the day's week or of the month that follows.
+# weekend of June", "the first half of 2023", "the second half of May": a part of the day's
+# week or of the month or year that follows.
 _PART_OF = re.compile(
     r"\b(?:the\s+)?(?:(?P<nth>first|1st|second|2nd|third|3rd|fourth|4th|last|final)\s+)?"
-    r"(?P<part>week|wk|weekend|wkend|wknd)\s+of\s+$",
+    r"(?P<part>week|wk|weekend|wkend|wknd|half)\s+of\s+$",
     _ENGLISH,
 )
 _NTH = {
@@ -922,6 +923,9 @@ def _part_of(
     part = _PART_OF.search(text, max(0, at - 30), at)
     if part is None:
         return None
+    if part.group("part").lower() == "half":
+        half = _half_of(value, _NTH.get((part.group("nth") or "").lower()))
+        return (part.start(), half) if half is not None else None
     weekend = _as_written_in_full(part.group("part")) == "weekend"
     nth = _NTH.get((part.group("nth") or "").lower())
     if isinstance(value, DayRange):
@@ -947,6 +951,24 @@ def _part_of(
     if nth < 0:
         return part.start(), (month, days_in_month - 6, days_in_month)
     return part.start(), (month, 7 * (nth - 1) + 1, 7 * nth)
+
+
+def _half_of(value: DayRange | tuple[int, int, int], nth: int | None) -> DayRange | tuple[int, int, int] | None:
+    """The first (``nth`` 1) or second (2 or -1, the last) half of a year (six months each)
+    or of a month (days 1-15, 16 to its end), with or without a year; ``None`` for any other
+    range or ``nth``."""
+    if nth not in (1, 2, -1):
+        return None
+    second = nth != 1
+    if not isinstance(value, DayRange):
+        month, a, b = value
+        return (month, 16 if second else 1, b if second else 15) if (a, b) == (1, 31) else None
+    first, last = value.first, value.last
+    if value == _month_range(first.year, first.month):
+        return DayRange(first.replace(day=16), last) if second else DayRange(first, first.replace(day=15))
+    if (first.month, first.day, last.month, last.day) == (1, 1, 12, 31) and first.year == last.year:
+        return DayRange(date(first.year, 7, 1), last) if second else DayRange(first, date(first.year, 6, 30))
+    return None
 
 
 # "early May", "mid-May", "late 2023", "the end of May", "the beginning of next year", "in
@@ -1017,12 +1039,14 @@ def _add_absolute(found: _Found, match: re.Match[str], text: str, anchor: date |
     if value is None:
         return
     start = match.start()
-    if (part := _part_of(text, start, value)) is not None:
-        found.add(part[0], match.end(), part[1])
+    lead = match.group("lead10")
+    # ("the first half of 2023": a year's "of" is inside its match, as its lead.)
+    part_at = match.start("y10") if lead and lead.lower() == "of" else start
+    if (part := _part_of(text, part_at, value)) is not None:
+        found.add(min(part[0], start), match.end(), part[1])
         return
     # "early May 2023", "the end of 2022", "mid-2023": the words before the month or year
     # (for a year alone they are inside the match: its "of" or "early" read as its lead).
-    lead = match.group("lead10")
     within = match.group("third10") or (lead and lead.lower() == "of")
     if _add_third(found, match, match.start("y10") if within else start, value):
         return
@@ -1141,7 +1165,7 @@ def _add_season_alone(found: _Found, match: re.Match[str], anchor: date | None, 
 # sentence ("on the 15th we went out"), not before a noun ("on the 3rd floor", "on the 2nd
 # try") nor a month ("on the 15th of June" is a date, read by _ABSOLUTE).
 _DAY_OF_MONTH = re.compile(
-    r"\bon\s+the\s+(?P<dom>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)\b"
+    rf"\bon\s+(?:(?P<weekday>{_WEEKDAY_WORDS})\s*,?\s+)?the\s+(?P<dom>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)\b"
     r"(?=\s*(?:[.,;:!?)]|$)|\s+(?:and|but|so|we|i|he|she|they|you|it|at|in|for|when|then|too|again"
     r"|morning|afternoon|evening|night)\b)",
     _ENGLISH,
@@ -1153,18 +1177,49 @@ def _add_day_of_month(found: _Found, match: re.Match[str], anchor: date | None) 
     after, as its sentence's tense says (:func:`_by_tense`: "What did we do on the 15th?" the
     last one); without an anchor (a question asked without ``as_of``), that day of any month."""
     dom = int(match.group("dom"))
+    weekday = _WEEKDAYS[_as_written_in_full(match.group("weekday"))] if match.group("weekday") else None
     if anchor is None:
+        if weekday is not None:
+            return  # (which months' that weekday is depends on the year)
         months = [month for month in range(1, 13) if _safe_date(2000, month, dom) is not None]  # (2000: 29 Feb)
         found.add_all(match.start(), match.end(), [(month, dom, dom) for month in months])
         return
     # Two months either side: the 31st asked in May was in March (April has none), and said
-    # in March in the past tense, the 30th was in January.
+    # in March in the past tense, the 30th was in January. With a weekday ("on Monday the
+    # 5th"), the months within a year either side whose day it is: one to three a year.
+    deltas = range(-2, 3) if weekday is None else range(-12, 13)
     days = [
         DayRange(day, day)
-        for delta in (-2, -1, 0, 1, 2)
+        for delta in deltas
         if (day := _safe_date(*_add_months(anchor.year, anchor.month, delta), dom)) is not None
+        and (weekday is None or day.weekday() == weekday)
     ]
-    found.add(match.start(), match.end(), _by_tense(match, anchor, days))
+    if days:
+        found.add(match.start(), match.end(), _by_tense(match, anchor, days))
+
+
+# A day typed as two numbers without a year after "on", "by", "since", ...: "on 5/8", "since
+# 12/3". Day and month may be either way round (5/8 is 8 May in most of the world, 5 August in
+# the US): both when both can be (a wrong guess would lose the day meant; a second day only
+# adds one). Not after other words: "1/2 cup", "3/4 of us", "24/7".
+_DAY_SLASH_MONTH = re.compile(
+    r"\b(?:on|by|since|until|till|from|before|after)\s+(?P<a>[12]\d|3[01]|0?[1-9])/(?P<b>[12]\d|3[01]|0?[1-9])\b(?![/\d])",
+    _ENGLISH,
+)
+
+
+def _add_day_slash_month(found: _Found, match: re.Match[str], anchor: date | None, *, yearless: bool) -> None:
+    """Add a ``_DAY_SLASH_MONTH``: each reading of it that is a day (:func:`_day_or_month`),
+    placed in a year by the sentence's tense in an entry (:func:`_year_by_tense`)."""
+    a, b = int(match.group("a")), int(match.group("b"))
+    days: list[DayRange | tuple[int, int, int]] = []
+    for month, dom in dict.fromkeys(((a, b), (b, a))):
+        if month > 12 or _safe_date(2000, month, dom) is None:  # (2000: 29 February is a day)
+            continue
+        year = None if yearless or anchor is None else _year_by_tense(match, anchor, month, dom)
+        if (value := _day_or_month(year, month, dom, anchor, yearless=yearless)) is not None:
+            days.append(value)
+    found.add_all(match.start(), match.end(), days)
 
 
 # "at the end of the month", "the beginning of the year" (no "this", "last" or "next"): a
@@ -1241,6 +1296,10 @@ def _scan(text: str, now: datetime | None, *, yearless: bool = False, others: _L
     for match in _DAY_OF_MONTH.finditer(text):
         with _PAST_THE_CALENDAR:
             _add_day_of_month(found, match, anchor)
+    if "/" in text:
+        for match in _DAY_SLASH_MONTH.finditer(text):
+            with _PAST_THE_CALENDAR:
+                _add_day_slash_month(found, match, anchor, yearless=yearless)
     if now is not None and anchor is not None:  # (one test: the anchor is now's day; both for mypy)
         for match in _PART_OF_THE_PERIOD.finditer(text):
             with _PAST_THE_CALENDAR:

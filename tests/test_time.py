@@ -1632,3 +1632,62 @@ def test_a_span_of_days_in_an_entry_follows_the_tense(text: str, expected: list[
 )
 def test_in_a_count_of_units_in_the_present_progressive_is_ahead(text: str, expected: list[str]) -> None:
     assert [r.iso() for r in mentioned_ranges(text, SAID_IN_MARCH)] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # A weekday with a day of the month names the month: the nearest whose day it is,
+        # as the tense says (13 March 2024 is a Wednesday).
+        ("What did I say on Monday the 5th?", ["2024-02-05/2024-02-05"]),
+        ("We met on Friday, the 13th.", ["2023-10-13/2023-10-13"]),
+        ("I'll see you on Sat the 1st.", ["2024-06-01/2024-06-01"]),
+        ("on Thursday the 31st", ["2023-08-31/2023-08-31"]),  # no tense: the nearest (next: Oct)
+        ("on Monday the 30th", ["2023-10-30/2023-10-30"]),
+    ],
+)
+def test_a_weekday_and_a_day_of_the_month_name_the_month(text: str, expected: list[str]) -> None:
+    assert [r.iso() for r in mentioned_ranges(text, SAID_IN_MARCH)] == expected
+    when = query_time(text, SAID_IN_MARCH)
+    assert when is not None and [r.iso() for r in when.ranges] == expected
+    assert query_time(text) is None  # without the day it is asked, no month is named
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Two numbers after "on": either way round when both can be a day.
+        ("what did I eat on 05/05?", ((5, 5, 5),)),
+        ("we met on 5/8", ((5, 8, 8), (8, 5, 5))),
+        ("on 25/12", ((12, 25, 25),)),
+        # No day: a fraction, a number after another word, no month 13.
+        ("add 1/2 cup", None),
+        ("open 24/7", None),
+        ("on 13/13", None),
+    ],
+)
+def test_a_day_typed_as_two_numbers_after_on(text: str, expected: tuple[tuple[int, int, int], ...] | None) -> None:
+    when = query_time(text, SAID_IN_MARCH)
+    assert (when.yearless if when else None) == expected
+
+
+def test_a_day_typed_as_two_numbers_in_an_entry_follows_the_tense() -> None:
+    assert [r.iso() for r in mentioned_ranges("We got married on 25/12", SAID_IN_MARCH)] == ["2023-12-25/2023-12-25"]
+    assert [r.iso() for r in mentioned_ranges("We'll fly on 4/5", SAID_IN_MARCH)] == [
+        "2024-04-05/2024-04-05", "2024-05-04/2024-05-04"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "yearless"),
+    [
+        ("in the first half of 2023", ["2023-01-01/2023-06-30"], ()),
+        ("the second half of May 2023", ["2023-05-16/2023-05-31"], ()),
+        ("the last half of 2022", ["2022-07-01/2022-12-31"], ()),
+        ("what did I do in the second half of May?", [], ((5, 16, 31),)),
+        ("in the first half of May", [], ((5, 1, 15),)),
+    ],
+)
+def test_a_half_of_a_year_or_month(text: str, expected: list[str], yearless: tuple[tuple[int, int, int], ...]) -> None:
+    when = query_time(text, SAID_IN_MARCH)
+    assert when is not None and [r.iso() for r in when.ranges] == expected and when.yearless == yearless
