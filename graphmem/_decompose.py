@@ -1310,8 +1310,22 @@ def _collect(
             continue
         if not any(ch.isalnum() for ch in text):
             continue  # symbols and emoji carry no recallable word
+        if token.norm_ == "'d":
+            # spaCy splits "id" and "wed" as "I'd" and "we'd" typed without the apostrophe:
+            # the "d" is no word of its own (its lemma was `have`, on "my id" and "we wed in
+            # June" alike), and the word as typed may be one ("my id"): kept whole.
+            if text.isalpha() and token.i > 0 and not doc[token.i - 1].whitespace_:
+                tokens.setdefault((doc[token.i - 1].text + text).lower(), None)
+            continue
         if token.is_stop and not _written_as_name(token):
             continue
+        if (
+            lemmas is not None
+            and not stop_lemmas
+            and _chat_spelt_function_word(token, lemmas)
+            and not _written_as_name(token)
+        ):
+            continue  # "ya know": NER read "ya" as a name; it is "you" typed short
         value = _token_value(token, lemmas)
         if stop_lemmas and token.doc.vocab[value].is_stop and not _written_as_name(token):
             continue  # a form of a stop word ("I" -> "il" in Italian)
@@ -1443,6 +1457,15 @@ def _token_value(token: Token, lemmas: Mapping[str, str] | None) -> str:
         form = _without_stray_marks(_usual_spelling(token))
         value = lemmas.get(form, form)
     return value if any(ch.isalnum() for ch in value) else lower
+
+
+def _chat_spelt_function_word(token: Token, lemmas: Mapping[str, str]) -> bool:
+    """Whether a word is a function word typed another way ("ya" for "you"): its lemma (of
+    its usual spelling) is another word, and one of ``_FUNCTION_LEMMAS``. Not a name that
+    is also a function word ("Will": its lemma is itself)."""
+    form = _without_stray_marks(_usual_spelling(token))
+    meant = lemmas.get(form, form)
+    return meant != token.lower_ and meant in _FUNCTION_LEMMAS
 
 
 def _german_noun(token: Token, lemmas: Mapping[str, str]) -> bool:

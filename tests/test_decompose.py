@@ -99,6 +99,20 @@ def test_a_contraction_or_chat_spelling_of_a_function_word_is_no_token(decompose
         assert tokens.isdisjoint({"will", "can", "to", "you", "them", "wo", "ca", "na"}), text
     # A content verb the stop list holds is still a token: "went" is "go".
     assert "go" in decomposer.decompose("We went hiking").tokens
+    # A chat spelling NER reads as a name ("ya know": PERSON) is still the function word.
+    for text in ("ya know", "Ya know what?"):
+        assert "ya" not in decomposer.decompose(text).tokens, text
+    # A name that is also a function word is not one typed short.
+    assert "will" in decomposer.decompose("We met Will at the port.").tokens
+
+
+def test_id_and_wed_are_words_not_the_d_of_a_contraction(decomposer: Decomposer) -> None:
+    # spaCy splits "id" and "wed" as "I'd" and "we'd" without the apostrophe: the "d" read
+    # as `have` on every such entry, and "my ID" (not split) never met "my id".
+    for text, word in (("my employee id is 4471", "id"), ("we wed in June", "wed"), ("What is my ID?", "id")):
+        for tokens in (decomposer.decompose(text).tokens, decomposer.decompose_query(text).tokens):
+            assert word in tokens and "have" not in tokens, (text, tokens)
+    assert "have" not in decomposer.decompose("id love that, I'd go").tokens
 
 
 def test_a_misspelt_word_of_an_entry_also_gives_the_word_it_misspells(decomposer: Decomposer) -> None:
