@@ -74,11 +74,13 @@ class ProjectScopingUnsupportedError(UnsupportedOperationError):
     project write or delete to the global scope.
     """
 
-    def __init__(self, method: str, backend: str) -> None:
+    def __init__(self, method: str, backend: str, *, call: str | None = None) -> None:
+        """``call``: what asked for a project when it was no method of ``backend`` (a
+        service built around it), as the message should name it."""
         self.method = method
         self.backend = backend
         super().__init__(
-            f"{backend}.{method}() needs project scoping, which {backend} does not support "
+            f"{call or f'{backend}.{method}()'} needs project scoping, which {backend} does not support "
             f"(supports_project_scoping() is False). Use a backend whose "
             f"supports_project_scoping() is True, such as Neo4jMemoryService, or call the "
             f"global method (without a project id) on purpose."

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from graphmem._decompose import Decomposer
     from graphmem._scoring import ScoringWeights
 
-__all__ = ["StoreUri", "neo4j_store_uri", "open_memory", "parse_store_uri", "redact_uri"]
+__all__ = ["StoreUri", "neo4j_store_uri", "on_or_off", "open_memory", "parse_store_uri", "redact_uri"]
 
 #: The Neo4j driver's own schemes (``+s``: TLS with a verified certificate; ``+ssc``: self-signed).
 NEO4J_SCHEMES = frozenset({"bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc"})
@@ -304,7 +304,7 @@ async def open_memory(
     """
     store = parse_store_uri(uri)
     if related_words is None and (setting := os.environ.get("GRAPHMEM_RELATED_WORDS", "").strip()):
-        related_words = _flag(setting, "GRAPHMEM_RELATED_WORDS")
+        related_words = on_or_off(setting, "GRAPHMEM_RELATED_WORDS")
     if related_words is not None:
         from graphmem._scoring import ScoringWeights
 
@@ -362,7 +362,7 @@ async def open_memory(
     return service
 
 
-def _flag(value: str, name: str) -> bool:
+def on_or_off(value: str, name: str) -> bool:
     """An on/off setting written as ``1``/``true``/``yes``/``on`` or ``0``/``false``/``no``/``off``."""
     lowered = value.lower()
     if lowered in ("1", "true", "yes", "on"):

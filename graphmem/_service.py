@@ -36,6 +36,7 @@ from graphmem._decompose import (
     clean_text,
     name_starts,
     no_space_script,
+    normalise_entity_name,
     speaker_tokens,
     speaker_variant,
 )
@@ -249,6 +250,23 @@ class EntryRecord:
     position: int | None = None
     terms: Decomposition | None = None
     language: str | None = None
+
+
+def _with_lowercase_terms(record: EntryRecord) -> EntryRecord:
+    """``record`` with its given terms lowercased, as every stored term is (the decomposer's
+    and a query's): a restored "Hello" or entity "Bob" would be stored and never matched."""
+    terms = record.terms
+    if terms is None or all(t == t.lower() for t in (*terms.tokens, *(e.name for e in terms.entities))):
+        return record
+    entities: dict[str, Entity] = {}
+    for entity in terms.entities:
+        entities.setdefault(entity.name.lower(), Entity(entity.name.lower(), entity.label))
+    lowered = Decomposition(
+        tokens=tuple(dict.fromkeys(token.lower() for token in terms.tokens)),
+        entities=tuple(entities.values()),
+        language=terms.language,
+    )
+    return dataclasses.replace(record, terms=lowered)
 
 
 #: A run of more reactions than this in a row is not linked across (see :func:`next_pairs`):
@@ -850,6 +868,7 @@ class MemoryService(ABC):
                 if any(not name.strip() for name in names):
                     # As a fixture refuses it: stored, it would make the user's export fail.
                     raise ValueError("EntryRecord.terms must not hold a blank token or entity name")
+        records = [_with_lowercase_terms(record) for record in records]
         positions = restored_positions([r.position for r in records], in_session=session_id is not None)
         ids = [r.entry_id for r in records if r.entry_id is not None]
         for entry_id in ids:
@@ -1090,8 +1109,9 @@ class MemoryService(ABC):
     async def entity_mentions(
         self, app_name: str, user_id: str, name: str, *, project_id: str | None = None, limit: int = 10
     ) -> EntityMentions:
-        """The user's newest ``limit`` entries mentioning the entity ``name`` (as stored:
-        spaCy's name, lowercased; see :func:`~graphmem._decompose.normalise_entity_name`),
+        """The user's newest ``limit`` entries mentioning the entity ``name`` (read as stored
+        names are: lowercased, without a leading article or a possessive, see
+        :func:`~graphmem._decompose.normalise_entity_name`: "Rex", "rex" and "Rex's" are one),
         and how many mention it, in the scope a search sees: global entries, plus
         ``project_id``'s when given. Newest as :meth:`recent_entries` orders them.
 
@@ -1111,7 +1131,7 @@ class MemoryService(ABC):
             self._require_projects("entity_mentions")
             validate_project_id(project_id)
         scope = RecentScope(global_only=project_id is None, project_id=project_id)
-        total, ids = await self._entity_mentions(owner, name, scope, limit)
+        total, ids = await self._entity_mentions(owner, normalise_entity_name(name), scope, limit)
         return EntityMentions(total=total, entries=await self._fetched_in_order(owner, ids))
 
     async def next_links(self, app_name: str, user_id: str, entry_ids: Sequence[str]) -> list[tuple[str, str]]:
@@ -1144,6 +1164,8 @@ class MemoryService(ABC):
         Raises:
             ValueError: ``limit`` is not an integer in that range.
         """
+        if project_id is not None:
+            self._require_projects("list_recent")  # (named as called, not as recent_entries)
         entries = await self.recent_entries(app_name, user_id, limit, project_id=project_id, global_only=global_only)
         return [e.memory for e in entries]
 

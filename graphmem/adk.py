@@ -185,7 +185,9 @@ class GraphmemMemoryService(BaseMemoryService):
             validate_project_id(project_id)
             if service is not None and not service.supports_project_scoping():
                 # Every write of such a service is add_session_to_project (as from a uri).
-                raise ProjectScopingUnsupportedError("add_session_to_project", type(service).__name__)
+                raise ProjectScopingUnsupportedError(
+                    "add_session_to_project", type(service).__name__, call="GraphmemMemoryService(project_id=...)"
+                )
         if uri is not None:
             parse_store_uri(uri)  # a bad URI fails here, at start-up, not on the first turn
         self._service = service
@@ -219,7 +221,11 @@ class GraphmemMemoryService(BaseMemoryService):
                         # As for a service given without projects: refused before any call
                         # (a delete by id, which asks no project, would act on global memory).
                         await service.close()
-                        raise ProjectScopingUnsupportedError("add_session_to_project", type(service).__name__)
+                        raise ProjectScopingUnsupportedError(
+                            "add_session_to_project",
+                            type(service).__name__,
+                            call="GraphmemMemoryService(project_id=...)",
+                        )
                     if self._closed:
                         # close() ran while the store was opening: it found nothing to close.
                         await service.close()

@@ -118,6 +118,13 @@ def test_unknown_backend_is_one_line(runner: CliRunner, store: str) -> None:
     assert "unknown backend 'postgres'" in one_line_error(result)
 
 
+def test_a_bad_related_words_setting_is_a_usage_error(runner: CliRunner, store: str) -> None:
+    # As a bad GRAPHMEM_BACKEND is (it failed later, with exit 1, as if the store had).
+    result = runner.invoke(app, ["--store", store, "stats"], env={"GRAPHMEM_RELATED_WORDS": "bogus"})
+    assert result.exit_code == 2
+    assert "GRAPHMEM_RELATED_WORDS='bogus'" in one_line_error(result)
+
+
 def test_backend_and_store_come_from_the_environment(runner: CliRunner, store: str, tmp_path: Path) -> None:
     path = write_lines(tmp_path / "f.jsonl", session("s1", "apricot jam"))
     env = {"GRAPHMEM_BACKEND": "networkx", "GRAPHMEM_STORE": store}

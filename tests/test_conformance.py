@@ -145,6 +145,7 @@ PROJECT_CALLS: dict[str, tuple[str, ProjectCall]] = {
         "append_to_session_in_project",
         lambda s: s.append_to_session_in_project(APP, USER, "s1", "proj", [entry("violin recital tonight")]),
     ),
+    "list_recent_with_project_id": ("list_recent", lambda s: s.list_recent(APP, USER, 5, project_id="proj")),
     "recent_entries_with_project_id": (
         "recent_entries",
         lambda s: s.recent_entries(APP, USER, 5, project_id="proj"),
@@ -443,6 +444,9 @@ async def test_what_a_picture_reads(service: MemoryService) -> None:
     assert mentions.entries[0].memory.text == "I called Maria yesterday." and mentions.entries[0].session_id == "s2"
     assert (await service.entity_mentions(APP, USER, "nobody")).total == 0
     assert (await service.entity_mentions(APP, "carol", "maria")).entries == []
+    # A name as people write it is the stored name: capitalised, shouted, possessive.
+    for written in ("Maria", "MARIA", "Maria's"):
+        assert (await service.entity_mentions(APP, USER, written)).total == 3, written
     with pytest.raises(ValueError):
         await service.entity_mentions(APP, USER, "maria", limit=0)
 
@@ -1729,6 +1733,19 @@ def named(text: str, tokens: list[str], entities: list[tuple[str, str]], *, at: 
 
 async def hits_by_text(service: MemoryService, query: str, user: str = USER) -> dict[str, Any]:
     return {h.memory.text: h for h in (await search(service, query, user=user)).hits}
+
+
+async def test_restored_terms_are_lowercased_as_stored_terms_are(service: MemoryService) -> None:
+    """Terms given to restore_session in capitals were stored as given and never matched
+    (a search's words and entity names are lowercase); now they are lowercased, as fixtures'."""
+    await service.restore_session(
+        APP, USER, "s1", [named("Bob in Lisbon.", ["Lisbon", "lisbon", "BOB"], [("Bob", "PERSON"), ("bob", "GPE")])]
+    )
+    hit = (await hits_by_text(service, "lisbon"))["Bob in Lisbon."]
+    assert hit.matched_tokens == ["lisbon"]
+    assert (await service.entity_mentions(APP, USER, "bob")).total == 1
+    terms = (await service.entry_terms(APP, USER, [hit.entry_id]))[hit.entry_id]
+    assert terms.tokens == ("bob", "lisbon") and [(e.name, e.label) for e in terms.entities] == [("bob", "PERSON")]
 
 
 async def test_one_entity_node_per_name_whatever_label_each_mention_has(service: MemoryService) -> None:

@@ -29,7 +29,7 @@ from graphmem._fixtures import (
 )
 from graphmem._language import ENTRY_LANGUAGES
 from graphmem._models import SearchRequest, parse_time_bound, quote_ids
-from graphmem._open import parse_store_uri
+from graphmem._open import on_or_off, parse_store_uri
 from graphmem._service import MemoryService, MemoryStats
 from graphmem.cli._context import (
     BACKENDS,
@@ -197,6 +197,13 @@ def _global_options(
     if related_words is not None:
         # Every store this process opens (open_memory reads it), the MCP server's too.
         os.environ["GRAPHMEM_RELATED_WORDS"] = "1" if related_words else "0"
+    elif setting := os.environ.get("GRAPHMEM_RELATED_WORDS", "").strip():
+        # A bad value is a usage error, as a bad GRAPHMEM_BACKEND is (open_memory would
+        # refuse it later, as a failure).
+        try:
+            on_or_off(setting, "GRAPHMEM_RELATED_WORDS")
+        except ValueError as exc:
+            raise fail(str(exc), EXIT_USAGE) from None
     if uri is not None and not uri.strip():
         raise fail(
             "the store URI is empty: give one, or leave --uri (GRAPHMEM_URI) out for the default store", EXIT_USAGE
