@@ -739,7 +739,7 @@ def cypher(
 
     result = run_async(work())
     if as_json:
-        print_json(result.records())
+        print_json(result.json_records())
     else:
         out_console.print(cypher_table(result.columns, result.rows))
         sys.stdout.flush()
