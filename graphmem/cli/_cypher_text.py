@@ -987,9 +987,10 @@ def _same_node_refusal(query: str, scope: _Scope) -> str | None:
     Two nodes are surely different on Neo4j, too, when their labels differ (written, or
     implied by a relationship's type: every relationship starts at an Entry), when a path of
     relationships in one direction leads from one to the other (the graph has no cycle), or
-    when one MATCH joins both to one node by relationships of the same type and direction
-    (no two such relationships join one pair of nodes, and one MATCH never uses a
-    relationship twice). Nodes of patterns that share no node are not compared:
+    when one MATCH joins both to one node by relationships in the same direction (one
+    relationship at most leads from a node to another: each type joins its own pair of
+    labels and is written once per pair; and one MATCH never uses a relationship twice).
+    Nodes of patterns that share no node are not compared:
     grand-cypher joins those as Neo4j does, any node with any node.
     """
     labels = dict(scope.labels)
@@ -1037,7 +1038,7 @@ def _same_node_refusal(query: str, scope: _Scope) -> str | None:
     single = [r for r in scope.rels if r.directed and r.hops is None]
     for i, one in enumerate(single):
         for other in single[i + 1 :]:
-            if one.clause != other.clause or one.types != other.types:
+            if one.clause != other.clause:
                 continue
             if one.target == other.target:
                 apart.add(frozenset((one.source, other.source)))
@@ -1060,7 +1061,7 @@ def _same_node_refusal(query: str, scope: _Scope) -> str | None:
                 f"{_describe_node(query, a, scope)} and {_describe_node(query, b, scope)} may be one node on "
                 "Neo4j, but the networkx backend always matches them to different nodes and would miss the rows "
                 "where they are one: name them with one variable if they are the same node, join both to one "
-                "node in one MATCH pattern by the same relationship if they must differ "
+                "node in one MATCH pattern, in the same direction, if they must differ "
                 "((a)-[:R]->(n)<-[:R]-(b)), or run it with --backend neo4j"
             )
     return None
