@@ -293,7 +293,7 @@ def _grand_cypher_rows(graph: Any, query: str, text: str) -> CypherResult:
             f"the networkx backend cannot read this query ({first}); it understands a subset of Cypher, "
             "see `graphmem cypher --help`, or run it with --backend neo4j"
         ) from None
-    except RecursionError:
+    except (RecursionError, CliError):
         raise
     except Exception as exc:  # grand-cypher is a third-party interpreter of user text
         raise CliError(
@@ -329,31 +329,35 @@ def _cypher_aggregations() -> Iterator[None]:
     # Another query's swap may be in place (threads, off Linux): build on the originals.
     saved = {name: getattr(table[name], "graphmem_original", table[name]) for name in ("COUNT", "AVG", "MIN", "MAX")}
 
+    count_base: Any = saved["COUNT"]
+    avg_base: Any = saved["AVG"]
+    min_base: Any = saved["MIN"]
+    max_base: Any = saved["MAX"]
+
     def non_null(values: list[Any]) -> list[Any]:
         return [v for v in values if v is not None]
 
-    class Count(saved["COUNT"]):  # type: ignore[misc, valid-type]
+    class Count(count_base):  # type: ignore[misc]
         def aggregate(self, values: list[Any]) -> int:
             return len(non_null(values))
 
-    class Avg(saved["AVG"]):  # type: ignore[misc, valid-type]
+    class Avg(avg_base):  # type: ignore[misc]
         def aggregate(self, values: list[Any]) -> Any:
             present = non_null(values)
             return sum(present) / len(present) if present else None
 
-    class Min(saved["MIN"]):  # type: ignore[misc, valid-type]
+    class Min(min_base):  # type: ignore[misc]
         def aggregate(self, values: list[Any]) -> Any:
             present = non_null(values)
             return min(present) if present else None
 
-    class Max(saved["MAX"]):  # type: ignore[misc, valid-type]
+    class Max(max_base):  # type: ignore[misc]
         def aggregate(self, values: list[Any]) -> Any:
             present = non_null(values)
             return max(present) if present else None
 
     for name, cypher in (("COUNT", Count), ("AVG", Avg), ("MIN", Min), ("MAX", Max)):
-        cypher.graphmem_original = saved[name]  # type: ignore[attr-defined]
-        cypher.__name__ = saved[name].__name__
+        cypher.graphmem_original = saved[name]
     table.update(COUNT=Count, AVG=Avg, MIN=Min, MAX=Max)
     try:
         yield

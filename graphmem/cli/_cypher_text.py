@@ -1154,8 +1154,10 @@ def _single_operand(token: Token, parameters: Mapping[str, Any]) -> _Operand | N
         if token.value not in parameters:
             return None
         value = parameters[token.value]
-        elements = frozenset(k for k in map(_value_kind, value) if k) if isinstance(value, (list, tuple)) else frozenset()
-        return _Operand(_value_kind(value), f"{token.text} (= {json.dumps(value, default=str)[:40]})", elements=elements)
+        listed = value if isinstance(value, (list, tuple)) else []
+        elements = frozenset(k for k in map(_value_kind, listed) if k is not None)
+        shown = json.dumps(value, default=str)[:40]
+        return _Operand(_value_kind(value), f"{token.text} (= {shown})", elements=elements)
     kind = _literal_kind(token)
     return _Operand(kind, token.text) if kind is not None else None
 
@@ -1209,9 +1211,10 @@ def _type_refusal(query: str, sig: list[Token], parameters: Mapping[str, Any]) -
                 "<, <=, > or >= only against a value, not another property; run it with --backend neo4j"
             )
         if op in _ORDERING and None not in kinds and "null" not in kinds and len(kinds) == 2:
+            wanted = left.kind if left.is_property else right.kind
             return (
                 f"{left.text} {op} {right.text} at {where} orders a {left.kind} against a {right.kind}: Neo4j "
-                f"finds no row, the networkx backend fails; compare with a {left.kind if left.is_property else right.kind}"
+                f"finds no row, the networkx backend fails; compare with a {wanted}"
             )
     for k, token in enumerate(sig):
         word = token.text.upper() if token.kind == "word" else ""
