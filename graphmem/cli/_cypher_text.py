@@ -622,8 +622,12 @@ def networkx_misreading(query: str, parameters: Mapping[str, Any] | None = None)
     matches nothing there; a SKIP or LIMIT of a negative or fractional number (written, or
     a parameter's value in ``parameters``), which it uses as a Python slice (``SKIP -1``
     keeps the last row) where Neo4j refuses it; AND and OR side by side without brackets,
-    which it binds alike, left to right (``A OR B AND C`` is ``(A OR B) AND C``). Asked
-    before a networkx query runs, so that it says so instead of answering wrong."""
+    which it binds alike, left to right (``A OR B AND C`` is ``(A OR B) AND C``); two nodes
+    of one connected pattern that Neo4j may bind to one node (:func:`_same_node_refusal`); a
+    variable on a variable-length relationship; comparisons Python decides otherwise
+    (:func:`_type_refusal`); and DISTINCT or grouping by whole nodes or lists, which fail
+    there with a Python error. Asked before a networkx query runs, so that it says so
+    instead of answering wrong."""
     sig = _significant(tokenize(query))
     for i, token in enumerate(sig):
         if token.kind == "punct" and token.text == ")" and _undirected_from(sig, i):
