@@ -5,6 +5,7 @@ The attack catalogue (comment tricks, file reads, admin procedures) is tests/tes
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from graphmem.cli._cypher_text import (
     return_columns,
     to_grand_cypher,
     tokenize,
+    without_final_paging,
 )
 
 
@@ -224,3 +226,116 @@ def test_a_skip_or_limit_neo4j_takes_passes(query: str, parameters: dict[str, An
 def test_every_debug_file_reads_alike_on_networkx() -> None:
     debug = Path(__file__).resolve().parent.parent / "cypher" / "debug"
     assert [f.name for f in sorted(debug.glob("*.cypher")) if networkx_misreading(f.read_text(encoding="utf-8"))] == []
+
+
+def test_the_final_skip_and_limit_are_cut_by_the_runner() -> None:
+    """grand-cypher cut each separate pattern's matches to SKIP + LIMIT before WHERE (two
+    MATCH clauses joined by WHERE found nothing): the networkx runner cuts the rows itself."""
+    query = "MATCH (a:Token) MATCH (b:Token) WHERE a.value = b.value RETURN a.value AS v ORDER BY v SKIP 2 LIMIT $n"
+    body, skip, limit = without_final_paging(query, {"n": 5})
+    assert (skip, limit) == (2, 5) and "SKIP" not in body and "LIMIT" not in body and body.rstrip().endswith("BY v")
+    assert without_final_paging("MATCH (e {limit: 1}) RETURN e.skip AS limit", {}) == (
+        "MATCH (e {limit: 1}) RETURN e.skip AS limit",
+        0,
+        None,
+    )
+    assert without_final_paging("MATCH (e) RETURN e LIMIT $n", {})[2] is None  # missing: left to be named
+
+
+@pytest.mark.parametrize(
+    ("query", "names"),
+    [
+        (
+            "MATCH (e1:Entity)<-[:MENTIONS]-(x:Entry {app_name: $app})-[:NEXT]->(y:Entry)-[:MENTIONS]->(e2:Entity) "
+            "WHERE e1.name = e2.name RETURN e1.name",
+            ("e1 (at", "e2 (at"),
+        ),
+        ("MATCH (x:Entry)-[:MENTIONS]->(e:Entity) MATCH (y:Entry)-[:MENTIONS]->(e) RETURN e.name, count(y)", ("x (", "y (")),
+        ("MATCH (x:Entry)-[:NEXT]->(y) MATCH (z:Entry)-[:HAS_TOKEN]->(t) MATCH (x)-[:HAS_TOKEN]->(t) RETURN t", ("x (", "z (")),
+        ("MATCH (x:Entry)-[:NEXT]->(y:Entry) MATCH (z:Entry)-[:NEXT]->(y) RETURN x.id", ("x (", "z (")),
+        ("MATCH (x)-[:NEXT*1..3]->(y) MATCH (x)-[:NEXT]->(z) RETURN z.id", ("y (", "z (")),
+        ("MATCH (x)-[:NEXT*2..3]->(y) MATCH (w:Entry)-[:MENTIONS]->(e) MATCH (x)-[:MENTIONS]->(e) RETURN e", ("x (", "w (")),
+        ("MATCH (x:Entry) WHERE EXISTS { MATCH (x)-[:NEXT]->(:Entry)-[:NEXT]->(y), (x)-[:NEXT]->(z) } RETURN x", ("y (",)),
+    ],
+)
+def test_two_nodes_neo4j_may_bind_to_one_node_are_refused(query: str, names: tuple[str, ...]) -> None:
+    """grand-cypher matches every node of a connected pattern, across MATCH clauses, to a
+    different node; Neo4j binds two variables to one node unless a relationship keeps them
+    apart. The chained NEXT pattern above gave no rows on networkx, the second query counted
+    x = y out."""
+    reason = networkx_misreading(query)
+    assert reason is not None and "may be one node on Neo4j" in reason and "--backend neo4j" in reason, reason
+    assert all(name in reason for name in names), reason
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "MATCH (n:Entity {name: $name})<-[:MENTIONS]-(x:Entry)-[:MENTIONS]->(o:Entity) RETURN o.name",
+        "MATCH (x)-[:MENTIONS]->(e)<-[:MENTIONS]-(y) RETURN x.id, y.id",
+        "MATCH (x:Entry)-[:NEXT]->(y:Entry)-[:NEXT]->(z:Entry) RETURN z.id",  # NEXT has no cycle
+        "MATCH (x:Entry)<-[:NEXT]-(y)-->(z) RETURN x.id",
+        "MATCH (x:Entry)-[:NEXT*1..2]->(y:Entry)-[:MENTIONS]->(e) RETURN e.name",
+        "MATCH (x:Entry)-[r:HAS_TOKEN|MENTIONS]->(n) RETURN n",
+        "MATCH (x:Entry)-[:HAS_TOKEN]->(t:Token) MATCH (x)-[:MENTIONS]->(e:Entity) RETURN t.value, e.name",
+        # separate patterns: grand-cypher joins any node with any node, as Neo4j does
+        "MATCH (a:Token {user_id: 'alice'}) MATCH (b:Token {user_id: 'bob'}) WHERE a.value = b.value RETURN a.value",
+    ],
+)
+def test_nodes_that_are_different_on_neo4j_too_pass(query: str) -> None:
+    assert networkx_misreading(query) is None
+
+
+def test_a_variable_on_a_variable_length_relationship_is_refused() -> None:
+    reason = networkx_misreading("MATCH (x:Entry)-[r:NEXT*1..2]->(y:Entry) RETURN size(r) AS hops")
+    assert reason is not None and reason.startswith("r names a variable-length relationship at line 1, column 16")
+    assert networkx_misreading("MATCH (x:Entry)-[r:NEXT]->(y:Entry) RETURN type(r)") is None
+
+
+@pytest.mark.parametrize(
+    ("query", "parameters", "says"),
+    [
+        ("MATCH (x:Entry) WHERE x.position = true RETURN x.id", {}, "takes true for 1"),
+        ("MATCH (t:Token {speaker: 1}) RETURN t.value", {}, "speaker is a boolean"),
+        ("MATCH (t:Token) WHERE t.user_speaker <> $p RETURN t.value", {"p": 0}, "takes true for 1"),
+        ("MATCH (x:Entry) WHERE x.position IN [true, 'a'] RETURN x.id", {}, "takes true for 1"),
+        ("MATCH (x:Entry) WHERE x.time_refs CONTAINS '2023' RETURN x.id", {}, "x.time_refs is a list"),
+        ("MATCH (x:Entry) WHERE x.time_refs STARTS WITH '2023' RETURN x.id", {}, "STARTS WITH reads strings"),
+        ("MATCH (x:Entry) WHERE x.position > '3' RETURN x.id", {}, "orders a number against a string"),
+        ("MATCH (a:Entry)-[:NEXT]->(b:Entry) WHERE a.position <= b.position RETURN a.id", {}, "not another property"),
+        ("MATCH (x:Entry)-[:MENTIONS]->(e:Entity) RETURN e, count(x)", {}, "whole node or relationship e"),
+        ("MATCH (x:Entry)-[:MENTIONS]->(e:Entity) RETURN DISTINCT e", {}, "RETURN DISTINCT by the whole node"),
+        ("MATCH (x:Entry) RETURN x.time_refs AS refs, count(x)", {}, "by the list x.time_refs"),
+        ("MATCH (x:Entry) RETURN DISTINCT x.time_refs", {}, "by the list x.time_refs"),
+    ],
+)
+def test_what_python_compares_or_groups_otherwise_is_refused(query: str, parameters: dict[str, Any], says: str) -> None:
+    """Python's True == 1 and list membership for CONTAINS matched rows Neo4j does not; the
+    other shapes failed with grand-cypher's own TypeError (unhashable type: 'dict', ...)."""
+    reason = networkx_misreading(query, parameters)
+    assert reason is not None and says in reason and "\n" not in reason, reason
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "MATCH (x:Entry) WHERE x.position = 1 AND x.author <> 'true' RETURN x.id",
+        "MATCH (t:Token {speaker: true}) WHERE t.value CONTAINS 'a' RETURN t.value, count(t)",
+        "MATCH (a:Entry)-[:NEXT]->(b:Entry) WHERE a.session_id = b.session_id RETURN DISTINCT a.author",
+    ],
+)
+def test_comparisons_python_reads_as_neo4j_does_pass(query: str) -> None:
+    assert networkx_misreading(query) is None
+
+
+def test_a_missing_skip_or_limit_parameter_is_asked_for_as_json() -> None:
+    # --param n=5 passes the string "5", which LIMIT refuses.
+    with pytest.raises(CypherTextError, match=r"\$n, \$user: give --param n:=\.\.\. --param user=\.\.\.$"):
+        to_grand_cypher("MATCH (x:Entry {user_id: $user}) RETURN x.id SKIP $n", {})
+
+
+def test_every_cypher_example_of_the_readme_passes() -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    examples = [m for m in re.findall(r"`([^`\n]*MATCH \([^`\n]*)`", readme) if "…" not in m]
+    assert len(examples) >= 2
+    assert [e for e in examples if check_read_only(e) is None and networkx_misreading(e) is not None] == []

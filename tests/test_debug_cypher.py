@@ -8,6 +8,7 @@ each id in a result is replaced by the entry's (session, position) before compar
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -66,6 +67,20 @@ SUBSET = {
         MATCH (n:Entity {app_name: $app, user_id: $user, name: $name})<-[r:MENTIONS]-(x:Entry {position: 0})
         RETURN n, r, x.session_id AS session ORDER BY session""",
     "unaliased columns": "MATCH (x:Entry {app_name: $app, user_id: $user}) RETURN x.author, count(x) ORDER BY x.author",
+    # grand-cypher cut each separate pattern to SKIP + LIMIT matches before WHERE: no rows.
+    "separate patterns joined by WHERE, with a limit": """
+        MATCH (a:Token {app_name: $app, user_id: $user}) MATCH (b:Token {app_name: $app, user_id: 'bob'})
+        WHERE a.value = b.value RETURN a.value AS shared ORDER BY shared SKIP 1 LIMIT 5""",
+    # grand-cypher counted nulls, averaged them as 0, gave Infinity for min and -Infinity for max.
+    "aggregations over nulls": """
+        MATCH (x:Entry {app_name: $app, user_id: $user})
+        RETURN x.author AS author, count(x.project_id) AS in_projects, min(x.project_id) AS first,
+               max(x.project_id) AS last, avg(x.project_id) AS mean, count(x) AS entries
+        ORDER BY author""",
+    # ... and failed on min and max over strings among nulls.
+    "min and max over strings and nulls": """
+        MATCH (n:Token|Entity {app_name: $app, user_id: $user})
+        RETURN n.app_name AS app, min(n.value) AS first_token, max(n.name) AS last_entity, count(n.label) AS entities""",
 }
 
 
@@ -190,3 +205,19 @@ def test_debug_files_run_through_the_command(tmp_path: Path) -> None:
     for path in DEBUG_FILES:
         result = runner.invoke(app, ["--store", store, "cypher", "--file", str(path), *params, "--json"])
         assert result.exit_code == 0, f"{path.name}: {result.output}"
+
+
+def test_json_output_holds_no_infinity(tmp_path: Path) -> None:
+    """min over no value was Infinity on networkx, which is no JSON; Neo4j's is null."""
+    runner = CliRunner()
+    store = str(tmp_path / "memory.journal")
+    assert runner.invoke(app, ["--store", store, "load", "--demo", "--skip-projects"]).exit_code == 0
+    query = "MATCH (x:Entry) RETURN min(x.project_id) AS first, max(x.project_id) AS last, count(x.project_id) AS n"
+    result = runner.invoke(app, ["--store", store, "cypher", query, "--json"])
+    assert result.exit_code == 0, result.output
+
+    def no_constant(word: str) -> None:
+        raise AssertionError(f"{word} in --json output")
+
+    assert json.loads(result.stdout, parse_constant=no_constant) == [{"first": None, "last": None, "n": 0}]
+    assert CypherResult(["x", "y"], [[float("nan"), [float("-inf")]]]).json_records() == [{"x": "NaN", "y": ["-Infinity"]}]

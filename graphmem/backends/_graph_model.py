@@ -45,6 +45,24 @@ HAS_TOKEN = "HAS_TOKEN"
 MENTIONS = "MENTIONS"
 NEXT = "NEXT"
 
+#: The labels at the two ends of each relationship type. Every relationship starts at an
+#: ``Entry`` and the relationships form no cycle (``NEXT`` goes to a later position): what
+#: ``graphmem cypher`` uses to know that two pattern nodes cannot be one node.
+RELATIONSHIP_ENDS = {HAS_TOKEN: (ENTRY, TOKEN), MENTIONS: (ENTRY, ENTITY), NEXT: (ENTRY, ENTRY)}
+#: The type of each property of the model, by name (no name has two types across labels):
+#: what ``graphmem cypher`` checks comparisons against on networkx, where Python's equality
+#: (``True == 1``) and ``in`` (list membership for CONTAINS) differ from Cypher's.
+PROPERTY_KINDS = {
+    **dict.fromkeys(
+        ("id", "app_name", "user_id", "project_id", "session_id", "author", "role", "text", "timestamp"), "string"
+    ),
+    **dict.fromkeys(("language", "value", "name", "label"), "string"),
+    "position": "number",
+    "speaker": "boolean",
+    "user_speaker": "boolean",
+    "time_refs": "list",
+}
+
 
 def entry_properties(app_name: str, user_id: str, entry: StoredEntry) -> dict[str, Any]:
     """The properties of an ``Entry`` node, identical on every backend."""

@@ -94,24 +94,31 @@ too long (default 30 s) on both backends.
 **On networkx** the query runs through grand-cypher, which reads a subset of Cypher:
 
 * one or more MATCH clauses (joined on shared variable names) with labels, `A|B` label and
-  type alternatives, property maps `{name: "x"}`, directed relationships;
+  type alternatives, property maps `{name: "x"}`, directed relationships (variable-length
+  ones with both bounds and no variable, `-[:NEXT*1..3]->`);
 * WHERE with = <> < <= > >=, AND, OR, NOT, IN [list], STARTS WITH, ENDS WITH, CONTAINS,
   IS NULL, IS NOT NULL (on a property), EXISTS { MATCH ... };
 * RETURN of variables and properties, with AS aliases, DISTINCT, the aggregations
-  COUNT, SUM, AVG, MIN, MAX, COLLECT (grouped by the other columns), and the functions
-  coalesce, toLower, toUpper, trim, size, type;
+  COUNT, SUM, AVG, MIN, MAX, COLLECT (grouped by the other columns, nulls skipped), and
+  the functions coalesce, toLower, toUpper, trim, size, type;
 * ORDER BY returned columns or aliases (ASC/DESC), SKIP, LIMIT (a whole number of 0 or
-  more, as on Neo4j: anything else is refused);
+  more, as on Neo4j: anything else is refused; rows are cut after ordering);
 * string literals in single or double quotes, // and /* */ comments, $parameters.
 
 Not on networkx: WITH, OPTIONAL MATCH, UNWIND, UNION, CALL, CASE, arithmetic or functions
-outside the list above (no labels(), count(*), count(DISTINCT ...)), variable-length
-relationships (`*1..2` misses paths), list and map literals in RETURN. Also:
-an aggregation over no rows returns no row (Neo4j returns one row with 0); LIMIT without
-ORDER BY before an aggregation limits the matches, not the groups; with DISTINCT, ORDER BY
-must name the returned property (`x.p`), not its alias; ORDER BY over a column that mixes
-null and strings fails (wrap it in coalesce(x, "")). Ties are ordered differently by the
-two engines: order by enough columns to make the order total.
+outside the list above (no labels(), count(*), count(DISTINCT ...)), list and map literals
+in RETURN. Refused there with the reason, as grand-cypher would read them differently or
+fail: a relationship without a direction; AND beside OR without brackets; two nodes of one
+connected pattern that Neo4j may bind to one node (grand-cypher never does: name such a
+node once, or keep two apart in one MATCH, `(x)-[:R]->(n)<-[:R]-(y)`); a variable on a
+variable-length relationship; a boolean property compared with a number (or `position`
+with a boolean); CONTAINS/STARTS WITH/ENDS WITH on `time_refs` (a list); < <= > >= between
+a number and a string or between two properties; DISTINCT or grouping by a whole node or by
+`time_refs`. Also: an aggregation over no rows returns no row (Neo4j returns one row with
+0); with DISTINCT, ORDER BY must name the returned property (`x.p`), not its alias; ORDER BY
+over a column that mixes null and strings fails (wrap it in coalesce(x, "")); null compares
+as in Python (`x.p <> "a"` matches a null p: test IS NULL); `id(x)` differs. Ties are
+ordered differently by the two engines: order by enough columns to make the order total.
 """
 
 app = typer.Typer(
@@ -746,7 +753,7 @@ def cypher(
 
     result = run_async(work())
     if as_json:
-        print_json(result.records())
+        print_json(result.json_records())
     else:
         out_console.print(cypher_table(result.columns, result.rows))
         sys.stdout.flush()

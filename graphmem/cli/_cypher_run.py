@@ -24,7 +24,8 @@ import re
 import signal
 import sys
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +38,7 @@ from graphmem.cli._cypher_text import (
     networkx_misreading,
     return_columns,
     to_grand_cypher,
+    without_final_paging,
 )
 
 __all__ = ["DEFAULT_TIMEOUT", "MAX_TIMEOUT", "CypherResult", "parse_param", "parse_params", "run_read_only"]
@@ -59,6 +61,22 @@ class CypherResult:
 
     def records(self) -> list[dict[str, Any]]:
         return [dict(zip(self.columns, row, strict=True)) for row in self.rows]
+
+    def json_records(self) -> list[dict[str, Any]]:
+        """:meth:`records` as JSON can hold them: a NaN or infinite number (Neo4j's
+        ``0.0 / 0.0``) becomes the string ``"NaN"``, ``"Infinity"`` or ``"-Infinity"``, which
+        JSON has no number for."""
+        return [{k: _finite(v) for k, v in record.items()} for record in self.records()]
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else "Infinity" if value > 0 else "-Infinity"
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    return value
 
 
 def parse_params(texts: Sequence[str]) -> dict[str, Any]:
@@ -159,12 +177,20 @@ async def _run_grand_cypher(graph: Any, query: str, params: Mapping[str, Any], t
 
     try:
         misreading = networkx_misreading(query, params)
-        text = to_grand_cypher(query, params)
+        to_grand_cypher(query, params)  # a missing parameter, one without a literal: said first
+        body, skip, limit = without_final_paging(query, params)
+        text = to_grand_cypher(body, params)
     except CypherTextError as exc:
         raise CliError(str(exc)) from None
     if misreading is not None:
         raise CliError(misreading)
-    outcome = await asyncio.to_thread(_bounded, lambda: _grand_cypher_rows(graph, query, text), timeout)
+
+    def work() -> CypherResult:
+        result = _grand_cypher_rows(graph, query, text)
+        result.rows = result.rows[skip:] if limit is None else result.rows[skip : skip + limit]
+        return result
+
+    outcome = await asyncio.to_thread(_bounded, work, timeout)
     if outcome is None:
         raise _too_slow(timeout)
     ok, value = outcome
@@ -259,14 +285,15 @@ def _grand_cypher_rows(graph: Any, query: str, text: str) -> CypherResult:
     from lark.exceptions import LarkError
 
     try:
-        raw = GrandCypher(graph).run(text)
+        with _cypher_aggregations():
+            raw = GrandCypher(graph).run(text)
     except LarkError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise CliError(
             f"the networkx backend cannot read this query ({first}); it understands a subset of Cypher, "
             "see `graphmem cypher --help`, or run it with --backend neo4j"
         ) from None
-    except RecursionError:
+    except (RecursionError, CliError):
         raise
     except Exception as exc:  # grand-cypher is a third-party interpreter of user text
         raise CliError(
@@ -279,6 +306,63 @@ def _grand_cypher_rows(graph: Any, query: str, text: str) -> CypherResult:
     values = [list(raw[keys[i]]) for i in order]
     rows = [[_plain_networkx(v) for v in row] for row in zip(*values, strict=True)] if values else []
     return CypherResult([name for name, _ in columns], rows)
+
+
+@contextmanager
+def _cypher_aggregations() -> Iterator[None]:
+    """While grand-cypher reads a query, its COUNT, AVG, MIN and MAX skip nulls, as Cypher's do.
+
+    Its own counted nulls, averaged them as 0, and gave -Infinity or Infinity when every value
+    was null (and failed on nulls among strings), where Neo4j counts and compares the values
+    that are not null and gives null when there is none. grand-cypher looks its aggregations
+    up in a table when it parses a query; they are swapped there for the time of the query and
+    put back, so that nothing else in the process sees the change.
+    """
+    import grandcypher
+
+    table = getattr(grandcypher, "_AGGREGATION_FUNCTIONS", None)
+    if not isinstance(table, dict) or not {"COUNT", "AVG", "MIN", "MAX"} <= set(table):
+        raise CliError(
+            "this grand-cypher version keeps its aggregations where graphmem cannot make them skip nulls "
+            "as Cypher does; run the query with --backend neo4j"
+        )
+    # Another query's swap may be in place (threads, off Linux): build on the originals.
+    saved = {name: getattr(table[name], "graphmem_original", table[name]) for name in ("COUNT", "AVG", "MIN", "MAX")}
+
+    count_base: Any = saved["COUNT"]
+    avg_base: Any = saved["AVG"]
+    min_base: Any = saved["MIN"]
+    max_base: Any = saved["MAX"]
+
+    def non_null(values: list[Any]) -> list[Any]:
+        return [v for v in values if v is not None]
+
+    class Count(count_base):  # type: ignore[misc]
+        def aggregate(self, values: list[Any]) -> int:
+            return len(non_null(values))
+
+    class Avg(avg_base):  # type: ignore[misc]
+        def aggregate(self, values: list[Any]) -> Any:
+            present = non_null(values)
+            return sum(present) / len(present) if present else None
+
+    class Min(min_base):  # type: ignore[misc]
+        def aggregate(self, values: list[Any]) -> Any:
+            present = non_null(values)
+            return min(present) if present else None
+
+    class Max(max_base):  # type: ignore[misc]
+        def aggregate(self, values: list[Any]) -> Any:
+            present = non_null(values)
+            return max(present) if present else None
+
+    for name, cypher in (("COUNT", Count), ("AVG", Avg), ("MIN", Min), ("MAX", Max)):
+        cypher.graphmem_original = saved[name]
+    table.update(COUNT=Count, AVG=Avg, MIN=Min, MAX=Max)
+    try:
+        yield
+    finally:
+        table.update(saved)
 
 
 def _neo4j_column_order(query: str, keys: list[str]) -> list[tuple[str, int]]:

@@ -22,8 +22,10 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+from graphmem.backends._graph_model import ENTITY, ENTRY, PROPERTY_KINDS, RELATIONSHIP_ENDS, TOKEN
 
 __all__ = [
     "MAX_NESTING",
@@ -38,6 +40,7 @@ __all__ = [
     "return_columns",
     "to_grand_cypher",
     "tokenize",
+    "without_final_paging",
 ]
 
 
@@ -581,7 +584,13 @@ def to_grand_cypher(query: str, parameters: Mapping[str, Any]) -> str:
     tokens = tokenize(query)
     missing = sorted({t.value for t in tokens if t.kind == "param"} - set(parameters))
     if missing:
-        flags = " ".join(f"--param {name}=..." for name in missing)
+        sig = _significant(tokens)
+        counts = {  # SKIP and LIMIT take a number, which --param name=... would give as a string
+            t.value
+            for i, t in enumerate(sig)
+            if t.kind == "param" and i and sig[i - 1].kind == "word" and sig[i - 1].text.upper() in ("SKIP", "LIMIT")
+        }
+        flags = " ".join(f"--param {name}:=..." if name in counts else f"--param {name}=..." for name in missing)
         raise CypherTextError(f"the query uses {', '.join('$' + m for m in missing)}: give {flags}")
     out: list[str] = []
     sig_positions: list[int] = []  # indexes into ``out`` of significant tokens
@@ -613,8 +622,12 @@ def networkx_misreading(query: str, parameters: Mapping[str, Any] | None = None)
     matches nothing there; a SKIP or LIMIT of a negative or fractional number (written, or
     a parameter's value in ``parameters``), which it uses as a Python slice (``SKIP -1``
     keeps the last row) where Neo4j refuses it; AND and OR side by side without brackets,
-    which it binds alike, left to right (``A OR B AND C`` is ``(A OR B) AND C``). Asked
-    before a networkx query runs, so that it says so instead of answering wrong."""
+    which it binds alike, left to right (``A OR B AND C`` is ``(A OR B) AND C``); two nodes
+    of one connected pattern that Neo4j may bind to one node (:func:`_same_node_refusal`); a
+    variable on a variable-length relationship; comparisons Python decides otherwise
+    (:func:`_type_refusal`); and DISTINCT or grouping by whole nodes or lists, which fail
+    there with a Python error. Asked before a networkx query runs, so that it says so
+    instead of answering wrong."""
     sig = _significant(tokenize(query))
     for i, token in enumerate(sig):
         if token.kind == "punct" and token.text == ")" and _undirected_from(sig, i):
@@ -647,7 +660,14 @@ def networkx_misreading(query: str, parameters: Mapping[str, Any] | None = None)
                     f"AND and OR side by side at {_position(query, token.start)}: the networkx backend binds "
                     "them alike, left to right, where Cypher binds AND first; put brackets around the AND"
                 )
-    return None
+    scopes = _match_scopes(sig)
+    for scope in scopes:
+        reason = _variable_length_binding(query, scope) or _same_node_refusal(query, scope)
+        if reason is not None:
+            return reason
+    variables = {key for key in scopes[0].labels if not key.startswith("#")}
+    variables |= {rel.variable for rel in scopes[0].rels if rel.variable is not None}
+    return _type_refusal(query, sig, parameters or {}) or _return_refusal(query, sig, variables)
 
 
 _INTEGER = re.compile(r"\d+|0[xX][0-9a-fA-F]+")
@@ -717,3 +737,660 @@ def _rewrite_is_not_null(out: list[str], sig: list[int]) -> None:
             continue  # not a simple operand: leave it, grand-cypher will say what it cannot read
         out[sig[start]] = "NOT " + out[sig[start]]
         out[sig[k + 1]] = ""
+
+
+# ---------------------------------------------------------------------------- networkx: pattern shapes
+
+#: Any label: a node written without one (it may also be a node outside the shared model,
+#: such as Neo4j's ``GraphmemUser``).
+_ANY: frozenset[str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Rel:
+    """One relationship of a MATCH pattern, between two node keys (a variable, or ``#offset``
+    for an unnamed node), with its direction (``source`` -> ``target``) when it has one."""
+
+    source: str
+    target: str
+    directed: bool
+    types: frozenset[str] | None
+    variable: str | None
+    hops: tuple[int, int | None] | None  # None: exactly one hop
+    clause: int
+    start: int
+
+
+@dataclass(slots=True)
+class _Scope:
+    """The MATCH patterns of the query, or of one subquery: the nodes grand-cypher matches
+    together (its motif), by key, with the labels written for them, and the relationships."""
+
+    labels: dict[str, frozenset[str] | None] = field(default_factory=dict)
+    starts: dict[str, int] = field(default_factory=dict)
+    rels: list[_Rel] = field(default_factory=list)
+    clauses: int = 0
+
+
+def _label_expression(inner: list[Token], i: int) -> tuple[frozenset[str] | None, int]:
+    """The labels (any of them) written from ``inner[i]`` (a ``:``), and the index after them;
+    ``None`` for a label expression this does not read (``&``, ``!``, ``%``)."""
+    groups: list[set[str]] = []
+    simple = True
+    while i < len(inner) and inner[i].text == ":":
+        group: set[str] = set()
+        i += 1
+        while i < len(inner) and inner[i].kind in ("word", "name"):
+            group.add(inner[i].value if inner[i].kind == "name" else inner[i].text)
+            i += 1
+            if i < len(inner) and inner[i].text == "|":
+                i += 1 + (i + 1 < len(inner) and inner[i + 1].text == ":")
+                continue
+            break
+        while i < len(inner) and inner[i].text in ("&", "!", "%", "(", ")"):
+            simple = False
+            i += 1
+            while i < len(inner) and inner[i].kind in ("word", "name"):
+                i += 1
+        groups.append(group)
+    if not groups:
+        return _ANY, i
+    if not simple:
+        return _ANY, i
+    labels = set(groups[0])
+    for group in groups[1:]:
+        labels &= group  # :A:B is a node with both
+    return frozenset(labels), i
+
+
+def _hops(inner: list[Token], star: int) -> tuple[int, int | None]:
+    """The hop range written after the ``*`` at ``inner[star]`` (``*``, ``*2``, ``*1..3``, ``*..3``)."""
+    text = ""
+    for token in inner[star + 1 :]:
+        if token.text == "{":
+            break
+        text += token.text
+    match = re.fullmatch(r"(\d*)(?:\.\.(\d*))?", text)
+    if match is None:
+        return 0, None
+    low, high = match.group(1), match.group(2)
+    if match.group(0).find("..") < 0:  # *n is exactly n hops; * alone is 1 or more
+        return (int(low), int(low)) if low else (1, None)
+    return int(low) if low else 1, int(high) if high else None
+
+
+def _match_scopes(sig: list[Token]) -> list[_Scope]:
+    """The MATCH patterns of the query and of each of its subqueries, read from the tokens."""
+    scopes = [_Scope()]
+    stack: list[int] = []  # the scope of each open bracket
+    current = 0
+    index = 0
+    while index < len(sig):
+        token = sig[index]
+        prev = sig[index - 1] if index else None
+        if token.kind == "punct" and token.text in "([{":
+            opens_subquery = token.text == "{" and prev is not None and prev.text.upper() in _SUBQUERY_OPENERS
+            if token.text == "{" and prev is not None and prev.text == ")" and index >= 2:
+                opener = _opening(sig, index - 1)
+                opens_subquery = opener is not None and opener > 0 and sig[opener - 1].text.upper() == "CALL"
+            stack.append(current)
+            if opens_subquery:
+                scopes.append(_Scope())
+                current = len(scopes) - 1
+        elif token.kind == "punct" and token.text in ")]}" and stack:
+            current = stack.pop()
+        elif (
+            token.kind == "word"
+            and token.text.upper() == "MATCH"
+            and (prev is None or prev.text != ".")
+            and index + 1 < len(sig)
+            and sig[index + 1].text != ":"
+        ):
+            index = _read_match(sig, index + 1, scopes[current])
+            continue
+        index += 1
+    return scopes
+
+
+def _opening(sig: list[Token], close: int) -> int | None:
+    """The index of the bracket that ``sig[close]`` closes."""
+    depth = 0
+    for i in range(close, -1, -1):
+        if sig[i].kind != "punct":
+            continue
+        if sig[i].text in ")]}":
+            depth += 1
+        elif sig[i].text in "([{":
+            depth -= 1
+            if depth == 0:
+                return i
+    return None
+
+
+def _read_match(sig: list[Token], index: int, scope: _Scope) -> int:
+    """Read the patterns of one MATCH clause from ``sig[index]`` into ``scope``; the index after them."""
+    clause = scope.clauses
+    scope.clauses += 1
+    while index < len(sig):
+        if sig[index].kind in ("word", "name") and index + 1 < len(sig) and sig[index + 1].text == "=":
+            index += 2  # p = (...): a path variable
+        if index >= len(sig) or sig[index].text != "(":
+            break
+        left, index = _read_node(sig, index, scope)
+        if left is None:
+            break
+        while True:
+            rel = _read_rel(sig, index)
+            if rel is None:
+                break
+            leftward, rightward, variable, types, hops, after = rel
+            right, end = _read_node(sig, after, scope)
+            if right is None:
+                break
+            source, target = (right, left) if leftward and not rightward else (left, right)
+            directed = leftward != rightward
+            scope.rels.append(_Rel(source, target, directed, types, variable, hops, clause, sig[index].start))
+            left, index = right, end
+        if index < len(sig) and sig[index].text == ",":
+            index += 1
+            continue
+        break
+    return index
+
+
+def _read_node(sig: list[Token], index: int, scope: _Scope) -> tuple[str | None, int]:
+    """The key of the node pattern ``( ... )`` at ``sig[index]`` and the index after it."""
+    if index >= len(sig) or sig[index].text != "(":
+        return None, index
+    close = _matching(sig, index)
+    if close is None:
+        return None, len(sig)
+    inner = sig[index + 1 : close]
+    i = 0
+    key = f"#{sig[index].start}"
+    if inner and inner[0].kind in ("word", "name"):
+        key = inner[0].value if inner[0].kind == "name" else inner[0].text
+        i = 1
+    labels, _ = _label_expression(inner, i)
+    if key in scope.labels:
+        known = scope.labels[key]
+        scope.labels[key] = labels if known is None else known if labels is None else known & labels
+    else:
+        scope.labels[key] = labels
+        scope.starts[key] = sig[index].start
+    return key, close + 1
+
+
+def _read_rel(
+    sig: list[Token], index: int
+) -> tuple[bool, bool, str | None, frozenset[str] | None, tuple[int, int | None] | None, int] | None:
+    """The relationship pattern at ``sig[index]`` (``-[...]->``, ``<--``, ...): its arrows,
+    variable, types and hop range, and the index of the node after it; ``None`` if there is none."""
+
+    def punct(i: int, text: str) -> bool:
+        return i < len(sig) and sig[i].kind == "punct" and sig[i].text == text
+
+    i = index
+    leftward = punct(i, "<")
+    i += leftward
+    if not punct(i, "-"):
+        return None
+    i += 1
+    variable: str | None = None
+    types: frozenset[str] | None = None
+    hops: tuple[int, int | None] | None = None
+    if punct(i, "["):
+        close = _matching(sig, i)
+        if close is None:
+            return None
+        inner = sig[i + 1 : close]
+        j = 0
+        if inner and inner[0].kind in ("word", "name"):
+            variable = inner[0].value if inner[0].kind == "name" else inner[0].text
+            j = 1
+        types, j = _label_expression(inner, j)
+        star = next((k for k in range(j, len(inner)) if inner[k].text == "*"), None)
+        if star is not None:
+            hops = _hops(inner, star)
+        i = close + 1
+    if not punct(i, "-"):
+        return None
+    i += 1
+    rightward = punct(i, ">")
+    i += rightward
+    if not punct(i, "("):
+        return None
+    return leftward, rightward, variable, types, hops, i
+
+
+#: Every label of the shared model, for the ends of a relationship written without a type.
+_MODEL_LABELS = frozenset({ENTRY, TOKEN, ENTITY})
+
+
+def _ends(types: frozenset[str] | None) -> tuple[frozenset[str], frozenset[str]]:
+    """The labels a relationship of one of ``types`` (any type: ``None``) may start and end at.
+    A type outside the model matches nothing, on either backend."""
+    if types is None:
+        return frozenset({ENTRY}), _MODEL_LABELS
+    known = [RELATIONSHIP_ENDS[t] for t in types if t in RELATIONSHIP_ENDS]
+    return frozenset(s for s, _ in known), frozenset(t for _, t in known)
+
+
+def _describe_node(query: str, key: str, scope: _Scope) -> str:
+    if key.endswith("*"):
+        return f"a node inside the variable-length relationship at {_position(query, int(key[1:-1]))}"
+    if key.startswith("#"):
+        return f"the unnamed node at {_position(query, int(key[1:]))}"
+    return f"{key} (at {_position(query, scope.starts[key])})"
+
+
+def _same_node_refusal(query: str, scope: _Scope) -> str | None:
+    """Two nodes of one connected pattern that Neo4j may bind to one node, which grand-cypher
+    never does (it matches every pattern node to a different node), or ``None``.
+
+    Two nodes are surely different on Neo4j, too, when their labels differ (written, or
+    implied by a relationship's type: every relationship starts at an Entry), when a path of
+    relationships in one direction leads from one to the other (the graph has no cycle), or
+    when one MATCH joins both to one node by relationships in the same direction (one
+    relationship at most leads from a node to another: each type joins its own pair of
+    labels and is written once per pair; and one MATCH never uses a relationship twice).
+    Nodes of patterns that share no node are not compared:
+    grand-cypher joins those as Neo4j does, any node with any node.
+    """
+    labels = dict(scope.labels)
+    edges: dict[str, set[str]] = {key: set() for key in labels}
+    linked: dict[str, str] = {key: key for key in labels}
+
+    def root(key: str) -> str:
+        while linked[key] != key:
+            key = linked[key]
+        return key
+
+    def narrow(key: str, allowed: frozenset[str]) -> None:
+        known = labels[key]
+        labels[key] = allowed if known is None else known & allowed
+
+    for rel in scope.rels:
+        linked[root(rel.source)] = root(rel.target)
+        low, high = rel.hops if rel.hops is not None else (1, 1)
+        if not rel.directed or low < 1:
+            continue  # the two ends may be one node (zero hops), or there is no direction to follow
+        starts, ends = _ends(rel.types)
+        narrow(rel.source, starts)
+        narrow(rel.target, ends)
+        if high is None or high >= 2:  # the nodes between, matched by grand-cypher as pattern nodes
+            inside = f"#{rel.start}*"
+            labels[inside] = starts & ends
+            linked[inside] = root(rel.source)
+            edges[inside] = {rel.target}
+            edges[rel.source].add(inside)
+        else:
+            edges[rel.source].add(rel.target)
+
+    def reaches(start: str, goal: str) -> bool:
+        seen, todo = {start}, [start]
+        while todo:
+            for nxt in edges.get(todo.pop(), ()):
+                if nxt == goal:
+                    return True
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return False
+
+    apart: set[frozenset[str]] = set()
+    single = [r for r in scope.rels if r.directed and r.hops is None]
+    for i, one in enumerate(single):
+        for other in single[i + 1 :]:
+            if one.clause != other.clause:
+                continue
+            if one.target == other.target:
+                apart.add(frozenset((one.source, other.source)))
+            if one.source == other.source:
+                apart.add(frozenset((one.target, other.target)))
+
+    keys = list(labels)
+    for i, a in enumerate(keys):
+        for b in keys[i + 1 :]:
+            if root(a) != root(b):
+                continue
+            la, lb = labels[a], labels[b]
+            if la is not None and lb is not None and not la & lb:
+                continue
+            if (la is not None and not la) or (lb is not None and not lb):
+                continue  # a node no node matches: no rows on either backend
+            if frozenset((a, b)) in apart or reaches(a, b) or reaches(b, a):
+                continue
+            return (
+                f"{_describe_node(query, a, scope)} and {_describe_node(query, b, scope)} may be one node on "
+                "Neo4j, but the networkx backend always matches them to different nodes and would miss the rows "
+                "where they are one: name them with one variable if they are the same node, join both to one "
+                "node in one MATCH pattern, in the same direction, if they must differ "
+                "((a)-[:R]->(n)<-[:R]-(b)), or run it with --backend neo4j"
+            )
+    return None
+
+
+def _variable_length_binding(query: str, scope: _Scope) -> str | None:
+    for rel in scope.rels:
+        if rel.variable is not None and rel.hops is not None:
+            return (
+                f"{rel.variable} names a variable-length relationship at {_position(query, rel.start)}: on the "
+                "networkx backend its hops and length come out wrong; leave the variable out "
+                "(-[:NEXT*1..2]->) or run it with --backend neo4j"
+            )
+    return None
+
+
+# ---------------------------------------------------------------------------- networkx: value types
+
+
+@dataclass(frozen=True, slots=True)
+class _Operand:
+    """One side of a comparison: its kind (``number``, ``string``, ``boolean``, ``list``,
+    ``null``; ``None`` when unknown), as written, and whether it is a property."""
+
+    kind: str | None
+    text: str
+    is_property: bool = False
+    elements: frozenset[str] = frozenset()  # the kinds in a list
+
+
+def _value_kind(value: Any) -> str | None:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (list, tuple)):
+        return "list"
+    return None
+
+
+def _operand_after(sig: list[Token], i: int, parameters: Mapping[str, Any]) -> _Operand | None:
+    """The operand starting at ``sig[i]``, when it is a literal, a parameter or ``var.prop``."""
+    if i >= len(sig):
+        return None
+    token = sig[i]
+    if token.kind == "punct" and token.text == "-" and i + 1 < len(sig) and sig[i + 1].kind == "number":
+        return _Operand("number", "-" + sig[i + 1].text)
+    if token.kind == "punct" and token.text == "[":
+        close = _matching(sig, i)
+        inside = sig[i + 1 : close] if close is not None else []
+        elements = {_literal_kind(t) for t in inside} - {None}
+        return _Operand("list", "[...]", elements=frozenset(k for k in elements if k is not None))
+    if token.kind in ("word", "name") and i + 2 < len(sig) and sig[i + 1].text == ".":
+        if i + 3 < len(sig) and sig[i + 3].text == "(":
+            return None
+        prop = sig[i + 2].value if sig[i + 2].kind == "name" else sig[i + 2].text
+        return _Operand(PROPERTY_KINDS.get(prop), f"{token.text}.{sig[i + 2].text}", is_property=True)
+    return _single_operand(token, parameters)
+
+
+def _operand_before(sig: list[Token], i: int, parameters: Mapping[str, Any]) -> _Operand | None:
+    """The operand ending at ``sig[i]``, when it is a literal, a parameter or ``var.prop``."""
+    if i < 0:
+        return None
+    token = sig[i]
+    if token.kind in ("word", "name") and i >= 2 and sig[i - 1].text == "." and sig[i - 2].kind in ("word", "name"):
+        prop = token.value if token.kind == "name" else token.text
+        return _Operand(PROPERTY_KINDS.get(prop), f"{sig[i - 2].text}.{token.text}", is_property=True)
+    return _single_operand(token, parameters)
+
+
+def _literal_kind(token: Token) -> str | None:
+    if token.kind == "number":
+        return "number"
+    if token.kind == "string":
+        return "string"
+    if token.kind == "word" and token.text.upper() in ("TRUE", "FALSE"):
+        return "boolean"
+    if token.kind == "word" and token.text.upper() == "NULL":
+        return "null"
+    return None
+
+
+def _single_operand(token: Token, parameters: Mapping[str, Any]) -> _Operand | None:
+    if token.kind == "param":
+        if token.value not in parameters:
+            return None
+        value = parameters[token.value]
+        listed = value if isinstance(value, (list, tuple)) else []
+        elements = frozenset(k for k in map(_value_kind, listed) if k is not None)
+        shown = json.dumps(value, default=str)[:40]
+        return _Operand(_value_kind(value), f"{token.text} (= {shown})", elements=elements)
+    kind = _literal_kind(token)
+    return _Operand(kind, token.text) if kind is not None else None
+
+
+#: Comparison operators, as tokens.
+_ORDERING = frozenset({"<", "<=", ">", ">="})
+
+
+def _comparisons(sig: list[Token]) -> list[tuple[str, int, int]]:
+    """Each comparison operator outside patterns: (operator, index of its left operand's last
+    token, index of its right operand's first token)."""
+    found = []
+    for k, token in enumerate(sig):
+        if token.kind != "punct":
+            continue
+        nxt = sig[k + 1].text if k + 1 < len(sig) and sig[k + 1].kind == "punct" else ""
+        prev = sig[k - 1].text if k and sig[k - 1].kind == "punct" else ""
+        if token.text == "<" and nxt == "-":
+            continue  # <- an arrow
+        if token.text == ">" and prev == "-":
+            continue  # -> an arrow
+        if token.text == "<" and nxt in ("=", ">"):
+            found.append(("<" + nxt, k - 1, k + 2))
+        elif token.text == ">" and nxt == "=":
+            found.append((">=", k - 1, k + 2))
+        elif token.text in ("<", ">") and prev != "<":
+            found.append((token.text, k - 1, k + 1))
+        elif token.text == "=" and prev not in ("<", ">", "=", "!") and nxt != "=":
+            found.append(("=", k - 1, k + 1))
+    return found
+
+
+def _type_refusal(query: str, sig: list[Token], parameters: Mapping[str, Any]) -> str | None:
+    """A comparison that Python (grand-cypher) decides otherwise than Cypher, or cannot make,
+    judged by the graph model's property types (:data:`PROPERTY_KINDS`), or ``None``:
+    true = 1 (Python's bool is a number), CONTAINS on a list (list membership), ordering a
+    number against a string, and ordering two properties (grand-cypher compares a property
+    only with a value)."""
+    for op, left_at, right_at in _comparisons(sig):
+        left = _operand_before(sig, left_at, parameters)
+        right = _operand_after(sig, right_at, parameters)
+        if left is None or right is None:
+            continue
+        where = _position(query, sig[left_at].start)
+        kinds = {left.kind, right.kind}
+        if kinds == {"boolean", "number"} and (left.is_property or right.is_property):
+            return _bool_number(left, right, where)
+        if op in _ORDERING and left.is_property and right.is_property:
+            return (
+                f"{left.text} {op} {right.text} at {where}: the networkx backend compares a property with "
+                "<, <=, > or >= only against a value, not another property; run it with --backend neo4j"
+            )
+        if op in _ORDERING and None not in kinds and "null" not in kinds and len(kinds) == 2:
+            wanted = left.kind if left.is_property else right.kind
+            return (
+                f"{left.text} {op} {right.text} at {where} orders a {left.kind} against a {right.kind}: Neo4j "
+                f"finds no row, the networkx backend fails; compare with a {wanted}"
+            )
+    for k, token in enumerate(sig):
+        word = token.text.upper() if token.kind == "word" else ""
+        if word == "IN" and k and sig[k - 1].text != ".":
+            left = _operand_before(sig, k - 1, parameters)
+            right = _operand_after(sig, k + 1, parameters)
+            if left is not None and right is not None and left.is_property and {left.kind} | right.elements >= {
+                "boolean",
+                "number",
+            }:
+                return _bool_number(left, right, _position(query, sig[k - 1].start))
+        elif word in ("CONTAINS", "STARTS", "ENDS") and k and sig[k - 1].text != ".":
+            left = _operand_before(sig, k - 1, parameters)
+            if left is not None and left.is_property and left.kind in ("list", "number", "boolean"):
+                operator = word if word == "CONTAINS" else f"{word} WITH"
+                return (
+                    f"{left.text} {operator} at {_position(query, token.start)}: {left.text} is a {left.kind}, "
+                    f"and {operator} reads strings (Neo4j finds no row; the networkx backend would test "
+                    "list membership); for a list use any(r IN x.time_refs WHERE r CONTAINS ...) "
+                    "with --backend neo4j"
+                )
+        elif token.kind in ("word", "name") and _is_map_key(sig, k) and _in_pattern(sig, k):
+            prop = token.value if token.kind == "name" else token.text
+            value = _operand_after(sig, k + 2, parameters)
+            kind = PROPERTY_KINDS.get(prop)
+            if value is not None and {kind, value.kind} == {"boolean", "number"}:
+                return _bool_number(_Operand(kind, prop, is_property=True), value, _position(query, token.start))
+    return None
+
+
+def _in_pattern(sig: list[Token], key: int) -> bool:
+    """Whether the map key ``sig[key]`` is in a node or relationship pattern's property map:
+    ``(x:Label {key: ...})``, ``[r:TYPE {key: ...}]``."""
+    opening: int | None = None
+    depth = 0
+    for i in range(key - 1, -1, -1):
+        if sig[i].kind != "punct":
+            continue
+        if sig[i].text in ")]}":
+            depth += 1
+        elif sig[i].text in "([{":
+            if depth:
+                depth -= 1
+                continue
+            opening = i
+            break
+    if opening is None or sig[opening].text != "{":
+        return False
+    i = opening - 1
+    while i >= 0 and (sig[i].kind in ("word", "name") or sig[i].text in (":", "|")):
+        i -= 1
+    return i >= 0 and sig[i].text in ("(", "[")
+
+
+def _bool_number(left: _Operand, right: _Operand, where: str) -> str:
+    prop = left if left.is_property else right
+    return (
+        f"{left.text} compared with {right.text} at {where}: {prop.text} is a {prop.kind}, and the networkx "
+        "backend (Python) takes true for 1 and false for 0, where Neo4j never matches a boolean with a "
+        f"number; compare it with a {prop.kind}"
+    )
+
+
+# ---------------------------------------------------------------------------- networkx: RETURN, SKIP, LIMIT
+
+
+def _final_return(sig: list[Token]) -> tuple[bool, list[list[Token]], int]:
+    """Whether the query's final RETURN is DISTINCT, its items (as tokens), and the index
+    after them (where ORDER BY, SKIP or LIMIT would start); no items if there is no RETURN."""
+    depth = 0
+    start = None
+    for index, token in enumerate(sig):
+        if token.text in "([{" and token.kind == "punct":
+            depth += 1
+        elif token.text in ")]}" and token.kind == "punct":
+            depth -= 1
+        elif depth == 0 and token.kind == "word" and token.text.upper() == "RETURN":
+            start = index + 1
+    if start is None:
+        return False, [], len(sig)
+    distinct = start < len(sig) and sig[start].kind == "word" and sig[start].text.upper() == "DISTINCT"
+    start += distinct
+    items: list[list[Token]] = [[]]
+    depth = 0
+    index = start
+    while index < len(sig):
+        token = sig[index]
+        word = token.text.upper() if token.kind == "word" else ""
+        following = sig[index + 1].text.upper() if index + 1 < len(sig) else ""
+        if depth == 0 and (word in ("SKIP", "LIMIT") or (word == "ORDER" and following == "BY") or token.text == ";"):
+            break
+        if token.kind == "punct" and token.text in "([{":
+            depth += 1
+        elif token.kind == "punct" and token.text in ")]}":
+            depth -= 1
+        if depth == 0 and token.text == ",":
+            items.append([])
+        else:
+            items[-1].append(token)
+        index += 1
+    return distinct, [item for item in items if item], index
+
+
+def _return_refusal(query: str, sig: list[Token], variables: set[str]) -> str | None:
+    """A whole node, relationship or list that DISTINCT or an aggregation's grouping would
+    compare: grand-cypher keeps them as Python dicts and lists, which it cannot group."""
+    distinct, items, _ = _final_return(sig)
+    aggregated = any(
+        item[0].kind == "word" and item[0].text.upper() in _AGGREGATIONS and len(item) > 1 and item[1].text == "("
+        for item in items
+    )
+    if not (distinct or aggregated):
+        return None
+    what = "RETURN DISTINCT" if distinct else "grouping for an aggregation"
+    for item in items:
+        expr = item[:-2] if len(item) >= 3 and item[-2].kind == "word" and item[-2].text.upper() == "AS" else item
+        name = expr[0].value if expr[0].kind == "name" else expr[0].text
+        if len(expr) == 1 and expr[0].kind in ("word", "name") and name in variables:
+            return (
+                f"{what} by the whole node or relationship {name} at {_position(query, expr[0].start)} is not "
+                f"possible on the networkx backend: return its properties ({name}.name, ...) or run it with "
+                "--backend neo4j"
+            )
+        if len(expr) == 3 and expr[1].text == "." and PROPERTY_KINDS.get(expr[2].text) == "list":
+            return (
+                f"{what} by the list {name}.{expr[2].text} at {_position(query, expr[0].start)} is not possible "
+                "on the networkx backend: run it with --backend neo4j"
+            )
+    return None
+
+
+def without_final_paging(query: str, parameters: Mapping[str, Any]) -> tuple[str, int, int | None]:
+    """``query`` without the SKIP and LIMIT of its final RETURN, and their values (0 and
+    ``None`` when it has none).
+
+    grand-cypher cuts the matches of each separate pattern to SKIP + LIMIT before WHERE,
+    and the matches (not the groups) before an aggregation when there is no ORDER BY: the
+    networkx backend runs the query without them and cuts the rows itself, as Neo4j does.
+    A SKIP or LIMIT it cannot read (an expression, a missing parameter) is left in place
+    (:func:`networkx_misreading` and :func:`to_grand_cypher` say what is wrong with it).
+    """
+    tokens = tokenize(query)
+    significant = [i for i, t in enumerate(tokens) if t.kind not in ("space", "comment")]
+    sig = [tokens[i] for i in significant]
+    _, items, index = _final_return(sig)
+    if not items:
+        return query, 0, None
+    values: dict[str, int] = {}
+    cut: list[int] = []  # indexes into sig
+    while index < len(sig):
+        word = sig[index].text.upper() if sig[index].kind == "word" else ""
+        if word not in ("SKIP", "LIMIT"):
+            index += 1
+            continue
+        value = _count_value(sig[index + 1], parameters) if index + 1 < len(sig) else None
+        if value is None or word in values:
+            return query, 0, None
+        values[word] = value
+        cut += [index, index + 1]
+        index += 2
+    if not cut:
+        return query, 0, None
+    for i in cut:
+        tokens[significant[i]] = Token("space", " ", tokens[significant[i]].start)
+    return "".join(t.text for t in tokens), values.get("SKIP", 0), values.get("LIMIT")
+
+
+def _count_value(token: Token, parameters: Mapping[str, Any]) -> int | None:
+    if token.kind == "number" and _INTEGER.fullmatch(token.text):
+        return int(token.text, 16) if token.text[:2].lower() == "0x" else int(token.text)
+    if token.kind == "param" and token.value in parameters:
+        given = parameters[token.value]
+        if isinstance(given, int) and not isinstance(given, bool) and given >= 0:
+            return given
+    return None
