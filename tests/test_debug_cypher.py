@@ -221,3 +221,29 @@ def test_json_output_holds_no_infinity(tmp_path: Path) -> None:
 
     assert json.loads(result.stdout, parse_constant=no_constant) == [{"first": None, "last": None, "n": 0}]
     assert CypherResult(["x", "y"], [[float("nan"), [float("-inf")]]]).json_records() == [{"x": "NaN", "y": ["-Infinity"]}]
+
+
+async def test_the_property_kinds_the_networkx_checks_use_are_every_property_stored(decomposer: Decomposer) -> None:
+    """graphmem cypher refuses a comparison on networkx by each property's kind
+    (PROPERTY_KINDS): a property the model stores that the table lacks, or holds as
+    another kind, would pass unchecked."""
+    from datetime import UTC, datetime
+
+    from graphmem import Content, MemoryEntry, Part
+    from graphmem.backends._graph_model import PROPERTY_KINDS
+
+    service = GraphMemoryService(decomposer)
+    when = datetime(2024, 5, 3, tzinfo=UTC)
+    await service.add_session(
+        "app", "maria", "s1",
+        [MemoryEntry(content=Content(parts=[Part(text=t)]), author=a, timestamp=when.isoformat())
+         for t, a in (("Maria met Ben in Lisbon yesterday.", "maria"), ("Nice, Maria!", "ben"))],
+    )
+    kinds = {bool: "boolean", int: "number", float: "number", str: "string", list: "list", tuple: "list"}
+    seen: dict[str, set[str]] = {}
+    for _, properties in service.graph.nodes(data=True):
+        for name, value in properties.items():
+            if name != "__labels__" and value is not None:
+                seen.setdefault(name, set()).add(kinds[type(value)])
+    assert {"time_refs", "speaker", "position", "value", "name"} <= set(seen)  # the model's kinds all met
+    assert {name: {PROPERTY_KINDS.get(name)} for name in seen} == seen
