@@ -261,7 +261,7 @@ async def open_memory(
     """Open the store a URI names, ready to use: reachable, and with its schema in place.
 
     ``memory:`` keeps memory in this process (networkx); ``file:///path/memory.journal`` or a
-    plain path opens a networkx journal (created on the first write); ``bolt://``,
+    plain path opens a networkx journal (its files created when it is opened for writing); ``bolt://``,
     ``bolt+s://``, ``neo4j://`` and ``neo4j+s://`` connect to Neo4j, with the user and
     password from the URI (``bolt://neo4j:secret@host:7687``) or else from
     ``GRAPHMEM_NEO4J_USER`` (default ``neo4j``) and ``GRAPHMEM_NEO4J_PASSWORD`` (none: auth

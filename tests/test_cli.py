@@ -125,6 +125,12 @@ def test_a_bad_related_words_setting_is_a_usage_error(runner: CliRunner, store: 
     assert "GRAPHMEM_RELATED_WORDS='bogus'" in one_line_error(result)
 
 
+def test_an_export_of_one_session_says_one_session(runner: CliRunner, store: str, tmp_path: Path) -> None:
+    assert gm(runner, store, "load", write_lines(tmp_path / "f.jsonl", session("s1", "apricot jam"))).exit_code == 0
+    result = gm(runner, store, "export", "--app", "app", "--user", "ann", "-o", str(tmp_path / "out.jsonl"))
+    assert result.exit_code == 0 and 'exported 1 session, 1 entry of "app" / "ann"' in result.stderr, result.stderr
+
+
 def test_backend_and_store_come_from_the_environment(runner: CliRunner, store: str, tmp_path: Path) -> None:
     path = write_lines(tmp_path / "f.jsonl", session("s1", "apricot jam"))
     env = {"GRAPHMEM_BACKEND": "networkx", "GRAPHMEM_STORE": store}

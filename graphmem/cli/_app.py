@@ -114,8 +114,9 @@ node once, or keep two apart in one MATCH, `(x)-[:R]->(n)<-[:R]-(y)`); a variabl
 variable-length relationship; a boolean property compared with a number (or `position`
 with a boolean); CONTAINS/STARTS WITH/ENDS WITH on `time_refs` (a list); < <= > >= between
 a number and a string or between two properties; DISTINCT or grouping by a whole node or by
-`time_refs`. Also: an aggregation over no rows returns no row (Neo4j returns one row with
-0); with DISTINCT, ORDER BY must name the returned property (`x.p`), not its alias; ORDER BY
+`time_refs`; DISTINCT with an alias (`RETURN DISTINCT x.p AS a`: drop the AS, and ORDER BY
+`x.p`). Also: an aggregation over no rows returns no row (Neo4j returns one row with
+0); ORDER BY
 over a column that mixes null and strings fails (wrap it in coalesce(x, "")); null compares
 as in Python (`x.p <> "a"` matches a null p: test IS NULL); `id(x)` differs. Ties are
 ordered differently by the two engines: order by enough columns to make the order total.
@@ -422,7 +423,8 @@ def export(
     note = "" if sessions else " (nothing is stored for this user)"
     err_console.print(
         plain(
-            f"exported {len(sessions)} sessions, {entries} entries of {quote_ids(app_name, user_id)} "
+            f"exported {len(sessions)} session{'s' if len(sessions) != 1 else ''}, "
+            f"{entries} {'entry' if entries == 1 else 'entries'} of {quote_ids(app_name, user_id)} "
             f"({scope}){where}{note}"
         ),
         soft_wrap=True,

@@ -1334,7 +1334,15 @@ def _return_refusal(query: str, sig: list[Token], variables: set[str]) -> str | 
         return None
     what = "RETURN DISTINCT" if distinct else "grouping for an aggregation"
     for item in items:
-        expr = item[:-2] if len(item) >= 3 and item[-2].kind == "word" and item[-2].text.upper() == "AS" else item
+        aliased = len(item) >= 3 and item[-2].kind == "word" and item[-2].text.upper() == "AS"
+        if distinct and aliased and not (len(item) == 3 and item[0].kind in ("word", "name")):
+            # (grand-cypher looks a DISTINCT column up by its expression, not its alias: a
+            # KeyError. A variable under another name is no expression.)
+            return (
+                f"RETURN DISTINCT with an alias at {_position(query, item[-2].start)} fails on the networkx "
+                "backend: drop the AS (the column is then named as written, x.p) or run it with --backend neo4j"
+            )
+        expr = item[:-2] if aliased else item
         name = expr[0].value if expr[0].kind == "name" else expr[0].text
         if len(expr) == 1 and expr[0].kind in ("word", "name") and name in variables:
             return (
