@@ -34,7 +34,7 @@ import re
 import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -212,7 +212,7 @@ def graphmem_recall(
 
 # ---------------------------------------------------------------------------- robustness
 
-PERTURBATIONS = ("typo", "names", "british", "dates", "event-dates", "short-dates", "thirds", "chat")
+PERTURBATIONS = ("typo", "names", "british", "dates", "event-dates", "short-dates", "thirds", "spans", "chat")
 #: ``chat``: the question as a message to an assistant, one frame per question in turn. The
 #: last one is no phrase graphmem reads as asking for nothing ("need", "help" stay words).
 CHAT_FRAMES = (
@@ -272,9 +272,13 @@ def perturb_questions(conversations: Sequence[Conversation], how: str) -> int:
     asks each as a message to an assistant (:data:`CHAT_FRAMES`, in turn). Returns
     how many questions changed. A measure of robustness, never of tuning: nothing here knows the
     answers."""
-    if how in ("dates", "event-dates", "short-dates", "thirds"):
+    if how in ("dates", "event-dates", "short-dates", "thirds", "spans"):
         return _date_the_questions(
-            conversations, events=how == "event-dates", short=how == "short-dates", thirds=how == "thirds"
+            conversations,
+            events=how == "event-dates",
+            short=how == "short-dates",
+            thirds=how == "thirds",
+            spans=how == "spans",
         )
     if how == "chat":
         for conv in conversations:
@@ -306,7 +310,12 @@ def perturb_questions(conversations: Sequence[Conversation], how: str) -> int:
 
 
 def _date_the_questions(
-    conversations: Sequence[Conversation], *, events: bool = False, short: bool = False, thirds: bool = False
+    conversations: Sequence[Conversation],
+    *,
+    events: bool = False,
+    short: bool = False,
+    thirds: bool = False,
+    spans: bool = False,
 ) -> int:
     """``dates``: a question asked the way people ask about something they know happened
     on a day ("What did Ana watch on 3 May, 2022?", "Which sport did Sam take up in October
@@ -322,7 +331,10 @@ def _date_the_questions(
     ``short``: the day as people type it, in turn "on 5/8/23", "in May '23", "the week of
     May 8, 2023", "on 2023/05/08" (session 37). ``thirds``: the third of its month the day
     falls in (1-10, 11-20, 21 on), in turn "in early / mid- / late May 2023" and "at the
-    beginning / middle / end of May 2023" (session 38)."""
+    beginning / middle / end of May 2023" (session 38). ``spans``: the three days around it,
+    the day in the middle, in turn "between 7 and 9 May 2023", "from May 7 to 9, 2023", "on
+    7-9 May 2023" and "on May 7-9" (no year; across a month's end "from May 31 to June 2,
+    2023"; session 41)."""
     from graphmem._time import mentioned_ranges, query_time
 
     changed = 0
@@ -344,6 +356,8 @@ def _date_the_questions(
                     f"the week of {day:%B} {day.day}, {day.year}",
                     f"on {day.year}/{day.month:02d}/{day.day:02d}",
                 )[n % 4]
+            elif spans:
+                when = _span_around(day, n)
             elif thirds:
                 third = min(2, (day.day - 1) // 10)
                 if n % 2 == 0:
@@ -357,6 +371,19 @@ def _date_the_questions(
             object.__setattr__(q, "question", text)  # frozen dataclass, a private copy
             changed += 1
     return changed
+
+
+def _span_around(day: date, n: int) -> str:
+    """The day before ``day`` to the day after, written the ``n % 4``-th way (``spans``)."""
+    first, last = day - timedelta(days=1), day + timedelta(days=1)
+    if first.month != last.month:
+        return f"from {first:%B} {first.day} to {last:%B} {last.day}, {last.year}"
+    return (
+        f"between {first.day} and {last.day} {day:%B} {day.year}",
+        f"from {day:%B} {first.day} to {last.day}, {day.year}",
+        f"on {first.day}-{last.day} {day:%B} {day.year}",
+        f"on {day:%B} {first.day}-{last.day}",
+    )[n % 4]
 
 
 # ---------------------------------------------------------------------------- the script
@@ -902,6 +929,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "tells of ('yesterday', 'last Friday': its time_refs) instead of the day it was said; 'short-dates' the "
         "day as people type it ('on 5/8/23', \"in May '23\", 'the week of May 8, 2023', 'on 2023/05/08'); "
         "'thirds' the third of the month it falls in ('in early May 2023', 'at the end of May 2023'); "
+        "'spans' the three days around it ('between 7 and 9 May 2023', 'on May 7-9'); "
         "'chat' asks each question as a message to an assistant ('Hey, ...', '... Thanks!', 'Can you remind me ...')",
     )
     parser.add_argument(
