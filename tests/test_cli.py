@@ -129,6 +129,8 @@ def test_an_export_of_one_session_says_one_session(runner: CliRunner, store: str
     assert gm(runner, store, "load", write_lines(tmp_path / "f.jsonl", session("s1", "apricot jam"))).exit_code == 0
     result = gm(runner, store, "export", "--app", "app", "--user", "ann", "-o", str(tmp_path / "out.jsonl"))
     assert result.exit_code == 0 and 'exported 1 session, 1 entry of "app" / "ann"' in result.stderr, result.stderr
+    loaded = gm(runner, str(tmp_path / "copy.journal"), "load", str(tmp_path / "out.jsonl"))
+    assert loaded.stdout.startswith("loaded 1 session, 1 entry, 1 user"), loaded.output
 
 
 def test_backend_and_store_come_from_the_environment(runner: CliRunner, store: str, tmp_path: Path) -> None:
@@ -269,7 +271,7 @@ def test_a_bad_line_stops_the_load_with_its_number(runner: CliRunner, store: str
 def test_load_reads_standard_input(runner: CliRunner, store: str) -> None:
     result = gm(runner, store, "load", "-", input=session("s1", "apricot jam") + "\n")
     assert result.exit_code == 0, result.output
-    assert result.stdout.startswith("loaded 1 session, 1 entries, 1 user")
+    assert result.stdout.startswith("loaded 1 session, 1 entry, 1 user")
 
 
 def test_load_needs_something_to_load(runner: CliRunner, store: str) -> None:
@@ -510,7 +512,12 @@ def test_every_command_prints_on_a_stdout_that_is_not_utf8(runner: CliRunner, st
     assert [e["text"] for e in json.loads(cli("recent", *user, "--json"))] == [text]
     rows = json.loads(cli("cypher", "MATCH (e:Entry) RETURN e.text AS text", "--json"))
     assert rows == [{"text": text}]
-    assert "threw a party \\U0001f389 in Z" in cli("recent", *user)
+    table = cli("recent", *user)
+    assert "threw a party \\U0001f389 in Z" in table
+    # The escapes are counted in the cells' widths: every line of a table is as wide.
+    for printed in (table, cli("search", *user, "party in Zürich")):
+        lines = [line for line in printed.splitlines() if line.strip() and "networkx store" not in line]
+        assert len({len(line) for line in lines}) == 1, printed
     assert cli("stats").startswith(f"the whole store {'-' if encoding == 'ascii' else '·'} networkx store")
 
 

@@ -49,12 +49,18 @@ _INVISIBLE = _BIDI_CONTROLS | {"\u2028", "\u2029"}
 
 
 def visible(text: str) -> str:
-    """``text`` with every control character written out as an escape (``\\x1b``, ``\\u202e``).
+    """``text`` with every control character written out as an escape (``\\x1b``, ``\\u202e``),
+    and each character standard output's encoding lacks too (:func:`writable`).
 
     Newlines and tabs are kept (messages have lines); everything else in Unicode category
     Cc (ANSI escapes, carriage returns, C1 controls) and the bidi controls become visible.
-    Other characters, including emoji joiners and non-Latin scripts, are left alone.
+    Other characters, including emoji joiners and non-Latin scripts, are left alone where
+    the output can write them.
     """
+    return writable(_controls_visible(text))
+
+
+def _controls_visible(text: str) -> str:
     if text.isprintable():  # the common case, one C-level scan
         return text
     out = []
@@ -71,8 +77,23 @@ def visible(text: str) -> str:
 
 
 def plain(text: str, style: str = "") -> Text:
-    """User text for a rich cell or line: shown as it is (no markup), control characters visible."""
+    """User text for a rich cell or line: shown as it is (no markup), :func:`visible`."""
     return Text(visible(text), style)
+
+
+def writable(text: str) -> str:
+    """``text`` with each character standard output's encoding cannot write as its
+    backslash escape, as the command line's streams would write it (``errors=
+    "backslashreplace"``), but before a table measures it: escaped by the stream, a cell
+    grew after its column's width was set."""
+    encoding = sys.stdout.encoding or "utf-8"
+    try:
+        text.encode(encoding)
+    except UnicodeEncodeError:
+        return text.encode(encoding, "backslashreplace").decode(encoding)
+    except LookupError:
+        pass
+    return text
 
 
 def print_json(data: Any) -> None:
@@ -250,6 +271,7 @@ def load_summary(report: LoadReport, where: str) -> str:
     )
     return (
         f"loaded {report.sessions} session{'s' if report.sessions != 1 else ''}, "
-        f"{report.entries} entries, {report.users} user{'s' if report.users != 1 else ''} "
+        f"{report.entries} {'entry' if report.entries == 1 else 'entries'}, "
+        f"{report.users} user{'s' if report.users != 1 else ''} "
         f"into {where} in {report.seconds:.1f} s{skipped}"
     )
