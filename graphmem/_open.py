@@ -228,10 +228,16 @@ def neo4j_store_uri(
     a ``password`` replaces the URI's, a ``user`` other than ``neo4j`` replaces the URI's
     user (``neo4j`` is the default every caller passes when none was set, so it does not
     override a user the URI names).
+
+    Raises:
+        InvalidStoreUriError: ``uri`` cannot be read as a URI (the message holds no password).
     """
-    parts = urlsplit(uri)
+    try:
+        parts = urlsplit(uri)
+        written_user = unquote(parts.username) if parts.username else None
+    except ValueError:  # (urllib's bare "Invalid IPv6 URL", or a port that is no number)
+        raise InvalidStoreUriError(f"{redact_uri(uri)!r} is not a valid Neo4j URI: {_port_problem(uri)}") from None
     netloc = parts.netloc.rpartition("@")[2]
-    written_user = unquote(parts.username) if parts.username else None
     written_password = unquote(parts.password) if parts.password is not None else None
     if user == "neo4j" and written_user is not None:
         user = None

@@ -133,6 +133,32 @@ def test_an_export_of_one_session_says_one_session(runner: CliRunner, store: str
     assert loaded.stdout.startswith("loaded 1 session, 1 entry, 1 user"), loaded.output
 
 
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        # NaN compares false with every bound: it was "less than or equal to 1".
+        (["search", "--app", "a", "--user", "u", "x", "--min-score", "nan"], "'nan' is not a number"),
+        (["search", "--app", "a", "--user", "u", "x", "--min-score", "2"], "2 is not from 0 to 1"),
+        (["cypher", "MATCH (x:Entry) RETURN x.id", "--timeout", "nan"], "'nan' is not a number"),
+        (["cypher", "MATCH (x:Entry) RETURN x.id", "--timeout", "inf"], "'inf' is not a number"),
+    ],
+)
+def test_a_number_option_that_is_no_number_says_so(runner: CliRunner, store: str, args: list[str], says: str) -> None:
+    result = gm(runner, store, *args)
+    assert result.exit_code == 2 and says in result.output, result.output
+
+
+def test_a_bad_store_is_blamed_on_the_option_that_named_it(runner: CliRunner) -> None:
+    # --store " " was blamed on --uri; a Neo4j URI urllib cannot split was its bare
+    # "Invalid IPv6 URL", naming neither the URI nor the option.
+    result = run(runner, "--store", " ", "stats")
+    assert result.exit_code == 2 and "(--store, GRAPHMEM_STORE)" in one_line_error(result)
+    result = run(runner, "--backend", "neo4j", "--neo4j-uri", "bolt://u:secret@[x", "stats")
+    message = one_line_error(result)
+    assert result.exit_code == 2 and "unencoded [ or ]" in message and "(--neo4j-uri, GRAPHMEM_NEO4J_URI)" in message
+    assert "secret" not in result.output
+
+
 def test_backend_and_store_come_from_the_environment(runner: CliRunner, store: str, tmp_path: Path) -> None:
     path = write_lines(tmp_path / "f.jsonl", session("s1", "apricot jam"))
     env = {"GRAPHMEM_BACKEND": "networkx", "GRAPHMEM_STORE": store}

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import errno
 import io
+import math
 import os
 import select
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -241,6 +243,24 @@ def _global_options(
     )
 
 
+def number_from(low: float, high: float) -> Callable[[str], float]:
+    """An option's parser of a number from ``low`` to ``high``: "nan" was refused as above
+    the maximum (every comparison with NaN is false), "inf" as out of range."""
+
+    def parse(text: str) -> float:
+        try:
+            number = float(text)
+        except ValueError:
+            raise typer.BadParameter(f"{text!r} is not a number") from None
+        if not math.isfinite(number):
+            raise typer.BadParameter(f"{text!r} is not a number")
+        if not low <= number <= high:
+            raise typer.BadParameter(f"{text} is not from {low:g} to {high:g}")
+        return number
+
+    return parse
+
+
 def _settings(ctx: typer.Context) -> Settings:
     settings = ctx.find_root().obj
     assert isinstance(settings, Settings)
@@ -462,7 +482,8 @@ def search(
     project: ProjectOption = None,
     limit: Annotated[int, typer.Option(min=1, max=MAX_LIMIT, help="At most this many memories.")] = 10,
     min_score: Annotated[
-        float | None, typer.Option(min=0.0, max=1.0, help="Only memories scoring at least this (0 to 1).")
+        float | None,
+        typer.Option(parser=number_from(0.0, 1.0), help="Only memories scoring at least this (0 to 1)."),
     ] = None,
     since: Annotated[
         str | None,
@@ -736,7 +757,9 @@ def cypher(
     timeout: Annotated[
         float,
         typer.Option(
-            "--timeout", min=0.001, max=MAX_TIMEOUT, help="Stop the query after this many seconds (at most a day)."
+            "--timeout",
+            parser=number_from(0.001, MAX_TIMEOUT),
+            help="Stop the query after this many seconds (at most a day).",
         ),
     ] = DEFAULT_TIMEOUT,
 ) -> None:
@@ -925,7 +948,8 @@ def mcp_server(
         run_async(serve(target, scope, transport="http" if http else "stdio", host=host, port=port,
                         nlp=shared_decomposer(settings.language)))
     except InvalidStoreUriError as exc:  # a usage error, as for every other command
-        raise CliError(f"{exc} (--uri, GRAPHMEM_URI)", EXIT_USAGE) from exc
+        origin = "--uri, GRAPHMEM_URI" if uri is not None else settings.origin()
+        raise CliError(f"{exc} ({origin})", EXIT_USAGE) from exc
     except ValueError as exc:  # an empty --host
         raise CliError(str(exc), EXIT_USAGE) from exc
     except OSError as exc:  # the port is in use (uvicorn exited with 3, "unreachable" here)

@@ -136,6 +136,14 @@ class Settings:
         # A Path, not a string: a file name with a colon in it is still a file name.
         return self.store_path
 
+    def origin(self) -> str:
+        """The option (and variable) that named the store, for an error about it."""
+        if self.uri:
+            return "--uri, GRAPHMEM_URI"
+        if self.backend == "neo4j":
+            return "--neo4j-uri, GRAPHMEM_NEO4J_URI"
+        return "--store, GRAPHMEM_STORE"
+
     def describe(self) -> str:
         store = parse_store_uri(self.target())
         if store.kind == "neo4j":
@@ -207,7 +215,7 @@ async def open_service(
     except BackendUnavailableError as exc:
         raise CliError(f"{exc}; or point --uri (GRAPHMEM_URI) at another store", EXIT_UNAVAILABLE) from exc
     except InvalidStoreUriError as exc:
-        raise CliError(f"{exc} (--uri, GRAPHMEM_URI)", EXIT_USAGE) from exc
+        raise CliError(f"{exc} ({settings.origin()})", EXIT_USAGE) from exc
     except ImportError as exc:  # a Neo4j URI without the neo4j extra
         raise CliError(str(exc)) from exc
     try:
