@@ -776,6 +776,17 @@ def test_a_store_whose_header_is_gone_says_what_to_restore(runner: CliRunner, de
         assert "no store at" not in result.stderr
 
 
+def test_a_delete_on_a_store_whose_header_is_gone_says_so_before_asking(
+    runner: CliRunner, demo_store: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It asked "Erase everything ...? [y/N]", and only after a yes said what to restore."""
+    monkeypatch.setattr(_app, "terminal_to_ask", asking_on_stderr)
+    Path(demo_store).unlink()
+    result = gm(runner, demo_store, "delete-user", *ALICE, input="y\n")
+    assert result.exit_code == 1 and "restore memory.journal" in one_line_error(result)
+    assert "[y/N]" not in result.output
+
+
 def test_delete_project_on_networkx_is_refused(runner: CliRunner, demo_store: str) -> None:
     result = gm(runner, demo_store, "delete-project", "q3-launch", *ALICE, "--yes")
     assert result.exit_code == 1 and "no projects" in one_line_error(result)

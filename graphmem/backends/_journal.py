@@ -163,6 +163,24 @@ class StoreContents:
     partial: bool = False
 
 
+def orphaned_segments(path: Path) -> JournalCorruptError | None:
+    """The error for a store whose header file at ``path`` is missing or empty while its
+    segments remain (what to restore), or ``None`` when there are no segments: asked by
+    the journal when it opens, and by the command line before it asks to delete."""
+    segments_dir = _side_paths(path)[2]
+    try:
+        orphans = [n for n in os.listdir(segments_dir) if n.endswith(".journal")]
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    if not orphans:
+        return None
+    return JournalCorruptError(
+        f"{path} is missing or empty, but {segments_dir} holds {len(orphans)} user "
+        f"segment(s) of a store: restore {path.name} (its one line is "
+        f"{json.dumps(HEADER)}) to open them, or delete {segments_dir} to start afresh"
+    )
+
+
 def _side_paths(path: Path) -> tuple[Path, Path, Path]:
     """The files a store at ``path`` keeps beside its header: lock, temporary header, segments."""
     return (
@@ -410,13 +428,8 @@ class Journal:
             return []
 
     def _refuse_orphaned_segments(self) -> None:
-        orphans = self._segment_names()
-        if orphans:
-            raise JournalCorruptError(
-                f"{self.path} is missing or empty, but {self.segments_dir} holds {len(orphans)} user "
-                f"segment(s) of a store: restore {self.path.name} (its one line is "
-                f'{json.dumps(HEADER)}) to open them, or delete {self.segments_dir} to start afresh'
-            )
+        if (refusal := orphaned_segments(self.path)) is not None:
+            raise refusal
 
     def _read_segment(self, path: Path) -> JournalContents | None:
         try:

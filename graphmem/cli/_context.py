@@ -30,6 +30,7 @@ from graphmem._errors import (
 from graphmem._fixtures import FixtureError
 from graphmem._open import neo4j_store_uri, open_memory, parse_store_uri
 from graphmem._service import MemoryService
+from graphmem.backends._journal import orphaned_segments
 from graphmem.cli._render import plain
 
 __all__ = [
@@ -187,6 +188,18 @@ def refuse_a_missing_store(settings: Settings, *, writes: bool) -> None:
             f"no store at {missing}: nothing was {'changed' if writes else 'read'} (check --store / "
             "GRAPHMEM_STORE or --uri / GRAPHMEM_URI; a store is made by its first write)"
         )
+    store = parse_store_uri(settings.target())
+    if store.kind == "file" and store.path is not None and not _has_content(store.path):
+        # A store whose header is gone: said here, before a delete asks "Delete ...?".
+        if (orphaned := orphaned_segments(store.path)) is not None:
+            raise CliError(str(orphaned))
+
+
+def _has_content(path: Path) -> bool:
+    try:
+        return os.path.getsize(path) > 0
+    except OSError:
+        return False
 
 
 @asynccontextmanager
