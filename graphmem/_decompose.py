@@ -428,11 +428,21 @@ def clean_text(text: str) -> str:
     inside a word (soft hyphen, zero-width joiners, word joiner, BOM) deleted, so
     "Ka\u00adtze" is "Katze" and Persian "می\u200cخواهم" one word; other control and format
     characters (NUL, zero-width space, bidi overrides) replaced by spaces so they never glue
-    onto a word; line breaks and tabs kept (a new line starts a sentence: a capital after
-    it is no name). The stored text is left unchanged."""
+    onto a word, and so are an emoji's variation selector, keycap and skin tone ("I ❤️pizza"
+    held the token "\ufe0fpizza"); a backtick, acute accent, left quote or modifier letter
+    between letters is the apostrophe it stands for ("I`m", "can´t", "it‘s"); line breaks and
+    tabs kept (a new line starts a sentence: a capital after it is no name); a digit of any
+    script is its ASCII digit ("४५" is "45", as the time readers already read it). Each
+    change is one character for one. The stored text is left unchanged."""
     text = unicodedata.normalize("NFC", text)
     if _FULL_WIDTH.search(text):
         text = text.translate(_TO_HALF_WIDTH)
+    if not text.isascii() and _OTHER_DIGIT.search(text):
+        text = _OTHER_DIGIT.sub(lambda m: str(unicodedata.decimal(m.group())), text)
+    if _EMOJI_MODIFIER.search(text):
+        text = _EMOJI_MODIFIER.sub(" ", text)
+    if _APOSTROPHE_LIKE.search(text):
+        text = _APOSTROPHE_LIKE.sub("'", text)
     if any(unicodedata.category(ch) in _INVISIBLE for ch in text):
         text = "".join(
             ""
@@ -446,6 +456,13 @@ def clean_text(text: str) -> str:
 
 
 _INVISIBLE = frozenset({"Cc", "Cf"})
+#: A decimal digit of a script other than ASCII (Devanagari, Arabic-Indic, Bengali, ...).
+_OTHER_DIGIT = re.compile(r"(?![0-9])\d")
+#: What follows an emoji to choose its look (text or emoji presentation, a keycap, a skin
+#: tone), a mark that glued the emoji onto the word after it.
+_EMOJI_MODIFIER = re.compile("[\ufe0e\ufe0f\u20e3\U0001f3fb-\U0001f3ff]")
+#: Characters typed for an apostrophe inside a word (the usual two, ' and ’, are read as such).
+_APOSTROPHE_LIKE = re.compile(r"(?<=[^\W\d_])[`\u00b4\u2018\u02bc](?=[^\W\d_])")
 #: Full-width ASCII (U+FF01-FF5E), which Chinese and Japanese input methods type by default:
 #: "ＩＢＭ" and "３０５" are "IBM" and "305", in entries and queries alike.
 _FULL_WIDTH = re.compile("[\uff01-\uff5e]")
@@ -1310,14 +1327,17 @@ def _collect(
             continue
         if not any(ch.isalnum() for ch in text):
             continue  # symbols and emoji carry no recallable word
-        if token.norm_ == "'d":
-            # spaCy splits "id" and "wed" as "I'd" and "we'd" typed without the apostrophe:
-            # the "d" is no word of its own (its lemma was `have`, on "my id" and "we wed in
-            # June" alike), and the word as typed may be one ("my id"): kept whole.
-            if text.isalpha() and token.i > 0 and not doc[token.i - 1].whitespace_:
-                tokens.setdefault((doc[token.i - 1].text + text).lower(), None)
+        if _clitic_typed_without_apostrophe(token):
+            # spaCy splits "wheres", "ive", "hed", "id" and "wed" as "where's", "I've",
+            # "he'd", "I'd" and "we'd" typed without the apostrophe: the second piece ("s",
+            # "ve", "d") is no word of its own (it was `s`, or `have` on "my id" and "we wed
+            # in June" alike). The word as typed, when it is an English word ("my id", "we
+            # wed"), is kept whole.
+            joined = (doc[token.i - 1].text + text).lower()
+            if token.norm_ == "'d" and _is_english_word(joined):
+                tokens.setdefault(joined, None)
             continue
-        if token.is_stop and not _written_as_name(token):
+        if token.is_stop and not _kept_as_written(token, lemmas):
             continue
         if (
             lemmas is not None
@@ -1327,13 +1347,20 @@ def _collect(
         ):
             continue  # "ya know": NER read "ya" as a name; it is "you" typed short
         value = _token_value(token, lemmas)
-        if stop_lemmas and token.doc.vocab[value].is_stop and not _written_as_name(token):
+        if stop_lemmas and token.doc.vocab[value].is_stop and not _kept_as_written(token, lemmas):
             continue  # a form of a stop word ("I" -> "il" in Italian)
         if not stop_lemmas and value in _FUNCTION_LEMMAS and not _written_as_name(token):
             continue  # a contraction's part or chat spelling of one ("wo" -> "will")
         tokens.setdefault(value, None)
-        if isinstance(lemmas, HeadwordLemmas) and (reading := lemmas.second_reading(value)) is not None:
-            tokens.setdefault(reading, None)  # "libro" is "libro", and "librar" as before
+        if (
+            isinstance(lemmas, HeadwordLemmas)
+            and (reading := lemmas.second_reading(value)) is not None
+            and token.ent_type_ not in NAMING_ENTITY_LABELS
+            and not _written_as_name(token)
+        ):
+            # "libro" is "libro", and "librar" as before; a name is itself only ("Marco"
+            # was also `marcare`, found by "who marked the mistakes?").
+            tokens.setdefault(reading, None)
         # (The reading first: it is cached and none for nearly every word; a name is
         # decided from its neighbours.)
         if (
@@ -1455,17 +1482,66 @@ def _token_value(token: Token, lemmas: Mapping[str, str] | None) -> str:
         value = _without_stray_marks(lower)
     else:
         form = _without_stray_marks(_usual_spelling(token))
-        value = lemmas.get(form, form)
+        # German writes its nouns capitalised: such a word is read as the noun first.
+        noun = None
+        if isinstance(lemmas, CapitalisedNounLemmas) and token.text[:1].isupper():
+            noun = lemmas.noun_lemma(form)
+        value = noun if noun is not None else lemmas.get(form, form)
     return value if any(ch.isalnum() for ch in value) else lower
+
+
+def _clitic_typed_without_apostrophe(token: Token) -> bool:
+    """Whether ``token`` is the second piece of a word spaCy's exceptions split as a
+    contraction typed without its apostrophe ("where|s", "i|ve", "he|d", "do|nt"): letters
+    right after letters, which only a special case splits (its other rules split at
+    punctuation), and a clitic's norm. Not "gon|na" or "wan|na" (their first piece is the
+    verb; "na" is a stop word anyway)."""
+    return (
+        token.i > 0
+        and token.text.isalpha()
+        and token.norm_ in _CLITIC_NORMS
+        and not token.doc[token.i - 1].whitespace_
+        and token.doc[token.i - 1].text.isalpha()
+    )
+
+
+#: The norms spaCy gives the clitic of a contraction ("'s" of "where's", "have" of "I've").
+_CLITIC_NORMS = frozenset({"'s", "s", "'d", "have", "'ve", "'ll", "will", "am", "'m", "m", "are", "'re", "not", "n't"})
+
+
+def _is_english_word(word: str) -> bool:
+    from graphmem._spelling import english_words
+
+    words = english_words()
+    return words is not None and word in words
 
 
 def _chat_spelt_function_word(token: Token, lemmas: Mapping[str, str]) -> bool:
     """Whether a word is a function word typed another way ("ya" for "you"): its lemma (of
     its usual spelling) is another word, and one of ``_FUNCTION_LEMMAS``. Not a name that
     is also a function word ("Will": its lemma is itself)."""
+    if token.text in _CHAT_FUNCTION_WORDS:
+        return True
     form = _without_stray_marks(_usual_spelling(token))
     meant = lemmas.get(form, form)
     return meant != token.lower_ and meant in _FUNCTION_LEMMAS
+
+
+#: Function words typed as their sound in chat, which neither spaCy's norms nor its lemma
+#: table read ("r u coming?", "ur dog"): lowercase only ("R" may be the language).
+_CHAT_FUNCTION_WORDS = frozenset({"u", "ur", "r", "n"})
+
+
+def _kept_as_written(token: Token, lemmas: Mapping[str, str] | None) -> bool:
+    """Whether a stop word is kept because it is written as a name (:func:`_written_as_name`:
+    "the US", "in May"). Not in German, where a capital marks every noun and the polite
+    "Sie": there a capitalised stop word is kept only as a noun or an acronym ("Sie" was
+    `ich`, shared by every formal question)."""
+    if not _written_as_name(token):
+        return False
+    if isinstance(lemmas, CapitalisedNounLemmas) and not _is_acronym(token):
+        return lemmas.noun_lemma(_without_stray_marks(token.lower_)) is not None
+    return True
 
 
 def _german_noun(token: Token, lemmas: Mapping[str, str]) -> bool:

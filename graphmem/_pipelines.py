@@ -311,6 +311,21 @@ class CapitalisedNounLemmas(LemmaTable):
             lemma = self._table[form[:1].upper() + form[1:]]
         return lemma.lower()
 
+    @functools.cached_property
+    def nouns(self) -> frozenset[str]:
+        """The headwords the table writes capitalised (its nouns), lowercase."""
+        return frozenset(lemma.lower() for lemma in self._table.values() if lemma[:1].isupper())
+
+    def noun_lemma(self, form: str) -> str | None:
+        """The lemma of a word written capitalised, read as the noun German capitalises:
+        its capitalised form's ("Gärten" -> "garten"), or itself when it is a noun ("Garten",
+        which the lowercase key read as a form of "garen"); ``None`` when it is no noun
+        ("Sie", whose key reads "ich")."""
+        lemma = self._table.get(form[:1].upper() + form[1:])
+        if lemma is not None and lemma[:1].isupper():
+            return lemma.lower()
+        return form if form in self.nouns else None
+
 
 #: Languages whose lookup table reads a headword as another word's form: spaCy's tables
 #: have no part of speech, and for a noun that is also a verb form they give the verb

@@ -115,6 +115,33 @@ def test_id_and_wed_are_words_not_the_d_of_a_contraction(decomposer: Decomposer)
     assert "have" not in decomposer.decompose("id love that, I'd go").tokens
 
 
+@pytest.mark.parametrize(
+    ("text", "tokens"),
+    [
+        # The clitic of a contraction typed without its apostrophe is no token ("s", `have`),
+        # and the word as typed is kept only when it is an English word ("id", "wed").
+        ("wheres my passport", ("passport",)),
+        ("ive been busy", ("busy",)),
+        ("hed go", ()),
+        ("theyd come", ("come",)),
+        # An emoji's variation selector or skin tone glued the emoji onto the next word.
+        ("I ❤️pizza", ("pizza",)),
+        ("⚽️football tonight", ("football", "tonight")),
+        # What is typed for an apostrophe inside a word.
+        ("I`m happy", ("happy",)),
+        ("can´t wait", ("wait",)),
+        ("it‘s fine", ("fine",)),
+        # Function words typed as their sound; a capital "R" may be the language.
+        ("r u coming", ("come",)),
+        ("what did u say about ur dog", ("dog",)),
+        ("I code in R", ("code", "r")),
+    ],
+)
+def test_chat_typing_gives_the_words_meant(decomposer: Decomposer, text: str, tokens: tuple[str, ...]) -> None:
+    assert decomposer.decompose(text).tokens == tokens
+    assert decomposer.decompose_query(text).tokens == tokens
+
+
 def test_a_misspelt_word_of_an_entry_also_gives_the_word_it_misspells(decomposer: Decomposer) -> None:
     tokens = decomposer.decompose("What a couragous talk, I recieve so much support!").tokens
     assert {"couragous", "courageous", "recieve", "receive"} <= set(tokens)

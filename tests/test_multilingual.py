@@ -505,6 +505,30 @@ async def test_a_german_noun_finds_its_plural_and_case_forms(decomposer: Decompo
     assert "maria" in service.decomposer.decompose_query("Wo wohnt Maria jetzt?").tokens  # a name stays
 
 
+def test_a_german_capital_is_read_as_the_noun_and_the_polite_sie_is_a_stop_word(decomposer: Decomposer) -> None:
+    german = Decomposer(decomposer.nlp, language="de")
+    # "garten" lowercase is a form of "garen" in the table; the capitalised noun is the garden.
+    assert german.decompose("Wir haben im Garten gegrillt.").tokens[:1] == ("garten",)
+    assert "garten" in german.decompose_query("Wo sind die Gärten?").tokens
+    # "Sie" inside a sentence was kept as a name, and read as `ich`: every formal question
+    # shared it with every formal entry. A noun among the stop words is still kept.
+    assert german.decompose("Können Sie mir beim Umzug helfen?").tokens == ("umzug", "helfen")
+    assert "jahr" in german.decompose("Ich lerne seit einem Jahr Spanisch.").tokens
+
+
+def test_a_name_is_not_read_as_a_verb_too() -> None:
+    italian = Decomposer(language="it")
+    # "Marco" was also `marcare` (a form of it in the table): "who marked ...?" found it.
+    assert italian.decompose("Ho visto Marco al mare.").tokens == ("marco", "mare")
+    assert "librare" in italian.decompose("Ho comprato un libro").tokens  # a word keeps both readings
+
+
+def test_digits_of_every_script_are_one_token() -> None:
+    hindi = Decomposer(language="hi")
+    assert "45" in hindi.decompose("मेरे पास ४५ रुपये हैं।").tokens
+    assert "45" in hindi.decompose_query("मेरे पास 45 रुपये हैं।").tokens
+
+
 async def test_french_is_stored_and_found(service: MemoryService) -> None:
     said = ["Ma sœur habite à Lisbonne depuis l'année dernière.", "Je suis allé au café avec elle."]
     await service.add_session(
