@@ -1337,7 +1337,7 @@ def _collect(
             if token.norm_ == "'d" and _is_english_word(joined):
                 tokens.setdefault(joined, None)
             continue
-        if token.is_stop and not _kept_as_written(token, lemmas):
+        if token.is_stop and token.lower_ not in _CONTENT_STOP_WORDS and not _kept_as_written(token, lemmas):
             continue
         if (
             lemmas is not None
@@ -1488,6 +1488,16 @@ def _token_value(token: Token, lemmas: Mapping[str, str] | None) -> str:
             noun = lemmas.noun_lemma(form)
         value = noun if noun is not None else lemmas.get(form, form)
     return value if any(ch.isalnum() for ch in value) else lower
+
+
+#: Nouns, verbs and adjectives in spaCy's English stop list. Their other forms are no stop
+#: words ("moved", "shows", "called", "went" are `move`, `show`, `call`, `go`), so the base
+#: form a question asks in ("when did I move?", "what show ...?") was dropped while the
+#: entry's form was kept: they never met.
+_CONTENT_STOP_WORDS = frozenset(
+    "amount back bottom call empty front full give go get keep make made move name part put say see show side "
+    "take top whole".split()
+)
 
 
 def _clitic_typed_without_apostrophe(token: Token) -> bool:
