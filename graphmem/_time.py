@@ -594,6 +594,13 @@ class _Found:
         self.ranges = ranges
         self._spans = sorted({(start, end) for start, end, _ in ranges})
 
+    def by_span(self) -> dict[tuple[int, int], list[DayRange | tuple[int, int, int]]]:
+        """The readings kept, by their (start, end) (a span may hold several)."""
+        readings: dict[tuple[int, int], list[DayRange | tuple[int, int, int]]] = {}
+        for start, end, value in self.ranges:
+            readings.setdefault((start, end), []).append(value)
+        return readings
+
     def add_all(self, start: int, end: int, values: Sequence[DayRange | tuple[int, int, int]]) -> None:
         """Several values of one span (days without a year on both sides of a month's end)."""
         if values and self.free(start, end):
@@ -1420,9 +1427,7 @@ def _join_day_to_day(found: _Found, text: str) -> None:
     """Two days read apart but written as one span of days ("from May 30 to June 2",
     "between 3 May 2023 and 10 May 2023") are every day between: read apart they were the
     first and the last alone."""
-    by_span: dict[tuple[int, int], list[DayRange | tuple[int, int, int]]] = {}
-    for start, end, value in found.ranges:
-        by_span.setdefault((start, end), []).append(value)
+    by_span = found.by_span()
     spans = sorted(by_span)
     joined: dict[tuple[int, int], list[DayRange | tuple[int, int, int]]] = {}
     used: set[tuple[int, int]] = set()
@@ -1525,9 +1530,7 @@ def _join_parts_to_their_year(found: _Found, text: str) -> None:
     """A month, season or day written beside a whole year ("in January last year", "the
     summer of last year", "last year in March") is that part of that year: read apart they
     were every January (or the nearest) and all of the year."""
-    by_span: dict[tuple[int, int], list[DayRange | tuple[int, int, int]]] = {}
-    for start, end, value in found.ranges:
-        by_span.setdefault((start, end), []).append(value)
+    by_span = found.by_span()
     spans = sorted(by_span)
     joined: dict[tuple[int, int], tuple[tuple[int, int], list[DayRange]]] = {}
     used: set[tuple[int, int]] = set()
