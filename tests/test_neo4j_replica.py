@@ -82,7 +82,11 @@ async def answers(svc: MemoryService, app: str = APP, user: str = USER) -> list[
 
 async def copy_in(svc: Neo4jMemoryService, app: str = APP, user: str = USER) -> None:
     """Search the user until it is copied: its first SEARCHES_BEFORE_COPY searches read the
-    server; the next finds no current copy and has one read in the background."""
+    server; the next finds no current copy and has one read in the background. A read that
+    earlier searches started is waited for first: one begun before a write finds the stamp
+    moved and keeps nothing, and while it runs no other is started (a CI run once saw no
+    copy after a round of searches and writes at once)."""
+    await svc._replicas.settled()
     for query in (ASKED * 2)[: SEARCHES_BEFORE_COPY + 1]:
         await svc.search(SearchRequest(app_name=app, user_id=user, query=query))
     await svc._replicas.settled()
