@@ -1340,6 +1340,12 @@ def _collect(
         if token.is_stop and token.lower_ not in _CONTENT_STOP_WORDS and not _kept_as_written(token, lemmas):
             continue
         if (
+            (stretched := _unstretched(token)) is not None
+            and _is_stop_word(token, stretched)
+            and not _kept_as_written(token, lemmas)
+        ):
+            continue  # "sooo", "youuu": a stop word typed long
+        if (
             lemmas is not None
             and not stop_lemmas
             and _chat_spelt_function_word(token, lemmas)
@@ -1578,6 +1584,30 @@ def _usual_spelling(token: Token) -> str:
     and American spellings, a few chat forms: "colour" -> "color", "organised" ->
     "organized", "cuz" -> "because"), so that an entry and a question spelled either way
     share the token. Only a norm that is one word of letters replaces the form ("pm" stays,
-    not "p.m.")."""
+    not "p.m."). An English word stretched as chat stretches it is that word
+    ("amaaazing" -> "amazing": :func:`_unstretched`)."""
     norm = token.norm_
-    return norm if norm != token.lower_ and norm.isalpha() else token.lower_
+    if norm != token.lower_ and norm.isalpha():
+        return norm
+    return _unstretched(token) or token.lower_
+
+
+def _unstretched(token: Token) -> str | None:
+    """The English word an English token stretches ("sooo", "loooove", "gameee"), or
+    ``None`` (:func:`graphmem._spelling.unstretched`). Only in English text: German writes
+    "Schifffahrt", and the word lists are English."""
+    if token.lang_ != "en" or not _STRETCHED.search(token.lower_):
+        return None
+    from graphmem._spelling import unstretched
+
+    return unstretched(token.lower_)
+
+
+#: A letter three times in a row (the cheap test before :func:`_unstretched` looks closer).
+_STRETCHED = re.compile(r"([a-z])\1\1")
+
+
+def _is_stop_word(token: Token, word: str) -> bool:
+    """Whether ``word``, what ``token`` stands for, is a stop word of the token's language
+    and no content word of the English stop list."""
+    return token.doc.vocab[word].is_stop and word not in _CONTENT_STOP_WORDS

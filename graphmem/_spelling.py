@@ -68,6 +68,7 @@ __all__ = [
     "typo_variant",
     "uncased_name_variants",
     "uncased_word_variant",
+    "unstretched",
 ]
 
 #: Shorter words are left alone: too many real words are one edit apart.
@@ -338,6 +339,46 @@ def typo_correction(word: str) -> str | None:
     ranked = sorted(best.items(), key=lambda item: (-item[1], item[0]))
     rivals = [common.get(word, COMMON_LOG_PROB), *(prob for _, prob in ranked[1:2])]
     return ranked[0][0] if ranked[0][1] - max(rivals) >= CLEAR_WINNER else None
+
+
+#: A letter typed three or more times in a row: chat stretches a word for emphasis.
+_STRETCHED_RUN = re.compile(r"([a-z])\1{2,}")
+#: Words with more stretched runs are read as written (each run doubles the readings).
+_MAX_STRETCHED_RUNS = 3
+_VOWELS_OR_Y = frozenset("aeiouy")
+
+
+@functools.lru_cache(maxsize=4096)
+def unstretched(word: str) -> str | None:
+    """The English word that ``word`` stretches by repeating its letters, as chat does
+    ("sooo", "amaaazing", "youuu", "yesss", "gameee"), or ``None``.
+
+    ``word`` is lowercase ASCII letters and no English word itself ("www" stays). Each run
+    of three or more of one letter is read as two letters or as one; the readings that are
+    English words (:func:`english_words`) with a vowel are candidates and the most frequent
+    wins (:func:`common_words`: "gooood" is "good", not "god"; "brrr" and "hmmm" stay).
+    Without the word lists nothing is read."""
+    runs = list(_STRETCHED_RUN.finditer(word))
+    if not runs or len(runs) > _MAX_STRETCHED_RUNS or not (word.isascii() and word.isalpha()):
+        return None
+    lexicon = english_words()
+    common = common_words()
+    if lexicon is None or word in lexicon:
+        return None
+    readings = [""]
+    end = 0
+    for run in runs:
+        letter = run.group(1)
+        head = word[end : run.start()]
+        readings = [reading + head + letter * n for reading in readings for n in (2, 1)]
+        end = run.end()
+    readings = [reading + word[end:] for reading in readings]
+    # A reading with no vowel is a sound ("brrr", "hmmm", "zzz" are not "br", "hm", "z").
+    known = [reading for reading in readings if reading in lexicon and _VOWELS_OR_Y.intersection(reading)]
+    if not known:
+        return None
+    # The most frequent reading; a listed word the frequency table lacks counts as rarest.
+    return max(known, key=lambda reading: (common.get(reading, COMMON_LOG_PROB - 1.0), -len(reading), reading))
 
 
 def one_edit(word: str) -> set[str]:

@@ -135,6 +135,13 @@ def test_id_and_wed_are_words_not_the_d_of_a_contraction(decomposer: Decomposer)
         ("r u coming", ("come",)),
         ("what did u say about ur dog", ("say", "dog")),
         ("I code in R", ("code", "r")),
+        # A word stretched for emphasis is the word; a stop word stretched is still one.
+        ("that was amaaazing", ("amaze",)),
+        ("we won the gameee sooo happy", ("win", "game", "happy")),
+        ("I loooove youuu", ("love",)),
+        ("SOOO COOOL", ("cool",)),
+        # A sound is kept as typed.
+        ("brrr cold", ("brrr", "cold")),
     ],
 )
 def test_chat_typing_gives_the_words_meant(decomposer: Decomposer, text: str, tokens: tuple[str, ...]) -> None:

@@ -514,6 +514,8 @@ def test_a_german_capital_is_read_as_the_noun_and_the_polite_sie_is_a_stop_word(
     # shared it with every formal entry. A noun among the stop words is still kept.
     assert german.decompose("Können Sie mir beim Umzug helfen?").tokens == ("umzug", "helfen")
     assert "jahr" in german.decompose("Ich lerne seit einem Jahr Spanisch.").tokens
+    # Three letters in a row are German spelling, not English chat stretching a word.
+    assert "schifffahrt" in german.decompose("Die Schifffahrt auf dem Rhein").tokens
 
 
 def test_a_name_is_not_read_as_a_verb_too() -> None:

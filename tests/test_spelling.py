@@ -22,6 +22,7 @@ from graphmem._spelling import (
     one_edit,
     typo_correction,
     typo_variant,
+    unstretched,
 )
 
 
@@ -195,3 +196,47 @@ def test_the_common_words_table_is_what_the_build_script_makes_of_spacy_lookups_
     assert dict(rows) == common_words()
     assert common_words()["receive"] > common_words()["recieve"]
     assert COMMON_WORDS_FILE.endswith(".gz")
+
+
+@pytest.mark.parametrize(
+    ("word", "meant"),
+    [
+        ("amaaazing", "amazing"),  # one run, read as one letter
+        ("yummmmy", "yummy"),  # read as two
+        ("gooood", "good"),  # both readings are words ("god"): the more frequent wins
+        ("loooove", "love"),
+        ("tiiired", "tired"),
+        ("sooo", "so"),
+        ("aaaand", "and"),
+    ],
+)
+def test_a_word_stretched_as_chat_stretches_it_reads_as_the_word(word: str, meant: str) -> None:
+    assert unstretched(word) == meant
+
+
+@pytest.mark.parametrize(
+    "word",
+    [
+        "www",  # a word of its own
+        "amazing",  # no run of three
+        "brrr",  # no reading with a vowel is a word: a sound, not "br"
+        "hmmm",
+        "xoxooo",  # no reading is a word
+        "Sooo",  # not lowercase (callers pass the lowercase form)
+        "sooooo1",
+    ],
+)
+def test_what_is_not_read_as_a_stretched_word(word: str) -> None:
+    assert unstretched(word) is None
+
+
+@given(st.text(alphabet="abo", min_size=3, max_size=9))
+def test_a_stretched_reading_is_an_english_word_with_no_longer_runs(word: str) -> None:
+    from graphmem._spelling import english_words
+
+    meant = unstretched(word)
+    lexicon = english_words()
+    if meant is not None:
+        assert lexicon is not None and meant in lexicon and word not in lexicon
+        assert not any(meant[i] == meant[i + 1] == meant[i + 2] for i in range(len(meant) - 2))
+        assert len(meant) < len(word)
