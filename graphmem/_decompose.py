@@ -23,6 +23,8 @@ token agree whenever the words do.
   token as written and that word's lemma (:func:`graphmem._spelling.typo_correction`).
   Queries are not corrected so: their misspelt words are read against the user's own
   tokens (:mod:`graphmem._spelling`).
+- A word chat stretches for emphasis ("amaaazing", "sooo") is the English word it
+  stretches, in entries and queries alike (:func:`graphmem._spelling.unstretched`).
 - The author of an entry is recallable: the words of the author's name are added to the
   entry's tokens.
 - A turn that only *addresses* another participant of its conversation by name ("Thanks,
