@@ -202,6 +202,40 @@ async def test_two_writers_in_one_process_are_refused_too(store: Path, decompose
         GraphMemoryService(nlp=decomposer, read_only=True)
 
 
+def test_a_process_forked_from_the_writer_is_refused_and_loses_nothing(store: Path, decomposer: Decomposer) -> None:
+    # A fork shares the writer's lock (a flock belongs to the open file), so nothing else
+    # stopped the child: its rewrite of the segment, built from its own copy of the store,
+    # silently dropped what the parent had acknowledged meanwhile.
+    service = GraphMemoryService(nlp=decomposer, path=store)
+    asyncio.run(service.add_session(APP, USER, "s0", [entry("before the fork")]))
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: a multiprocessing worker with the fork start method
+        code = 1
+        try:
+            os.close(read_end)
+            try:
+                asyncio.run(service.add_session(APP, USER, "s0", [entry("the child replaced it")]))
+                message = "written"
+            except StoreLockedError as exc:
+                message = str(exc)
+            os.write(write_end, message.encode("utf-8"))
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as fh:
+        message = fh.read().decode("utf-8")
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert f"pid {os.getpid()}" in message and "forked" in message, message
+    asyncio.run(service.add_session(APP, USER, "s1", [entry("after the fork")]))  # the writer goes on
+    asyncio.run(service.close())
+    reopened = GraphMemoryService(nlp=decomposer, path=store)
+    assert sorted(asyncio.run(texts(reopened))) == ["after the fork", "before the fork"]
+    asyncio.run(reopened.close())
+
+
 # ---------------------------------------------------------------------------- not a journal
 
 

@@ -315,6 +315,9 @@ class Journal:
         self.read_only = read_only
         self.lock_path, self.tmp_path, self.segments_dir = _side_paths(self.path)
         self._lock_fd: int | None = None
+        #: The process that took the lock: a process forked from it shares the lock (a
+        #: ``flock`` belongs to the open file, which a fork shares) but not its writes.
+        self._lock_pid: int | None = None
         #: Segments where a failed append could not be undone: appending after it could
         #: acknowledge a line that follows an unacknowledged one.
         self._broken: dict[OwnerKey, str] = {}
@@ -570,6 +573,7 @@ class Journal:
             StoreLockedError: another process (or another service in this process) holds it.
         """
         if self._lock_fd is not None:
+            self._refuse_a_forked_writer()
             return
         self.path.parent.mkdir(mode=_PRIVATE_DIR, parents=True, exist_ok=True)
         fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, _PRIVATE_FILE)
@@ -600,6 +604,20 @@ class Journal:
             os.close(fd)
             raise
         self._lock_fd = fd
+        self._lock_pid = os.getpid()
+
+    def _refuse_a_forked_writer(self) -> None:
+        """Refuse a write in a process forked from the one that took the lock (a
+        ``multiprocessing`` worker with the fork start method, ``gunicorn --preload``): the
+        lock is shared, so nothing else would stop it, and each process rewrites segments
+        from its own copy of the store, silently dropping the other's acknowledged writes."""
+        if self._lock_pid is not None and self._lock_pid != os.getpid():
+            raise StoreLockedError(
+                f"{self.path} is open for writing by pid {self._lock_pid}, which this process "
+                f"(pid {os.getpid()}) was forked from after it opened the store; a store has one "
+                "writer at a time: write from the process that opened it, or open the store in "
+                "each process only after forking (read_only=True to read it beside the writer)"
+            )
 
     def _holder(self) -> str:
         try:
@@ -723,6 +741,7 @@ class Journal:
                 f"{self.path}: the store was closed while this write was running; nothing of it "
                 "was stored (open the store again to write)"
             )
+        self._refuse_a_forked_writer()
 
     def _roll_back(self, owner: OwnerKey, fd: int, size: int) -> None:
         try:
@@ -822,6 +841,7 @@ class Journal:
             # harmless: only a failed flock reads it).
             os.close(self._lock_fd)
             self._lock_fd = None
+            self._lock_pid = None
         self._broken.clear()
 
 
