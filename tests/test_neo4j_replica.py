@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -269,6 +270,47 @@ async def test_delete_user_leaves_nothing_of_the_user_in_the_process(
     for copy in copying._replicas._copies.values():
         assert all(key[2] != USER for key in copy.store.graph.nodes)
     assert all(o.user_id != USER for o in copying._replicas._large)
+    assert await answers(copying) == [[] for _ in ASKED]
+
+
+async def test_a_copy_built_while_the_user_is_deleted_is_not_kept(
+    pair: tuple[Neo4jMemoryService, Neo4jMemoryService], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A copy read before delete_user and built after it was kept whenever a search had
+    # reached the server during the erasure (it counted the user again): every erased
+    # entry stayed in the process, and no later search of the emptied user dropped it.
+    copying, _ = pair
+    await copying.add_session(APP, USER, "s0", session_of(random.Random(7), 6, 0))
+    building, go = threading.Event(), threading.Event()
+    build = Replicas._build
+
+    def held_build(self: Replicas, owner: Owner, rows: Any) -> Any:
+        building.set()
+        go.wait()
+        return build(self, owner, rows)
+
+    monkeypatch.setattr(Replicas, "_build", held_build)
+    write = copying._write
+    searched_during_erasure = False
+
+    async def search_then_write(owner: Owner, work: Any, mirror: Any = None) -> Any:
+        nonlocal searched_during_erasure
+        if not searched_during_erasure:  # the user's agent asks while the erasure starts
+            searched_during_erasure = True
+            await copying.search(SearchRequest(app_name=APP, user_id=USER, query="Rex"))
+        return await write(owner, work, mirror)
+
+    try:
+        for query in (ASKED * 2)[: SEARCHES_BEFORE_COPY + 1]:
+            await copying.search(SearchRequest(app_name=APP, user_id=USER, query=query))
+        await asyncio.to_thread(building.wait)  # read whole, now being built
+        monkeypatch.setattr(copying, "_write", search_then_write)
+        assert await copying.delete_user(APP, USER) == 6
+        assert searched_during_erasure and Owner(APP, USER) in copying._replicas._large
+    finally:
+        go.set()
+    await copying._replicas.settled()
+    assert not copying._replicas.copied()
     assert await answers(copying) == [[] for _ in ASKED]
 
 

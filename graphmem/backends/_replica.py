@@ -137,6 +137,11 @@ class Replicas:
         self._large: OrderedDict[Owner, int] = OrderedDict()
         #: Copies being read, by user (in the background: no search waits for one).
         self._loading: dict[Owner, asyncio.Task[None]] = {}
+        #: Users whose copy being read must not be kept: a write or an erasure of the user
+        #: went through this process after the read began (its stamp check cannot see one
+        #: that commits while the copy is built, and a search during ``delete_user`` counts
+        #: the user again: the erased entries stayed in memory).
+        self._superseded: set[Owner] = set()
 
     def saw(self, owner: Owner, entry_count: int, global_only: bool) -> None:
         """A server read found ``owner`` holding ``entry_count`` entries, none in a project
@@ -173,10 +178,15 @@ class Replicas:
             return copy.store
         self.drop(owner)
         if owner not in self._loading:
+            self._superseded.discard(owner)
             task = asyncio.get_running_loop().create_task(self._load(owner, stamp))
             self._loading[owner] = task
-            task.add_done_callback(lambda _: self._loading.pop(owner, None))
+            task.add_done_callback(lambda _: self._loaded(owner))
         return None
+
+    def _loaded(self, owner: Owner) -> None:
+        self._loading.pop(owner, None)
+        self._superseded.discard(owner)
 
     async def _load(self, owner: Owner, stamp: str) -> None:
         """Read ``owner`` whole and keep the copy, if no write committed meanwhile."""
@@ -190,7 +200,7 @@ class Replicas:
         except Exception:  # the server is read again by the searches; the next one retries
             _log.warning("graphmem: reading a copy of a user failed; searches read the server", exc_info=True)
             return
-        if owner in self._large:  # (not deleted meanwhile)
+        if owner in self._large and owner not in self._superseded:  # (not written or deleted meanwhile)
             self._copies[owner] = _Copy(owner, stamp, store)
             self._evict()
 
@@ -202,7 +212,8 @@ class Replicas:
     async def written(self, owner: Owner, before: str | None, stamp: str | None, mirror: Mirror | None) -> None:
         """A write to ``owner`` committed, moving its stamp from ``before`` to ``stamp``:
         apply it to the copy with ``mirror`` when the copy was current (``None``: drop the
-        copy, the next search reads the user again)."""
+        copy, the next search reads the user again). A copy being read is not kept."""
+        self._supersede_load(owner)
         copy = self._copies.get(owner)
         if copy is None:
             return
@@ -227,7 +238,12 @@ class Replicas:
         """``owner`` was deleted, or is not to be copied: no copy (a copy being read is not
         kept), and nothing kept about it."""
         self.drop(owner)
+        self._supersede_load(owner)
         self._large.pop(owner, None)
+
+    def _supersede_load(self, owner: Owner) -> None:
+        if owner in self._loading:
+            self._superseded.add(owner)
 
     def clear(self) -> None:
         """Drop every copy, and stop reading any (the service closed)."""
@@ -235,6 +251,7 @@ class Replicas:
             task.cancel()
         self._copies.clear()
         self._large.clear()
+        self._superseded.update(self._loading)
 
     def _evict(self) -> None:
         total = sum(copy.entries for copy in self._copies.values())
