@@ -76,11 +76,34 @@ def redact_uri(uri: str | os.PathLike[str]) -> str:
     if not isinstance(uri, str):
         return os.fspath(uri)
     scheme, sep, rest = uri.partition("://")
-    if not sep or "@" not in rest:
+    if sep:
+        if "@" not in rest:
+            return _without_query_values(uri)
+        userinfo, _, host = rest.rpartition("@")
+        user, colon, _password = userinfo.partition(":")
+        return _without_query_values(f"{scheme}://{user}:***@{host}" if colon else uri)
+    # No "//": "neo4j:s3cr3t@host" (a user and password with the scheme forgotten: the user
+    # reads as a scheme) or "bolt:/user:pw@host". Everything before the "@" but the first
+    # word is hidden; a path's drive letter is no such word ("C:\\notes@home").
+    head, at, host = uri.rpartition("@")
+    word = _LEADING_WORD.match(head) if at else None
+    return uri if word is None else _without_query_values(f"{word.group(1)}:***@{host}")
+
+
+#: A scheme or user name before a colon, of two characters or more.
+_LEADING_WORD = re.compile(r"([A-Za-z][A-Za-z0-9+.-]+):")
+def _without_query_values(uri: str) -> str:
+    """``uri`` with the values of its query options hidden but those of ``?database=`` and
+    :data:`NEO4J_URI_SETTINGS`: another option may be a password put there
+    ("?password=...")."""
+    base, question, query = uri.partition("?")
+    if not question:
         return uri
-    userinfo, _, host = rest.rpartition("@")
-    user, colon, _password = userinfo.partition(":")
-    return f"{scheme}://{user}:***@{host}" if colon else uri
+    shown = []
+    for option in query.split("&"):
+        name, _, value = option.partition("=")
+        shown.append(option if not value or name in ("database", *NEO4J_URI_SETTINGS) else f"{name}=***")
+    return f"{base}?{'&'.join(shown)}"
 
 
 def parse_store_uri(uri: str | os.PathLike[str]) -> StoreUri:
@@ -167,7 +190,10 @@ def _neo4j_uri(text: str, original: str) -> StoreUri:
             "must be percent-encoded, or given in GRAPHMEM_NEO4J_PASSWORD)"
         ) from None
     if not parts.hostname:
-        raise InvalidStoreUriError(f"{shown!r} names no host: write it as bolt://host:7687")
+        raise InvalidStoreUriError(
+            f"{shown!r} names no host: write it as bolt://host:7687"
+            + (", a user and password as bolt://user:password@host:7687" if "@" in text else "")
+        )
     if parts.path not in ("", "/") or parts.fragment or text.endswith("#"):
         # Silently dropped by the driver: bolt://host:7687/mydb opened the default database.
         raise InvalidStoreUriError(

@@ -139,6 +139,13 @@ async def test_memory_uri_is_in_memory(decomposer: Decomposer, tmp_path: Path, m
         # A path or fragment was dropped: bolt://host/mydb opened the default database.
         ("bolt://ann:hunter2@127.0.0.1:7687/mydb", "no path or #fragment"),
         ("neo4j://ann:hunter2@127.0.0.1:7687#primary", "no path or #fragment"),
+        # The scheme forgotten ("neo4j" then reads as one) or written without its "//".
+        ("neo4j:hunter2@127.0.0.1:7687", "bolt://user:password@host:7687"),
+        ("bolt:/neo4j:hunter2@127.0.0.1:7687", "names no host"),
+        ("bolt:neo4j:hunter2@127.0.0.1:7687", "names no host"),
+        # A password put in an option.
+        ("bolt://127.0.0.1:7687?password=hunter2", "unknown option 'password'"),
+        ("bolt://ann:x@127.0.0.1:7687?database=db&auth=hunter2", "unknown option 'auth'"),
     ],
 )
 async def test_a_bad_uri_is_one_clear_error_without_the_password(uri: str, message: str) -> None:
@@ -219,6 +226,21 @@ async def test_copy_settings_in_the_uri_reach_the_service(decomposer: Decomposer
     async with await open_memory(uri, nlp=decomposer) as service:
         assert isinstance(service, Neo4jMemoryService)
         assert (service._replicas.min_entries, service._replicas.max_entries) == (7, 0)
+
+
+@pytest.mark.parametrize(
+    ("uri", "shown"),
+    [
+        ("neo4j:hunter2@127.0.0.1:7687", "neo4j:***@127.0.0.1:7687"),
+        ("bolt://127.0.0.1:7687?database=db&replica_min_entries=5&password=hunter2", "bolt://127.0.0.1:7687?database=db&replica_min_entries=5&password=***"),
+        # What holds no password is shown as it is: a path with an "@", a drive letter.
+        ("/tmp/notes@home/memory.journal", "/tmp/notes@home/memory.journal"),
+        ("C:\\notes@home\\memory.journal", "C:\\notes@home\\memory.journal"),
+        ("bolt://ann@127.0.0.1:7687", "bolt://ann@127.0.0.1:7687"),
+    ],
+)
+def test_what_a_message_shows_of_a_uri(uri: str, shown: str) -> None:
+    assert redact_uri(uri) == shown
 
 
 def test_cli_settings_map_to_a_uri_and_back() -> None:
