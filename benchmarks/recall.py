@@ -487,6 +487,23 @@ def with_typos_in_turns(conversations: Sequence[Conversation]) -> tuple[list[Con
     return rewrite_turns(conversations, slip)
 
 
+def with_stretched_turns(conversations: Sequence[Conversation]) -> tuple[list[Conversation], int]:
+    """Each turn's longest lowercase word of four letters or more stretched for emphasis as
+    chat does: its last vowel typed three times ("amazing" -> "amaziiing", "love" ->
+    "loveee"); the questions as written. A measure of stretched words in what is stored,
+    never a setting to tune: nothing here knows the questions."""
+
+    def stretch(text: str) -> str:
+        words = [w for w in re.findall(r"\b[a-z]{4,}\b", text) if re.search("[aeiou]", w)]
+        if not words:
+            return text
+        word = max(words, key=len)
+        i = max(word.rfind(v) for v in "aeiou")
+        return re.sub(rf"\b{word}\b", word[:i] + word[i] * 3 + word[i + 1 :], text)
+
+    return rewrite_turns(conversations, stretch)
+
+
 def rewrite_turns(
     conversations: Sequence[Conversation], rewrite: Callable[[str], str]
 ) -> tuple[list[Conversation], int]:
@@ -823,6 +840,9 @@ async def _run(args: argparse.Namespace) -> int:
     if args.typos_in_turns:
         conversations, changed = with_typos_in_turns(conversations)
         say(f"--typos-in-turns: {changed} turns with a typo")
+    if args.stretched_turns:
+        conversations, changed = with_stretched_turns(conversations)
+        say(f"--stretched-turns: {changed} turns with a stretched word")
     if args.chat_times:
         conversations, changed = with_chat_times(conversations)
         say(f"--chat-times: {changed} turns with a time word in chat spelling")
@@ -876,6 +896,7 @@ async def _run(args: argparse.Namespace) -> int:
         else ""
     )
     perturbed += ", a typo in each turn's longest word" if args.typos_in_turns else ""
+    perturbed += ", each turn's longest word stretched ('amaziiing')" if args.stretched_turns else ""
     perturbed += ", time words of the turns in chat spellings ('yday', 'last wknd')" if args.chat_times else ""
     perturbed += (
         ", times of the turns said as in chat ('over the weekend', 'on Friday', 'a couple weeks back')"
@@ -978,6 +999,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="robustness: each turn's longest lowercase word (6+ letters) typed with one slip at its middle, "
         "in turn two letters swapped, one dropped, one doubled, one hit as its keyboard neighbour; questions as written",
+    )
+    parser.add_argument(
+        "--stretched-turns",
+        action="store_true",
+        help="robustness: each turn's longest lowercase word (4+ letters) stretched for emphasis, its last vowel "
+        "typed three times ('amaziiing', 'loveee'); questions as written",
     )
     parser.add_argument(
         "--chat-times",
