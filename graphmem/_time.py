@@ -2623,7 +2623,8 @@ def _time_words_respelt(text: str) -> tuple[str, list[tuple[int, int, int, int]]
     ``text``. Most texts hold no such word: a set intersection tells, before any word is read."""
     meant: dict[str, str] = {}
     if text.isascii():
-        found = _time_word_misspellings().intersection(_LOWERCASE_WORD.findall(text.lower()))
+        lowered = text.lower()
+        found = _time_word_misspellings().intersection(_LOWERCASE_WORD.findall(lowered))
         # Another language's time word is no misspelling: Spanish and Portuguese "abril" and
         # French "avril" are April in their own grammars, which read them ("en abril").
         meant = {
@@ -2631,6 +2632,7 @@ def _time_words_respelt(text: str) -> tuple[str, list[tuple[int, int, int, int]]
             for word in found
             if not _another_languages_time_word(word) and (time_word := _time_word_for(word)) is not None
         }
+        meant.update(_stretched_time_words(lowered))
     replacements = _dates_in_full(text, meant)
     if meant:
         for match in re.finditer(rf"\b(?:{'|'.join(meant)})\b", text, flags=re.IGNORECASE):
@@ -2713,6 +2715,24 @@ def _as_written(position: int, moved: Sequence[tuple[int, int, int, int]]) -> in
 def _another_languages_time_word(word: str) -> bool:
     roles = _WORD_ROLES.get(word)
     return roles is not None and bool(roles[0] or roles[2])
+
+
+def _stretched_time_words(lowered: str) -> dict[str, str]:
+    """The time words ``lowered`` stretches as chat does ("tomorrowww", "yesterdayyy":
+    :func:`graphmem._spelling.unstretched`), each with the word it stretches."""
+    if not _STRETCHED_WORD.search(lowered):
+        return {}
+    from graphmem._spelling import unstretched
+
+    return {
+        match.group(0): reading
+        for match in _STRETCHED_WORD.finditer(lowered)
+        if (reading := unstretched(match.group(0))) in _TIME_WORDS
+    }
+
+
+#: A word with a letter typed three times or more in a row.
+_STRETCHED_WORD = re.compile(r"\b[a-z]*([a-z])\1\1[a-z]*\b")
 
 
 def _time_word_for(word: str) -> str | None:

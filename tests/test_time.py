@@ -147,6 +147,7 @@ def test_a_misspelt_time_word_in_a_question_is_read_as_the_word_and_spans_stay_a
         ("What did Ana do in Setpember 2023?", "What did Ana do in September 2023?", ["Setpember 2023"]),
         ("Was it in Decmber?", "Was it in December?", ["in Decmber"]),  # one letter shorter
         ("on 3 Setpember, 2023 and yesterdy?", "on 3 September, 2023 and yesterday?", ["3 Setpember, 2023", "yesterdy"]),
+        ("what did I do yesterdayyy?", "what did I do yesterday?", ["yesterdayyy"]),
     ]
     for typed, words, spans in cases:
         when, as_words = query_time(typed, NOW), query_time(words, NOW)
@@ -262,6 +263,10 @@ def test_time_expressions_in_an_entry_resolve_against_its_timestamp(text: str, e
         ("see you tomorow", "See you tomorrow"),
         ("last weeekend we hiked", "Last weekend we hiked."),
         ("In Decmber we skied", "In December we skied"),
+        # Stretched for emphasis ("sooo" is no time word: nothing is read of it).
+        ("see you tomorrowww", "See you tomorrow"),
+        ("Yesterdayyy was sooo fun", "Yesterday was fun"),
+        ("this weekenddd we hike", "this weekend we hike"),
     ],
 )
 def test_chat_spellings_and_typos_of_time_words_read_as_the_words(text: str, written_in_full: str) -> None:
