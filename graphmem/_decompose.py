@@ -434,8 +434,12 @@ def clean_text(text: str) -> str:
     held the token "\ufe0fpizza"); a backtick, acute accent, left quote or modifier letter
     between letters is the apostrophe it stands for ("I`m", "can´t", "it‘s"); line breaks and
     tabs kept (a new line starts a sentence: a capital after it is no name); a digit of any
-    script is its ASCII digit ("४५" is "45", as the time readers already read it). Each
-    change is one character for one. The stored text is left unchanged."""
+    script is its ASCII digit ("४५" is "45", as the time readers already read it); a long
+    run of symbols, punctuation or emoji with no space ("!!!!…", a wall of emoji) broken by
+    a space every :data:`_SYMBOL_RUN_PIECE` characters, since spaCy's tokenizer splits such
+    a run one character at a time, each split copying the rest: 8,000 "!" took 10 s, a
+    megabyte would take hours (none of it is a token either way). Each change is one
+    character for one. The stored text is left unchanged."""
     text = unicodedata.normalize("NFC", text)
     if _FULL_WIDTH.search(text):
         text = text.translate(_TO_HALF_WIDTH)
@@ -445,6 +449,8 @@ def clean_text(text: str) -> str:
         text = _EMOJI_MODIFIER.sub(" ", text)
     if _APOSTROPHE_LIKE.search(text):
         text = _APOSTROPHE_LIKE.sub("'", text)
+    if _SYMBOL_RUN.search(text):
+        text = _SYMBOL_RUN.sub(_broken_run, text)
     if any(unicodedata.category(ch) in _INVISIBLE for ch in text):
         text = "".join(
             ""
@@ -458,6 +464,16 @@ def clean_text(text: str) -> str:
 
 
 _INVISIBLE = frozenset({"Cc", "Cf"})
+#: A run of symbols, punctuation or emoji is broken by a space every this many characters
+#: (spaCy's tokenizer takes time growing with the square of such a run's length).
+_SYMBOL_RUN_PIECE = 32
+_SYMBOL_RUN = re.compile(rf"[^\w\s]{{{2 * _SYMBOL_RUN_PIECE},}}")
+
+
+def _broken_run(run: re.Match[str]) -> str:
+    return "".join(
+        " " if i % _SYMBOL_RUN_PIECE == _SYMBOL_RUN_PIECE - 1 else ch for i, ch in enumerate(run.group())
+    )
 #: A decimal digit of a script other than ASCII (Devanagari, Arabic-Indic, Bengali, ...).
 _OTHER_DIGIT = re.compile(r"(?![0-9])\d")
 #: What follows an emoji to choose its look (text or emoji presentation, a keycap, a skin

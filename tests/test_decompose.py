@@ -16,7 +16,7 @@ import spacy
 
 import graphmem._decompose as decompose_module
 from graphmem import Content, Decomposer, GraphMemoryService, MemoryEntry, SearchRequest
-from graphmem._decompose import NAMING_ENTITY_LABELS, author_tokens
+from graphmem._decompose import NAMING_ENTITY_LABELS, author_tokens, clean_text
 
 # ---------------------------------------------------------------------------- tokens
 
@@ -147,6 +147,19 @@ def test_id_and_wed_are_words_not_the_d_of_a_contraction(decomposer: Decomposer)
 def test_chat_typing_gives_the_words_meant(decomposer: Decomposer, text: str, tokens: tuple[str, ...]) -> None:
     assert decomposer.decompose(text).tokens == tokens
     assert decomposer.decompose_query(text).tokens == tokens
+
+
+@pytest.mark.parametrize("run", ["!" * 5000, "😀" * 5000, "(" * 5000, "?!" * 2500, "…" * 5000])
+def test_a_long_run_of_symbols_is_broken_for_the_tokenizer_and_gives_no_token(
+    decomposer: Decomposer, run: str
+) -> None:
+    # spaCy's tokenizer splits such a run one character at a time, each split copying the
+    # rest: 8,000 "!" took 10 s, a megabyte of them hours. No piece of it is a token.
+    text = f"what a party{run}we danced"
+    cleaned = clean_text(text)
+    assert len(cleaned) == len(text)  # one character for one
+    assert max(len(piece) for piece in cleaned.split()) < 64
+    assert decomposer.decompose(text).tokens == decomposer.decompose("what a party!!! we danced").tokens
 
 
 def test_a_misspelt_word_of_an_entry_also_gives_the_word_it_misspells(decomposer: Decomposer) -> None:
