@@ -7,8 +7,9 @@ deletes that user's memory only, so one server per user is the unit of isolation
 Tools: ``remember``, ``recall``, ``recent``, ``forget`` and ``stats``. Results are compact
 JSON (also sent as structured content with an output schema); a failure is an MCP tool
 error (``isError``) whose text is one line saying why. Bad arguments are refused by the
-input schema or by graphmem's validation, never crash the server; while the backend is
-down a tool answers with an error, and the next call after it is back succeeds.
+input schema or by graphmem's validation, never crash the server; an argument a tool does
+not take (a misspelt ``limt``) is refused too, never ignored. While the backend is down a
+tool answers with an error, and the next call after it is back succeeds.
 
 Needs the ``mcp`` extra (``pip install 'graphmem[mcp]'``).
 """
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from graphmem._errors import BackendUnavailableError, GraphmemError, ProjectScopingUnsupportedError
 from graphmem._models import (
@@ -46,6 +47,7 @@ from graphmem._service import MemoryService, StoredEntry
 try:
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+    from mcp.server.mcpserver.tools import Tool
     from mcp.server.transport_security import TransportSecuritySettings
     from mcp.types import CallToolResult, TextContent, ToolAnnotations
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
@@ -267,9 +269,31 @@ async def _answer(work: Callable[[], Awaitable[T]]) -> T:
 # ---------------------------------------------------------------------------- the server
 
 
+def _refusing_unknown_arguments(tool: Tool) -> Tool:
+    """The tool with an arguments model that refuses a name it does not declare, and an input
+    schema saying so (``additionalProperties: false``).
+
+    The SDK's models ignore such a name (pydantic's default; modelcontextprotocol/python-sdk
+    issue 3067, with no option to change it): ``remember(sesion_id=...)`` stored the text
+    outside its conversation, ``recall(limt=1)`` recalled the default 5.
+    """
+    lenient = tool.fn_metadata.arg_model
+    # A subclass keeps the SDK's fields and config (pydantic merges it) and only adds extra="forbid".
+    strict: type[BaseModel] = type(
+        lenient.__name__, (lenient,), {"model_config": ConfigDict(extra="forbid"), "__module__": __name__}
+    )
+    metadata = tool.fn_metadata.model_copy(update={"arg_model": strict})
+    return tool.model_copy(update={"fn_metadata": metadata, "parameters": strict.model_json_schema(by_alias=True)})
+
+
 class _GraphmemMcp(MCPServer[Any]):
     """The SDK's server, with arguments refused by the input schema reported in one line
     (the SDK passes pydantic's multi-line report through)."""
+
+    def __init__(self, name: str, *, tools: list[Tool], **options: Any) -> None:
+        super().__init__(name, tools=tools, **options)
+        # What each tool takes, for the error naming an argument it does not.
+        self._takes = {tool.name: list(tool.parameters.get("properties", {})) for tool in tools}
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:
@@ -279,9 +303,19 @@ class _GraphmemMcp(MCPServer[Any]):
         except ToolError as exc:
             cause = exc.__cause__
             if isinstance(cause, ValidationError):
-                where, message = _first_problem(cause)
-                raise ToolError(_one_line(f"invalid arguments for {name}: {where}: {message}")) from cause
+                problem = self._argument_problem(name, cause)
+                raise ToolError(_one_line(f"invalid arguments for {name}: {problem}")) from cause
             raise ToolError(_one_line(str(exc))) from cause
+
+    def _argument_problem(self, tool: str, exc: ValidationError) -> str:
+        # An unknown name first: a misspelt required argument is also reported missing, and
+        # the name is what to correct.
+        unknown = [repr(error["loc"][0]) for error in exc.errors() if error["type"] == "extra_forbidden"]
+        if unknown:
+            takes = ", ".join(self._takes.get(tool, [])) or "no arguments"
+            return f"unknown argument{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} ({tool} takes {takes})"
+        where, message = _first_problem(exc)
+        return f"{where}: {message}"
 
 
 def create_server(
@@ -311,16 +345,20 @@ def create_server(
     store = LazyStore(uri, nlp)
     # One conversation appended at a time: an append rewrites the session (see remember).
     session_writes = asyncio.Lock()
-    server = _GraphmemMcp(
-        "graphmem",
-        instructions=INSTRUCTIONS,
-        version=_version(),
-        log_level="WARNING",
-    )
     app, user, project = scope.app_name, scope.user_id, scope.project_id
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+    tools: list[Tool] = []
 
-    @server.tool(
+    def tool(**options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """The SDK's ``@server.tool(...)``, for a tool that refuses an argument it does not take."""
+
+        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            tools.append(_refusing_unknown_arguments(Tool.from_function(fn, **options)))
+            return fn
+
+        return register
+
+    @tool(
         description=(
             "Store a memory for this user: a fact, a preference, or one turn of a conversation. "
             "Give session_id to add it as the next turn of that conversation (turns next to a match are "
@@ -379,7 +417,7 @@ def create_server(
             ids = await service.append_to_session_in_project(app, user, session_id, project, [entry])
         return ids[0]
 
-    @server.tool(
+    @tool(
         description=(
             "Search this user's memories by the words and names they share with the query (not by meaning). "
             "Returns the best matches first, each with its score (0..1), the words (`matched`) and names "
@@ -431,7 +469,7 @@ def create_server(
 
         return await _answer(work)
 
-    @server.tool(description="This user's newest memories first, with their ids.", annotations=read_only)
+    @tool(description="This user's newest memories first, with their ids.", annotations=read_only)
     async def recent(
         limit: Annotated[int, Field(ge=1, le=100, strict=True, description="at most this many memories")] = 10,
     ) -> Annotated[CallToolResult, RecentResult]:
@@ -443,7 +481,7 @@ def create_server(
 
         return await _answer(work)
 
-    @server.tool(
+    @tool(
         description=(
             "Delete memories of this user, for good. Give exactly one of: entry_id (one memory, from recall or "
             "recent), session_id (every memory of that conversation), or query (every memory that shares a word "
@@ -487,8 +525,7 @@ def create_server(
 
         return await _answer(work)
 
-    @server.tool(description="How much this user has stored: memories, conversations, words, names.",
-                 annotations=read_only)
+    @tool(description="How much this user has stored: memories, conversations, words, names.", annotations=read_only)
     async def stats() -> Annotated[CallToolResult, StatsResult]:
         async def work() -> CallToolResult:
             service = await store.get()
@@ -506,6 +543,7 @@ def create_server(
 
         return await _answer(work)
 
+    server = _GraphmemMcp("graphmem", tools=tools, instructions=INSTRUCTIONS, version=_version(), log_level="WARNING")
     return server, store
 
 

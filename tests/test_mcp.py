@@ -248,6 +248,33 @@ async def test_bad_arguments_are_one_line_errors_and_the_server_keeps_serving(ba
         assert (await call(client, "remember", text="green tea"))["id"]
 
 
+async def test_an_argument_a_tool_does_not_take_is_refused_not_ignored() -> None:
+    """The SDK's argument models ignored a name they do not declare: remember(sesion_id=...)
+    stored the text outside its conversation, recall(limt=1) recalled the default 5."""
+    async with in_process("memory:", "ann") as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert {name: tool.input_schema.get("additionalProperties") for name, tool in tools.items()} == dict.fromkeys(
+            tools, False
+        )
+        assert await error(client, "remember", text="Rex likes the beach.", sesion_id="trip") == (
+            "invalid arguments for remember: unknown argument 'sesion_id' "
+            "(remember takes text, session_id, author, role, timestamp)"
+        )
+        assert await error(client, "recall", query="Rex", limt=1) == (
+            "invalid arguments for recall: unknown argument 'limt' (recall takes query, limit, min_score, since, until)"
+        )
+        assert "unknown argument 'entryid' (forget takes entry_id, session_id, query)" in await error(
+            client, "forget", entryid="abc"
+        )
+        assert "unknown arguments 'app_name', 'user_id' (recent takes limit)" in await error(
+            client, "recent", app_name="other", user_id="bob"
+        )
+        assert "unknown argument 'verbose' (stats takes no arguments)" in await error(client, "stats", verbose=True)
+        # A misspelt required argument is also missing: the name to correct is what is said.
+        assert "unknown argument 'txt'" in await error(client, "remember", txt="Rex likes the park.")
+        assert (await call(client, "stats"))["entries"] == 0  # nothing was stored by the refused calls
+
+
 async def test_a_second_users_server_cannot_see_or_forget_the_first_users_memory(backend_uri: tuple[str, str]) -> None:
     backend, uri = backend_uri
     async with Client(stdio_server(backend, uri, "ann")) as ann:
