@@ -56,7 +56,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 if TYPE_CHECKING:
     from graphmem._decompose import Decomposer
 
-__all__ = ["LazyStore", "MemoryScope", "create_server", "serve"]
+__all__ = ["CannotListenError", "LazyStore", "MemoryScope", "create_server", "serve"]
 
 logger = logging.getLogger("graphmem.mcp")
 T = TypeVar("T")
@@ -575,6 +575,8 @@ async def serve(
     Raises:
         InvalidStoreUriError: a URI that names no store.
         ProjectScopingUnsupportedError: ``scope`` has a project and the store has no projects.
+        CannotListenError: HTTP on an address it cannot listen on (its port in use, an
+            address not this machine's).
     """
     security = _transport_security(host) if transport == "http" else None
     server, store = create_server(uri, scope, nlp=nlp)
@@ -587,17 +589,50 @@ async def serve(
             if scope.project_id is not None and not service.supports_project_scoping():
                 raise ProjectScopingUnsupportedError("add_session_to_project", type(service).__name__)
         if transport == "http":
+            bind_failure = _BindFailure()
+            uvicorn_log = logging.getLogger("uvicorn.error")
+            uvicorn_log.addFilter(bind_failure)  # a logger's filters outlive uvicorn's logging setup
             try:
                 await server.run_streamable_http_async(host=host, port=port, transport_security=security)
-            except SystemExit as exc:  # uvicorn's way of saying it could not listen
-                raise OSError(
-                    errno.EADDRINUSE,
-                    f"cannot listen on {host}:{port}: the port is in use, or the address is not this machine's",
-                ) from exc
+            except SystemExit as exc:  # uvicorn's way of saying it could not start
+                if bind_failure.error is None:
+                    raise  # another failure, which uvicorn's own lines (not held back) explain
+                raise CannotListenError(host, port, bind_failure.error) from exc
+            finally:
+                uvicorn_log.removeFilter(bind_failure)
         else:
             await server.run_stdio_async()
     finally:
         await store.close()
+
+
+class CannotListenError(OSError):
+    """The HTTP server cannot listen on its address: one line saying why, with the ``errno``
+    of the failed bind (``EADDRINUSE`` for a port in use)."""
+
+    def __init__(self, host: str, port: int, cause: OSError) -> None:
+        why = {
+            errno.EADDRINUSE: "the port is in use",
+            errno.EADDRNOTAVAIL: "the address is not this machine's",
+        }.get(cause.errno or 0, cause.strerror or str(cause))
+        super().__init__(cause.errno, f"cannot listen on {host}:{port}: {why}")
+
+
+class _BindFailure(logging.Filter):
+    """Holds back uvicorn's log line for an address it could not bind and keeps the error,
+    which :func:`serve` reports as graphmem's one line (the two were printed one after the
+    other). uvicorn logs that error as the record's message itself (``logger.error(exc)``);
+    every other record passes, so its other errors are still printed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.error: OSError | None = None
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.msg, OSError):
+            self.error = record.msg
+            return False
+        return True
 
 
 def _transport_security(host: str) -> TransportSecuritySettings | None:
