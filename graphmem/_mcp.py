@@ -61,6 +61,13 @@ __all__ = ["CannotListenError", "LazyStore", "MemoryScope", "create_server", "se
 logger = logging.getLogger("graphmem.mcp")
 T = TypeVar("T")
 
+#: The longest text ``remember`` takes, a tenth of graphmem's own limit (``MAX_TEXT_LENGTH``,
+#: 1,048,576): any text this long fits the SDK's 4 MiB limit on an HTTP request however the
+#: client encodes it (12 bytes a character at most, an emoji as JSON escapes), where a
+#: 1,048,576-character one of emoji is refused by the transport, a protocol error instead of
+#: one line saying why. A call stores a fact or a turn; a document goes in parts.
+REMEMBER_MAX_CHARS = 100_000
+
 INSTRUCTIONS = (
     "Long-term memory of one user. Call `recall` with the user's question before answering anything that may "
     "depend on earlier conversations; call `remember` with facts worth keeping (one fact or turn per call; pass "
@@ -367,7 +374,9 @@ def create_server(
         annotations=ToolAnnotations(destructive_hint=False, idempotent_hint=False, open_world_hint=False),
     )
     async def remember(
-        text: Annotated[str, Field(min_length=1, max_length=100_000, description="what to remember, as plain text")],
+        text: Annotated[
+            str, Field(min_length=1, max_length=REMEMBER_MAX_CHARS, description="what to remember, as plain text")
+        ],
         session_id: Annotated[
             str | None,
             Field(min_length=1, max_length=256, description="conversation id; appends to that conversation"),

@@ -275,6 +275,26 @@ async def test_an_argument_a_tool_does_not_take_is_refused_not_ignored() -> None
         assert (await call(client, "stats"))["entries"] == 0  # nothing was stored by the refused calls
 
 
+async def test_the_readme_table_names_what_each_tool_takes_and_returns() -> None:
+    """The table left out the ``project`` that recall's hits and recent's memories carry,
+    and the cap on remember's text, a tenth of graphmem's own."""
+    rows = {
+        cells[0].strip("` "): cells[1:]
+        for line in readme_section().splitlines()
+        if line.startswith("| `") and len(cells := line.strip("| ").split(" | ")) == 3
+    }
+    async with in_process("memory:", "ann") as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert set(rows) == set(tools)
+    for name, (takes, returns) in rows.items():
+        tool = tools[name]
+        assert set(re.findall(r"`(\w+)`", takes)) == set(tool.input_schema["properties"]), name
+        output = tool.output_schema or {}
+        fields = set(output["properties"]).union(*(d.get("properties", {}) for d in output.get("$defs", {}).values()))
+        assert set(re.findall(r'"(\w+)"', returns)) == fields, name
+    assert f"at most {tools['remember'].input_schema['properties']['text']['maxLength']:,} characters" in rows["remember"][0]
+
+
 async def test_a_second_users_server_cannot_see_or_forget_the_first_users_memory(backend_uri: tuple[str, str]) -> None:
     backend, uri = backend_uri
     async with Client(stdio_server(backend, uri, "ann")) as ann:
