@@ -7,8 +7,9 @@ deletes that user's memory only, so one server per user is the unit of isolation
 Tools: ``remember``, ``recall``, ``recent``, ``forget`` and ``stats``. Results are compact
 JSON (also sent as structured content with an output schema); a failure is an MCP tool
 error (``isError``) whose text is one line saying why. Bad arguments are refused by the
-input schema or by graphmem's validation, never crash the server; while the backend is
-down a tool answers with an error, and the next call after it is back succeeds.
+input schema or by graphmem's validation, never crash the server; an argument a tool does
+not take (a misspelt ``limt``) is refused too, never ignored. While the backend is down a
+tool answers with an error, and the next call after it is back succeeds.
 
 Needs the ``mcp`` extra (``pip install 'graphmem[mcp]'``).
 """
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from graphmem._errors import BackendUnavailableError, GraphmemError, ProjectScopingUnsupportedError
 from graphmem._models import (
@@ -46,6 +47,7 @@ from graphmem._service import MemoryService, StoredEntry
 try:
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+    from mcp.server.mcpserver.tools import Tool
     from mcp.server.transport_security import TransportSecuritySettings
     from mcp.types import CallToolResult, TextContent, ToolAnnotations
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
@@ -54,10 +56,17 @@ except ImportError as exc:  # pragma: no cover - depends on the installed extras
 if TYPE_CHECKING:
     from graphmem._decompose import Decomposer
 
-__all__ = ["LazyStore", "MemoryScope", "create_server", "serve"]
+__all__ = ["CannotListenError", "LazyStore", "MemoryScope", "create_server", "serve"]
 
 logger = logging.getLogger("graphmem.mcp")
 T = TypeVar("T")
+
+#: The longest text ``remember`` takes, a tenth of graphmem's own limit (``MAX_TEXT_LENGTH``,
+#: 1,048,576): any text this long fits the SDK's 4 MiB limit on an HTTP request however the
+#: client encodes it (12 bytes a character at most, an emoji as JSON escapes), where a
+#: 1,048,576-character one of emoji is refused by the transport, a protocol error instead of
+#: one line saying why. A call stores a fact or a turn; a document goes in parts.
+REMEMBER_MAX_CHARS = 100_000
 
 INSTRUCTIONS = (
     "Long-term memory of one user. Call `recall` with the user's question before answering anything that may "
@@ -267,9 +276,31 @@ async def _answer(work: Callable[[], Awaitable[T]]) -> T:
 # ---------------------------------------------------------------------------- the server
 
 
+def _refusing_unknown_arguments(tool: Tool) -> Tool:
+    """The tool with an arguments model that refuses a name it does not declare, and an input
+    schema saying so (``additionalProperties: false``).
+
+    The SDK's models ignore such a name (pydantic's default; modelcontextprotocol/python-sdk
+    issue 3067, with no option to change it): ``remember(sesion_id=...)`` stored the text
+    outside its conversation, ``recall(limt=1)`` recalled the default 5.
+    """
+    lenient = tool.fn_metadata.arg_model
+    # A subclass keeps the SDK's fields and config (pydantic merges it) and only adds extra="forbid".
+    strict: type[BaseModel] = type(
+        lenient.__name__, (lenient,), {"model_config": ConfigDict(extra="forbid"), "__module__": __name__}
+    )
+    metadata = tool.fn_metadata.model_copy(update={"arg_model": strict})
+    return tool.model_copy(update={"fn_metadata": metadata, "parameters": strict.model_json_schema(by_alias=True)})
+
+
 class _GraphmemMcp(MCPServer[Any]):
     """The SDK's server, with arguments refused by the input schema reported in one line
     (the SDK passes pydantic's multi-line report through)."""
+
+    def __init__(self, name: str, *, tools: list[Tool], **options: Any) -> None:
+        super().__init__(name, tools=tools, **options)
+        # What each tool takes, for the error naming an argument it does not.
+        self._takes = {tool.name: list(tool.parameters.get("properties", {})) for tool in tools}
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         try:
@@ -279,9 +310,19 @@ class _GraphmemMcp(MCPServer[Any]):
         except ToolError as exc:
             cause = exc.__cause__
             if isinstance(cause, ValidationError):
-                where, message = _first_problem(cause)
-                raise ToolError(_one_line(f"invalid arguments for {name}: {where}: {message}")) from cause
+                problem = self._argument_problem(name, cause)
+                raise ToolError(_one_line(f"invalid arguments for {name}: {problem}")) from cause
             raise ToolError(_one_line(str(exc))) from cause
+
+    def _argument_problem(self, tool: str, exc: ValidationError) -> str:
+        # An unknown name first: a misspelt required argument is also reported missing, and
+        # the name is what to correct.
+        unknown = [repr(error["loc"][0]) for error in exc.errors() if error["type"] == "extra_forbidden"]
+        if unknown:
+            takes = ", ".join(self._takes.get(tool, [])) or "no arguments"
+            return f"unknown argument{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} ({tool} takes {takes})"
+        where, message = _first_problem(exc)
+        return f"{where}: {message}"
 
 
 def create_server(
@@ -311,16 +352,20 @@ def create_server(
     store = LazyStore(uri, nlp)
     # One conversation appended at a time: an append rewrites the session (see remember).
     session_writes = asyncio.Lock()
-    server = _GraphmemMcp(
-        "graphmem",
-        instructions=INSTRUCTIONS,
-        version=_version(),
-        log_level="WARNING",
-    )
     app, user, project = scope.app_name, scope.user_id, scope.project_id
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+    tools: list[Tool] = []
 
-    @server.tool(
+    def tool(**options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """The SDK's ``@server.tool(...)``, for a tool that refuses an argument it does not take."""
+
+        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            tools.append(_refusing_unknown_arguments(Tool.from_function(fn, **options)))
+            return fn
+
+        return register
+
+    @tool(
         description=(
             "Store a memory for this user: a fact, a preference, or one turn of a conversation. "
             "Give session_id to add it as the next turn of that conversation (turns next to a match are "
@@ -329,7 +374,9 @@ def create_server(
         annotations=ToolAnnotations(destructive_hint=False, idempotent_hint=False, open_world_hint=False),
     )
     async def remember(
-        text: Annotated[str, Field(min_length=1, max_length=100_000, description="what to remember, as plain text")],
+        text: Annotated[
+            str, Field(min_length=1, max_length=REMEMBER_MAX_CHARS, description="what to remember, as plain text")
+        ],
         session_id: Annotated[
             str | None,
             Field(min_length=1, max_length=256, description="conversation id; appends to that conversation"),
@@ -379,7 +426,7 @@ def create_server(
             ids = await service.append_to_session_in_project(app, user, session_id, project, [entry])
         return ids[0]
 
-    @server.tool(
+    @tool(
         description=(
             "Search this user's memories by the words and names they share with the query (not by meaning). "
             "Returns the best matches first, each with its score (0..1), the words (`matched`) and names "
@@ -431,7 +478,7 @@ def create_server(
 
         return await _answer(work)
 
-    @server.tool(description="This user's newest memories first, with their ids.", annotations=read_only)
+    @tool(description="This user's newest memories first, with their ids.", annotations=read_only)
     async def recent(
         limit: Annotated[int, Field(ge=1, le=100, strict=True, description="at most this many memories")] = 10,
     ) -> Annotated[CallToolResult, RecentResult]:
@@ -443,7 +490,7 @@ def create_server(
 
         return await _answer(work)
 
-    @server.tool(
+    @tool(
         description=(
             "Delete memories of this user, for good. Give exactly one of: entry_id (one memory, from recall or "
             "recent), session_id (every memory of that conversation), or query (every memory that shares a word "
@@ -487,8 +534,7 @@ def create_server(
 
         return await _answer(work)
 
-    @server.tool(description="How much this user has stored: memories, conversations, words, names.",
-                 annotations=read_only)
+    @tool(description="How much this user has stored: memories, conversations, words, names.", annotations=read_only)
     async def stats() -> Annotated[CallToolResult, StatsResult]:
         async def work() -> CallToolResult:
             service = await store.get()
@@ -506,6 +552,7 @@ def create_server(
 
         return await _answer(work)
 
+    server = _GraphmemMcp("graphmem", tools=tools, instructions=INSTRUCTIONS, version=_version(), log_level="WARNING")
     return server, store
 
 
@@ -537,6 +584,8 @@ async def serve(
     Raises:
         InvalidStoreUriError: a URI that names no store.
         ProjectScopingUnsupportedError: ``scope`` has a project and the store has no projects.
+        CannotListenError: HTTP on an address it cannot listen on (its port in use, an
+            address not this machine's).
     """
     security = _transport_security(host) if transport == "http" else None
     server, store = create_server(uri, scope, nlp=nlp)
@@ -549,17 +598,50 @@ async def serve(
             if scope.project_id is not None and not service.supports_project_scoping():
                 raise ProjectScopingUnsupportedError("add_session_to_project", type(service).__name__)
         if transport == "http":
+            bind_failure = _BindFailure()
+            uvicorn_log = logging.getLogger("uvicorn.error")
+            uvicorn_log.addFilter(bind_failure)  # a logger's filters outlive uvicorn's logging setup
             try:
                 await server.run_streamable_http_async(host=host, port=port, transport_security=security)
-            except SystemExit as exc:  # uvicorn's way of saying it could not listen
-                raise OSError(
-                    errno.EADDRINUSE,
-                    f"cannot listen on {host}:{port}: the port is in use, or the address is not this machine's",
-                ) from exc
+            except SystemExit as exc:  # uvicorn's way of saying it could not start
+                if bind_failure.error is None:
+                    raise  # another failure, which uvicorn's own lines (not held back) explain
+                raise CannotListenError(host, port, bind_failure.error) from exc
+            finally:
+                uvicorn_log.removeFilter(bind_failure)
         else:
             await server.run_stdio_async()
     finally:
         await store.close()
+
+
+class CannotListenError(OSError):
+    """The HTTP server cannot listen on its address: one line saying why, with the ``errno``
+    of the failed bind (``EADDRINUSE`` for a port in use)."""
+
+    def __init__(self, host: str, port: int, cause: OSError) -> None:
+        why = {
+            errno.EADDRINUSE: "the port is in use",
+            errno.EADDRNOTAVAIL: "the address is not this machine's",
+        }.get(cause.errno or 0, cause.strerror or str(cause))
+        super().__init__(cause.errno, f"cannot listen on {host}:{port}: {why}")
+
+
+class _BindFailure(logging.Filter):
+    """Holds back uvicorn's log line for an address it could not bind and keeps the error,
+    which :func:`serve` reports as graphmem's one line (the two were printed one after the
+    other). uvicorn logs that error as the record's message itself (``logger.error(exc)``);
+    every other record passes, so its other errors are still printed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.error: OSError | None = None
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.msg, OSError):
+            self.error = record.msg
+            return False
+        return True
 
 
 def _transport_security(host: str) -> TransportSecuritySettings | None:

@@ -1465,6 +1465,26 @@ def test_a_command_that_reads_refuses_a_store_that_is_not_there(runner: CliRunne
     assert run(runner, "--store", str(missing), "stats").exit_code == 0
 
 
+def test_memory_uri_on_a_command_that_reads_or_deletes_says_it_holds_nothing_between_commands(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    """``--uri memory:`` made every read fail with "memory: cannot be opened read-only", an
+    open nobody asked for, and a delete said "removed 0 entries" and exited 0: each command
+    is a process of its own, so that store is empty in every one. Both now say so."""
+    who = ["--app", "app", "--user", "ann"]
+    for args in (["stats"], ["search", *who, "jam"], ["recent", *who], ["export", *who, "-o", str(tmp_path / "out.jsonl")],
+                 ["cypher", "MATCH (e:Entry) RETURN count(e)"], ["graph", *who, "--entity", "Maria", "-o", str(tmp_path / "g.html")],
+                 ["delete-user", *who, "--yes"], ["delete-entries", "jam", *who, "--yes"]):
+        result = run(runner, "--uri", "memory:", *args)
+        assert result.exit_code == 2, (args, result.output)
+        line = one_line_error(result)
+        assert line.startswith("error: memory: holds nothing between commands (each graphmem command is a process"), line
+        assert ("nothing was changed" if args[0].startswith("delete") else "nothing was read") in line, line
+    assert list(tmp_path.iterdir()) == []
+    # load still takes it: it checks the lines and stores them, for as long as it runs.
+    assert run(runner, "--uri", "memory:", "load", write_lines(tmp_path / "f.jsonl", session("s1", "apricot jam"))).exit_code == 0
+
+
 def test_a_delete_where_there_is_no_store_is_refused_and_makes_none(runner: CliRunner, tmp_path: Path) -> None:
     """A delete on a mistyped --store said "removed 0 entries", exited 0 and left an empty
     store there, which every read then took for "nothing stored"."""

@@ -248,6 +248,53 @@ async def test_bad_arguments_are_one_line_errors_and_the_server_keeps_serving(ba
         assert (await call(client, "remember", text="green tea"))["id"]
 
 
+async def test_an_argument_a_tool_does_not_take_is_refused_not_ignored() -> None:
+    """The SDK's argument models ignored a name they do not declare: remember(sesion_id=...)
+    stored the text outside its conversation, recall(limt=1) recalled the default 5."""
+    async with in_process("memory:", "ann") as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert {name: tool.input_schema.get("additionalProperties") for name, tool in tools.items()} == dict.fromkeys(
+            tools, False
+        )
+        assert await error(client, "remember", text="Rex likes the beach.", sesion_id="trip") == (
+            "invalid arguments for remember: unknown argument 'sesion_id' "
+            "(remember takes text, session_id, author, role, timestamp)"
+        )
+        assert await error(client, "recall", query="Rex", limt=1) == (
+            "invalid arguments for recall: unknown argument 'limt' (recall takes query, limit, min_score, since, until)"
+        )
+        assert "unknown argument 'entryid' (forget takes entry_id, session_id, query)" in await error(
+            client, "forget", entryid="abc"
+        )
+        assert "unknown arguments 'app_name', 'user_id' (recent takes limit)" in await error(
+            client, "recent", app_name="other", user_id="bob"
+        )
+        assert "unknown argument 'verbose' (stats takes no arguments)" in await error(client, "stats", verbose=True)
+        # A misspelt required argument is also missing: the name to correct is what is said.
+        assert "unknown argument 'txt'" in await error(client, "remember", txt="Rex likes the park.")
+        assert (await call(client, "stats"))["entries"] == 0  # nothing was stored by the refused calls
+
+
+async def test_the_readme_table_names_what_each_tool_takes_and_returns() -> None:
+    """The table left out the ``project`` that recall's hits and recent's memories carry,
+    and the cap on remember's text, a tenth of graphmem's own."""
+    rows = {
+        cells[0].strip("` "): cells[1:]
+        for line in readme_section().splitlines()
+        if line.startswith("| `") and len(cells := line.strip("| ").split(" | ")) == 3
+    }
+    async with in_process("memory:", "ann") as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert set(rows) == set(tools)
+    for name, (takes, returns) in rows.items():
+        tool = tools[name]
+        assert set(re.findall(r"`(\w+)`", takes)) == set(tool.input_schema["properties"]), name
+        output = tool.output_schema or {}
+        fields = set(output["properties"]).union(*(d.get("properties", {}) for d in output.get("$defs", {}).values()))
+        assert set(re.findall(r'"(\w+)"', returns)) == fields, name
+    assert f"at most {tools['remember'].input_schema['properties']['text']['maxLength']:,} characters" in rows["remember"][0]
+
+
 async def test_a_second_users_server_cannot_see_or_forget_the_first_users_memory(backend_uri: tuple[str, str]) -> None:
     backend, uri = backend_uri
     async with Client(stdio_server(backend, uri, "ann")) as ann:
@@ -560,6 +607,7 @@ def test_a_foreign_host_header_is_refused_on_any_loopback_spelling() -> None:
 
 
 def test_a_port_in_use_is_one_line_and_no_unreachable_code(tmp_path: Path) -> None:
+    """uvicorn's own line for the failed bind came first (two lines, where the README says one)."""
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
@@ -570,7 +618,7 @@ def test_a_port_in_use_is_one_line_and_no_unreachable_code(tmp_path: Path) -> No
             env={**os.environ, **server_env()}, cwd=str(REPO), capture_output=True, text=True, timeout=300,
         )
     assert completed.returncode == 1, completed.stderr
-    assert f"error: cannot listen on 127.0.0.1:{port}" in completed.stderr and "Traceback" not in completed.stderr
+    assert completed.stderr.splitlines() == [f"error: cannot listen on 127.0.0.1:{port}: the port is in use"]
 
 
 def test_an_empty_uri_is_refused_not_the_default_store(tmp_path: Path) -> None:

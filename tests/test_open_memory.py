@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
-from conftest import neo4j_uri_or_skip
+from conftest import REPO, in_ci, neo4j_uri_or_skip
 from graphmem import (
     BackendUnavailableError,
     Content,
@@ -330,3 +334,24 @@ def test_a_database_that_names_none_is_refused(database: object, decomposer: Dec
 
     with pytest.raises(InvalidStoreUriError, match="database must be a database's name"):
         Neo4jMemoryService("bolt://127.0.0.1:9", database=database, nlp=decomposer)  # type: ignore[arg-type]
+
+
+def test_the_readme_snippet_opening_each_store_runs_as_a_script(tmp_path: Path) -> None:
+    """It awaited at the top level: a SyntaxError when run as written. Run here with the
+    journal in a temporary folder, and the Neo4j line on the tests' Neo4j (``memory:``
+    where the tests have none, outside CI)."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Opening a store (URIs)", 1)[1].split("\n## ", 1)[0]
+    [snippet] = re.findall(r"```python\n(.*?)```", section, flags=re.S)
+    example = "bolt://neo4j:secret@127.0.0.1:7687?database=neo4j"
+    assert example in snippet and "/data/memory.journal" in snippet
+    neo4j = neo4j_uri_or_skip() if in_ci() or os.environ.get("GRAPHMEM_NEO4J_URI") else "memory:"
+    journal = tmp_path / "memory.journal"
+    script = tmp_path / "snippet.py"
+    script.write_text(snippet.replace(example, neo4j).replace("/data/memory.journal", str(journal)), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path, timeout=240,
+        env={**os.environ, "PYTHONPATH": str(REPO)}, stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr
+    assert len(done.stdout.splitlines()) == 4 and journal.exists()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import errno
 import io
 import math
 import os
@@ -935,7 +934,7 @@ def mcp_server(
     """
     settings = _settings(ctx)
     try:
-        from graphmem._mcp import MemoryScope, serve
+        from graphmem._mcp import CannotListenError, MemoryScope, serve
     except ImportError as exc:
         raise CliError(str(exc)) from exc
     # Empty, GRAPHMEM_PROJECT would serve global memory (which every project reads) instead.
@@ -952,9 +951,7 @@ def mcp_server(
         raise CliError(f"{exc} ({origin})", EXIT_USAGE) from exc
     except ValueError as exc:  # an empty --host
         raise CliError(str(exc), EXIT_USAGE) from exc
-    except OSError as exc:  # the port is in use (uvicorn exited with 3, "unreachable" here)
-        if exc.errno != errno.EADDRINUSE:
-            raise
+    except CannotListenError as exc:  # an error, not uvicorn's exit status 3 ("unreachable" here)
         raise CliError(exc.strerror or str(exc)) from exc
 
 

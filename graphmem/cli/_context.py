@@ -177,12 +177,22 @@ def missing_store(settings: Settings) -> str | None:
 
 def refuse_a_missing_store(settings: Settings, *, writes: bool) -> None:
     """Raise the :class:`CliError` for a journal path where there is no store (see
-    :func:`missing_store`); do nothing when there is one, or the store is no journal.
+    :func:`missing_store`), or for ``memory:``; do nothing when there is a store, or the
+    store is no journal.
 
     Args:
         writes: the command would have written; the message then says nothing was changed
             (else that nothing was read).
     """
+    if parse_store_uri(settings.target()).kind == "memory":
+        # Every command is a process of its own, and memory: lives in it: always empty here,
+        # where "nothing stored" would pass for an answer (as a mistyped --store once did).
+        raise CliError(
+            f"memory: holds nothing between commands (each graphmem command is a process of its own): nothing "
+            f"was {'changed' if writes else 'read'}; give --uri (GRAPHMEM_URI) a journal path or a Neo4j URI "
+            "(memory: is for graphmem mcp, which keeps it while it runs)",
+            EXIT_USAGE,
+        )
     if (missing := missing_store(settings)) is not None:
         raise CliError(
             f"no store at {missing}: nothing was {'changed' if writes else 'read'} (check --store / "
