@@ -357,6 +357,61 @@ async def test_a_rewind_past_the_start_of_a_partly_loaded_session_is_logged(
     assert [e.memory.text for e in await service.session_entries(APP, USER, "s1")] == ["Hi there", "My dog is Rex."]
 
 
+async def test_a_session_out_of_time_order_is_replaced_never_duplicated(service: MemoryService) -> None:
+    """repro: a session whose first event is stamped after a later one (a clock set back,
+    events imported or appended late) grew by a copy of that later turn with every
+    add_session_to_memory: the stored turns older than its first event were kept as turns
+    from before it. A stored turn is known by its event now, not by its time."""
+    for project in (None, "p1") if service.supports_project_scoping() else (None,):
+        memory = GraphmemMemoryService(service, project_id=project)
+        events = [text_event("user", "Remind me about the vet.", 5), text_event("companion", "Vet is on Friday.", 4)]
+
+        async def entries(project: str | None = project) -> list[Any]:
+            return await service.session_entries(APP, USER, "s1", project_id=project)
+
+        for _ in range(3):
+            await memory.add_session_to_memory(session_of("s1", events))
+            assert [(e.memory.text, e.position) for e in await entries()] == [
+                ("Remind me about the vet.", 0), ("Vet is on Friday.", 1)]
+        first_ids = [e.entry_id for e in await entries()]
+
+        # The latest events only, starting at a turn stamped before the session's first: that
+        # first turn came before them and is kept (it was deleted as "later than the window").
+        events.append(text_event("user", "And the groomer?", 4.5))
+        await memory.add_session_to_memory(session_of("s1", events[1:]))
+        after = await entries()
+        assert [(e.memory.text, e.position) for e in after] == [
+            ("Remind me about the vet.", 0), ("Vet is on Friday.", 1), ("And the groomer?", 2)]
+        assert [e.entry_id for e in after[:2]] == first_ids  # an event's turn keeps its id
+
+
+async def test_turns_stored_without_event_ids_are_replaced_by_what_they_said(service: MemoryService) -> None:
+    """A session an earlier graphmem stored (its entry ids name no event) is told by author,
+    role, text and time: added again out of time order, it was stored with a copy of the
+    turn stamped before its first event."""
+    memory = GraphmemMemoryService(service)
+
+    def as_stored_before(events: list[Event]) -> list[GraphmemEntry]:
+        return [
+            GraphmemEntry(content=Content(role=e.content.role or "").with_text(e.content.parts[0].text or ""),  # type: ignore[union-attr,index]
+                          author=e.author, timestamp=datetime.fromtimestamp(e.timestamp, UTC))
+            for e in events
+        ]
+
+    events = [text_event("user", "Remind me about the vet.", 5), text_event("companion", "Vet is on Friday.", 4)]
+    await service.add_session(APP, USER, "s1", as_stored_before(events))
+    await memory.add_session_to_memory(session_of("s1", events))
+    after = await service.session_entries(APP, USER, "s1")
+    assert [e.memory.text for e in after] == ["Remind me about the vet.", "Vet is on Friday."]
+    assert all(e.entry_id.startswith("adk-") for e in after)  # named after their events from now on
+
+    # A part of such a session keeps the turns before it, also those of its first moment.
+    fixed = [text_event("user", text, 0) for text in ("One.", "Two.", "Three.")]
+    await service.add_session(APP, USER, "s2", as_stored_before(fixed))
+    await memory.add_session_to_memory(session_of("s2", [fixed[2], text_event("user", "Four.", 0)]))
+    assert [e.memory.text for e in await service.session_entries(APP, USER, "s2")] == ["One.", "Two.", "Three.", "Four."]
+
+
 async def test_the_turns_before_a_partly_loaded_session_keep_their_terms(service: MemoryService) -> None:
     """A kept turn is stored again with the terms it had, not decomposed anew."""
     memory = GraphmemMemoryService(service)
