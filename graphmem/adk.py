@@ -24,7 +24,8 @@ How ADK's calls map onto graphmem (ADK's ``app_name`` and ``user_id`` are graphm
 - ``add_events_to_memory(..., events, session_id)``: a delta, appended after the
   session's last entry (``MemoryService.append_to_session``), ``NEXT``-linked to it;
   without a ``session_id`` the events are stored outside any session, each an entry of
-  its own, in one all-or-nothing write.
+  its own, in one all-or-nothing write. An event already stored there (by its id, as
+  ADK's own memory services tell) is not stored again: a retried call adds nothing.
 - ``add_memory(..., memories)``: each ADK ``MemoryEntry`` is stored outside any session,
   all of them in one all-or-nothing write. A ``timestamp`` without an offset is local
   time, as ADK writes it (``datetime.fromtimestamp(ts).isoformat()``).
@@ -101,7 +102,7 @@ from graphmem._models import (
 )
 from graphmem._open import open_memory, parse_store_uri
 from graphmem._pipelines import NO_SPACE_SCRIPT
-from graphmem._service import EntryRecord, MemoryService, StoredEntry
+from graphmem._service import EntryRecord, MemoryService, StoredEntry, new_entry_id
 
 try:
     from google.adk.memory import BaseMemoryService
@@ -369,8 +370,10 @@ class GraphmemMemoryService(BaseMemoryService):
         custom_metadata: Mapping[str, object] | None = None,
     ) -> None:
         """Append the events' text to the session (after its last stored entry); without a
-        ``session_id``, store each on its own. All or nothing: every event is read and
-        checked before anything is stored. An append to a session waits for an
+        ``session_id``, store each on its own. An event stored before (by its id, here or
+        by ``add_session_to_memory`` of that session) is skipped, as ADK's own memory
+        services skip it: a retried call adds nothing. All or nothing: every event is read
+        and checked before anything is stored. An append to a session waits for an
         ``add_session_to_memory`` of it in progress (see there for what that covers).
 
         Raises:
@@ -381,16 +384,52 @@ class GraphmemMemoryService(BaseMemoryService):
         self._check_metadata(custom_metadata)
         validate_identifier(app_name, "app_name")
         validate_identifier(user_id, "user_id")
-        entries = [s.memory for s in _entries_of_events(events)]
+        events = _distinct_events(events)
+        said = _entries_of_events(events)  # every event checked before any is stored
         memory = await self.memory_service()
+        names = _EventEntryIds(app_name, user_id, self.project_id, session_id)
         if session_id is None:
-            await self._store_outside_sessions(memory, app_name, user_id, entries)
+            # An event stored before outside any session has the same entry ids: replaced by
+            # itself, so a retry adds nothing.
+            ids = names.of(said)
+            records = [EntryRecord(memory=s.memory, entry_id=entry_id) for s, entry_id in zip(said, ids, strict=True)]
+            await self._store_outside_sessions(memory, app_name, user_id, records)
             return
         async with self._session_write(app_name, user_id, session_id):
-            if self.project_id is None:
-                await memory.append_to_session(app_name, user_id, session_id, entries)
-            else:
-                await memory.append_to_session_in_project(app_name, user_id, session_id, self.project_id, entries)
+            await self._append_new_events(memory, names, session_id, events, said)
+
+    async def _append_new_events(
+        self,
+        memory: MemoryService,
+        names: _EventEntryIds,
+        session_id: str,
+        events: Sequence[Event],
+        said: Sequence[_Said],
+    ) -> None:
+        """Append to the session what ``events`` said (``said``), leaving out the events it
+        holds (the work of :meth:`add_events_to_memory`, under its session's lock)."""
+        app_name, user_id = names.app_name, names.user_id
+        # An event is held when any entry of it is: its first one, or (that one deleted)
+        # another piece of its text.
+        asked = [key for key in (names.key(e.id) for e in events) if key is not None]
+        asked += [entry_id for entry_id in names.of(said) if entry_id is not None]
+        found = await memory.get_entries(app_name, user_id, asked) if asked else []
+        here = (session_id, self.project_id)
+        held = {_event_key_of(e.entry_id) for e in found if (e.session_id, e.project_id) == here}
+        if held:
+            # Read again without them: a transcribed utterance is what its new events said.
+            said = _entries_of_events([e for e in events if names.key(e.id) not in held])
+        if not said:
+            return
+        # An event without an id (ADK gives every event one) cannot be known again: a new id.
+        entry_ids = [entry_id or new_entry_id() for entry_id in names.of(said)]
+        entries = [s.memory for s in said]
+        if self.project_id is None:
+            await memory.append_to_session(app_name, user_id, session_id, entries, entry_ids=entry_ids)
+        else:
+            await memory.append_to_session_in_project(
+                app_name, user_id, session_id, self.project_id, entries, entry_ids=entry_ids
+            )
 
     async def add_memory(
         self,
@@ -415,17 +454,17 @@ class GraphmemMemoryService(BaseMemoryService):
         self._check_metadata(custom_metadata)
         validate_identifier(app_name, "app_name")
         validate_identifier(user_id, "user_id")
-        entries = [entry for m in memories for entry in _entries_of_memory(m)]
+        records = [EntryRecord(memory=entry) for m in memories for entry in _entries_of_memory(m)]
         memory = await self.memory_service()
-        await self._store_outside_sessions(memory, app_name, user_id, entries)
+        await self._store_outside_sessions(memory, app_name, user_id, records)
 
     async def _store_outside_sessions(
-        self, memory: MemoryService, app_name: str, user_id: str, entries: Sequence[MemoryEntry]
+        self, memory: MemoryService, app_name: str, user_id: str, records: Sequence[EntryRecord]
     ) -> None:
         """Store entries outside any session in one write: a failure stores none of them
-        (``add_entry`` one by one stored the first ones, and a retry stored them twice)."""
-        if entries:
-            records = [EntryRecord(memory=entry) for entry in entries]
+        (``add_entry`` one by one stored the first ones, and a retry stored them twice). A
+        record's id the user holds outside any session replaces that entry."""
+        if records:
             await memory.restore_session(app_name, user_id, None, records, project_id=self.project_id)
 
     def _check_metadata(self, custom_metadata: Mapping[str, object] | None) -> None:

@@ -624,6 +624,55 @@ async def test_close_is_final(decomposer: Decomposer, tmp_path: Path) -> None:
     await other.close()
 
 
+async def test_events_sent_again_are_not_stored_again(service: MemoryService) -> None:
+    """repro: add_events_to_memory called again with the same events (a retried after-turn
+    callback) stored them twice, and adding the whole session afterwards still left a copy
+    (kept as a turn of the session's first moment). ADK's own memory services skip an event
+    they hold, by its id: so does this one, here and outside any session."""
+    for project in (None, "p1") if service.supports_project_scoping() else (None,):
+        memory = GraphmemMemoryService(service, project_id=project)
+        e1, e2, e3 = (text_event("user", "My dog is Rex.", 0), text_event("companion", "Rex is a lovely name.", 1),
+                      text_event("user", "He loves long walks.", 2))
+
+        async def texts(session_id: str | None, project: str | None = project) -> list[tuple[str, int]]:
+            return [(e.memory.text, e.position) for e in await service.list_entries(APP, USER, project)
+                    if e.session_id == session_id and e.project_id == project]
+
+        for _ in range(2):  # the call, and its retry; e1 also twice in one call
+            await memory.add_events_to_memory(app_name=APP, user_id=USER, session_id="s1", events=[e1, e2, e1])
+        assert await texts("s1") == [("My dog is Rex.", 0), ("Rex is a lovely name.", 1)]
+        await memory.add_events_to_memory(app_name=APP, user_id=USER, session_id="s1", events=[e2, e3])  # one new
+        await memory.add_session_to_memory(session_of("s1", [e1, e2, e3]))
+        assert await texts("s1") == [("My dog is Rex.", 0), ("Rex is a lovely name.", 1), ("He loves long walks.", 2)]
+
+        # Without a session: the same event once.
+        for _ in range(2):
+            await memory.add_events_to_memory(app_name=APP, user_id=USER, events=[e1, e1])
+        assert await texts(None) == [("My dog is Rex.", 0)]
+
+        # An utterance whose first piece was sent before, sent again with its end: only the
+        # end is new (it was stored again, joined to the end).
+        start = voice_event("user", "My vet is Dr. Okafor", 3, heard=True, finished=False)
+        end = voice_event("user", "on Main Street.", 3.1, heard=True)
+        await memory.add_events_to_memory(app_name=APP, user_id=USER, session_id="s2", events=[start])
+        await memory.add_events_to_memory(app_name=APP, user_id=USER, session_id="s2", events=[start, end])
+        assert await texts("s2") == [("My vet is Dr. Okafor", 0), ("on Main Street.", 1)]
+
+
+async def test_deltas_then_the_whole_session_store_each_turn_once(service: MemoryService) -> None:
+    memory = GraphmemMemoryService(service)
+    e1, e2, e3 = (text_event("user", "My dog is Rex.", 0), text_event("companion", "Nice dog.", 1),
+                  text_event("user", "He loves long walks.", 2))
+    await memory.add_events_to_memory(app_name=APP, user_id=USER, session_id="s1", events=[e1, e2])
+    await memory.add_events_to_memory(app_name=APP, user_id=USER, session_id="s1", events=[e3])
+    ids = [e.entry_id for e in await service.session_entries(APP, USER, "s1")]
+    await memory.add_session_to_memory(session_of("s1", [e1, e2, e3]))
+    after = await service.session_entries(APP, USER, "s1")
+    assert [(e.memory.text, e.position) for e in after] == [
+        ("My dog is Rex.", 0), ("Nice dog.", 1), ("He loves long walks.", 2)]
+    assert [e.entry_id for e in after] == ids  # the same events, named alike by either call
+
+
 async def test_add_events_to_memory_appends_a_delta_to_the_session(service: MemoryService) -> None:
     memory = GraphmemMemoryService(service)
     await memory.add_session_to_memory(session_of("s1", [text_event("user", "Where does your sister live these days?", 0)]))
