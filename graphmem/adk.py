@@ -43,7 +43,9 @@ How ADK's calls map onto graphmem (ADK's ``app_name`` and ``user_id`` are graphm
 transcription events of one speaker in a row up to one marked ``finished`` (ADK's finished
 event holds the whole utterance), pieces joined with a space where neither has one at the
 boundary (none between letters of Chinese, Japanese or Korean). A content without a role is
-the user's when its author is ``"user"``, else the model's. A text over graphmem's limit
+the user's when its author is ``"user"``, else the model's; a message without an author is
+stored under its role (``"user"`` or ``"model"``), the speaker graphmem's search reads.
+A text over graphmem's limit
 (:data:`~graphmem._models.MAX_TEXT_LENGTH`, 1,048,576 characters) is stored as
 consecutive entries of the same author, role and time, cut at a space; a lone surrogate
 (not Unicode) becomes U+FFFD; both are logged as warnings (logger ``graphmem.adk``), and
@@ -856,6 +858,8 @@ def _entries_of_event(event: Event) -> list[MemoryEntry]:
     if not texts:
         return []
     role = content.role or _role_of(event.author)
+    # Without an author, the speaker its role names: graphmem's search reads the author (a
+    # question in the first person asks about what the author "user" said).
     return _entries_saying(
         texts, role=role, author=event.author or role, when=_event_time(event), what=f"event {event.id!r}"
     )

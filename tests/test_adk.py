@@ -527,7 +527,8 @@ async def test_content_without_a_role_is_the_users_only_when_the_user_said_it(se
         return Event(author=author, content=types.Content(parts=[types.Part(text=text)]), timestamp=(T0 + timedelta(minutes=at)).timestamp())
 
     await memory.add_session_to_memory(session_of("s1", [unroled("user", "Book me a flight to Oslo.", 0),
-                                                         unroled("travel_agent", "I booked you a flight to Oslo.", 1)]))
+                                                         unroled("travel_agent", "I booked you a flight to Oslo.", 1),
+                                                         unroled("", "Oslo flights are full in May.", 2)]))
     await memory.add_memory(app_name=APP, user_id=USER, memories=[
         AdkMemoryEntry(content=types.Content(parts=[types.Part(text="Oslo trip planned")]), author="planner"),
         AdkMemoryEntry(content=types.Content(parts=[types.Part(text="Oslo is cold")]), author="user")])
@@ -535,6 +536,7 @@ async def test_content_without_a_role_is_the_users_only_when_the_user_said_it(se
     assert roles == {
         "Book me a flight to Oslo.": ("user", "user"),
         "I booked you a flight to Oslo.": ("travel_agent", "model"),
+        "Oslo flights are full in May.": ("model", "model"),  # no author: the speaker its role names
         "Oslo trip planned": ("planner", "model"),
         "Oslo is cold": ("user", "user"),
     }
