@@ -20,7 +20,8 @@ How ADK's calls map onto graphmem (ADK's ``app_name`` and ``user_id`` are graphm
   before entries were named after events are told by author, role, text and time. The
   read and the replacement are one step for this service's other writes of that session
   on the same event loop (see the method for what is not covered). Events without text
-  (function calls and responses, partial stream chunks) and model thoughts are skipped.
+  (function calls and responses, partial stream chunks, images, audio, files, code run)
+  and model thoughts are skipped.
 - ``add_events_to_memory(..., events, session_id)``: a delta, appended after the
   session's last entry (``MemoryService.append_to_session``), ``NEXT``-linked to it;
   without a ``session_id`` the events are stored outside any session, each an entry of
@@ -45,7 +46,8 @@ event holds the whole utterance), pieces joined with a space where neither has o
 boundary (none between letters of Chinese, Japanese or Korean). A content without a role is
 the user's when its author is ``"user"``, else the model's; a message without an author is
 stored under its role (``"user"`` or ``"model"``), the speaker graphmem's search reads.
-A text over graphmem's limit
+What a part holds other than text (an image, audio, a file, code the model ran and its
+output) is not stored, logged at debug level. A text over graphmem's limit
 (:data:`~graphmem._models.MAX_TEXT_LENGTH`, 1,048,576 characters) is stored as
 consecutive entries of the same author, role and time, cut at a space; a lone surrogate
 (not Unicode) becomes U+FFFD; both are logged as warnings (logger ``graphmem.adk``), and
@@ -852,6 +854,7 @@ def _entries_of_event(event: Event) -> list[MemoryEntry]:
     content = event.content
     if event.partial or content is None or not content.parts:
         return []
+    _log_parts_not_stored(content.parts, f"event {event.id!r}")
     # Function calls and responses are the agent's plumbing, and thoughts its scratchpad:
     # only what was said is remembered.
     texts = [part.text for part in content.parts if part.text and part.text.strip() and not part.thought]
@@ -869,6 +872,7 @@ def _entries_of_memory(memory: AdkMemoryEntry) -> list[MemoryEntry]:
     """An ADK memory's text as graphmem entries (several when it is over graphmem's limit),
     or none when it has no text."""
     content = memory.content
+    _log_parts_not_stored(content.parts or [], f"memory {memory.id!r}" if memory.id else "a memory")
     texts = [part.text for part in content.parts or [] if part.text and part.text.strip() and not part.thought]
     if not texts:
         return []
@@ -877,6 +881,20 @@ def _entries_of_memory(memory: AdkMemoryEntry) -> list[MemoryEntry]:
         texts, role=role, author=memory.author or role, when=_memory_time(memory),
         what=f"memory {memory.id!r}" if memory.id else "a memory",
     )
+
+
+#: The kinds of part that hold what was shown or run rather than said (an image, audio or a
+#: file; code the model ran, and its output): graphmem stores text only.
+_MEDIA_PARTS = ("inline_data", "file_data", "executable_code", "code_execution_result")
+
+
+def _log_parts_not_stored(parts: Sequence[types.Part], what: str) -> None:
+    """Log (debug) the parts of a message that are not stored because they hold no text (a
+    message of only such parts leaves no entry). Function calls and responses and thoughts
+    are left out of the log: every tool-using turn has them, by design not stored."""
+    kinds = sorted({kind for part in parts for kind in _MEDIA_PARTS if getattr(part, kind, None) is not None})
+    if kinds:
+        logger.debug("%s: its %s not stored (graphmem stores text only)", what, ", ".join(kinds))
 
 
 def _role_of(author: str | None) -> str:

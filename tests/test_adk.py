@@ -461,6 +461,35 @@ async def test_the_example_agent_with_a_window_of_recent_events_forgets_nothing(
     await runner.close()
 
 
+async def test_what_is_not_text_is_left_out_and_logged(service: MemoryService, caplog: pytest.LogCaptureFixture) -> None:
+    """An image-only turn vanished without a word (an image, a file, code the model ran:
+    graphmem stores text only). Now a debug line on the ``graphmem.adk`` logger names what
+    was left out; function calls and responses, in every tool-using turn, are not logged."""
+    memory = GraphmemMemoryService(service)
+
+    def parts_event(author: str, parts: list[types.Part], at: float) -> Event:
+        role = "user" if author == "user" else "model"
+        return Event(author=author, content=types.Content(role=role, parts=parts), timestamp=(T0 + timedelta(minutes=at)).timestamp())
+
+    image = parts_event("user", [types.Part(inline_data=types.Blob(mime_type="image/png", data=b"\x89PNG"))], 1)
+    invoice = parts_event("user", [types.Part(text="Here is the vet's invoice."),
+                                   types.Part(file_data=types.FileData(file_uri="gs://b/vet.pdf", mime_type="application/pdf"))], 2)
+    code = parts_event("companion", [
+        types.Part(executable_code=types.ExecutableCode(code="print(120 * 1.2)", language=types.Language.PYTHON)),
+        types.Part(code_execution_result=types.CodeExecutionResult(outcome=types.Outcome.OUTCOME_OK, output="144.0"))], 3)
+    events = [text_event("user", "Who is this?", 0), image, invoice, code, *call_events(4)]
+    with caplog.at_level("DEBUG", logger="graphmem.adk"):
+        await memory.add_session_to_memory(session_of("s1", events))
+        await memory.add_memory(app_name=APP, user_id=USER, memories=[AdkMemoryEntry(content=image.content)])  # type: ignore[arg-type]
+    assert [text for text, _, _ in await stored(service)] == ["Who is this?", "Here is the vet's invoice."]
+    assert [r.getMessage() for r in caplog.records if r.name == "graphmem.adk"] == [
+        f"event {image.id!r}: its inline_data not stored (graphmem stores text only)",
+        f"event {invoice.id!r}: its file_data not stored (graphmem stores text only)",
+        f"event {code.id!r}: its code_execution_result, executable_code not stored (graphmem stores text only)",
+        "a memory: its inline_data not stored (graphmem stores text only)",
+    ]
+
+
 async def test_a_text_over_the_limit_is_stored_in_parts_and_never_blocks_the_session(
     service: MemoryService, caplog: pytest.LogCaptureFixture
 ) -> None:
