@@ -735,30 +735,32 @@ def _before_window(stored: Sequence[StoredEntry], window: _Window, names: _Event
     A turn stored from an event is known by it (its entry id names the event): the window
     starts at the first stored turn of one of its events, whatever the times say (events can
     be out of time order: a clock set back, events imported or appended late). That turn
-    and every later one are the window's to replace; of the turns before it, those stored
-    from events are kept.
+    and every later one are the window's to replace; the turns before it are kept.
 
     A turn stored without an event id (by graphmem before it named entries after events) is
     told by what was said and when: it is the window's when a turn of the window has its
     author, role, text and time (each turn of the window stands for the last such stored
-    turn: turns of one moment, a fixed clock, cannot be told apart otherwise); else it came
-    before the window when it is not later than the window's first event. (Such a turn said
-    twice at one moment, once before the window and once in it, is kept once.)"""
+    turn: turns of one moment, a fixed clock, cannot be told apart otherwise). When no
+    stored turn names one of the window's events, such a turn came before the window when
+    it is not later than the window's first event. (Such a turn said twice at one moment,
+    once before the window and once in it, is kept once.)"""
     window_keys = {names.key(event_id) for event_id in window.event_ids}
     starts = [e.position for e in stored if _event_key_of(e.entry_id) in window_keys]
     start = min(starts) if starts else None
     unclaimed = Counter(_said_when(m) for m in window.said)
     kept: list[StoredEntry] = []
     for e in reversed(stored):
-        key = _event_key_of(e.entry_id)
-        if key is None:
+        told_by_event = _event_key_of(e.entry_id) is not None
+        if not told_by_event:
             said = _said_when(e.memory)
             if unclaimed[said] > 0:
                 unclaimed[said] -= 1  # the window's own turn, stored by an earlier call
                 continue
-            if e.memory.timestamp > window.since:
-                continue
-        if start is None or e.position < start:
+        if start is not None:
+            before = e.position < start
+        else:
+            before = told_by_event or e.memory.timestamp <= window.since
+        if before:
             kept.append(e)
     return kept[::-1]
 

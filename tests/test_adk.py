@@ -411,6 +411,16 @@ async def test_turns_stored_without_event_ids_are_replaced_by_what_they_said(ser
     await memory.add_session_to_memory(session_of("s2", [fixed[2], text_event("user", "Four.", 0)]))
     assert [e.memory.text for e in await service.session_entries(APP, USER, "s2")] == ["One.", "Two.", "Three.", "Four."]
 
+    # Before the first stored turn of an event passed, such a turn came before them, whatever
+    # its time (it was deleted as "later than the first event passed").
+    ahead = text_event("user", "My sister lives in Lisbon.", 10)  # an earlier graphmem's turn, its clock ahead
+    await service.add_session(APP, USER, "s3", as_stored_before([ahead]))
+    noted, moved = text_event("companion", "Noted.", 5), text_event("user", "She moved there in May.", 6)
+    await memory.add_events_to_memory(app_name=APP, user_id=USER, session_id="s3", events=[noted])
+    await memory.add_session_to_memory(session_of("s3", [noted, moved]))
+    assert [e.memory.text for e in await service.session_entries(APP, USER, "s3")] == [
+        "My sister lives in Lisbon.", "Noted.", "She moved there in May."]
+
 
 async def test_the_turns_before_a_partly_loaded_session_keep_their_terms(service: MemoryService) -> None:
     """A kept turn is stored again with the terms it had, not decomposed anew."""
