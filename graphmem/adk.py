@@ -295,8 +295,8 @@ class GraphmemMemoryService(BaseMemoryService):
         """Store the session's text events as graphmem session ``session.id``: what an earlier
         call stored from the first of these events on is replaced; the stored turns before
         it are kept (a runner that loaded only the latest events passed a part of the
-        session). A stored turn is known by its event, whose id its entry id holds, not by
-        its time (see :func:`_before_window`, also for turns stored without one).
+        session). A stored turn is known by its event, after whose id its entry id is named,
+        not by its time (see :func:`_before_window`, also for turns stored without one).
 
         The read of the stored session and its replacement are one step for the other calls
         of this service on the same event loop: an ``add_session_to_memory`` or
