@@ -393,7 +393,7 @@ async def test_turns_stored_without_event_ids_are_replaced_by_what_they_said(ser
 
     def as_stored_before(events: list[Event]) -> list[GraphmemEntry]:
         return [
-            GraphmemEntry(content=Content(role=e.content.role or "").with_text(e.content.parts[0].text or ""),  # type: ignore[union-attr,index]
+            GraphmemEntry(content=Content(role=e.content.role or "user").with_text(e.content.parts[0].text or ""),  # type: ignore[union-attr,index]
                           author=e.author, timestamp=datetime.fromtimestamp(e.timestamp, UTC))
             for e in events
         ]
@@ -701,6 +701,9 @@ async def test_events_sent_again_are_not_stored_again(service: MemoryService) ->
 
 
 async def test_deltas_then_the_whole_session_store_each_turn_once(service: MemoryService) -> None:
+    """Deltas, then the whole session: each turn once, under the id the delta gave it (the
+    whole session replaced every id with a new one: a memory id a search had returned
+    deleted nothing afterwards)."""
     memory = GraphmemMemoryService(service)
     e1, e2, e3 = (text_event("user", "My dog is Rex.", 0), text_event("companion", "Nice dog.", 1),
                   text_event("user", "He loves long walks.", 2))
