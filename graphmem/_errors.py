@@ -94,8 +94,9 @@ class BackendUnavailableError(GraphmemError, ConnectionError):
 class EntryIdConflictError(GraphmemError, ValueError):
     """An entry id given to :meth:`~graphmem.MemoryService.restore_session` (or in a fixture)
     is already used by another entry: another user's, or this user's in another session or
-    scope. Nothing was stored; load into a store without those entries, or leave the ids
-    out to get new ones."""
+    scope; or one given to :meth:`~graphmem.MemoryService.append_to_session` is used by any
+    entry (an append never replaces one). Nothing was stored; load into a store without
+    those entries, or leave the ids out to get new ones."""
 
 
 class DecompositionError(GraphmemError, RuntimeError):

@@ -547,6 +547,22 @@ def _distinct_entry_ids(entry_ids: Sequence[str]) -> list[str]:
     return ids
 
 
+def _appended_entry_ids(entry_ids: Sequence[str], count: int) -> list[str]:
+    """The ``entry_ids`` given to an append of ``count`` entries, checked: one per entry,
+    each a valid id, none twice."""
+    if isinstance(entry_ids, str):
+        raise TypeError("entry_ids must be a list of ids, one per entry, not one string")
+    ids = list(entry_ids)
+    if len(ids) != count:
+        raise ValueError(f"entry_ids must give one id per entry: {len(ids)} ids for {count} entries")
+    for entry_id in ids:
+        validate_identifier(entry_id, "entry_id")
+    if len(set(ids)) != len(ids):
+        twice = next(i for i in ids if ids.count(i) > 1)
+        raise ValueError(f"entry id {quote_ids(twice)} is given twice")
+    return ids
+
+
 def new_entry_id() -> str:
     """A stable unique entry id, never derived from session id and position."""
     return uuid.uuid4().hex
@@ -724,7 +740,13 @@ class MemoryService(ABC):
         await self._replace_session(owner, project_id, session_id, prepared)
 
     async def append_to_session(
-        self, app_name: str, user_id: str, session_id: str, entries: Sequence[MemoryEntry]
+        self,
+        app_name: str,
+        user_id: str,
+        session_id: str,
+        entries: Sequence[MemoryEntry],
+        *,
+        entry_ids: Sequence[str] | None = None,
     ) -> list[str]:
         """Add entries to the end of a global session, keeping what it holds.
 
@@ -734,21 +756,26 @@ class MemoryService(ABC):
         appends and replacements of one session are serialised. Entries with no text are
         skipped. All or nothing.
 
+        Args:
+            entry_ids: the id to store each entry with, one per entry, in order (the id of
+                an entry skipped for having no text is not used); ``None`` for new ids. A
+                caller that names its messages can tell later which ones it stored
+                (``graphmem.adk`` names an ADK event's entries after the event).
+
         Returns:
             The ids of the stored entries, in order (empty when none had text).
 
         Raises:
-            InvalidIdentifierError: a bad app, user or session id.
+            InvalidIdentifierError: a bad app, user, session or entry id.
+            EntryIdConflictError: one of ``entry_ids`` is already stored, in this session
+                too (an append adds entries, it never replaces one); nothing was stored.
+            ValueError: ``entry_ids`` not one per entry, or an id given twice.
             DecompositionError: a decomposition worker process failed (nothing stored).
             BackendUnavailableError: the backend cannot be reached.
         """
         owner = self._owner(app_name, user_id)
         validate_identifier(session_id, "session_id")
-        earlier = await self._session_authors(owner, None, session_id)
-        prepared = await self._prepare(entries, session_id=session_id, project_id=None, earlier_authors=earlier)
-        if prepared:
-            await self._append_to_session(owner, None, session_id, prepared)
-        return [e.entry_id for e in prepared]
+        return await self._append(owner, None, session_id, entries, entry_ids)
 
     async def append_to_session_in_project(
         self,
@@ -757,8 +784,10 @@ class MemoryService(ABC):
         session_id: str,
         project_id: str,
         entries: Sequence[MemoryEntry],
+        *,
+        entry_ids: Sequence[str] | None = None,
     ) -> list[str]:
-        """``append_to_session`` for a session of a project.
+        """``append_to_session`` for a session of a project (``entry_ids`` as there).
 
         Raises:
             ProjectScopingUnsupportedError: the backend has no project support.
@@ -768,11 +797,42 @@ class MemoryService(ABC):
         owner = self._owner(app_name, user_id)
         validate_identifier(session_id, "session_id")
         validate_project_id(project_id)
+        return await self._append(owner, project_id, session_id, entries, entry_ids)
+
+    async def _append(
+        self,
+        owner: Owner,
+        project_id: str | None,
+        session_id: str,
+        entries: Sequence[MemoryEntry],
+        entry_ids: Sequence[str] | None,
+    ) -> list[str]:
+        """The work of :meth:`append_to_session` (ids checked) in one scope."""
+        entries = list(entries)  # read twice when ids are given: a generator must not come back empty
+        ids = None if entry_ids is None else _appended_entry_ids(entry_ids, len(entries))
         earlier = await self._session_authors(owner, project_id, session_id)
         prepared = await self._prepare(entries, session_id=session_id, project_id=project_id, earlier_authors=earlier)
-        if prepared:
+        if not prepared:
+            return []
+        if ids is None:
             await self._append_to_session(owner, project_id, session_id, prepared)
-        return [e.entry_id for e in prepared]
+            return [e.entry_id for e in prepared]
+        # _prepare left out the entries without text (as it checks them): their ids go too.
+        kept_ids = [entry_id for entry_id, entry in zip(ids, entries, strict=True) if entry.text.strip()]
+        prepared = [
+            dataclasses.replace(e, stored=dataclasses.replace(e.stored, entry_id=entry_id))
+            for e, entry_id in zip(prepared, kept_ids, strict=True)
+        ]
+        # The check and the write as one, as for restore_session: no other write of these ids between them.
+        async with self._claiming_ids(kept_ids):
+            held = await self._held_entry_ids(owner, project_id, session_id, kept_ids)
+            if held:
+                raise EntryIdConflictError(
+                    f"entry id {quote_ids(held[0])} is already an entry of this session; nothing was stored: "
+                    "an append adds entries and never replaces one (restore_session replaces a session)"
+                )
+            await self._append_to_session(owner, project_id, session_id, prepared)
+        return kept_ids
 
     async def add_entry(self, app_name: str, user_id: str, entry: MemoryEntry) -> str | None:
         """Store one entry outside any session, as global memory.

@@ -9,20 +9,24 @@ How ADK's calls map onto graphmem (ADK's ``app_name`` and ``user_id`` are graphm
 
 - ``add_session_to_memory(session)``: the session's text events become the entries of
   graphmem session ``session.id``, **replacing** what an earlier call stored for it from
-  the time of the session's first event on, so a session added after every turn is never
-  duplicated. Stored turns older than that first event are kept, before the new ones: a
-  runner that loads only the latest events (``GetSessionConfig(num_recent_events=N)``)
-  passes a part of the session, and the turns before it stay remembered (with their ids
-  and terms; one all-or-nothing ``restore_session``). A full session has no older turn,
-  and is stored with ``add_session`` as ever; a session of no events changes nothing.
-  The read and the replacement are one step for this service's other writes of that
-  session on the same event loop (see the method for what is not covered).
-  Events without text (function calls and responses, partial stream chunks) and model
-  thoughts are skipped.
+  the session's first event on, so a session added after every turn is never duplicated.
+  Each entry is named after its event (entry id ``adk-`` and a hash of the event's id and
+  session), so the events stored are known whatever their timestamps say (a clock set
+  back, events appended out of time order). Stored turns of events before the first one
+  passed are kept, before the new ones: a runner that loads only the latest events
+  (``GetSessionConfig(num_recent_events=N)``) passes a part of the session, and the turns
+  before it stay remembered (with their ids and terms). One all-or-nothing
+  ``restore_session``; a session of no events changes nothing. Turns stored by graphmem
+  before entries were named after events are told by author, role, text and time. The
+  read and the replacement are one step for this service's other writes of that session
+  on the same event loop (see the method for what is not covered). Events without text
+  (function calls and responses, partial stream chunks, images, audio, files, code run)
+  and model thoughts are skipped.
 - ``add_events_to_memory(..., events, session_id)``: a delta, appended after the
   session's last entry (``MemoryService.append_to_session``), ``NEXT``-linked to it;
   without a ``session_id`` the events are stored outside any session, each an entry of
-  its own, in one all-or-nothing write.
+  its own, in one all-or-nothing write. An event already stored there (by its id, as
+  ADK's own memory services tell) is not stored again: a retried call adds nothing.
 - ``add_memory(..., memories)``: each ADK ``MemoryEntry`` is stored outside any session,
   all of them in one all-or-nothing write. A ``timestamp`` without an offset is local
   time, as ADK writes it (``datetime.fromtimestamp(ts).isoformat()``).
@@ -40,7 +44,10 @@ How ADK's calls map onto graphmem (ADK's ``app_name`` and ``user_id`` are graphm
 transcription events of one speaker in a row up to one marked ``finished`` (ADK's finished
 event holds the whole utterance), pieces joined with a space where neither has one at the
 boundary (none between letters of Chinese, Japanese or Korean). A content without a role is
-the user's when its author is ``"user"``, else the model's. A text over graphmem's limit
+the user's when its author is ``"user"``, else the model's; a message without an author is
+stored under its role (``"user"`` or ``"model"``), the speaker graphmem's search reads.
+What a part holds other than text (an image, audio, a file, code the model ran and its
+output) is not stored, logged at debug level. A text over graphmem's limit
 (:data:`~graphmem._models.MAX_TEXT_LENGTH`, 1,048,576 characters) is stored as
 consecutive entries of the same author, role and time, cut at a space; a lone surrogate
 (not Unicode) becomes U+FFFD; both are logged as warnings (logger ``graphmem.adk``), and
@@ -74,6 +81,8 @@ feed later turns with ``add_events_to_memory``.
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import logging
 import re
 from collections import Counter
@@ -97,7 +106,7 @@ from graphmem._models import (
 )
 from graphmem._open import open_memory, parse_store_uri
 from graphmem._pipelines import NO_SPACE_SCRIPT
-from graphmem._service import EntryRecord, MemoryService, StoredEntry
+from graphmem._service import EntryRecord, MemoryService, StoredEntry, new_entry_id
 
 try:
     from google.adk.memory import BaseMemoryService
@@ -284,9 +293,10 @@ class GraphmemMemoryService(BaseMemoryService):
 
     async def add_session_to_memory(self, session: Session) -> None:
         """Store the session's text events as graphmem session ``session.id``: what an earlier
-        call stored for it from the session's first event on is replaced; stored turns older
-        than that event are kept (a runner that loaded only the latest events passed a part
-        of the session).
+        call stored from the first of these events on is replaced; the stored turns before
+        it are kept (a runner that loaded only the latest events passed a part of the
+        session). A stored turn is known by its event, after whose id its entry id is named,
+        not by its time (see :func:`_before_window`, also for turns stored without one).
 
         The read of the stored session and its replacement are one step for the other calls
         of this service on the same event loop: an ``add_session_to_memory`` or
@@ -298,63 +308,60 @@ class GraphmemMemoryService(BaseMemoryService):
         synchronous ``Runner.run`` runs each turn on a loop of its own, in a thread of its
         own), and a ``delete_memory`` of one of the session's turns (a turn deleted between
         the read and the write may be stored again, as when the session is added again).
+        Two such writes of one session at once store its events under the same entry ids:
+        one may fail with ``EntryIdConflictError``, storing nothing (add it again).
 
         Raises:
             InvalidMemoryError: an event timestamp that is no time in seconds since the
                 epoch; nothing was stored.
         """
         self._refuse_if_closed()
-        entries = _entries_of_events(session.events)
-        if not session.events:
-            return  # a window of no events covers no time: nothing of the session to replace
-        since = _event_time(session.events[0])
+        events = _distinct_events(session.events)
+        said = _entries_of_events(events)
+        if not events:
+            return  # a window of no events says nothing: nothing of the session to replace
         _warn_of_rewinds_before(session)
-        # What the window's events said at its first moment, rewound or not: the stored
-        # turns of that moment that are none of these came before the window.
-        live = {id(event) for event in _live_events(session.events)}
-        first = session.events[0].timestamp
-        rewound = [e for e in session.events if id(e) not in live and e.timestamp == first]
-        at_since = [e for e in entries if e.timestamp == since]
-        if rewound:
-            at_since += [e for e in _entries_of_events(rewound, rewinds=False) if e.timestamp == since]
+        window = _Window(
+            event_ids=frozenset(event.id for event in events if event.id),
+            since=_event_time(events[0]),
+            # What the window's events said, rewound or not: a stored turn without an event id
+            # that is one of these is the window's own (see _before_window).
+            said=[s.memory for s in said] + [s.memory for s in _entries_of_events(_rewound(events), rewinds=False)],
+        )
         memory = await self.memory_service()
         app_name, user_id, session_id = session.app_name, session.user_id, session.id
         async with self._session_write(app_name, user_id, session_id):
-            await self._replace_session_since(memory, session, since, entries, at_since)
+            await self._replace_window(memory, session, window, said)
 
-    async def _replace_session_since(
-        self,
-        memory: MemoryService,
-        session: Session,
-        since: datetime,
-        entries: Sequence[MemoryEntry],
-        at_since: Sequence[MemoryEntry],
+    async def _replace_window(
+        self, memory: MemoryService, session: Session, window: _Window, said: Sequence[_Said]
     ) -> None:
-        """Replace the stored session from ``since`` on by ``entries``, keeping the stored turns
-        before it (the work of :meth:`add_session_to_memory`, under its session's lock).
-        ``at_since``: what the window's events said at ``since`` (see :func:`_before_window`)."""
+        """Replace the stored turns of the window's events by what they said (``said``), keeping
+        the stored turns before the window (the work of :meth:`add_session_to_memory`, under
+        its session's lock)."""
         app_name, user_id, session_id = session.app_name, session.user_id, session.id
         stored = await memory.session_entries(app_name, user_id, session_id, project_id=self.project_id)
-        older = _before_window(stored, since, at_since)
+        names = _EventEntryIds(app_name, user_id, self.project_id, session_id)
+        older = _before_window(stored, window, names)
         # Kept with the terms they were stored with, so nothing is decomposed again (an
         # entry deleted meanwhile has none, and is not brought back).
         terms = await memory.entry_terms(app_name, user_id, [e.entry_id for e in older]) if older else {}
         kept = [e for e in older if e.entry_id in terms]
-        if not kept:  # the usual case: the whole session, or one that started at that event
-            if self.project_id is None:
-                await memory.add_session(app_name, user_id, session_id, entries)
-            else:
-                await memory.add_session_to_project(app_name, user_id, session_id, self.project_id, entries)
-            return
-        after = kept[-1].position + 1
+        ids = names.of(said)
         records = [
             EntryRecord(
                 memory=e.memory, entry_id=e.entry_id, position=e.position, terms=terms[e.entry_id], language=e.language
             )
             for e in kept
         ]
-        records += [EntryRecord(memory=entry, position=after + i) for i, entry in enumerate(entries)]
-        # One replacement, all or nothing: the kept turns, then the session from ``since`` on.
+        # Without kept turns (the whole session, the usual case) the session is numbered from 0.
+        after = kept[-1].position + 1 if kept else None
+        records += [
+            EntryRecord(memory=s.memory, entry_id=entry_id, position=None if after is None else after + i)
+            for i, (s, entry_id) in enumerate(zip(said, ids, strict=True))
+        ]
+        # One replacement, all or nothing: the kept turns, then the window's. Each entry of an
+        # event is named after it, so that a later call knows which events it holds.
         await memory.restore_session(app_name, user_id, session_id, records, project_id=self.project_id)
 
     async def add_events_to_memory(
@@ -367,8 +374,10 @@ class GraphmemMemoryService(BaseMemoryService):
         custom_metadata: Mapping[str, object] | None = None,
     ) -> None:
         """Append the events' text to the session (after its last stored entry); without a
-        ``session_id``, store each on its own. All or nothing: every event is read and
-        checked before anything is stored. An append to a session waits for an
+        ``session_id``, store each on its own. An event stored before (by its id, here or
+        by ``add_session_to_memory`` of that session) is skipped, as ADK's own memory
+        services skip it: a retried call adds nothing. All or nothing: every event is read
+        and checked before anything is stored. An append to a session waits for an
         ``add_session_to_memory`` of it in progress (see there for what that covers).
 
         Raises:
@@ -379,16 +388,52 @@ class GraphmemMemoryService(BaseMemoryService):
         self._check_metadata(custom_metadata)
         validate_identifier(app_name, "app_name")
         validate_identifier(user_id, "user_id")
-        entries = _entries_of_events(events)
+        events = _distinct_events(events)
+        said = _entries_of_events(events)  # every event checked before any is stored
         memory = await self.memory_service()
+        names = _EventEntryIds(app_name, user_id, self.project_id, session_id)
         if session_id is None:
-            await self._store_outside_sessions(memory, app_name, user_id, entries)
+            # An event stored before outside any session has the same entry ids: replaced by
+            # itself, so a retry adds nothing.
+            ids = names.of(said)
+            records = [EntryRecord(memory=s.memory, entry_id=entry_id) for s, entry_id in zip(said, ids, strict=True)]
+            await self._store_outside_sessions(memory, app_name, user_id, records)
             return
         async with self._session_write(app_name, user_id, session_id):
-            if self.project_id is None:
-                await memory.append_to_session(app_name, user_id, session_id, entries)
-            else:
-                await memory.append_to_session_in_project(app_name, user_id, session_id, self.project_id, entries)
+            await self._append_new_events(memory, names, session_id, events, said)
+
+    async def _append_new_events(
+        self,
+        memory: MemoryService,
+        names: _EventEntryIds,
+        session_id: str,
+        events: Sequence[Event],
+        said: Sequence[_Said],
+    ) -> None:
+        """Append to the session what ``events`` said (``said``), leaving out the events it
+        holds (the work of :meth:`add_events_to_memory`, under its session's lock)."""
+        app_name, user_id = names.app_name, names.user_id
+        # An event is held when any entry of it is: its first one, or (that one deleted)
+        # another piece of its text.
+        asked = [key for key in (names.key(e.id) for e in events) if key is not None]
+        asked += [entry_id for entry_id in names.of(said) if entry_id is not None]
+        found = await memory.get_entries(app_name, user_id, asked) if asked else []
+        here = (session_id, self.project_id)
+        held = {_event_key_of(e.entry_id) for e in found if (e.session_id, e.project_id) == here}
+        if held:
+            # Read again without them: a transcribed utterance is what its new events said.
+            said = _entries_of_events([e for e in events if names.key(e.id) not in held])
+        if not said:
+            return
+        # An event without an id (ADK gives every event one) cannot be known again: a new id.
+        entry_ids = [entry_id or new_entry_id() for entry_id in names.of(said)]
+        entries = [s.memory for s in said]
+        if self.project_id is None:
+            await memory.append_to_session(app_name, user_id, session_id, entries, entry_ids=entry_ids)
+        else:
+            await memory.append_to_session_in_project(
+                app_name, user_id, session_id, self.project_id, entries, entry_ids=entry_ids
+            )
 
     async def add_memory(
         self,
@@ -413,17 +458,17 @@ class GraphmemMemoryService(BaseMemoryService):
         self._check_metadata(custom_metadata)
         validate_identifier(app_name, "app_name")
         validate_identifier(user_id, "user_id")
-        entries = [entry for m in memories for entry in _entries_of_memory(m)]
+        records = [EntryRecord(memory=entry) for m in memories for entry in _entries_of_memory(m)]
         memory = await self.memory_service()
-        await self._store_outside_sessions(memory, app_name, user_id, entries)
+        await self._store_outside_sessions(memory, app_name, user_id, records)
 
     async def _store_outside_sessions(
-        self, memory: MemoryService, app_name: str, user_id: str, entries: Sequence[MemoryEntry]
+        self, memory: MemoryService, app_name: str, user_id: str, records: Sequence[EntryRecord]
     ) -> None:
         """Store entries outside any session in one write: a failure stores none of them
-        (``add_entry`` one by one stored the first ones, and a retry stored them twice)."""
-        if entries:
-            records = [EntryRecord(memory=entry) for entry in entries]
+        (``add_entry`` one by one stored the first ones, and a retry stored them twice). A
+        record's id the user holds outside any session replaces that entry."""
+        if records:
             await memory.restore_session(app_name, user_id, None, records, project_id=self.project_id)
 
     def _check_metadata(self, custom_metadata: Mapping[str, object] | None) -> None:
@@ -519,7 +564,8 @@ class _SessionLock:
 
 
 #: Joins the entry ids of a memory of several messages (a reply typed as several) into its
-#: ``MemoryEntry.id``, best-ranked message first; entry ids graphmem makes are hex.
+#: ``MemoryEntry.id``, best-ranked message first; entry ids graphmem makes are hex (an ADK
+#: event's: ``adk-`` and hex).
 REPLY_ID_SEPARATOR = "+"
 
 
@@ -559,19 +605,27 @@ def register_with_adk(
 # ---------------------------------------------------------------------------- conversions
 
 
-def _entries_of_events(events: Sequence[Event], *, rewinds: bool = True) -> list[MemoryEntry]:
+@dataclass(frozen=True, slots=True)
+class _Said:
+    """An entry to store, and the id of the event that said it (``""``: an event without one)."""
+
+    memory: MemoryEntry
+    event_id: str
+
+
+def _entries_of_events(events: Sequence[Event], *, rewinds: bool = True) -> list[_Said]:
     """What the events said, as graphmem entries, in order: every event a rewind left live
     (every event, with ``rewinds=False``) with text to remember, an utterance transcribed
-    over several events as one.
+    over several events as one (said by the event that ends it, whose time it has).
 
     Every event is read (and its timestamp checked) before any entry is stored."""
-    entries: list[MemoryEntry] = []
+    entries: list[_Said] = []
     heard: list[str] = []  # the transcribed utterance so far
     live = [event for event in (_live_events(events) if rewinds else events) if not event.partial]
     for i, event in enumerate(live):
         spoken = _transcribed(event)
         if spoken is None:
-            entries += _entries_of_event(event)
+            entries += [_Said(memory, event.id) for memory in _entries_of_event(event)]
             continue
         role, text, finished = spoken
         heard.append(text)
@@ -580,41 +634,141 @@ def _entries_of_events(events: Sequence[Event], *, rewinds: bool = True) -> list
             continue  # the utterance goes on in the next event, as ADK reads it to the model
         utterance, heard = _joined(heard), []
         if utterance.strip():
-            entries += _entries_saying(
-                [utterance], role=role, author=event.author or role, when=_event_time(event), what=f"event {event.id!r}"
-            )
+            entries += [
+                _Said(memory, event.id)
+                for memory in _entries_saying(
+                    [utterance], role=role, author=event.author or role, when=_event_time(event),
+                    what=f"event {event.id!r}",
+                )
+            ]
     return entries
 
 
-def _before_window(
-    stored: Sequence[StoredEntry], since: datetime, at_since: Sequence[MemoryEntry]
-) -> list[StoredEntry]:
-    """The stored turns of a session that came before a window of its events starting at
-    ``since``: those said earlier, and those said at ``since`` itself that are none of
-    ``at_since`` (what the window's events said at that moment, rewound or not).
+def _distinct_events(events: Sequence[Event]) -> list[Event]:
+    """The events, each once: an event whose id came before in the call is that event again
+    (ADK's own memory services keep one event per id). Events without an id are all kept."""
+    seen: set[str] = set()
+    distinct: list[Event] = []
+    for event in events:
+        if event.id:
+            if event.id in seen:
+                continue
+            seen.add(event.id)
+        distinct.append(event)
+    return distinct
 
-    Turns of one moment (a fixed clock, two events in one microsecond) cannot be told apart
-    by time: each of ``at_since`` stands for the last stored turn of that moment with the
-    same author, role and text, which the window replaces; the others are kept. (A stored
-    turn said twice at that moment, once before the window and once in it, is kept once.)"""
-    older = [e for e in stored if e.memory.timestamp < since]
-    same = [e for e in stored if e.memory.timestamp == since]
-    if not same:
-        return older
-    unclaimed = Counter(_said(m) for m in at_since)
+
+def _rewound(events: Sequence[Event]) -> list[Event]:
+    """The events a rewind among them undid (see :func:`_live_events`)."""
+    live = {id(event) for event in _live_events(events)}
+    return [event for event in events if id(event) not in live]
+
+
+#: Begins the id of every entry stored from an ADK event (:class:`_EventEntryIds`); the ids
+#: graphmem makes otherwise are hex, and so never begin with it.
+_EVENT_ENTRY_ID_PREFIX = "adk-"
+#: How many hex digits of the hash name an event after the prefix (128 bits).
+_EVENT_KEY_DIGITS = 32
+
+
+@dataclass(frozen=True, slots=True)
+class _EventEntryIds:
+    """Names the entries of ADK events in one place (app, user, project, and session or
+    ``None`` outside any): an event's first entry is its *key*, ``adk-`` and a hash of the
+    place and the event's id, and each further piece of its text (a text over graphmem's
+    limit) the key and ``-1``, ``-2``, ... So the entry ids say which events are stored, and
+    an event re-added is known.
+
+    A hash, not the event id itself: an entry id is one in the whole store (no two users,
+    sessions or scopes may share it), an ADK event id only within its session, and of any
+    length or characters."""
+
+    app_name: str
+    user_id: str
+    project_id: str | None
+    session_id: str | None
+
+    def key(self, event_id: str) -> str | None:
+        """The id of the event's first entry (``None`` for an event without an id)."""
+        if not event_id:
+            return None
+        place = json.dumps([self.app_name, self.user_id, self.project_id, self.session_id, event_id])
+        return _EVENT_ENTRY_ID_PREFIX + hashlib.sha256(place.encode()).hexdigest()[:_EVENT_KEY_DIGITS]
+
+    def of(self, said: Sequence[_Said]) -> list[str | None]:
+        """The entry id of each of ``said``, in order (``None``: of an event without an id)."""
+        pieces: Counter[str] = Counter()
+        ids: list[str | None] = []
+        for s in said:
+            key = self.key(s.event_id)
+            if key is not None:
+                piece, pieces[key] = pieces[key], pieces[key] + 1
+                ids.append(key if piece == 0 else f"{key}-{piece}")
+            else:
+                ids.append(None)
+        return ids
+
+
+def _event_key_of(entry_id: str) -> str | None:
+    """The key of the event an entry was stored from (see :class:`_EventEntryIds`), or
+    ``None`` for an entry stored without one (before graphmem named entries after events,
+    or from an event without an id)."""
+    if not entry_id.startswith(_EVENT_ENTRY_ID_PREFIX):
+        return None
+    return entry_id[: len(_EVENT_ENTRY_ID_PREFIX) + _EVENT_KEY_DIGITS]
+
+
+@dataclass(frozen=True, slots=True)
+class _Window:
+    """The events an ``add_session_to_memory`` passes, as :func:`_before_window` reads them:
+    their ids, the time of the first, and what they said (rewound or not)."""
+
+    event_ids: frozenset[str]
+    since: datetime
+    said: Sequence[MemoryEntry]
+
+
+def _before_window(stored: Sequence[StoredEntry], window: _Window, names: _EventEntryIds) -> list[StoredEntry]:
+    """The stored turns of a session that came before a window of its events (the session's
+    latest events, or all of them), in order.
+
+    A turn stored from an event is known by it (its entry id names the event): the window
+    starts at the first stored turn of one of its events, whatever the times say (events can
+    be out of time order: a clock set back, events imported or appended late). That turn
+    and every later one are the window's to replace; the turns before it are kept.
+
+    A turn stored without an event id (by graphmem before it named entries after events) is
+    told by what was said and when: it is the window's when a turn of the window has its
+    author, role, text and time (each turn of the window stands for the last such stored
+    turn: turns of one moment, a fixed clock, cannot be told apart otherwise). When no
+    stored turn names one of the window's events, such a turn came before the window when
+    it is not later than the window's first event. (Such a turn said twice at one moment,
+    once before the window and once in it, is kept once.)"""
+    window_keys = {names.key(event_id) for event_id in window.event_ids}
+    starts = [e.position for e in stored if _event_key_of(e.entry_id) in window_keys]
+    start = min(starts) if starts else None
+    unclaimed = Counter(_said_when(m) for m in window.said)
     kept: list[StoredEntry] = []
-    for e in reversed(same):
-        said = _said(e.memory)
-        if unclaimed[said] > 0:
-            unclaimed[said] -= 1  # the window's own turn, stored by an earlier call
+    for e in reversed(stored):
+        told_by_event = _event_key_of(e.entry_id) is not None
+        if not told_by_event:
+            said = _said_when(e.memory)
+            if unclaimed[said] > 0:
+                unclaimed[said] -= 1  # the window's own turn, stored by an earlier call
+                continue
+        if start is not None:
+            before = e.position < start
         else:
+            before = told_by_event or e.memory.timestamp <= window.since
+        if before:
             kept.append(e)
-    return older + kept[::-1]
+    return kept[::-1]
 
 
-def _said(entry: MemoryEntry) -> tuple[str, str | None, str]:
-    """What makes two turns of one moment the same turn: author, role and text."""
-    return entry.author, entry.content.role, entry.text
+def _said_when(entry: MemoryEntry) -> tuple[str, str | None, str, datetime]:
+    """What makes a turn stored without an event id the same as one of a window: author,
+    role, text and time."""
+    return entry.author, entry.content.role, entry.text, entry.timestamp
 
 
 def _warn_of_rewinds_before(session: Session) -> None:
@@ -702,12 +856,15 @@ def _entries_of_event(event: Event) -> list[MemoryEntry]:
     content = event.content
     if event.partial or content is None or not content.parts:
         return []
+    _log_parts_not_stored(content.parts, f"event {event.id!r}")
     # Function calls and responses are the agent's plumbing, and thoughts its scratchpad:
     # only what was said is remembered.
     texts = [part.text for part in content.parts if part.text and part.text.strip() and not part.thought]
     if not texts:
         return []
     role = content.role or _role_of(event.author)
+    # Without an author, the speaker its role names: graphmem's search reads the author (a
+    # question in the first person asks about what the author "user" said).
     return _entries_saying(
         texts, role=role, author=event.author or role, when=_event_time(event), what=f"event {event.id!r}"
     )
@@ -717,6 +874,7 @@ def _entries_of_memory(memory: AdkMemoryEntry) -> list[MemoryEntry]:
     """An ADK memory's text as graphmem entries (several when it is over graphmem's limit),
     or none when it has no text."""
     content = memory.content
+    _log_parts_not_stored(content.parts or [], f"memory {memory.id!r}" if memory.id else "a memory")
     texts = [part.text for part in content.parts or [] if part.text and part.text.strip() and not part.thought]
     if not texts:
         return []
@@ -725,6 +883,20 @@ def _entries_of_memory(memory: AdkMemoryEntry) -> list[MemoryEntry]:
         texts, role=role, author=memory.author or role, when=_memory_time(memory),
         what=f"memory {memory.id!r}" if memory.id else "a memory",
     )
+
+
+#: The kinds of part that hold what was shown or run rather than said (an image, audio or a
+#: file; code the model ran, and its output): graphmem stores text only.
+_MEDIA_PARTS = ("inline_data", "file_data", "executable_code", "code_execution_result")
+
+
+def _log_parts_not_stored(parts: Sequence[types.Part], what: str) -> None:
+    """Log (debug) the parts of a message that are not stored because they hold no text (a
+    message of only such parts leaves no entry). Function calls and responses and thoughts
+    are left out of the log: every tool-using turn has them, by design not stored."""
+    kinds = sorted({kind for part in parts for kind in _MEDIA_PARTS if getattr(part, kind, None) is not None})
+    if kinds:
+        logger.debug("%s: its %s not stored (graphmem stores text only)", what, ", ".join(kinds))
 
 
 def _role_of(author: str | None) -> str:

@@ -357,6 +357,71 @@ async def test_a_rewind_past_the_start_of_a_partly_loaded_session_is_logged(
     assert [e.memory.text for e in await service.session_entries(APP, USER, "s1")] == ["Hi there", "My dog is Rex."]
 
 
+async def test_a_session_out_of_time_order_is_replaced_never_duplicated(service: MemoryService) -> None:
+    """repro: a session whose first event is stamped after a later one (a clock set back,
+    events imported or appended late) grew by a copy of that later turn with every
+    add_session_to_memory: the stored turns older than its first event were kept as turns
+    from before it. A stored turn is known by its event now, not by its time."""
+    for project in (None, "p1") if service.supports_project_scoping() else (None,):
+        memory = GraphmemMemoryService(service, project_id=project)
+        events = [text_event("user", "Remind me about the vet.", 5), text_event("companion", "Vet is on Friday.", 4)]
+
+        async def entries(project: str | None = project) -> list[Any]:
+            return await service.session_entries(APP, USER, "s1", project_id=project)
+
+        for _ in range(3):
+            await memory.add_session_to_memory(session_of("s1", events))
+            assert [(e.memory.text, e.position) for e in await entries()] == [
+                ("Remind me about the vet.", 0), ("Vet is on Friday.", 1)]
+        first_ids = [e.entry_id for e in await entries()]
+
+        # The latest events only, starting at a turn stamped before the session's first: that
+        # first turn came before them and is kept (it was deleted as "later than the window").
+        events.append(text_event("user", "And the groomer?", 4.5))
+        await memory.add_session_to_memory(session_of("s1", events[1:]))
+        after = await entries()
+        assert [(e.memory.text, e.position) for e in after] == [
+            ("Remind me about the vet.", 0), ("Vet is on Friday.", 1), ("And the groomer?", 2)]
+        assert [e.entry_id for e in after[:2]] == first_ids  # an event's turn keeps its id
+
+
+async def test_turns_stored_without_event_ids_are_replaced_by_what_they_said(service: MemoryService) -> None:
+    """A session an earlier graphmem stored (its entry ids name no event) is told by author,
+    role, text and time: added again out of time order, it was stored with a copy of the
+    turn stamped before its first event."""
+    memory = GraphmemMemoryService(service)
+
+    def as_stored_before(events: list[Event]) -> list[GraphmemEntry]:
+        return [
+            GraphmemEntry(content=Content(role=e.content.role or "user").with_text(e.content.parts[0].text or ""),  # type: ignore[union-attr,index]
+                          author=e.author, timestamp=datetime.fromtimestamp(e.timestamp, UTC))
+            for e in events
+        ]
+
+    events = [text_event("user", "Remind me about the vet.", 5), text_event("companion", "Vet is on Friday.", 4)]
+    await service.add_session(APP, USER, "s1", as_stored_before(events))
+    await memory.add_session_to_memory(session_of("s1", events))
+    after = await service.session_entries(APP, USER, "s1")
+    assert [e.memory.text for e in after] == ["Remind me about the vet.", "Vet is on Friday."]
+    assert all(e.entry_id.startswith("adk-") for e in after)  # named after their events from now on
+
+    # A part of such a session keeps the turns before it, also those of its first moment.
+    fixed = [text_event("user", text, 0) for text in ("One.", "Two.", "Three.")]
+    await service.add_session(APP, USER, "s2", as_stored_before(fixed))
+    await memory.add_session_to_memory(session_of("s2", [fixed[2], text_event("user", "Four.", 0)]))
+    assert [e.memory.text for e in await service.session_entries(APP, USER, "s2")] == ["One.", "Two.", "Three.", "Four."]
+
+    # Before the first stored turn of an event passed, such a turn came before them, whatever
+    # its time (it was deleted as "later than the first event passed").
+    ahead = text_event("user", "My sister lives in Lisbon.", 10)  # an earlier graphmem's turn, its clock ahead
+    await service.add_session(APP, USER, "s3", as_stored_before([ahead]))
+    noted, moved = text_event("companion", "Noted.", 5), text_event("user", "She moved there in May.", 6)
+    await memory.add_events_to_memory(app_name=APP, user_id=USER, session_id="s3", events=[noted])
+    await memory.add_session_to_memory(session_of("s3", [noted, moved]))
+    assert [e.memory.text for e in await service.session_entries(APP, USER, "s3")] == [
+        "My sister lives in Lisbon.", "Noted.", "She moved there in May."]
+
+
 async def test_the_turns_before_a_partly_loaded_session_keep_their_terms(service: MemoryService) -> None:
     """A kept turn is stored again with the terms it had, not decomposed anew."""
     memory = GraphmemMemoryService(service)
@@ -404,6 +469,35 @@ async def test_the_example_agent_with_a_window_of_recent_events_forgets_nothing(
     found = (await memory.search_memory(app_name=APP, user_id=USER, query="Where does Maria live?")).memories
     assert found[0].content.parts is not None and found[0].content.parts[0].text == said[0]
     await runner.close()
+
+
+async def test_what_is_not_text_is_left_out_and_logged(service: MemoryService, caplog: pytest.LogCaptureFixture) -> None:
+    """An image-only turn vanished without a word (an image, a file, code the model ran:
+    graphmem stores text only). Now a debug line on the ``graphmem.adk`` logger names what
+    was left out; function calls and responses, in every tool-using turn, are not logged."""
+    memory = GraphmemMemoryService(service)
+
+    def parts_event(author: str, parts: list[types.Part], at: float) -> Event:
+        role = "user" if author == "user" else "model"
+        return Event(author=author, content=types.Content(role=role, parts=parts), timestamp=(T0 + timedelta(minutes=at)).timestamp())
+
+    image = parts_event("user", [types.Part(inline_data=types.Blob(mime_type="image/png", data=b"\x89PNG"))], 1)
+    invoice = parts_event("user", [types.Part(text="Here is the vet's invoice."),
+                                   types.Part(file_data=types.FileData(file_uri="gs://b/vet.pdf", mime_type="application/pdf"))], 2)
+    code = parts_event("companion", [
+        types.Part(executable_code=types.ExecutableCode(code="print(120 * 1.2)", language=types.Language.PYTHON)),
+        types.Part(code_execution_result=types.CodeExecutionResult(outcome=types.Outcome.OUTCOME_OK, output="144.0"))], 3)
+    events = [text_event("user", "Who is this?", 0), image, invoice, code, *call_events(4)]
+    with caplog.at_level("DEBUG", logger="graphmem.adk"):
+        await memory.add_session_to_memory(session_of("s1", events))
+        await memory.add_memory(app_name=APP, user_id=USER, memories=[AdkMemoryEntry(content=image.content)])  # type: ignore[arg-type]
+    assert [text for text, _, _ in await stored(service)] == ["Who is this?", "Here is the vet's invoice."]
+    assert [r.getMessage() for r in caplog.records if r.name == "graphmem.adk"] == [
+        f"event {image.id!r}: its inline_data not stored (graphmem stores text only)",
+        f"event {invoice.id!r}: its file_data not stored (graphmem stores text only)",
+        f"event {code.id!r}: its code_execution_result, executable_code not stored (graphmem stores text only)",
+        "a memory: its inline_data not stored (graphmem stores text only)",
+    ]
 
 
 async def test_a_text_over_the_limit_is_stored_in_parts_and_never_blocks_the_session(
@@ -472,7 +566,8 @@ async def test_content_without_a_role_is_the_users_only_when_the_user_said_it(se
         return Event(author=author, content=types.Content(parts=[types.Part(text=text)]), timestamp=(T0 + timedelta(minutes=at)).timestamp())
 
     await memory.add_session_to_memory(session_of("s1", [unroled("user", "Book me a flight to Oslo.", 0),
-                                                         unroled("travel_agent", "I booked you a flight to Oslo.", 1)]))
+                                                         unroled("travel_agent", "I booked you a flight to Oslo.", 1),
+                                                         unroled("", "Oslo flights are full in May.", 2)]))
     await memory.add_memory(app_name=APP, user_id=USER, memories=[
         AdkMemoryEntry(content=types.Content(parts=[types.Part(text="Oslo trip planned")]), author="planner"),
         AdkMemoryEntry(content=types.Content(parts=[types.Part(text="Oslo is cold")]), author="user")])
@@ -480,6 +575,7 @@ async def test_content_without_a_role_is_the_users_only_when_the_user_said_it(se
     assert roles == {
         "Book me a flight to Oslo.": ("user", "user"),
         "I booked you a flight to Oslo.": ("travel_agent", "model"),
+        "Oslo flights are full in May.": ("model", "model"),  # no author: the speaker its role names
         "Oslo trip planned": ("planner", "model"),
         "Oslo is cold": ("user", "user"),
     }
@@ -567,6 +663,58 @@ async def test_close_is_final(decomposer: Decomposer, tmp_path: Path) -> None:
         await given.search_memory(app_name=APP, user_id=USER, query="walnut")
     assert len(await other.list_entries(APP, USER)) == 1
     await other.close()
+
+
+async def test_events_sent_again_are_not_stored_again(service: MemoryService) -> None:
+    """repro: add_events_to_memory called again with the same events (a retried after-turn
+    callback) stored them twice, and adding the whole session afterwards still left a copy
+    (kept as a turn of the session's first moment). ADK's own memory services skip an event
+    they hold, by its id: so does this one, here and outside any session."""
+    for project in (None, "p1") if service.supports_project_scoping() else (None,):
+        memory = GraphmemMemoryService(service, project_id=project)
+        e1, e2, e3 = (text_event("user", "My dog is Rex.", 0), text_event("companion", "Rex is a lovely name.", 1),
+                      text_event("user", "He loves long walks.", 2))
+
+        async def texts(session_id: str | None, project: str | None = project) -> list[tuple[str, int]]:
+            return [(e.memory.text, e.position) for e in await service.list_entries(APP, USER, project)
+                    if e.session_id == session_id and e.project_id == project]
+
+        for _ in range(2):  # the call, and its retry; e1 also twice in one call
+            await memory.add_events_to_memory(app_name=APP, user_id=USER, session_id="s1", events=[e1, e2, e1])
+        assert await texts("s1") == [("My dog is Rex.", 0), ("Rex is a lovely name.", 1)]
+        await memory.add_events_to_memory(app_name=APP, user_id=USER, session_id="s1", events=[e2, e3])  # one new
+        await memory.add_session_to_memory(session_of("s1", [e1, e2, e3]))
+        assert await texts("s1") == [("My dog is Rex.", 0), ("Rex is a lovely name.", 1), ("He loves long walks.", 2)]
+
+        # Without a session: the same event once.
+        for _ in range(2):
+            await memory.add_events_to_memory(app_name=APP, user_id=USER, events=[e1, e1])
+        assert await texts(None) == [("My dog is Rex.", 0)]
+
+        # An utterance whose first piece was sent before, sent again with its end: only the
+        # end is new (it was stored again, joined to the end).
+        start = voice_event("user", "My vet is Dr. Okafor", 3, heard=True, finished=False)
+        end = voice_event("user", "on Main Street.", 3.1, heard=True)
+        await memory.add_events_to_memory(app_name=APP, user_id=USER, session_id="s2", events=[start])
+        await memory.add_events_to_memory(app_name=APP, user_id=USER, session_id="s2", events=[start, end])
+        assert await texts("s2") == [("My vet is Dr. Okafor", 0), ("on Main Street.", 1)]
+
+
+async def test_deltas_then_the_whole_session_store_each_turn_once(service: MemoryService) -> None:
+    """Deltas, then the whole session: each turn once, under the id the delta gave it (the
+    whole session replaced every id with a new one: a memory id a search had returned
+    deleted nothing afterwards)."""
+    memory = GraphmemMemoryService(service)
+    e1, e2, e3 = (text_event("user", "My dog is Rex.", 0), text_event("companion", "Nice dog.", 1),
+                  text_event("user", "He loves long walks.", 2))
+    await memory.add_events_to_memory(app_name=APP, user_id=USER, session_id="s1", events=[e1, e2])
+    await memory.add_events_to_memory(app_name=APP, user_id=USER, session_id="s1", events=[e3])
+    ids = [e.entry_id for e in await service.session_entries(APP, USER, "s1")]
+    await memory.add_session_to_memory(session_of("s1", [e1, e2, e3]))
+    after = await service.session_entries(APP, USER, "s1")
+    assert [(e.memory.text, e.position) for e in after] == [
+        ("My dog is Rex.", 0), ("Nice dog.", 1), ("He loves long walks.", 2)]
+    assert [e.entry_id for e in after] == ids  # the same events, named alike by either call
 
 
 async def test_add_events_to_memory_appends_a_delta_to_the_session(service: MemoryService) -> None:

@@ -1686,6 +1686,50 @@ async def test_append_in_project_is_scoped(service: MemoryService) -> None:
     assert len(await texts_found(service, "apricot", project="proj")) == 3
 
 
+async def test_append_keeps_the_entry_ids_given(service: MemoryService) -> None:
+    """A caller that names its messages (graphmem.adk: after ADK's event ids) appends them
+    with those ids, to tell later which ones it already stored."""
+    await service.add_session(APP, USER, "s1", [entry("Where does your sister live?")])
+    ids = await service.append_to_session(
+        APP, USER, "s1", [entry("Lisbon.", at=1, author="model", role="model"), entry(" ", at=2), entry("Since 2021.", at=3)],
+        entry_ids=["turn-lisbon", "turn-blank", "turn-since"],
+    )
+    assert ids == ["turn-lisbon", "turn-since"]  # the blank entry is skipped, its id unused
+    assert [(e.entry_id, e.position) for e in (await service.session_entries(APP, USER, "s1"))[1:]] == [
+        ("turn-lisbon", 1), ("turn-since", 2)]
+    assert "Lisbon." in await texts_found(service, "sister live")  # NEXT-linked as any append
+
+    before = await snapshot(service, [(APP, USER), (APP, "bob")])
+    refused: list[tuple[type[Exception], str, Callable[[], Awaitable[object]]]] = [
+        # An id already stored, in this session too: an append never replaces an entry.
+        (EntryIdConflictError, "already an entry of this session",
+         lambda: service.append_to_session(APP, USER, "s1", [entry("new"), entry("again")], entry_ids=["turn-new", "turn-since"])),
+        (EntryIdConflictError, 'this user\'s entry of session "s1"',
+         lambda: service.append_to_session(APP, USER, "s2", [entry("Lisbon.")], entry_ids=["turn-lisbon"])),
+        (EntryIdConflictError, "another user's entry",
+         lambda: service.append_to_session(APP, "bob", "s1", [entry("Lisbon.")], entry_ids=["turn-lisbon"])),
+        (ValueError, "one id per entry", lambda: service.append_to_session(APP, USER, "s1", [entry("x")], entry_ids=[])),
+        (ValueError, "given twice",
+         lambda: service.append_to_session(APP, USER, "s1", [entry("x"), entry("y")], entry_ids=["dup", "dup"])),
+        (InvalidIdentifierError, "entry_id", lambda: service.append_to_session(APP, USER, "s1", [entry("x")], entry_ids=[""])),
+    ]
+    for error, message, call in refused:
+        with pytest.raises(error, match=message):
+            await call()
+    assert await snapshot(service, [(APP, USER), (APP, "bob")]) == before  # nothing stored by any
+
+
+async def test_append_in_project_keeps_the_entry_ids_given(service: MemoryService) -> None:
+    needs_projects(service)
+    await service.append_to_session_in_project(APP, USER, "s1", "proj", [entry("apricot jam")], entry_ids=["jam"])
+    assert [(e.entry_id, e.project_id) for e in await service.list_entries(APP, USER, "proj")] == [("jam", "proj")]
+    with pytest.raises(EntryIdConflictError, match="already an entry of this session"):
+        await service.append_to_session_in_project(APP, USER, "s1", "proj", [entry("apricot jam")], entry_ids=["jam"])
+    with pytest.raises(EntryIdConflictError, match='in project "proj"'):  # the global session of that id is another
+        await service.append_to_session(APP, USER, "s1", [entry("apricot jam")], entry_ids=["jam"])
+    assert len(await service.list_entries(APP, USER, all_projects=True)) == 1
+
+
 # ---------------------------------------------------------------------------- one entry by id
 
 
