@@ -474,6 +474,8 @@ def _broken_run(run: re.Match[str]) -> str:
     return "".join(
         " " if i % _SYMBOL_RUN_PIECE == _SYMBOL_RUN_PIECE - 1 else ch for i, ch in enumerate(run.group())
     )
+
+
 #: A decimal digit of a script other than ASCII (Devanagari, Arabic-Indic, Bengali, ...).
 _OTHER_DIGIT = re.compile(r"(?![0-9])\d")
 #: What follows an emoji to choose its look (text or emoji presentation, a keycap, a skin

@@ -92,6 +92,8 @@ def redact_uri(uri: str | os.PathLike[str]) -> str:
 
 #: A scheme or user name before a colon, of two characters or more.
 _LEADING_WORD = re.compile(r"([A-Za-z][A-Za-z0-9+.-]+):")
+
+
 def _without_query_values(uri: str) -> str:
     """``uri`` with the values of its query options hidden but those of ``?database=`` and
     :data:`NEO4J_URI_SETTINGS`: another option may be a password put there
