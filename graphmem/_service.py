@@ -563,6 +563,11 @@ def _appended_entry_ids(entry_ids: Sequence[str], count: int) -> list[str]:
     return ids
 
 
+def _has_text(entry: MemoryEntry) -> bool:
+    """Whether an entry is stored: one with no text (or only spaces) is skipped."""
+    return bool(entry.text.strip())
+
+
 def new_entry_id() -> str:
     """A stable unique entry id, never derived from session id and position."""
     return uuid.uuid4().hex
@@ -818,7 +823,7 @@ class MemoryService(ABC):
             await self._append_to_session(owner, project_id, session_id, prepared)
             return [e.entry_id for e in prepared]
         # _prepare left out the entries without text (as it checks them): their ids go too.
-        kept_ids = [entry_id for entry_id, entry in zip(ids, entries, strict=True) if entry.text.strip()]
+        kept_ids = [entry_id for entry_id, entry in zip(ids, entries, strict=True) if _has_text(entry)]
         prepared = [
             dataclasses.replace(e, stored=dataclasses.replace(e.stored, entry_id=entry_id))
             for e, entry_id in zip(prepared, kept_ids, strict=True)
@@ -1540,7 +1545,7 @@ class MemoryService(ABC):
                 if not isinstance(entry, MemoryEntry):
                     raise TypeError(f"entries must be MemoryEntry objects, got {type(entry).__name__}")
                 check_text_length(entry.text)
-            kept_per_session.append([e for e in entries if e.text.strip()])
+            kept_per_session.append([e for e in entries if _has_text(e)])
         decomposed = iter(await self.decompose_many([e.text for kept in kept_per_session for e in kept]))
         names = await self._name_tokens([e for kept in kept_per_session for e in kept])
         result: list[list[PreparedEntry]] = []
