@@ -504,6 +504,36 @@ def with_stretched_turns(conversations: Sequence[Conversation]) -> tuple[list[Co
     return rewrite_turns(conversations, stretch)
 
 
+#: Words the turns type short (``--short-forms``), as people chat: each full word is written
+#: as one short form wherever a turn writes it ("family" -> "fam", "Picture" -> "Pic").
+CHAT_SHORT_FORMS = {
+    "family": "fam", "families": "fams", "sister": "sis", "brother": "bro", "brothers": "bros",
+    "husband": "hubby", "boyfriend": "bf", "girlfriend": "gf", "mother": "mom", "father": "dad",
+    "grandmother": "grandma", "grandfather": "grandpa", "kids": "kiddos", "roommate": "roomie",
+    "puppy": "pup", "birthday": "bday", "vacation": "vacay", "conversation": "convo", "picture": "pic",
+    "pictures": "pics", "video": "vid", "videos": "vids", "information": "info",
+    "congratulations": "congrats", "university": "uni", "professor": "prof", "vegetables": "veggies",
+    "breakfast": "brekkie", "chocolate": "choc", "television": "tv", "message": "msg",
+    "appointment": "appt", "people": "ppl", "favorite": "fave", "tomorrow": "tmrw", "tonight": "tonite",
+    "minutes": "mins", "hours": "hrs", "probably": "prolly",
+}
+
+
+def with_short_forms(conversations: Sequence[Conversation]) -> tuple[list[Conversation], int]:
+    """Every word of :data:`CHAT_SHORT_FORMS` in the turns typed short, a capital kept ("we
+    went camping with my fam", "Happy bday!"); the questions as written. The pairs are
+    graphmem's own table's (:mod:`graphmem._short_forms`): this measures what reading them
+    recovers when chat types them, not how often it does."""
+    pattern = re.compile(r"\b(" + "|".join(sorted(CHAT_SHORT_FORMS, key=len, reverse=True)) + r")\b", re.IGNORECASE)
+
+    def shorten(match: re.Match[str]) -> str:
+        word = match.group(1)
+        short = CHAT_SHORT_FORMS[word.lower()]
+        return short.capitalize() if word[0].isupper() else short
+
+    return rewrite_turns(conversations, lambda text: pattern.sub(shorten, text))
+
+
 def rewrite_turns(
     conversations: Sequence[Conversation], rewrite: Callable[[str], str]
 ) -> tuple[list[Conversation], int]:
@@ -843,6 +873,9 @@ async def _run(args: argparse.Namespace) -> int:
     if args.stretched_turns:
         conversations, changed = with_stretched_turns(conversations)
         say(f"--stretched-turns: {changed} turns with a stretched word")
+    if args.short_forms:
+        conversations, changed = with_short_forms(conversations)
+        say(f"--short-forms: {changed} turns with a word typed short")
     if args.chat_times:
         conversations, changed = with_chat_times(conversations)
         say(f"--chat-times: {changed} turns with a time word in chat spelling")
@@ -897,6 +930,7 @@ async def _run(args: argparse.Namespace) -> int:
     )
     perturbed += ", a typo in each turn's longest word" if args.typos_in_turns else ""
     perturbed += ", each turn's longest word stretched ('amaziiing')" if args.stretched_turns else ""
+    perturbed += ", words of the turns typed short ('fam', 'bday', 'pic')" if args.short_forms else ""
     perturbed += ", time words of the turns in chat spellings ('yday', 'last wknd')" if args.chat_times else ""
     perturbed += (
         ", times of the turns said as in chat ('over the weekend', 'on Friday', 'a couple weeks back')"
@@ -1005,6 +1039,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="robustness: each turn's longest lowercase word (4+ letters) stretched for emphasis, its last vowel "
         "typed three times ('amaziiing', 'loveee'); questions as written",
+    )
+    parser.add_argument(
+        "--short-forms",
+        action="store_true",
+        help="robustness: words of the turns typed short as in chat ('family' -> 'fam', 'birthday' -> 'bday', "
+        "'picture' -> 'pic'; graphmem's own pairs); questions as written",
     )
     parser.add_argument(
         "--chat-times",

@@ -93,6 +93,7 @@ from graphmem._pipelines import (
     load_language_pipeline,
     normalise_indic,
 )
+from graphmem._short_forms import full_form
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -1391,6 +1392,7 @@ def _collect(
         # decided from its neighbours.)
         if (
             correct is not None
+            and _full_form(token) is None  # "bdays" is `birthday`, not a typo of "bay"
             and (meant := correct(token.lower_)) is not None
             and token.ent_type_ not in NAMING_ENTITY_LABELS
             and not _written_as_name(token)
@@ -1500,6 +1502,10 @@ def _token_value(token: Token, lemmas: Mapping[str, str] | None) -> str:
     lower = token.lower_
     if lemmas is None:
         value = _without_stray_marks((token.lemma_ or token.text).lower())  # the pipeline's own lemmas, if any
+    elif (full := _full_form(token)) is not None:
+        # Before the name rule: "Mom" and "TV" written as names are "mom" and "tv" typed
+        # lowercase, and an entry's NER and a query's capitals must not part them.
+        value = lemmas.get(full, full)
     elif token.ent_type_ in NAMING_ENTITY_LABELS or (
         _capitalised_inside_sentence(token) and not _german_noun(token, lemmas)
     ):
@@ -1610,6 +1616,14 @@ def _usual_spelling(token: Token) -> str:
     if norm != token.lower_ and norm.isalpha():
         return norm
     return _unstretched(token) or token.lower_
+
+
+def _full_form(token: Token) -> str | None:
+    """The full word an English chat short form stands for ("fam" -> "family", "Mom" ->
+    "mother"), or ``None`` (:mod:`graphmem._short_forms`)."""
+    if token.lang_ != "en":
+        return None
+    return full_form(_without_stray_marks(token.lower_))
 
 
 def _unstretched(token: Token) -> str | None:

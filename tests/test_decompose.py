@@ -162,6 +162,51 @@ def test_a_long_run_of_symbols_is_broken_for_the_tokenizer_and_gives_no_token(
     assert decomposer.decompose(text).tokens == decomposer.decompose("what a party!!! we danced").tokens
 
 
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [
+        ("went camping with my fam", "went camping with my family"),
+        ("happy bday sis!", "happy birthday sister!"),
+        ("our vacay pics", "our vacation pictures"),
+        ("a long convo with my bro", "a long conversation with my brother"),
+        # Written as a name, or typed in capitals, a short form is still the word.
+        ("I told Mom about it", "I told my mother about it"),
+        ("we watched TV", "we watched television"),
+        # The pet words of family are the family words.
+        ("my mum and dad", "my mother and father"),
+        ("grandma's kiddos", "grandmother's kids"),
+    ],
+)
+def test_a_chat_short_form_is_its_full_word(decomposer: Decomposer, typed: str, meant: str) -> None:
+    # People type the short form and ask in the full one: an entry and a question share
+    # the full word, whichever of the two each is typed in.
+    full = set(decomposer.decompose(meant).tokens)
+    assert set(decomposer.decompose(typed).tokens) == full
+    assert set(decomposer.decompose_query(typed).tokens) == set(decomposer.decompose_query(meant).tokens)
+
+
+def test_a_short_form_is_not_read_as_a_typo() -> None:
+    # "bdays" is in no English word list, so an entry also held the one frequent word it
+    # was read as a typo of: `bay`.
+    tokens = Decomposer().decompose("we had two bdays this week").tokens
+    assert "birthday" in tokens and "bay" not in tokens and "bdays" not in tokens
+
+
+def test_the_short_form_table_leaves_words_of_their_own_and_other_languages_alone(decomposer: Decomposer) -> None:
+    from graphmem._short_forms import SHORT_FORMS
+
+    stop_words = decomposer.nlp.Defaults.stop_words
+    # A full word that is a stop word would make its short form vanish.
+    assert not [full for full in SHORT_FORMS.values() if full in stop_words]
+    assert all(short == short.lower() and " " not in full for short, full in SHORT_FORMS.items())
+    # Forms that are words or names of their own are read as written.
+    for text, kept in (("back in a mo", "mo"), ("my ex called", "ex"), ("the vet said", "vet"), ("Gran Canaria", "gran")):
+        assert kept in decomposer.decompose(text).tokens, text
+    # Not in another language's text: German "Uni" is the German word.
+    german = Decomposer(language="de")
+    assert "university" not in german.decompose("Ich gehe heute in die Uni.").tokens
+
+
 def test_a_misspelt_word_of_an_entry_also_gives_the_word_it_misspells(decomposer: Decomposer) -> None:
     tokens = decomposer.decompose("What a couragous talk, I recieve so much support!").tokens
     assert {"couragous", "courageous", "recieve", "receive"} <= set(tokens)
