@@ -792,6 +792,56 @@ async def test_two_restores_of_one_id_at_once_store_it_once(store: Path, decompo
             await again.close()
 
 
+async def test_a_cancelled_append_holds_its_ids_until_its_write_lands_and_a_retry_stores_nothing_twice(
+    store: Path, decomposer: Decomposer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An append with ids whose caller is cancelled while its journal write runs (a timeout, an
+    ADK call given up on): the write runs on in its thread and lands. The cancellation used
+    to release the ids' claim at once, so a retry of the same ids passed its check and
+    stored them again: the session listed each id twice and the first text was replaced
+    without a trace (and kept on disk)."""
+    service = GraphMemoryService(nlp=decomposer, path=store)
+    await service.add_session(APP, USER, "s1", [entry("first turn about cats")])
+    writing, go_on = threading.Event(), threading.Event()
+    real_write = service._write_durably
+    calls: list[int] = []
+
+    def slow_first_write(owner: Any, records: Any) -> int:
+        calls.append(1)
+        if len(calls) == 1:  # the first append's write: a slow disk
+            writing.set()
+            go_on.wait()
+        return real_write(owner, records)
+
+    monkeypatch.setattr(service, "_write_durably", slow_first_write)
+    first = asyncio.create_task(
+        service.append_to_session(APP, USER, "s1", [entry("the original about dogs")], entry_ids=["msg-1"])
+    )
+    await asyncio.to_thread(writing.wait)
+    first.cancel()
+    try:
+        # The retry while the first write is still running is refused: its ids are held.
+        with pytest.raises(EntryIdConflictError, match="being stored by another call"):
+            await service.append_to_session(APP, USER, "s1", [entry("a retry about horses")], entry_ids=["msg-1"])
+    finally:
+        go_on.set()
+    with pytest.raises(asyncio.CancelledError):
+        await first
+    # Once it has landed, a retry finds the id stored, as for any stored id.
+    with pytest.raises(EntryIdConflictError, match="already an entry"):
+        await service.append_to_session(APP, USER, "s1", [entry("a retry about horses")], entry_ids=["msg-1"])
+    expected = [("first turn about cats", 0), ("the original about dogs", 1)]
+    session = await service.session_entries(APP, USER, "s1")
+    assert [(e.memory.text, e.position) for e in session] == expected
+    assert [e.entry_id for e in session][1] == "msg-1"
+    assert sorted((e.memory.text, e.position) for e in await service.list_entries(APP, USER)) == expected
+    await service.close()
+    reopened = GraphMemoryService(nlp=decomposer, path=store, read_only=True)
+    assert [(e.memory.text, e.position) for e in await reopened.session_entries(APP, USER, "s1")] == expected
+    await reopened.close()
+    assert not files_holding(store.parent, "horses")
+
+
 async def test_a_failed_restore_outside_sessions_keeps_the_entry_it_was_to_replace(
     store: Path, decomposer: Decomposer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

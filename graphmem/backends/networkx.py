@@ -38,7 +38,7 @@ from collections.abc import AsyncIterator, Callable, Hashable, Iterable, Iterato
 from collections.abc import Set as AbstractSet
 from datetime import datetime
 from itertools import chain
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import networkx as nx
 
@@ -89,6 +89,8 @@ if TYPE_CHECKING:
 __all__ = ["GraphMemoryService"]
 
 logger = logging.getLogger("graphmem")
+#: What a function run in a worker thread returns.
+_T = TypeVar("_T")
 
 # One shared label set per label: a fresh set on every edge cost ~2.7 KB per entry. A plain
 # set, not a frozenset: grand-cypher's type() only unwraps a `set`. Never mutate these.
@@ -420,6 +422,27 @@ class _OwnerIndex:
         return tuple(held) if isinstance(held, frozenset) else (held,)
 
 
+
+async def _in_thread_to_its_end(func: Callable[..., _T], /, *args: Any) -> _T:
+    """``func(*args)`` in a worker thread, awaited to its end even when the awaiting task is
+    cancelled (a timeout, a client gone): the cancellation is raised once the thread is done.
+
+    A thread cannot be stopped, so a write cancelled halfway still lands. Returning at the
+    cancellation released what the caller holds around the write while it ran on: the
+    entry ids an append with ids had claimed, so a retry of those ids passed its check and
+    stored them a second time, replacing the first in the graph and listing both in the
+    session."""
+    future = asyncio.ensure_future(asyncio.to_thread(func, *args))
+    try:
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        while not future.done():
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.wait([future])
+        if not future.cancelled() and future.exception() is not None:
+            logger.debug("a write whose caller was cancelled failed: %r", future.exception())
+        raise
+
 class GraphMemoryService(MemoryService):
     """Memory in a networkx graph; optionally persisted to an fsync-ed journal.
 
@@ -719,7 +742,7 @@ class GraphMemoryService(MemoryService):
                 "read_only to write (one writer at a time)"
             )
         # fsync can take milliseconds: keep it off the event loop.
-        return await asyncio.to_thread(self._write_durably, owner, records)
+        return await _in_thread_to_its_end(self._write_durably, owner, records)
 
     def _write_durably(self, owner: Owner, records: Sequence[dict[str, Any]]) -> int:
         journal = self._journal
