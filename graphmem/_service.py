@@ -707,7 +707,10 @@ class MemoryService(ABC):
         ``Decomposer(n_process=2)`` spread them over worker processes. Every id is checked
         and every entry decomposed before anything is stored, so a failed decomposition
         stores nothing. Calls for different users may run concurrently: one decomposes
-        while another writes.
+        while another writes. On networkx the whole call is all or nothing; Neo4j writes it
+        in transactions of up to 2,000 entries (never splitting a session), and when one
+        fails the sessions of those before it stay stored: the error's note
+        (``exc.__notes__``) names them.
 
         Raises:
             InvalidIdentifierError: a bad app, user or session id.

@@ -975,6 +975,38 @@ async def test_bulk_adds_batch_transactions_and_keep_each_session_whole(
     assert links == sorted((f"s{i}", j, f"s{i}", j + 1) for i in (0, 1, 3, 4) for j in range(2))
 
 
+@pytest.mark.timeout(300)
+async def test_a_bulk_add_failing_in_a_later_transaction_says_which_sessions_it_stored(
+    neo: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call of more entries than a transaction takes commits its sessions in several: when
+    a later one fails (the server gone), the earlier sessions stay stored. The error used
+    to say nothing of them, so the caller could not tell what to write again."""
+    import graphmem.backends.neo4j as neo4j_module
+
+    monkeypatch.setattr(neo4j_module, "_ENTRIES_PER_TRANSACTION", 6)
+    real_batch = neo._replace_batch
+    written: list[list[str]] = []
+
+    async def second_transaction_fails(owner: Any, project_id: Any, batch: Any) -> None:
+        if written:
+            raise BackendUnavailableError("the server went away")
+        await real_batch(owner, project_id, batch)
+        written.append([session_id for session_id, _ in batch])
+
+    monkeypatch.setattr(neo, "_replace_batch", second_transaction_fails)
+    sessions = {f"s{i}": [entry(f"turn {j} of session {i} ibis", minute=j) for j in range(3)] for i in range(5)}
+    with pytest.raises(BackendUnavailableError) as failed:
+        await neo.add_sessions("app", "cut", sessions)
+    assert written == [["s0", "s1"]]
+    assert failed.value.__notes__ == [
+        'written in transactions of up to 6 entries: the first 2 session(s) of this call were stored ("s0" ... "s1"), '
+        "the others were not (each session is all or nothing)"
+    ]
+    stored = sorted({e.session_id for e in await neo.list_entries("app", "cut")})
+    assert stored == ["s0", "s1"]
+
+
 def test_bulk_batches_never_split_a_session_or_repeat_one() -> None:
     from graphmem.backends.neo4j import _batches
 

@@ -72,7 +72,7 @@ from graphmem._cypher import load_cypher, load_statements
 from graphmem._decompose import Decomposer, Decomposition, Entity, speaker_tokens
 from graphmem._errors import BackendUnavailableError, EntryIdConflictError, GraphmemError, InvalidStoreUriError
 from graphmem._gathering import Days, FirstRead, NeighbourhoodRequest, TermPostings
-from graphmem._models import SearchRequest, SearchResponse
+from graphmem._models import SearchRequest, SearchResponse, quote_ids
 from graphmem._open import redact_uri
 from graphmem._scoring import CandidateStats, CorpusStats, ScoringWeights, matching_days
 from graphmem._service import (
@@ -413,8 +413,20 @@ class Neo4jMemoryService(MemoryService):
         # Several sessions per transaction: a bulk load's round trips and commits were as
         # costly as the writes themselves. Bounded, so that one huge call does not build one
         # huge transaction in the server's memory.
+        stored: list[str] = []
         for batch in _batches(sessions, _ENTRIES_PER_TRANSACTION):
-            await self._replace_batch(owner, project_id, batch)
+            try:
+                await self._replace_batch(owner, project_id, batch)
+            except BaseException as exc:
+                if stored:  # say what the earlier transactions kept: the caller cannot tell
+                    first_last = quote_ids(stored[0]) + (f" ... {quote_ids(stored[-1])}" if len(stored) > 1 else "")
+                    exc.add_note(
+                        f"written in transactions of up to {_ENTRIES_PER_TRANSACTION:,} entries: the first "
+                        f"{len(stored)} session(s) of this call were stored ({first_last}), the others were "
+                        "not (each session is all or nothing)"
+                    )
+                raise
+            stored.extend(session_id for session_id, _ in batch)
 
     async def _replace_batch(
         self,
