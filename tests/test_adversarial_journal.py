@@ -357,6 +357,33 @@ async def test_a_failed_append_does_not_come_back_after_a_restart(
     await reloaded.close()
 
 
+async def test_a_new_users_failed_first_write_names_its_file_and_says_nothing_was_written(
+    store: Path, decomposer: Decomposer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk on a new user's first write said only "No space left on device": no
+    file, no word of what was kept (an existing user's append said both)."""
+    service = GraphMemoryService(nlp=decomposer, path=store)
+    await service.add_entry(APP, USER, entry("alice was here"))
+    real_fsync = os.fsync
+
+    def full_disk(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(journal_module.os, "fsync", full_disk)
+    with pytest.raises(OSError) as failed:
+        await service.add_entry(APP, "bob", entry("bob's first words"))
+    monkeypatch.setattr(journal_module.os, "fsync", real_fsync)
+    assert failed.value.errno == errno.ENOSPC
+    assert failed.value.filename == str(segment(store, "bob"))
+    assert "nothing was written" in str(failed.value)
+    assert await texts(service, "bob") == [] and not segment(store, "bob").exists()
+    await service.add_entry(APP, "bob", entry("bob again"))
+    await service.close()
+    reloaded = GraphMemoryService(nlp=decomposer, path=store, read_only=True)
+    assert await texts(reloaded, "bob") == ["bob again"]
+    await reloaded.close()
+
+
 # ---------------------------------------------------------------------------- erasure
 
 

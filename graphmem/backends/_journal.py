@@ -716,7 +716,12 @@ class Journal:
             fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
         except FileNotFoundError:
             # A new user: the segment is created with its first records, all or nothing.
-            self._replace_file(path, [_segment_header(owner), *records])
+            try:
+                self._replace_file(path, [_segment_header(owner), *records])
+            except OSError as exc:
+                if exc.filename is None:  # say which file refused it, as for an existing user
+                    raise OSError(exc.errno, f"{exc.strerror or exc} (nothing was written)", str(path)) from exc
+                raise
             self._sync_done(f"the first record of {path.name}")
             return
         try:
