@@ -563,6 +563,11 @@ def _appended_entry_ids(entry_ids: Sequence[str], count: int) -> list[str]:
     return ids
 
 
+def _entry_at(index: int, session_id: str | None) -> str:
+    """Where an entry of a write is, for its error ("entry 3 of session "s1"")."""
+    return f"entry {index}" + (f" of session {quote_ids(session_id)}" if session_id is not None else "")
+
+
 def _has_text(entry: MemoryEntry) -> bool:
     """Whether an entry is stored: one with no text (or only spaces) is skipped."""
     return bool(entry.text.strip())
@@ -1542,12 +1547,19 @@ class MemoryService(ABC):
     ) -> list[list[PreparedEntry]]:
         """Check and decompose the entries of several sessions in one pipeline batch."""
         kept_per_session: list[list[MemoryEntry]] = []
-        for _, entries in sessions:
+        for session_id, entries in sessions:
             entries = list(entries)  # iterated twice below: a generator must not come back empty
-            for entry in entries:
+            for index, entry in enumerate(entries):
                 if not isinstance(entry, MemoryEntry):
-                    raise TypeError(f"entries must be MemoryEntry objects, got {type(entry).__name__}")
-                check_text_length(entry.text)
+                    raise TypeError(
+                        f"{_entry_at(index, session_id)}: entries must be MemoryEntry objects, "
+                        f"got {type(entry).__name__}; nothing was stored"
+                    )
+                try:
+                    check_text_length(entry.text)
+                except ValueError as exc:
+                    # Deep in a bulk load, which entry it is matters more than its length.
+                    raise ValueError(f"{_entry_at(index, session_id)}: {exc}; nothing was stored") from None
             kept_per_session.append([e for e in entries if _has_text(e)])
         decomposed = iter(await self.decompose_many([e.text for kept in kept_per_session for e in kept]))
         names = await self._name_tokens([e for kept in kept_per_session for e in kept])

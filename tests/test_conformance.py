@@ -1138,6 +1138,17 @@ async def test_add_sessions_with_a_bad_session_id_stores_nothing(service: Memory
     assert await stored_texts(service) == []
 
 
+async def test_a_bad_entry_deep_in_a_bulk_add_is_named_and_nothing_is_stored(service: MemoryService) -> None:
+    from graphmem._models import MAX_TEXT_LENGTH
+
+    sessions = {"first": [entry("kept out")], "second": [entry("fine"), entry("fine too"), entry("x" * (MAX_TEXT_LENGTH + 1))]}
+    with pytest.raises(ValueError, match=r'^entry 2 of session "second": an entry\'s text is .* nothing was stored$'):
+        await service.add_sessions(APP, USER, sessions)
+    with pytest.raises(TypeError, match=r'^entry 1 of session "first": entries must be MemoryEntry objects'):
+        await service.add_sessions(APP, USER, {"first": [entry("kept out"), "not an entry"]})  # type: ignore[list-item]
+    assert await stored_texts(service) == []
+
+
 async def test_a_query_naming_a_speaker_prefers_what_they_said(service: MemoryService) -> None:
     await service.add_session(
         APP,
