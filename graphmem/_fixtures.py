@@ -61,6 +61,7 @@ from graphmem._models import (
     Part,
     UnicodeStr,
     as_utc,
+    check_author,
     check_text_length,
     quote_ids,
     read_time,
@@ -156,6 +157,12 @@ class FixtureEntry(BaseModel):
             # The service skips blank entries: loading one would silently store nothing.
             raise ValueError("text must not be blank")
         check_text_length(value)  # refused with the other bad lines, before anything is stored
+        return value
+
+    @field_validator("author")
+    @classmethod
+    def _author_not_too_long(cls, value: str) -> str:
+        check_author(value)
         return value
 
     @field_validator("timestamp", mode="before")

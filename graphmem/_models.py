@@ -25,6 +25,7 @@ __all__ = [
     "SearchHit",
     "SearchRequest",
     "SearchResponse",
+    "check_author",
     "check_text_length",
     "ensure_unicode",
     "quote_ids",
@@ -215,6 +216,13 @@ def utc_now() -> datetime:
 #: whole). Ten times that in words took 4 minutes and 6 GB to decompose, ~600,000 tokens,
 #: and ran the embedded Neo4j out of heap: a longer document is stored in parts.
 MAX_TEXT_LENGTH = 1_048_576
+
+
+def check_author(author: str) -> None:
+    """Refuse an author longer than :data:`MAX_ID_LENGTH` characters (``ValueError``): an
+    author is a name, and every one of its words becomes a token of the entry."""
+    if len(author) > MAX_ID_LENGTH:
+        raise ValueError(f"an entry's author is {len(author):,} characters long; the limit is {MAX_ID_LENGTH}")
 
 
 def check_text_length(text: str) -> None:

@@ -58,6 +58,7 @@ from graphmem._models import (
     SearchHit,
     SearchRequest,
     SearchResponse,
+    check_author,
     check_text_length,
     ensure_unicode,
     is_identifier,
@@ -928,6 +929,7 @@ class MemoryService(ABC):
             if not record.memory.text.strip():
                 raise ValueError("an entry to restore has no text (blank entries are never stored)")
             check_text_length(record.memory.text)
+            check_author(record.memory.author)
             if record.language is not None and record.language not in ENTRY_LANGUAGES:
                 raise ValueError(
                     f"EntryRecord.language must be one of {', '.join(ENTRY_LANGUAGES)}, got {record.language!r:.40}"
@@ -1557,6 +1559,7 @@ class MemoryService(ABC):
                     )
                 try:
                     check_text_length(entry.text)
+                    check_author(entry.author)
                 except ValueError as exc:
                     # Deep in a bulk load, which entry it is matters more than its length.
                     raise ValueError(f"{_entry_at(index, session_id)}: {exc}; nothing was stored") from None
