@@ -1481,8 +1481,11 @@ def test_memory_uri_on_a_command_that_reads_or_deletes_says_it_holds_nothing_bet
         assert line.startswith("error: memory: holds nothing between commands (each graphmem command is a process"), line
         assert ("nothing was changed" if args[0].startswith("delete") else "nothing was read") in line, line
     assert list(tmp_path.iterdir()) == []
-    # load still takes it: it checks the lines and stores them, for as long as it runs.
-    assert run(runner, "--uri", "memory:", "load", write_lines(tmp_path / "f.jsonl", session("s1", "apricot jam"))).exit_code == 0
+    # load still takes it: it checks the lines and stores them, for as long as it runs,
+    # and says that nothing of it is kept.
+    loaded = run(runner, "--uri", "memory:", "load", write_lines(tmp_path / "f.jsonl", session("s1", "apricot jam")))
+    assert loaded.exit_code == 0
+    assert "memory: keeps none of it after this command" in loaded.stdout, loaded.stdout
 
 
 def test_a_delete_where_there_is_no_store_is_refused_and_makes_none(runner: CliRunner, tmp_path: Path) -> None:

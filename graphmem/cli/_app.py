@@ -364,7 +364,12 @@ def load(
                 report = await load_fixture_lines(
                     service, lines, skip_projects, on_progress=count, redecompose=redecompose, started=started
                 )
-            return load_summary(report, settings.describe())
+            summary = load_summary(report, settings.describe())
+            store = parse_store_uri(settings.target())
+            if store.kind != "neo4j" and store.path is None:
+                # memory: checks a fixture file and keeps nothing: say so where the count is.
+                summary += "; memory: keeps none of it after this command (give a path or a Neo4j URI to keep it)"
+            return summary
 
     try:
         summary = run_async(work())
