@@ -47,7 +47,8 @@ boundary (none between letters of Chinese, Japanese or Korean). A content withou
 the user's when its author is ``"user"``, else the model's; a message without an author is
 stored under its role (``"user"`` or ``"model"``), the speaker graphmem's search reads.
 What a part holds other than text (an image, audio, a file, code the model ran and its
-output) is not stored, logged at debug level. A text over graphmem's limit
+output) is not stored, logged at debug level; an audio part's transcription (a model
+answering in audio gives its words there) is what was said, and is stored. A text over graphmem's limit
 (:data:`~graphmem._models.MAX_TEXT_LENGTH`, 1,048,576 characters) is stored as
 consecutive entries of the same author, role and time, cut at a space; a lone surrogate
 (not Unicode) becomes U+FFFD; both are logged as warnings (logger ``graphmem.adk``), and
@@ -859,7 +860,7 @@ def _entries_of_event(event: Event) -> list[MemoryEntry]:
     _log_parts_not_stored(content.parts, f"event {event.id!r}")
     # Function calls and responses are the agent's plumbing, and thoughts its scratchpad:
     # only what was said is remembered.
-    texts = [part.text for part in content.parts if part.text and part.text.strip() and not part.thought]
+    texts = [text for part in content.parts if (text := _said(part)) is not None]
     if not texts:
         return []
     role = content.role or _role_of(event.author)
@@ -875,7 +876,7 @@ def _entries_of_memory(memory: AdkMemoryEntry) -> list[MemoryEntry]:
     or none when it has no text."""
     content = memory.content
     _log_parts_not_stored(content.parts or [], f"memory {memory.id!r}" if memory.id else "a memory")
-    texts = [part.text for part in content.parts or [] if part.text and part.text.strip() and not part.thought]
+    texts = [text for part in content.parts or [] if (text := _said(part)) is not None]
     if not texts:
         return []
     role = content.role or _role_of(memory.author)
@@ -883,6 +884,21 @@ def _entries_of_memory(memory: AdkMemoryEntry) -> list[MemoryEntry]:
         texts, role=role, author=memory.author or role, when=_memory_time(memory),
         what=f"memory {memory.id!r}" if memory.id else "a memory",
     )
+
+
+def _said(part: types.Part) -> str | None:
+    """What a part says: its text, or the transcription of its audio (a model answering
+    with audio gives the words it spoke there); ``None`` for a thought, or a part that says
+    nothing in words."""
+    if part.thought:
+        return None
+    if part.text and part.text.strip():
+        return part.text
+    # (A field of newer google-genai releases: ADK 2.x allows older ones.)
+    transcription = getattr(part, "audio_transcription", None)
+    if transcription is not None and transcription.text and transcription.text.strip():
+        return str(transcription.text)
+    return None
 
 
 #: The kinds of part that hold what was shown or run rather than said (an image, audio or a

@@ -500,6 +500,29 @@ async def test_what_is_not_text_is_left_out_and_logged(service: MemoryService, c
     ]
 
 
+async def test_what_a_model_said_in_audio_is_remembered_by_its_transcription(service: MemoryService) -> None:
+    """A model answering in audio gives its words as the audio part's transcription, and no
+    text part: the turn was left out as audio, so what the agent said was never recalled."""
+    memory = GraphmemMemoryService(service)
+    spoken = types.Part(
+        inline_data=types.Blob(mime_type="audio/pcm", data=b"\x00\x01"),
+        audio_transcription=types.Transcription(text="Your dentist appointment is on Friday at nine."),
+    )
+    reply = Event(
+        author="companion", content=types.Content(role="model", parts=[spoken]), timestamp=(T0 + timedelta(minutes=1)).timestamp()
+    )
+    silent = types.Part(inline_data=types.Blob(mime_type="audio/pcm", data=b"\x00"), audio_transcription=types.Transcription(text=" "))
+    hum = Event(author="companion", content=types.Content(role="model", parts=[silent]), timestamp=(T0 + timedelta(minutes=2)).timestamp())
+    await memory.add_session_to_memory(session_of("s1", [text_event("user", "When is my appointment?", 0), reply, hum]))
+    entries = await service.list_entries(APP, USER)
+    assert sorted((e.position, e.memory.text, e.memory.content.role) for e in entries) == [
+        (0, "When is my appointment?", "user"),
+        (1, "Your dentist appointment is on Friday at nine.", "model"),
+    ]
+    found = await memory.search_memory(app_name=APP, user_id=USER, query="dentist")
+    assert [m.content.parts[0].text for m in found.memories][:1] == ["Your dentist appointment is on Friday at nine."]
+
+
 async def test_a_text_over_the_limit_is_stored_in_parts_and_never_blocks_the_session(
     service: MemoryService, caplog: pytest.LogCaptureFixture
 ) -> None:
