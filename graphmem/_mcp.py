@@ -312,6 +312,10 @@ class _GraphmemMcp(MCPServer[Any]):
             if isinstance(cause, ValidationError):
                 problem = self._argument_problem(name, cause)
                 raise ToolError(_one_line(f"invalid arguments for {name}: {problem}")) from cause
+            if isinstance(cause, ToolError):
+                # graphmem's own refusal, a sentence of its own: without the SDK's "Error
+                # executing tool recall: " before it (the client knows what it called).
+                raise ToolError(_one_line(str(cause))) from cause.__cause__
             raise ToolError(_one_line(str(exc))) from cause
 
     def _argument_problem(self, tool: str, exc: ValidationError) -> str:

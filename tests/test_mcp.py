@@ -114,6 +114,7 @@ async def error(client: Client, tool: str, **arguments: Any) -> str:
     text: str = result.content[0].text  # type: ignore[union-attr]
     assert text and "\n" not in text and "Traceback" not in text
     assert "Value error" not in text  # pydantic's prefix: our messages are sentences of their own
+    assert not text.startswith("Error executing tool")  # nor the SDK's
     return text
 
 
