@@ -1327,10 +1327,75 @@ def _scan(text: str, now: datetime | None, *, yearless: bool = False, others: _L
                     found.add(match.start(), match.end(), value)
     if others.cjk or others.spanish or others.hindi:
         _scan_other(found, text, anchor, yearless=yearless, languages=others)
+    if yearless and found.ranges:
+        _drop_open_bounds(found, text, others)
     if len(found.ranges) > 1:
         _join_day_to_day(found, text)
         _join_parts_to_their_year(found, text)
     return found
+
+
+#: What makes a time one end of an open span in a question ("before May 2023", "after 3
+#: May", "since Christmas 2023", "until 5/8", "avant le 3 mai", "seit Mai", "desde mayo",
+#: "prima di maggio", "depois de maio", "2023年5月以前", "मई 2023 के बाद"; not "by", a
+#: deadline: "by the end of May"): the words before it (an article may follow them), a lead
+#: inside its own match, or the words after it.
+_OPEN_LEAD_WORDS = (
+    r"before|after|since|until|till|prior\s+to"  # English
+    r"|avant|apr[èe]s|depuis|jusqu['’](?:à|a|au|en)?"  # French
+    r"|vor|nach|seit|bis(?:\s+(?:zum|zur))?"  # German ("vor zwei Wochen" is relative: kept)
+    r"|prima\s+d(?:i|el|ella|ello|ell['’])|dopo|da|dal|dalla|dall['’]|fino\s+a(?:l|lla|ll['’])?"  # Italian
+    r"|antes\s+d(?:e|el|o|a)|despu[ée]s\s+del?|depois\s+d(?:e|o|a)|desde|hasta|até(?:\s+(?:ao|à|a))?"  # es, pt
+)
+_OPEN_LEAD_BEFORE = re.compile(
+    rf"(?<!\w)(?:{_OPEN_LEAD_WORDS})\s*(?:(?:the|le|la|l['’]|dem|den|der|el|il|lo|o|a)\s+)?$", re.IGNORECASE
+)
+_OPEN_LEAD_WITHIN = re.compile(rf"(?:{_OPEN_LEAD_WORDS})(?=\s)", re.IGNORECASE)
+_OPEN_LEAD_AFTER = re.compile(
+    r"\s*(?:之前|以前|之后|之後|以后|以後|以来|以來|以降|より前|より後|(?:से|के)\s+(?:पहले|पूर्व)|के\s+बाद)"
+)
+#: A relative time stays read after such a word ("since last week", "vor zwei Wochen").
+_RELATIVE_START = re.compile(r"(?:last|this|next|past|previous)\s", _ENGLISH)
+
+
+def _relative_at(text: str, start: int, others: _Languages) -> bool:
+    """Whether a relative expression (one read against the anchor) starts at ``start``."""
+    if _RELATIVE_START.match(text, start) or _RELATIVE.match(text, start):
+        return True
+    patterns = [g.relative for g in others.grammars]
+    patterns += [p for wanted, p in ((others.cjk, _CJK_RELATIVE), (others.spanish, _ES_RELATIVE),
+                                     (others.hindi, _HI_RELATIVE)) if wanted]
+    return any(p.match(text, start) for p in patterns)
+
+
+def _drop_open_bounds(found: _Found, text: str, others: _Languages) -> None:
+    """A question's time after "before", "after", "since" or "until" (or their words in
+    the other languages) names no time: the days before or after it are no range of days to
+    favour, and the time itself is the one period the question leaves out. Not a relative
+    time ("since last week": it is most of the days since), nor two times with such words
+    between them ("since 3 May until 10 May", "desde mayo hasta julio": a closed span)."""
+    by_span = found.by_span()
+    spans = sorted(by_span)
+    open_ = [
+        span
+        for span in spans
+        if not _relative_at(text, span[0], others)
+        and (
+            _OPEN_LEAD_BEFORE.search(text, max(0, span[0] - 24), span[0])
+            or _OPEN_LEAD_WITHIN.match(text, span[0])
+            or _OPEN_LEAD_AFTER.match(text, span[1])
+        )
+    ]
+    if not open_:
+        return
+    closed: set[tuple[int, int]] = set()
+    for left, right in zip(open_, open_[1:], strict=False):
+        gap = text[left[1] : right[0]]
+        if not gap.strip(" ,") or _OPEN_LEAD_BEFORE.fullmatch(gap.strip(" ,") + " "):
+            closed.update((left, right))
+    dropped = set(open_) - closed
+    if dropped:
+        found.replace([(s, e, v) for (s, e), values in by_span.items() if (s, e) not in dropped for v in values])
 
 
 # From one day to another of the same month, the month written once: "3-5 May 2023", "from

@@ -118,11 +118,11 @@ def test_names_and_words_that_look_like_months_or_years_name_no_time(text: str) 
         ("early April", [(4, 1, 10)]),
         ("on 10 may", [(5, 10, 10)]),
         ("on may 10", [(5, 10, 10)]),
-        ("until 3 may", [(5, 3, 3)]),
+        ("by 3 may", [(5, 3, 3)]),
         ("8 May", [(5, 8, 8)]),
         ("In 2020 this happened", ["2020-01-01/2020-12-31"]),
         ("In 2020, things were hard", ["2020-01-01/2020-12-31"]),
-        ("since 2016", ["2016-01-01/2016-12-31"]),
+        ("by 2016", ["2016-01-01/2016-12-31"]),
     ],
 )
 def test_months_and_years_with_what_introduces_them_still_name_a_time(text: str, expected: list[object]) -> None:
@@ -174,7 +174,8 @@ def test_a_question_in_chat_spelling_names_the_time_of_the_words() -> None:
         # and never that year (it lifted what was said in 2020).
         ("Where did I live before 2020?", [], None),
         ("What changed after 2020?", [], None),
-        ("since 2020", ["2020-01-01/2020-12-31"], "since 2020"),
+        ("since 2020", [], None),
+        ("until 2020", [], None),
         # The year's "before" is a shift's direction.
         ("What did I do the year before 2022?", ["2021-01-01/2021-12-31"], "the year before 2022"),
         ("the year after 2020", ["2021-01-01/2021-12-31"], "the year after 2020"),
@@ -191,6 +192,62 @@ def test_before_and_after_a_year_or_a_day_without_one(query: str, expected: list
     when = query_time(query, NOW)
     assert ([*(r.iso() for r in when.ranges), *when.yearless] if when else []) == expected
     assert ([query[a:b] for a, b in when.spans] if when else []) == ([span] if span else [])
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        # The time after "before", "after", "since" or "until" is the open span's end, not
+        # its days: read as them it lifted the one period "before May 2023" leaves out.
+        "What did I say about the garden before May 2023?",
+        "What happened after 3 May 2023?",
+        "What happened since May 3?",
+        "What happened until 5/8/2023?",
+        "What did we do after Christmas 2023?",
+        "What did we do before Easter?",
+        "What did we do since the summer of 2022?",
+        "What happened until May?",
+        "What happened since 25/12?",
+        "What did we do prior to 3 May 2023?",
+        # The other languages' words for them.
+        "qu'est-ce que j'ai fait avant le 3 mai 2023 ?",
+        "qu'est-ce que j'ai fait depuis mai ?",
+        "was habe ich vor dem 3. Mai 2023 gemacht?",
+        "was habe ich seit Mai gemacht?",
+        "¿qué hice antes del 3 de mayo de 2023?",
+        "¿qué hice después de Navidad?",
+        "cosa ho fatto prima del 3 maggio 2023?",
+        "o que fiz depois de 3 de maio de 2023?",
+        "2023年5月以前我做了什么？",
+        "मैंने मई 2023 के बाद क्या किया?",
+    ],
+)
+def test_a_time_after_before_after_since_or_until_names_no_time(query: str) -> None:
+    assert query_time(query, SAID_IN_MARCH) is None
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        # A shift is a time ("the day after"), and so is a relative time after such a word.
+        ("What did we do the day after 3 May 2023?", ["2023-05-04/2023-05-04"]),
+        ("What happened since last week?", ["2024-03-04/2024-03-10"]),
+        # Two times with such words between them are a closed span.
+        ("What happened since 3 May 2023 until 10 May 2023?", ["2023-05-03/2023-05-10"]),
+        ("¿qué hice desde mayo hasta julio?", [(5, 1, 31), (7, 1, 31)]),
+        # "by" is a deadline: the time it names.
+        ("What did Ana finish by May 2023?", ["2023-05-01/2023-05-31"]),
+    ],
+)
+def test_what_still_names_a_time_beside_before_after_since_or_until(query: str, expected: list[object]) -> None:
+    when = query_time(query, SAID_IN_MARCH)
+    assert when is not None and [*(r.iso() for r in when.ranges), *when.yearless] == expected
+
+
+def test_an_entry_still_refers_to_the_time_after_before_or_since() -> None:
+    # What an entry says of a date ("before 3 May") ties it to that date: a question about
+    # 3 May finds the deadline.
+    assert [r.iso() for r in mentioned_ranges("We must move out before 3 May 2023.", SAID)] == ["2023-05-03/2023-05-03"]
 
 
 def test_an_entry_saying_before_a_year_refers_to_no_time() -> None:
@@ -871,6 +928,17 @@ def test_context_only_entries_are_not_lifted() -> None:
 
 def turn(text: str, at: datetime, author: str = "Ana") -> MemoryEntry:
     return MemoryEntry(content=Content(role="user").with_text(text), author=author, timestamp=at)
+
+
+async def test_a_question_before_a_month_does_not_lift_that_month(service: MemoryService) -> None:
+    said = [datetime(2023, 4, 10, 12, tzinfo=UTC), datetime(2023, 5, 3, 12, tzinfo=UTC), datetime(2023, 6, 20, 12, tzinfo=UTC)]
+    texts = ["I planted tomatoes in the garden.", "The garden fence broke.", "We had a garden party."]
+    await service.add_session("app", "u", "s", [turn(t, at) for t, at in zip(texts, said, strict=True)])
+    response = await service.search(
+        SearchRequest(query="What did I say about the garden before May 2023?", app_name="app", user_id="u", as_of=NOW)
+    )
+    assert all(h.matched_time is None for h in response.hits)
+    assert len({h.score for h in response.hits}) == 1  # the garden alone: no time lifts the excluded month
 
 
 async def test_a_dated_question_finds_what_was_said_that_week(service: MemoryService) -> None:
