@@ -756,10 +756,13 @@ _FUTURE = re.compile(
 )
 _PAST = re.compile(
     r"\b(?:was|were|went|had|did|got|saw|came|took|made|met|spent|ate|drove|flew|ran|won|lost|bought|felt"
-    r"|found|left|told|gave|brought|caught|ago|yesterday|yday"
-    # A regular verb in the simple past after its subject ("I started", "we finally visited");
-    # not "-eed" ("I need"), and not after "am" / "was" ("I'm excited": an adjective).
-    r"|(?:i|we|you|he|she|they)\s+(?:[a-z]+ly\s+|just\s+|also\s+|then\s+)?[a-z]+[a-df-z]ed)\b",
+    r"|found|left|told|gave|brought|caught|sent|began|ago|yesterday|yday"
+    # A regular verb in the simple past after its subject ("I started", "we finally visited"),
+    # a question's too ("what happened", "who called"); not "-eed" ("I need"), not after "am"
+    # / "was" ("I'm excited": an adjective). Not the verbs that report speech ("said",
+    # "heard", "thought"): "Mom said she's coming on Saturday" is no past Saturday.
+    r"|(?:i|we|you|he|she|it|they|who|what|someone|somebody|anyone|anybody|everyone|everybody|nobody)"
+    r"\s+(?:[a-z]+ly\s+|just\s+|also\s+|then\s+|else\s+)?[a-z]+[a-df-z]ed)\b",
     _ENGLISH,
 )
 _SENTENCE_END = re.compile(r"[.!?\n]")

@@ -366,6 +366,8 @@ MIDWEEK = datetime(2023, 6, 7, 18, 0, tzinfo=UTC)
         # A regular verb in the past after its subject is the past too ("I need" is no past).
         ("on fri we hiked", ["2023-06-02/2023-06-02"]),
         ("on fri I need to hike", ["2023-06-02/2023-06-02", "2023-06-09/2023-06-09"]),
+        ("it rained on Saturday", ["2023-06-03/2023-06-03"]),
+        ("Mom said she's coming on Saturday", ["2023-06-03/2023-06-03", "2023-06-10/2023-06-10"]),
         # A weekday before its date is that date alone.
         ("on Friday, 2 June 2023 we hiked", ["2023-06-02/2023-06-02"]),
     ],
@@ -380,9 +382,17 @@ def test_times_said_as_in_chat_resolve_against_the_timestamp(text: str, expected
         ("What did Ana do on Saturday?", ["2023-06-03/2023-06-03"]),
         ("What will we do over the weekend?", ["2023-06-10/2023-06-11"]),
         ("Where did I go a couple weeks back?", ["2023-05-24/2023-05-30"]),
+        # Any past form after the question word or subject is the past ("what happened",
+        # "who called", "said"), and the future stays the future.
+        ("What happened on Monday?", ["2023-06-05/2023-06-05"]),
+        ("Who called on Monday?", ["2023-06-05/2023-06-05"]),
+        ("What else happened on Saturday?", ["2023-06-03/2023-06-03"]),
+        ("Who will call on Monday?", ["2023-06-12/2023-06-12"]),
+        ("What is happening on Monday?", []),
         # A question whose tense names no side asks about a habit: no time.
         ("What does Ana do on the weekend?", []),
         ("What do I eat on Fridays?", []),
+        ("What happens on Mondays?", []),
     ],
 )
 def test_a_question_names_a_weekday_without_last_or_next_only_with_its_tense(query: str, expected: list[str]) -> None:
