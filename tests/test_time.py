@@ -250,6 +250,37 @@ def test_an_entry_still_refers_to_the_time_after_before_or_since() -> None:
     assert [r.iso() for r in mentioned_ranges("We must move out before 3 May 2023.", SAID)] == ["2023-05-03/2023-05-03"]
 
 
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        # A date whose year is written is that year's, any of the calendar's written with
+        # four digits: read without it, it was that day of every year.
+        ("What happened on 4 July 1776?", "1776-07-04/1776-07-04"),
+        ("What happened on 31 December 9999?", "9999-12-31/9999-12-31"),
+        ("party on 31 December 2500", "2500-12-31/2500-12-31"),
+        ("July 4, 1776", "1776-07-04/1776-07-04"),
+        ("1776-07-04", "1776-07-04/1776-07-04"),
+        ("4.7.1776", "1776-07-04/1776-07-04"),
+        ("in July 1776", "1776-07-01/1776-07-31"),
+        ("in the summer of 1776", "1776-06-01/1776-08-31"),
+        ("Christmas 1776", "1776-12-24/1776-12-26"),
+        ("from 3 to 5 May 1776", "1776-05-03/1776-05-05"),
+        ("el 4 de julio de 1776", "1776-07-04/1776-07-04"),
+        ("le 4 juillet 1776", "1776-07-04/1776-07-04"),
+        ("1776年7月4日", "1776-07-04/1776-07-04"),
+    ],
+)
+def test_a_date_with_its_year_written_is_that_years_whatever_the_year(query: str, expected: str) -> None:
+    when = query_time(query, NOW)
+    assert when is not None and [r.iso() for r in when.ranges] == [expected] and when.yearless == ()
+
+
+def test_a_number_after_a_day_that_counts_a_plural_is_no_year() -> None:
+    when = query_time("on 8 May 3000 runners marched", NOW)
+    assert when is not None and when.yearless == ((5, 8, 8),) and when.ranges == ()
+    assert query_time("What happened in 2500?", NOW) is None  # a year alone stays 1800-2199
+
+
 def test_an_entry_saying_before_a_year_refers_to_no_time() -> None:
     assert mentioned_ranges("We lived in Lyon before 2020.", SAID) == ()
     assert [r.iso() for r in mentioned_ranges("The year before 2020 we lived in Lyon.", SAID)] == ["2019-01-01/2019-12-31"]
