@@ -1153,9 +1153,38 @@ async def test_a_day_alone_as_until_keeps_that_day(service: MemoryService, day: 
     assert [h.memory.text for h in (await service.search(request)).hits] == ["pancakes on day 3"]
     if isinstance(day, str):  # the CLI's and MCP's reading
         assert parse_time_bound(day, end_of_day=True) == datetime(2023, 5, 3, 23, 59, 59, 999999)
-    # A time of day is that moment, even midnight.
+    # A time of day is that minute, even midnight (not the day).
     at_midnight = SearchRequest(query="pancakes", app_name="app", user_id="u", until="2023-05-03T00:00")  # type: ignore[arg-type]
-    assert at_midnight.until == datetime(2023, 5, 3, tzinfo=UTC)
+    assert at_midnight.until == datetime(2023, 5, 3, 0, 0, 59, 999999, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("until", "kept"),
+    [
+        # As until, a time keeps the whole of the last unit it is written to, as a date keeps
+        # its day: a time shown to the second keeps what was stored within that second.
+        ("2023-05-03T10:00:00Z", [3]),
+        ("2023-05-03T10:00", [3]),
+        ("2023-05-03T10", [3]),
+        ("2023-05-03T10:00:00.2", [3]),
+        ("2023-05-03T10:00:00.1", []),
+        ("2023-05-03T09:59:59.999999", []),
+        # A week without its day (ISO 8601's 2023-W18: Monday 1 to Sunday 7 May) keeps the week.
+        ("2023-W18", [3, 7]),
+        ("2023-W17", []),
+    ],
+)
+async def test_until_keeps_the_whole_last_unit_it_is_written_to(service: MemoryService, until: str, kept: list[int]) -> None:
+    await service.add_session(
+        "app",
+        "u",
+        "s",
+        [turn("pancakes at ten", datetime(2023, 5, 3, 10, 0, 0, 250000, tzinfo=UTC)),
+         turn("pancakes on Sunday", datetime(2023, 5, 7, 23, 59, tzinfo=UTC)),
+         turn("pancakes next week", datetime(2023, 5, 8, 0, 0, tzinfo=UTC))],
+    )
+    response = await service.search(SearchRequest(query="pancakes", app_name="app", user_id="u", until=until))  # type: ignore[arg-type]
+    assert sorted(h.memory.timestamp.day for h in response.hits) == kept
 
 
 def test_since_after_until_is_a_validation_error() -> None:
