@@ -6,8 +6,9 @@ timestamp graphmem returns is timezone-aware UTC.
 
 from __future__ import annotations
 
+import re
 import unicodedata
-from datetime import UTC, date, datetime, time
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Annotated, Any, TypeGuard
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
@@ -134,8 +135,11 @@ def parse_time_bound(text: str, *, end_of_day: bool = False) -> datetime:
     """A time given as text (an entry's timestamp; a ``since``, ``until`` or ``as_of``): an
     ISO 8601 date, or date and time, as ``datetime.fromisoformat`` reads them (seconds,
     fractions and an offset optional, none meaning UTC; ``20230503`` and ``2023-W18-3`` are
-    dates too). A date alone is its first moment, or its last with ``end_of_day``: an
-    ``until`` of a day keeps that day's entries.
+    dates too, ``2023-W18`` a week). A date alone is its first moment, or its last with
+    ``end_of_day``: an ``until`` of a day keeps that day's entries, of a week that week's;
+    and an ``until`` written to the minute or the second keeps that whole minute or second
+    (the MCP server shows times to the second, stored to the microsecond: a time it shows
+    keeps its memory as ``until``).
 
     Raises:
         ValueError: not such a date or time (the message says what is accepted).
@@ -148,9 +152,35 @@ def parse_time_bound(text: str, *, end_of_day: bool = False) -> datetime:
             f"{text[:40]!r} is not an ISO 8601 date or time (2023-05-03, 2023-05-03T18:30, "
             "2023-05-03T18:30:00+02:00)"
         ) from None
-    if end_of_day and _is_a_date(text):
-        when = datetime.combine(when.date(), time.max)
+    if end_of_day:
+        if _WEEK.fullmatch(text):
+            # (The calendar's last week ends on its last day: 9999-W52's Sunday is in year 10000.)
+            when = datetime.combine(min(when.date(), date.max - timedelta(days=6)) + timedelta(days=6), time.max)
+        elif _is_a_date(text):
+            when = datetime.combine(when.date(), time.max)
+        elif (written := _TIME_OF_DAY.fullmatch(text)) is not None:
+            when += _last_unit(written) - timedelta(microseconds=1)
     return when
+
+
+#: An ISO 8601 week without its day ("2023-W18", "2023W18"): ``fromisoformat`` reads its Monday.
+_WEEK = re.compile(r"\d{4}-?W\d\d", re.ASCII)
+#: A date and a time of day as ``fromisoformat`` reads them, to tell the last unit written.
+_TIME_OF_DAY = re.compile(
+    r"(?:\d{4}-?\d\d-?\d\d|\d{4}-?W\d\d-?\d).(?P<h>\d\d)(?::?(?P<m>\d\d)(?::?(?P<s>\d\d)(?:[.,](?P<f>\d+))?)?)?"
+    r"(?:Z|[+-]\d\d(?::?\d\d(?::?\d\d(?:[.,]\d+)?)?)?)?",
+    re.ASCII,
+)
+
+
+def _last_unit(written: re.Match[str]) -> timedelta:
+    """The length of the last unit a time of day is written to: an hour, a minute, a second,
+    or a tenth, hundredth ... of one (a microsecond at the finest)."""
+    if written.group("f"):
+        return timedelta(microseconds=10 ** max(0, 6 - len(written.group("f"))))
+    if written.group("s"):
+        return timedelta(seconds=1)
+    return timedelta(minutes=1) if written.group("m") else timedelta(hours=1)
 
 
 def _is_a_date(text: str) -> bool:

@@ -177,6 +177,17 @@ _MONTH = (
 )
 _DAY = r"(?P<{name}>[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 _YEAR = r"(?P<{name}>1[89]\d\d|2[01]\d\d)"
+# "in 2000 games", "by 1800 votes": a number that counts the word after it is no year. Any
+# plural word counts, but these, which end in "s" and are no nouns ("In 2020 this ...").
+_COUNTED_SOURCE = (
+    r"\s+(?!(?:as|is|was|has|does|his|its|this|us|thus|plus|always|perhaps|yes|less|unless|whereas|vs|versus"
+    r"|besides|sometimes|afterwards|towards|across|ours|yours|hers|theirs)\b)[a-z]+s\b"
+)
+#: The year of a date written with its day or month ("4 July 1776", "May 2500", "summer
+#: 1969", "Christmas 1914"): any of the calendar's years written with four digits (a year
+#: alone, "in 2022", is one of 1800-2199: "in 3000 steps"); outside 1800-2199 not before a
+#: plural it counts ("on 8 May 3000 people marched" is 8 May).
+_WRITTEN_YEAR = rf"(?P<{{name}}>1[89]\d\d|2[01]\d\d|(?!0000)\d{{{{4}}}}(?!\d|{_COUNTED_SOURCE}))"
 _COUNT = (
     r"\d{1,2}|a couple of|couple of|a couple|couple|a few|few|several|an?|one|two|three|four|five|six|seven|eight|nine"
     r"|ten|eleven|twelve"
@@ -219,6 +230,10 @@ def _y(name: str) -> str:
     return _YEAR.format(name=name)
 
 
+def _yw(name: str) -> str:
+    return _WRITTEN_YEAR.format(name=name)
+
+
 #: The English grammar's words are ASCII, and so is its case folding: in Unicode mode
 #: IGNORECASE also folds "ſ" to "s", "ı" and "İ" to "i" and the Kelvin sign to "k", so "laſt"
 #: matched "last" and, lowercased, was no key of the tables its words are looked up in. Its
@@ -228,13 +243,13 @@ _ENGLISH = re.IGNORECASE | re.ASCII
 # A full date, a month of a year, a day of a month, as one alternation with named groups.
 _ABSOLUTE = re.compile(
     r"\b(?:"
-    rf"{_d('d1')}\s+(?:of\s+)?{_m('m1')},?\s+{_y('y1')}"  # 8 May, 2023 / 8th of May 2023
-    rf"|{_m('m2')}\s+{_d('d2')},?\s+{_y('y2')}"  # May 8, 2023
-    rf"|{_y('y3')}-(?P<m3>0[1-9]|1[0-2])-(?P<d3>0[1-9]|[12]\d|3[01])"  # 2023-05-08
-    rf"|(?P<d4>0?[1-9]|[12]\d|3[01])\.(?P<m4>0?[1-9]|1[0-2])\.{_y('y4')}"  # 8.5.2023
-    rf"|(?P<a5>\d{{1,2}})/(?P<b5>\d{{1,2}})/{_y('y5')}"  # 5/8/2023
-    rf"|{_m('m6')},?\s+(?:of\s+)?{_y('y6')}"  # May 2023
-    rf"|(?P<season7>spring|summer|autumn|fall|winter)\s+(?:of\s+)?{_y('y7')}"  # summer 2022
+    rf"{_d('d1')}\s+(?:of\s+)?{_m('m1')},?\s+{_yw('y1')}"  # 8 May, 2023 / 8th of May 2023
+    rf"|{_m('m2')}\s+{_d('d2')},?\s+{_yw('y2')}"  # May 8, 2023
+    rf"|{_yw('y3')}-(?P<m3>0[1-9]|1[0-2])-(?P<d3>0[1-9]|[12]\d|3[01])"  # 2023-05-08
+    rf"|(?P<d4>0?[1-9]|[12]\d|3[01])\.(?P<m4>0?[1-9]|1[0-2])\.{_yw('y4')}"  # 8.5.2023
+    rf"|(?P<a5>\d{{1,2}})/(?P<b5>\d{{1,2}})/{_yw('y5')}"  # 5/8/2023
+    rf"|{_m('m6')},?\s+(?:of\s+)?{_yw('y6')}"  # May 2023
+    rf"|(?P<season7>spring|summer|autumn|fall|winter)\s+(?:of\s+)?{_yw('y7')}"  # summer 2022
     rf"|{_d('d8')}\s+(?:of\s+)?{_m('m8')}"  # 8 May (no year)
     rf"|{_m('m9')}\s+{_d('d9')}(?![\d:])"  # May 8 (no year)
     # in 2022 / early 2022 / mid-2022 (a third of it: _third_of)
@@ -264,13 +279,7 @@ _MONTH_WORDS = frozenset({"May", "March", "August", "April", "June"})
 # come"): without a year, a day of one is a date only after a word that introduces one.
 _LOWERCASE_MONTH_WORDS = frozenset({"may", "mar"})
 _DATE_LEAD = re.compile(r"\b(?:on|by|since|until|till|from|before|after)\s+$", _ENGLISH)
-# "in 2000 games", "by 1800 votes": a number that counts the word after it is no year. Any
-# plural word counts, but these, which end in "s" and are no nouns ("In 2020 this ...").
-_COUNTED = re.compile(
-    r"\s+(?!(?:as|is|was|has|does|his|its|this|us|thus|plus|always|perhaps|yes|less|unless|whereas|vs|versus"
-    r"|besides|sometimes|afterwards|towards|across|ours|yours|hers|theirs)\b)[a-z]+s\b",
-    re.ASCII,
-)
+_COUNTED = re.compile(_COUNTED_SOURCE, re.ASCII)
 _RELATIVE = re.compile(
     r"\b(?:"
     r"(?P<today>today|tonight|tonite|2nite|2night|this (?:morning|afternoon|evening))"
@@ -330,7 +339,7 @@ _HOLIDAY = re.compile(
     r"|hallowe['’]?en|(?:st\.?|saint)\s+(?:patrick['’]?s\s+day|paddy['’]?s(?:\s+day)?)"
     r"|(?-i:Good\s+Friday)|(?-i:Holy\s+Week)|easter(?:\s+(?:sunday|monday|weekend))?|thanksgiving(?:\s+day)?"
     r"|(?:the\s+)?fourth\s+of\s+july)"
-    rf"(?:,?\s+(?:of\s+)?{_y('hy')})?\b",
+    rf"(?:,?\s+(?:of\s+)?{_yw('hy')})?\b",
     _ENGLISH,
 )
 #: The words a ``_HOLIDAY`` match holds (most texts hold none: one search tells).
@@ -756,10 +765,13 @@ _FUTURE = re.compile(
 )
 _PAST = re.compile(
     r"\b(?:was|were|went|had|did|got|saw|came|took|made|met|spent|ate|drove|flew|ran|won|lost|bought|felt"
-    r"|found|left|told|gave|brought|caught|ago|yesterday|yday"
-    # A regular verb in the simple past after its subject ("I started", "we finally visited");
-    # not "-eed" ("I need"), and not after "am" / "was" ("I'm excited": an adjective).
-    r"|(?:i|we|you|he|she|they)\s+(?:[a-z]+ly\s+|just\s+|also\s+|then\s+)?[a-z]+[a-df-z]ed)\b",
+    r"|found|left|told|gave|brought|caught|sent|began|ago|yesterday|yday"
+    # A regular verb in the simple past after its subject ("I started", "we finally visited"),
+    # a question's too ("what happened", "who called"); not "-eed" ("I need"), not after "am"
+    # / "was" ("I'm excited": an adjective). Not the verbs that report speech ("said",
+    # "heard", "thought"): "Mom said she's coming on Saturday" is no past Saturday.
+    r"|(?:i|we|you|he|she|it|they|who|what|someone|somebody|anyone|anybody|everyone|everybody|nobody)"
+    r"\s+(?:[a-z]+ly\s+|just\s+|also\s+|then\s+|else\s+)?[a-z]+[a-df-z]ed)\b",
     _ENGLISH,
 )
 _SENTENCE_END = re.compile(r"[.!?\n]")
@@ -1142,7 +1154,7 @@ _SEASON_ALONE = re.compile(
     r"\b(?:(?:in|during|over|through|throughout|all)\s+|(?:beginning|start|middle|end)\s+of\s+)"
     r"(?:(?:the\s+)?(?:(?:early|mid|late)[\s-]+)?(?P<season>spring|summer|autumn|winter)"
     r"|the\s+(?:(?:early|mid|late)[\s-]+)?(?P<fall>fall)|(?:early|mid|late)[\s-]+(?P<third_fall>fall))"
-    r"\b(?!\s*(?:,\s*)?(?:of\s+)?(?:1[89]|2[01])\d\d)",
+    r"\b(?!\s*(?:,\s*)?(?:of\s+)?\d{4}\b)",
     _ENGLISH,
 )
 
@@ -1327,10 +1339,75 @@ def _scan(text: str, now: datetime | None, *, yearless: bool = False, others: _L
                     found.add(match.start(), match.end(), value)
     if others.cjk or others.spanish or others.hindi:
         _scan_other(found, text, anchor, yearless=yearless, languages=others)
+    if yearless and found.ranges:
+        _drop_open_bounds(found, text, others)
     if len(found.ranges) > 1:
         _join_day_to_day(found, text)
         _join_parts_to_their_year(found, text)
     return found
+
+
+#: What makes a time one end of an open span in a question ("before May 2023", "after 3
+#: May", "since Christmas 2023", "until 5/8", "avant le 3 mai", "seit Mai", "desde mayo",
+#: "prima di maggio", "depois de maio", "2023年5月以前", "मई 2023 के बाद"; not "by", a
+#: deadline: "by the end of May"): the words before it (an article may follow them), a lead
+#: inside its own match, or the words after it.
+_OPEN_LEAD_WORDS = (
+    r"before|after|since|until|till|prior\s+to"  # English
+    r"|avant|apr[èe]s|depuis|jusqu['’](?:à|a|au|en)?"  # French
+    r"|vor|nach|seit|bis(?:\s+(?:zum|zur))?"  # German ("vor zwei Wochen" is relative: kept)
+    r"|prima\s+d(?:i|el|ella|ello|ell['’])|dopo|da|dal|dalla|dall['’]|fino\s+a(?:l|lla|ll['’])?"  # Italian
+    r"|antes\s+d(?:e|el|o|a)|despu[ée]s\s+del?|depois\s+d(?:e|o|a)|desde|hasta|até(?:\s+(?:ao|à|a))?"  # es, pt
+)
+_OPEN_LEAD_BEFORE = re.compile(
+    rf"(?<!\w)(?:{_OPEN_LEAD_WORDS})\s*(?:(?:the|le|la|l['’]|dem|den|der|el|il|lo|o|a)\s+)?$", re.IGNORECASE
+)
+_OPEN_LEAD_WITHIN = re.compile(rf"(?:{_OPEN_LEAD_WORDS})(?=\s)", re.IGNORECASE)
+_OPEN_LEAD_AFTER = re.compile(
+    r"\s*(?:之前|以前|之后|之後|以后|以後|以来|以來|以降|より前|より後|(?:से|के)\s+(?:पहले|पूर्व)|के\s+बाद)"
+)
+#: A relative time stays read after such a word ("since last week", "vor zwei Wochen").
+_RELATIVE_START = re.compile(r"(?:last|this|next|past|previous)\s", _ENGLISH)
+
+
+def _relative_at(text: str, start: int, others: _Languages) -> bool:
+    """Whether a relative expression (one read against the anchor) starts at ``start``."""
+    if _RELATIVE_START.match(text, start) or _RELATIVE.match(text, start):
+        return True
+    patterns = [g.relative for g in others.grammars]
+    patterns += [p for wanted, p in ((others.cjk, _CJK_RELATIVE), (others.spanish, _ES_RELATIVE),
+                                     (others.hindi, _HI_RELATIVE)) if wanted]
+    return any(p.match(text, start) for p in patterns)
+
+
+def _drop_open_bounds(found: _Found, text: str, others: _Languages) -> None:
+    """A question's time after "before", "after", "since" or "until" (or their words in
+    the other languages) names no time: the days before or after it are no range of days to
+    favour, and the time itself is the one period the question leaves out. Not a relative
+    time ("since last week": it is most of the days since), nor two times with such words
+    between them ("since 3 May until 10 May", "desde mayo hasta julio": a closed span)."""
+    by_span = found.by_span()
+    spans = sorted(by_span)
+    open_ = [
+        span
+        for span in spans
+        if not _relative_at(text, span[0], others)
+        and (
+            _OPEN_LEAD_BEFORE.search(text, max(0, span[0] - 24), span[0])
+            or _OPEN_LEAD_WITHIN.match(text, span[0])
+            or _OPEN_LEAD_AFTER.match(text, span[1])
+        )
+    ]
+    if not open_:
+        return
+    closed: set[tuple[int, int]] = set()
+    for left, right in zip(open_, open_[1:], strict=False):
+        gap = text[left[1] : right[0]]
+        if not gap.strip(" ,") or _OPEN_LEAD_BEFORE.fullmatch(gap.strip(" ,") + " "):
+            closed.update((left, right))
+    dropped = set(open_) - closed
+    if dropped:
+        found.replace([(s, e, v) for (s, e), values in by_span.items() if (s, e) not in dropped for v in values])
 
 
 # From one day to another of the same month, the month written once: "3-5 May 2023", "from
@@ -1341,7 +1418,7 @@ _DAY_SPAN = re.compile(
     r"\b(?P<lead>(?:from|between)\s+(?:the\s+)?)?"
     rf"(?:{_d('a1')}{_DAY_TO.format(name='ato')}{_d('a2')}\s+(?:of\s+)?{_m('am')}"
     rf"|{_m('bm')}\s+(?:the\s+)?{_d('b1')}{_DAY_TO.format(name='bto')}{_d('b2')}(?![\d:]))"
-    rf"(?:,?\s+(?:of\s+)?{_y('y')})?\b(?!-)",
+    rf"(?:,?\s+(?:of\s+)?{_yw('y')})?\b(?!-)",
     _ENGLISH,
 )
 
@@ -1379,7 +1456,7 @@ def _add_day_span(found: _Found, match: re.Match[str], text: str, anchor: date |
 _DAY_TO_DAY = re.compile(r"\s*(?:[-–]|to|till|until|through|thru)\s+(?:the\s+)?|\s*[-–]\s*", _ENGLISH)
 _BETWEEN_AND = re.compile(r"\s+and\s+(?:the\s+)?", _ENGLISH)
 _BETWEEN_BEFORE = re.compile(r"\bbetween\s+(?:the\s+)?$", _ENGLISH)
-_A_YEAR_IN = re.compile(r"(?<!\d)(?:1[89]|2[01])\d\d(?!\d)")
+_A_YEAR_IN = re.compile(r"(?<!\d)\d{4}(?!\d)")
 #: The longest span two days are joined across: a reading further apart is two days.
 _LONGEST_DAY_TO_DAY = 366
 
@@ -1464,7 +1541,7 @@ _RANGE_TO = r"\s*(?:[-–]|to|and|till|until|through|thru)\s*"
 _RANGE = re.compile(
     rf"\b(?:(?:from|between)\s+(?P<m1>{_RANGE_MONTH}){_RANGE_TO}(?P<m2>{_RANGE_MONTH})"
     rf"|(?P<m3>{_RANGE_MONTH})\s*[-–]\s*(?P<m4>{_RANGE_MONTH})(?=,?\s+(?:of\s+)?(?:1[89]|2[01])\d\d\b))"
-    rf"(?:,?\s+(?:of\s+)?{_y('y')})?\b"
+    rf"(?:,?\s+(?:of\s+)?{_yw('y')})?\b"
     rf"|\b(?:from|between)\s+{_y('y1')}{_RANGE_TO}{_y('y2')}\b"
     rf"|\b{_y('y3')}\s*[-–]\s*{_y('y4')}\b",
     _ENGLISH,
@@ -1681,8 +1758,8 @@ _ES_NUMBERS = {"un": 1, "una": 1, "uno": 1, "dos": 2, "tres": 3, "cuatro": 4, "c
 _ES_MONTH = r"(?P<{name}>enero|febrero|marzo|abril|mayo|junio|julio|agosto|sept?iembre|octubre|noviembre|diciembre)"
 _ES_ABSOLUTE = re.compile(
     r"\b(?:"
-    rf"(?P<d1>[12]\d|3[01]|0?[1-9])\s+de\s+{_ES_MONTH.format(name='m1')}(?:\s+del?|,)\s+{_y('y1')}"  # 3 de mayo de 2023
-    rf"|{_ES_MONTH.format(name='m2')}\s+del?\s+{_y('y2')}"  # mayo de 2023
+    rf"(?P<d1>[12]\d|3[01]|0?[1-9])\s+de\s+{_ES_MONTH.format(name='m1')}(?:\s+del?|,)\s+{_yw('y1')}"  # 3 de mayo, 2023
+    rf"|{_ES_MONTH.format(name='m2')}\s+del?\s+{_yw('y2')}"  # mayo de 2023
     rf"|(?P<d3>[12]\d|3[01]|0?[1-9])\s+de\s+{_ES_MONTH.format(name='m3')}"  # 3 de mayo
     rf"|(?:en|durante|desde|hasta|para|(?:a\s+)?(?:principios|comienzos|inicios|finales|fines|fin|mediados)\s+de)"
     r"\s+(?:el\s+mes\s+de\s+)?"
@@ -1730,8 +1807,8 @@ _HI_MONTH_WORD = "महीन[ेाों]+|मास"
 _HI_YEAR_WORD = "साल|वर्ष|बरस"
 _HI_ABSOLUTE = re.compile(
     _HI_START + r"(?:"
-    rf"(?P<d1>[12]\d|3[01]|0?[1-9])\s+{_HI_MONTH.format(name='m1')},?\s+{_y('y1')}"  # 3 मई 2023
-    rf"|{_HI_MONTH.format(name='m2')},?\s+{_y('y2')}"  # मई 2023
+    rf"(?P<d1>[12]\d|3[01]|0?[1-9])\s+{_HI_MONTH.format(name='m1')},?\s+{_yw('y1')}"  # 3 मई 2023
+    rf"|{_HI_MONTH.format(name='m2')},?\s+{_yw('y2')}"  # मई 2023
     rf"|(?P<d3>[12]\d|3[01]|0?[1-9])\s+{_HI_MONTH.format(name='m3')}"  # 3 मई
     rf"|{_HI_MONTH.format(name='m4')}(?=\s*(?:में|से|तक|के|की|को|महीने)" + _HI_END + ")"  # मई में
     rf"|(?:साल\s+)?{_y('y5')}(?=\s*(?:में|से|तक)" + _HI_END + ")"  # 2023 में
@@ -1853,8 +1930,8 @@ def _word_grammar(
         return day.replace("(?P<d>", f"(?P<{name}>")
     absolute = (
         r"\b(?:"
-        rf"{d('d1')}{of}{m('m1')}{month_year}{_y('y1')}"
-        rf"|{m('m2')}{month_year}{_y('y2')}"
+        rf"{d('d1')}{of}{m('m1')}{month_year}{_yw('y1')}"
+        rf"|{m('m2')}{month_year}{_yw('y2')}"
         rf"|{d('d3')}{of}{m('m3')}"
         rf"|(?:{lead_month})(?:\s+|-){m('m4')}(?!{month_year}\d)"
         rf"|(?:{lead_year})\s+{_y('y5')}"
@@ -2240,7 +2317,8 @@ def _cjk_absolute(match: re.Match[str], anchor: date | None, *, yearless: bool) 
     g = match.groupdict()
     if g["y"]:
         year = _cjk_number(g["y"])
-        if year is None or not 1800 <= year <= 2199:
+        # (A year alone is one of 1800-2199, as in English; with its month any of the calendar's.)
+        if year is None or year < 1 or (not g["ym"] and not 1800 <= year <= 2199):
             return None
         if not g["ym"]:
             return DayRange(date(year, 1, 1), date(year, 12, 31))
@@ -2465,7 +2543,7 @@ def _the_holiday_named(match: re.Match[str]) -> bool:
 def _other_holiday_pattern(code: str) -> re.Pattern[str]:
     names = _alternatives(_OTHER_HOLIDAYS[code])
     if code == "cjk":  # 2023年圣诞节, 2023年のクリスマス; 七夕情人节 is the lunar one
-        return re.compile(rf"(?:(?P<hy>1[89]\d\d|2[01]\d\d)\s*年\s*の?\s*)?(?<!七夕)(?<!中国)(?P<holiday>{names})")
+        return re.compile(rf"(?:(?P<hy>\d{{4}})\s*年\s*の?\s*)?(?<!七夕)(?<!中国)(?P<holiday>{names})")
     return re.compile(
         rf"(?<!\w)(?P<holiday>{names})(?!\w)(?:,?\s+(?:(?:de|del|di|du)\s+)?(?P<hy>1[89]\d\d|2[01]\d\d)\b)?",
         re.IGNORECASE,

@@ -197,6 +197,27 @@ async def test_recall_windows_take_dates_and_times_as_typed(backend_uri: tuple[s
         ]
 
 
+async def test_a_time_recall_shows_kept_as_until_keeps_its_memory(backend_uri: tuple[str, str]) -> None:
+    """A memory is stored to the microsecond and shown to the second: recall(until=<the time
+    shown>) left it out."""
+    backend, uri = backend_uri
+    async with Client(stdio_server(backend, uri, "bob")) as client:
+        await call(client, "remember", text="The heron nests by the old mill.", timestamp="2023-05-03T10:00:00.250Z")
+        await call(client, "remember", text="The heron flew off.", timestamp="2023-05-08T09:00:00Z")
+        shown = (await call(client, "recent"))["memories"][-1]
+        assert shown["time"] == "2023-05-03T10:00:00Z"
+
+        async def texts(**window: str) -> list[str]:
+            return sorted(h["text"] for h in (await call(client, "recall", query="heron", **window))["hits"])
+
+        assert await texts(until=shown["time"]) == ["The heron nests by the old mill."]
+        assert await texts(since=shown["time"], until=shown["time"]) == ["The heron nests by the old mill."]
+        assert await texts(until="2023-05-03T10:00") == ["The heron nests by the old mill."]  # the whole minute
+        assert await texts(until="2023-05-03T09:59:59") == []
+        # A week (ISO 8601's 2023-W18: 1 to 7 May) as until keeps the week, not its Monday.
+        assert await texts(since="2023-W18", until="2023-W18") == ["The heron nests by the old mill."]
+
+
 async def test_remember_reads_a_timestamp_as_every_entry_point_does(backend_uri: tuple[str, str]) -> None:
     """remember(timestamp="20240503") was stored as 1970-08-23 (pydantic's lax datetime)."""
     backend, uri = backend_uri

@@ -118,11 +118,11 @@ def test_names_and_words_that_look_like_months_or_years_name_no_time(text: str) 
         ("early April", [(4, 1, 10)]),
         ("on 10 may", [(5, 10, 10)]),
         ("on may 10", [(5, 10, 10)]),
-        ("until 3 may", [(5, 3, 3)]),
+        ("by 3 may", [(5, 3, 3)]),
         ("8 May", [(5, 8, 8)]),
         ("In 2020 this happened", ["2020-01-01/2020-12-31"]),
         ("In 2020, things were hard", ["2020-01-01/2020-12-31"]),
-        ("since 2016", ["2016-01-01/2016-12-31"]),
+        ("by 2016", ["2016-01-01/2016-12-31"]),
     ],
 )
 def test_months_and_years_with_what_introduces_them_still_name_a_time(text: str, expected: list[object]) -> None:
@@ -174,7 +174,8 @@ def test_a_question_in_chat_spelling_names_the_time_of_the_words() -> None:
         # and never that year (it lifted what was said in 2020).
         ("Where did I live before 2020?", [], None),
         ("What changed after 2020?", [], None),
-        ("since 2020", ["2020-01-01/2020-12-31"], "since 2020"),
+        ("since 2020", [], None),
+        ("until 2020", [], None),
         # The year's "before" is a shift's direction.
         ("What did I do the year before 2022?", ["2021-01-01/2021-12-31"], "the year before 2022"),
         ("the year after 2020", ["2021-01-01/2021-12-31"], "the year after 2020"),
@@ -191,6 +192,93 @@ def test_before_and_after_a_year_or_a_day_without_one(query: str, expected: list
     when = query_time(query, NOW)
     assert ([*(r.iso() for r in when.ranges), *when.yearless] if when else []) == expected
     assert ([query[a:b] for a, b in when.spans] if when else []) == ([span] if span else [])
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        # The time after "before", "after", "since" or "until" is the open span's end, not
+        # its days: read as them it lifted the one period "before May 2023" leaves out.
+        "What did I say about the garden before May 2023?",
+        "What happened after 3 May 2023?",
+        "What happened since May 3?",
+        "What happened until 5/8/2023?",
+        "What did we do after Christmas 2023?",
+        "What did we do before Easter?",
+        "What did we do since the summer of 2022?",
+        "What happened until May?",
+        "What happened since 25/12?",
+        "What did we do prior to 3 May 2023?",
+        # The other languages' words for them.
+        "qu'est-ce que j'ai fait avant le 3 mai 2023 ?",
+        "qu'est-ce que j'ai fait depuis mai ?",
+        "was habe ich vor dem 3. Mai 2023 gemacht?",
+        "was habe ich seit Mai gemacht?",
+        "¿qué hice antes del 3 de mayo de 2023?",
+        "¿qué hice después de Navidad?",
+        "cosa ho fatto prima del 3 maggio 2023?",
+        "o que fiz depois de 3 de maio de 2023?",
+        "2023年5月以前我做了什么？",
+        "मैंने मई 2023 के बाद क्या किया?",
+    ],
+)
+def test_a_time_after_before_after_since_or_until_names_no_time(query: str) -> None:
+    assert query_time(query, SAID_IN_MARCH) is None
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        # A shift is a time ("the day after"), and so is a relative time after such a word.
+        ("What did we do the day after 3 May 2023?", ["2023-05-04/2023-05-04"]),
+        ("What happened since last week?", ["2024-03-04/2024-03-10"]),
+        # Two times with such words between them are a closed span.
+        ("What happened since 3 May 2023 until 10 May 2023?", ["2023-05-03/2023-05-10"]),
+        ("¿qué hice desde mayo hasta julio?", [(5, 1, 31), (7, 1, 31)]),
+        # "by" is a deadline: the time it names.
+        ("What did Ana finish by May 2023?", ["2023-05-01/2023-05-31"]),
+    ],
+)
+def test_what_still_names_a_time_beside_before_after_since_or_until(query: str, expected: list[object]) -> None:
+    when = query_time(query, SAID_IN_MARCH)
+    assert when is not None and [*(r.iso() for r in when.ranges), *when.yearless] == expected
+
+
+def test_an_entry_still_refers_to_the_time_after_before_or_since() -> None:
+    # What an entry says of a date ("before 3 May") ties it to that date: a question about
+    # 3 May finds the deadline.
+    assert [r.iso() for r in mentioned_ranges("We must move out before 3 May 2023.", SAID)] == ["2023-05-03/2023-05-03"]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        # A date whose year is written is that year's, any of the calendar's written with
+        # four digits: read without it, it was that day of every year.
+        ("What happened on 4 July 1776?", "1776-07-04/1776-07-04"),
+        ("What happened on 31 December 9999?", "9999-12-31/9999-12-31"),
+        ("party on 31 December 2500", "2500-12-31/2500-12-31"),
+        ("July 4, 1776", "1776-07-04/1776-07-04"),
+        ("1776-07-04", "1776-07-04/1776-07-04"),
+        ("4.7.1776", "1776-07-04/1776-07-04"),
+        ("in July 1776", "1776-07-01/1776-07-31"),
+        ("in the summer of 1776", "1776-06-01/1776-08-31"),
+        ("Christmas 1776", "1776-12-24/1776-12-26"),
+        ("from 3 to 5 May 1776", "1776-05-03/1776-05-05"),
+        ("el 4 de julio de 1776", "1776-07-04/1776-07-04"),
+        ("le 4 juillet 1776", "1776-07-04/1776-07-04"),
+        ("1776年7月4日", "1776-07-04/1776-07-04"),
+    ],
+)
+def test_a_date_with_its_year_written_is_that_years_whatever_the_year(query: str, expected: str) -> None:
+    when = query_time(query, NOW)
+    assert when is not None and [r.iso() for r in when.ranges] == [expected] and when.yearless == ()
+
+
+def test_a_number_after_a_day_that_counts_a_plural_is_no_year() -> None:
+    when = query_time("on 8 May 3000 runners marched", NOW)
+    assert when is not None and when.yearless == ((5, 8, 8),) and when.ranges == ()
+    assert query_time("What happened in 2500?", NOW) is None  # a year alone stays 1800-2199
 
 
 def test_an_entry_saying_before_a_year_refers_to_no_time() -> None:
@@ -309,6 +397,8 @@ MIDWEEK = datetime(2023, 6, 7, 18, 0, tzinfo=UTC)
         # A regular verb in the past after its subject is the past too ("I need" is no past).
         ("on fri we hiked", ["2023-06-02/2023-06-02"]),
         ("on fri I need to hike", ["2023-06-02/2023-06-02", "2023-06-09/2023-06-09"]),
+        ("it rained on Saturday", ["2023-06-03/2023-06-03"]),
+        ("Mom said she's coming on Saturday", ["2023-06-03/2023-06-03", "2023-06-10/2023-06-10"]),
         # A weekday before its date is that date alone.
         ("on Friday, 2 June 2023 we hiked", ["2023-06-02/2023-06-02"]),
     ],
@@ -323,9 +413,17 @@ def test_times_said_as_in_chat_resolve_against_the_timestamp(text: str, expected
         ("What did Ana do on Saturday?", ["2023-06-03/2023-06-03"]),
         ("What will we do over the weekend?", ["2023-06-10/2023-06-11"]),
         ("Where did I go a couple weeks back?", ["2023-05-24/2023-05-30"]),
+        # Any past form after the question word or subject is the past ("what happened",
+        # "who called", "said"), and the future stays the future.
+        ("What happened on Monday?", ["2023-06-05/2023-06-05"]),
+        ("Who called on Monday?", ["2023-06-05/2023-06-05"]),
+        ("What else happened on Saturday?", ["2023-06-03/2023-06-03"]),
+        ("Who will call on Monday?", ["2023-06-12/2023-06-12"]),
+        ("What is happening on Monday?", []),
         # A question whose tense names no side asks about a habit: no time.
         ("What does Ana do on the weekend?", []),
         ("What do I eat on Fridays?", []),
+        ("What happens on Mondays?", []),
     ],
 )
 def test_a_question_names_a_weekday_without_last_or_next_only_with_its_tense(query: str, expected: list[str]) -> None:
@@ -873,6 +971,17 @@ def turn(text: str, at: datetime, author: str = "Ana") -> MemoryEntry:
     return MemoryEntry(content=Content(role="user").with_text(text), author=author, timestamp=at)
 
 
+async def test_a_question_before_a_month_does_not_lift_that_month(service: MemoryService) -> None:
+    said = [datetime(2023, 4, 10, 12, tzinfo=UTC), datetime(2023, 5, 3, 12, tzinfo=UTC), datetime(2023, 6, 20, 12, tzinfo=UTC)]
+    texts = ["I planted tomatoes in the garden.", "The garden fence broke.", "We had a garden party."]
+    await service.add_session("app", "u", "s", [turn(t, at) for t, at in zip(texts, said, strict=True)])
+    response = await service.search(
+        SearchRequest(query="What did I say about the garden before May 2023?", app_name="app", user_id="u", as_of=NOW)
+    )
+    assert all(h.matched_time is None for h in response.hits)
+    assert len({h.score for h in response.hits}) == 1  # the garden alone: no time lifts the excluded month
+
+
 async def test_a_dated_question_finds_what_was_said_that_week(service: MemoryService) -> None:
     may = datetime(2022, 5, 4, 20, 0, tzinfo=UTC)
     await service.add_session("app", "u", "s-may", [turn("We watched a film about whales last night.", may)])
@@ -1044,9 +1153,38 @@ async def test_a_day_alone_as_until_keeps_that_day(service: MemoryService, day: 
     assert [h.memory.text for h in (await service.search(request)).hits] == ["pancakes on day 3"]
     if isinstance(day, str):  # the CLI's and MCP's reading
         assert parse_time_bound(day, end_of_day=True) == datetime(2023, 5, 3, 23, 59, 59, 999999)
-    # A time of day is that moment, even midnight.
+    # A time of day is that minute, even midnight (not the day).
     at_midnight = SearchRequest(query="pancakes", app_name="app", user_id="u", until="2023-05-03T00:00")  # type: ignore[arg-type]
-    assert at_midnight.until == datetime(2023, 5, 3, tzinfo=UTC)
+    assert at_midnight.until == datetime(2023, 5, 3, 0, 0, 59, 999999, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("until", "kept"),
+    [
+        # As until, a time keeps the whole of the last unit it is written to, as a date keeps
+        # its day: a time shown to the second keeps what was stored within that second.
+        ("2023-05-03T10:00:00Z", [3]),
+        ("2023-05-03T10:00", [3]),
+        ("2023-05-03T10", [3]),
+        ("2023-05-03T10:00:00.2", [3]),
+        ("2023-05-03T10:00:00.1", []),
+        ("2023-05-03T09:59:59.999999", []),
+        # A week without its day (ISO 8601's 2023-W18: Monday 1 to Sunday 7 May) keeps the week.
+        ("2023-W18", [3, 7]),
+        ("2023-W17", []),
+    ],
+)
+async def test_until_keeps_the_whole_last_unit_it_is_written_to(service: MemoryService, until: str, kept: list[int]) -> None:
+    await service.add_session(
+        "app",
+        "u",
+        "s",
+        [turn("pancakes at ten", datetime(2023, 5, 3, 10, 0, 0, 250000, tzinfo=UTC)),
+         turn("pancakes on Sunday", datetime(2023, 5, 7, 23, 59, tzinfo=UTC)),
+         turn("pancakes next week", datetime(2023, 5, 8, 0, 0, tzinfo=UTC))],
+    )
+    response = await service.search(SearchRequest(query="pancakes", app_name="app", user_id="u", until=until))  # type: ignore[arg-type]
+    assert sorted(h.memory.timestamp.day for h in response.hits) == kept
 
 
 def test_since_after_until_is_a_validation_error() -> None:
