@@ -1623,7 +1623,10 @@ def _full_form(token: Token) -> str | None:
     "mother"), or ``None`` (:mod:`graphmem._short_forms`)."""
     if token.lang_ != "en":
         return None
-    return full_form(_without_stray_marks(token.lower_))
+    word = token.lower_
+    if (full := full_form(word)) is not None or word.isalpha():
+        return full
+    return full_form(_without_stray_marks(word))  # "fam-" as the tokenizer may leave it
 
 
 def _unstretched(token: Token) -> str | None:
