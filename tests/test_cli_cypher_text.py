@@ -132,6 +132,19 @@ def test_return_columns_are_named_as_neo4j_names_them() -> None:
     assert return_columns("MATCH (x) WHERE EXISTS { MATCH (x)-->(y) RETURN y } RETURN x.a AS `a b` LIMIT 2") == ["a b"]
 
 
+def test_aliases_and_properties_named_like_keywords_are_names() -> None:
+    """An alias named limit came back as the column "x.id AS" on networkx, and a SKIP or
+    LIMIT after an alias named so was left to grand-cypher (which cuts before WHERE)."""
+    assert return_columns("MATCH (x) RETURN x.id AS limit ORDER BY x.id") == ["limit"]
+    assert return_columns("MATCH (x) RETURN x.position AS skip, x.limit, x.id AS order ORDER BY x.id LIMIT 1") == [
+        "skip",
+        "x.limit",
+        "order",
+    ]
+    body, skip, limit = without_final_paging("MATCH (x) RETURN x.id AS skip ORDER BY skip SKIP 1 LIMIT 2", {})
+    assert (skip, limit) == (1, 2) and body.split() == "MATCH (x) RETURN x.id AS skip ORDER BY skip".split()
+
+
 def _graph(values: list[str]) -> nx.DiGraph[Any]:
     graph: nx.DiGraph[Any] = nx.DiGraph()
     for i, value in enumerate(values):

@@ -71,6 +71,10 @@ SUBSET = {
     "separate patterns joined by WHERE, with a limit": """
         MATCH (a:Token {app_name: $app, user_id: $user}) MATCH (b:Token {app_name: $app, user_id: 'bob'})
         WHERE a.value = b.value RETURN a.value AS shared ORDER BY shared SKIP 1 LIMIT 5""",
+    # An alias named limit came back as the column "x.session_id AS" on networkx.
+    "aliases named like keywords": """
+        MATCH (x:Entry {app_name: $app, user_id: $user})
+        RETURN x.session_id AS limit, x.position AS skip ORDER BY limit DESC, skip SKIP 1 LIMIT 3""",
     # grand-cypher counted nulls, averaged them as 0, gave Infinity for min and -Infinity for max.
     "aggregations over nulls": """
         MATCH (x:Entry {app_name: $app, user_id: $user})

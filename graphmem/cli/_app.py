@@ -99,7 +99,7 @@ too long (default 30 s) on both backends.
   ones with both bounds and no variable, `-[:NEXT*1..3]->`);
 * WHERE with = <> < <= > >=, AND, OR, NOT, IN [list], STARTS WITH, ENDS WITH, CONTAINS,
   IS NULL, IS NOT NULL (on a property), EXISTS { MATCH ... };
-* RETURN of variables and properties, with AS aliases, DISTINCT, the aggregations
+* RETURN of variables and properties, with AS aliases (`AS limit` too), DISTINCT, the aggregations
   COUNT, SUM, AVG, MIN, MAX, COLLECT (grouped by the other columns, nulls skipped), and
   the functions coalesce, toLower, toUpper, trim, size, type;
 * ORDER BY returned columns or aliases (ASC/DESC), SKIP, LIMIT (a whole number of 0 or

@@ -494,40 +494,9 @@ def return_columns(query: str) -> list[str]:
     columns (which come back in another order when there is an ORDER BY) Neo4j's order
     and names.
     """
-    tokens = _significant(tokenize(query))
-    depth = 0
-    start = None
-    for index, token in enumerate(tokens):
-        if token.text in "([{":
-            depth += 1
-        elif token.text in ")]}":
-            depth -= 1
-        elif depth == 0 and token.kind == "word" and token.text.upper() == "RETURN":
-            start = index + 1
-    if start is None:
-        return []
-    if start < len(tokens) and tokens[start].kind == "word" and tokens[start].text.upper() == "DISTINCT":
-        start += 1
-    items: list[list[Token]] = [[]]
-    depth = 0
-    for index in range(start, len(tokens)):
-        token = tokens[index]
-        word = token.text.upper() if token.kind == "word" else ""
-        following = tokens[index + 1].text.upper() if index + 1 < len(tokens) else ""
-        if depth == 0 and (word in ("SKIP", "LIMIT") or (word == "ORDER" and following == "BY") or token.text == ";"):
-            break
-        if token.text in "([{":
-            depth += 1
-        elif token.text in ")]}":
-            depth -= 1
-        if depth == 0 and token.text == ",":
-            items.append([])
-            continue
-        items[-1].append(token)
+    _, items, _ = _final_return(_significant(tokenize(query)))
     columns = []
     for item in items:
-        if not item:
-            continue
         if len(item) >= 3 and item[-2].kind == "word" and item[-2].text.upper() == "AS":
             last = item[-1]
             columns.append(last.value if last.kind == "name" else last.text)
@@ -1308,7 +1277,11 @@ def _final_return(sig: list[Token]) -> tuple[bool, list[list[Token]], int]:
         token = sig[index]
         word = token.text.upper() if token.kind == "word" else ""
         following = sig[index + 1].text.upper() if index + 1 < len(sig) else ""
-        if depth == 0 and (word in ("SKIP", "LIMIT") or (word == "ORDER" and following == "BY") or token.text == ";"):
+        # (An alias or a property named like a keyword, AS limit or x.skip, is a name.)
+        named = index > start and (sig[index - 1].text == "." or sig[index - 1].text.upper() == "AS")
+        if depth == 0 and not named and (
+            word in ("SKIP", "LIMIT") or (word == "ORDER" and following == "BY") or token.text == ";"
+        ):
             break
         if token.kind == "punct" and token.text in "([{":
             depth += 1
@@ -1378,7 +1351,8 @@ def without_final_paging(query: str, parameters: Mapping[str, Any]) -> tuple[str
     cut: list[int] = []  # indexes into sig
     while index < len(sig):
         word = sig[index].text.upper() if sig[index].kind == "word" else ""
-        if word not in ("SKIP", "LIMIT"):
+        before = sig[index - 1].text.upper()
+        if word not in ("SKIP", "LIMIT") or before in (".", "AS", "BY", ","):  # ORDER BY limit: an alias
             index += 1
             continue
         value = _count_value(sig[index + 1], parameters) if index + 1 < len(sig) else None
