@@ -71,6 +71,19 @@ SUBSET = {
     "separate patterns joined by WHERE, with a limit": """
         MATCH (a:Token {app_name: $app, user_id: $user}) MATCH (b:Token {app_name: $app, user_id: 'bob'})
         WHERE a.value = b.value RETURN a.value AS shared ORDER BY shared SKIP 1 LIMIT 5""",
+    # grand-cypher bound x of the first pattern to every node its property index gave (tokens and
+    # entities too: rows of nulls), and left a pattern without matches out of the join.
+    "separate patterns sharing no node": """
+        MATCH (x:Entry {app_name: $app, user_id: $user})
+        MATCH (t:Token {app_name: $app, user_id: $user, value: 'lisbon'})
+        RETURN x.session_id AS session, x.position AS position, t.value AS token ORDER BY session, position""",
+    "separate patterns, counted": """
+        MATCH (x:Entry {app_name: $app, user_id: $user}) MATCH (n:Entity {app_name: $app, user_id: 'bob'})
+        RETURN n.name AS entity, count(x) AS entries ORDER BY entity""",
+    "separate patterns, one matching nothing": """
+        MATCH (x:Entry {app_name: $app, user_id: $user})
+        MATCH (t:Token {app_name: $app, user_id: $user, value: 'no-such-word'})
+        RETURN x.session_id AS session""",
     # An alias named limit came back as the column "x.session_id AS" on networkx.
     "aliases named like keywords": """
         MATCH (x:Entry {app_name: $app, user_id: $user})
@@ -86,6 +99,8 @@ SUBSET = {
         MATCH (n:Token|Entity {app_name: $app, user_id: $user})
         RETURN n.app_name AS app, min(n.value) AS first_token, max(n.name) AS last_entity, count(n.label) AS entities""",
 }
+#: Queries whose right answer is no row (orphans should be none).
+NO_ROWS = {"orphan_terms.cypher", "separate patterns, one matching nothing"}
 
 
 async def _load_demo(service: MemoryService) -> MemoryService:
@@ -177,10 +192,33 @@ async def test_every_file_gives_the_same_results_on_both_backends(
         on_networkx = _comparable(await run_read_only(networkx_demo, query, nx_params), nx_keys)
         on_neo4j = _comparable(await run_read_only(neo4j_demo, query, neo_params), neo_keys)
         # Orphans should be none: test_orphans_are_found_on_both_backends shows the file finds them.
-        assert on_networkx[1] or name == "orphan_terms.cypher", f"{name}: no rows, so the comparison proves nothing"
+        assert on_networkx[1] or name in NO_ROWS, f"{name}: no rows, so the comparison proves nothing"
         if on_networkx != on_neo4j:
             different.append(f"{name}:\n  networkx {str(on_networkx)[:1500]}\n  neo4j    {str(on_neo4j)[:1500]}")
     assert not different, "\n".join(different)
+
+
+async def test_separate_patterns_are_joined_as_cypher_joins_them(networkx_demo: MemoryService) -> None:
+    """Two MATCH clauses that share no variable: every match of one with every match of the
+    other, as on Neo4j. grand-cypher also bound x to the tokens and entities its property
+    index gave for {app_name, user_id} (rows of nulls; with ORDER BY x.id a TypeError), and
+    gave all of alice's entries for the last query, where no token matches."""
+    ids = sorted(e.entry_id for e in await networkx_demo.list_entries("companion", "alice"))
+    params = {"app": "companion", "user": "alice"}
+    both = (
+        "MATCH (x:Entry {app_name: $app, user_id: $user}) "
+        "MATCH (t:Token {app_name: $app, user_id: $user, value: 'lisbon'}) "
+    )
+    result = await run_read_only(networkx_demo, both + "RETURN x.id, t.value ORDER BY x.id", params)
+    assert result.rows == [[entry_id, "lisbon"] for entry_id in ids]
+    counted = await run_read_only(networkx_demo, both + "RETURN count(t) AS n, count(x) AS m", params)
+    assert counted.rows == [[len(ids), len(ids)]]
+    nothing = await run_read_only(
+        networkx_demo,
+        "MATCH (x:Entry {app_name: $app, user_id: $user}) MATCH (t:Token {value: 'no-such-word'}) RETURN x.id",
+        params,
+    )
+    assert nothing.rows == []
 
 
 @pytest.mark.neo4j

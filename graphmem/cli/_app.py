@@ -94,7 +94,8 @@ too long (default 30 s) on both backends.
 
 **On networkx** the query runs through grand-cypher, which reads a subset of Cypher:
 
-* one or more MATCH clauses (joined on shared variable names) with labels, `A|B` label and
+* one or more MATCH clauses (joined on shared variable names; clauses that share none are
+  joined every match with every match, as on Neo4j) with labels, `A|B` label and
   type alternatives, property maps `{name: "x"}`, directed relationships (variable-length
   ones with both bounds and no variable, `-[:NEXT*1..3]->`);
 * WHERE with = <> < <= > >=, AND, OR, NOT, IN [list], STARTS WITH, ENDS WITH, CONTAINS,

@@ -285,7 +285,7 @@ def _grand_cypher_rows(graph: Any, query: str, text: str) -> CypherResult:
     from lark.exceptions import LarkError
 
     try:
-        with _cypher_aggregations():
+        with _cypher_aggregations(), _separate_patterns():
             raw = GrandCypher(graph).run(text)
     except LarkError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -363,6 +363,61 @@ def _cypher_aggregations() -> Iterator[None]:
         yield
     finally:
         table.update(saved)
+
+
+@contextmanager
+def _separate_patterns() -> Iterator[None]:
+    """While grand-cypher reads a query, patterns that share no node (``MATCH (x:Entry {...})
+    MATCH (t:Token {...})``) are joined as Cypher joins them: every match of one with every
+    match of the other, none when one has no match.
+
+    grand-cypher matched each such pattern on its own and joined them, but bound a node
+    chosen by its property index without checking its label and properties there (so
+    ``x`` also stood for tokens and entities, as rows of nulls), and left a pattern with
+    no match out of the join instead of giving no row. Each pattern is matched here on its
+    own by grand-cypher's matcher, which then checks every node, and the matches are joined
+    afterwards; a query of one pattern is untouched.
+    """
+    import itertools
+
+    import networkx as nx
+    from grandcypher import GrandCypherExecutor
+
+    current = getattr(GrandCypherExecutor, "_matches_iter", None)
+    if not callable(current):
+        raise CliError(
+            "this grand-cypher version matches patterns where graphmem cannot make it join separate "
+            "patterns as Cypher does; run the query with --backend neo4j"
+        )
+    # Another query's swap may be in place (threads, off Linux): build on the original.
+    original: Any = getattr(current, "graphmem_original", current)
+
+    def matches_iter(self: Any, motif: Any) -> Iterator[dict[Any, Any]]:
+        parts = [motif.subgraph(nodes) for nodes in nx.weakly_connected_components(motif)]
+        if len(parts) < 2:
+            yield from original(self, motif)
+            return
+        # Without the hints grand-cypher takes from its property index: they are the product
+        # of every pattern node's candidates, which it compares pairwise (18 s for the demo's
+        # alice entries with bob's entities, 0.2 s without); each node is checked as it matches.
+        saved = self._auto_where_hints, self._auto_node_jsondata_hints
+        self._auto_where_hints = self._auto_node_jsondata_hints = False
+        try:
+            found = [list(original(self, part)) for part in parts]
+        finally:
+            self._auto_where_hints, self._auto_node_jsondata_hints = saved
+        for combination in itertools.product(*found):
+            joined: dict[Any, Any] = {}
+            for match in combination:
+                joined.update(match)
+            yield joined
+
+    matches_iter.graphmem_original = original  # type: ignore[attr-defined]
+    GrandCypherExecutor._matches_iter = matches_iter
+    try:
+        yield
+    finally:
+        GrandCypherExecutor._matches_iter = original
 
 
 def _neo4j_column_order(query: str, keys: list[str]) -> list[tuple[str, int]]:
