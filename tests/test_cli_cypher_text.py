@@ -345,6 +345,23 @@ def test_comparisons_python_reads_as_neo4j_does_pass(query: str) -> None:
     assert networkx_misreading(query) is None
 
 
+@pytest.mark.parametrize(
+    ("query", "says"),
+    [
+        ("MATCH (x:Entry) RETURN x.id, x.id AS copy ORDER BY copy", "x.id is returned twice (at line 1, column 24 and"),
+        ("MATCH (x:Entry) RETURN count(x) AS a, COUNT(x) AS b", "count(x) is returned twice"),
+        ("MATCH (x:Entry) RETURN x.id AS a, x . id AS b", "x.id is returned twice"),
+        ("MATCH (x:Entry) RETURN toLower(x.id) AS a, toLower(x.id) AS b", "toLower(x.id) is returned twice"),
+        ("MATCH (x:Entry) RETURN DISTINCT x.author, x.author", "x.author is returned twice"),
+    ],
+)
+def test_the_same_expression_returned_twice_is_refused(query: str, says: str) -> None:
+    """grand-cypher keys its columns by expression: it silently returned one column of the two."""
+    reason = networkx_misreading(query)
+    assert reason is not None and reason.startswith(says) and "return it once" in reason and "\n" not in reason, reason
+    assert networkx_misreading("MATCH (x:Entry)-[:NEXT]->(y:Entry) RETURN x.id AS a, y.id AS b, x.ID") is None
+
+
 def test_a_missing_skip_or_limit_parameter_is_asked_for_as_json() -> None:
     # --param n=5 passes the string "5", which LIMIT refuses.
     with pytest.raises(CypherTextError, match=r"\$n, \$user: give --param n:=\.\.\. --param user=\.\.\.$"):

@@ -636,7 +636,11 @@ def networkx_misreading(query: str, parameters: Mapping[str, Any] | None = None)
             return reason
     variables = {key for key in scopes[0].labels if not key.startswith("#")}
     variables |= {rel.variable for rel in scopes[0].rels if rel.variable is not None}
-    return _type_refusal(query, sig, parameters or {}) or _return_refusal(query, sig, variables)
+    return (
+        _type_refusal(query, sig, parameters or {})
+        or _return_refusal(query, sig, variables)
+        or _repeated_column_refusal(query, sig)
+    )
 
 
 _INTEGER = re.compile(r"\d+|0[xX][0-9a-fA-F]+")
@@ -1328,6 +1332,31 @@ def _return_refusal(query: str, sig: list[Token], variables: set[str]) -> str | 
                 f"{what} by the list {name}.{expr[2].text} at {_position(query, expr[0].start)} is not possible "
                 "on the networkx backend: run it with --backend neo4j"
             )
+    return None
+
+
+def _repeated_column_refusal(query: str, sig: list[Token]) -> str | None:
+    """The same expression returned twice (``RETURN x.id, x.id AS copy``): grand-cypher keys
+    its columns by expression and silently keeps only one of them."""
+    _, items, _ = _final_return(sig)
+    seen: dict[tuple[str, ...], list[Token]] = {}
+    for item in items:
+        aliased = len(item) >= 3 and item[-2].kind == "word" and item[-2].text.upper() == "AS"
+        expr = item[:-2] if aliased else item
+        # (to_grand_cypher writes count as COUNT; a quoted name is its name)
+        key = tuple(
+            t.value if t.kind == "name" else t.text.upper() if t.text.upper() in _AGGREGATIONS else t.text
+            for t in expr
+        )
+        if key in seen:
+            first = seen[key]
+            shown = query[first[0].start : first[-1].start + len(first[-1].text)]
+            return (
+                f"{shown} is returned twice (at {_position(query, first[0].start)} and "
+                f"{_position(query, expr[0].start)}): the networkx backend keeps one column per expression "
+                "and would drop the other; return it once, or run it with --backend neo4j"
+            )
+        seen[key] = expr
     return None
 
 
