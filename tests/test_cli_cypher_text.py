@@ -362,6 +362,23 @@ def test_the_same_expression_returned_twice_is_refused(query: str, says: str) ->
     assert networkx_misreading("MATCH (x:Entry)-[:NEXT]->(y:Entry) RETURN x.id AS a, y.id AS b, x.ID") is None
 
 
+@pytest.mark.parametrize(
+    ("query", "says"),
+    [
+        ("MATCH (x:Entry) RETURN $k AS k, x.id", "the parameter $k at line 1, column 24 is returned as a column"),
+        ("MATCH (x:Entry) RETURN x.id, 'a'", "the value 'a' at line 1, column 30"),
+        ("MATCH (x:Entry) RETURN x.id, -1 AS n", "the value -1 at"),
+        ("MATCH (x:Entry) RETURN x.id, null AS n", "the value null at"),
+    ],
+)
+def test_a_parameter_or_literal_returned_as_a_column_is_refused(query: str, says: str) -> None:
+    """grand-cypher cannot return a value: RETURN $k failed with a parser error about a '"'
+    that graphmem itself wrote (the parameter as a literal)."""
+    reason = networkx_misreading(query, {"k": "hello"})
+    assert reason is not None and reason.startswith(says) and "leave it out of RETURN" in reason, reason
+    assert networkx_misreading("MATCH (x:Entry) RETURN coalesce(x.session_id, $k) AS s, x.id AS true", {"k": ""}) is None
+
+
 def test_a_missing_skip_or_limit_parameter_is_asked_for_as_json() -> None:
     # --param n=5 passes the string "5", which LIMIT refuses.
     with pytest.raises(CypherTextError, match=r"\$n, \$user: give --param n:=\.\.\. --param user=\.\.\.$"):

@@ -117,8 +117,9 @@ variable-length relationship; a boolean property compared with a number (or `pos
 with a boolean); CONTAINS/STARTS WITH/ENDS WITH on `time_refs` (a list); < <= > >= between
 a number and a string or between two properties; DISTINCT or grouping by a whole node or by
 `time_refs`; DISTINCT with an alias (`RETURN DISTINCT x.p AS a`: drop the AS, and ORDER BY
-`x.p`); the same expression returned twice (`RETURN x.p, x.p AS q`: return it once). Also:
-an aggregation over no rows returns no row (Neo4j returns one row with 0); ORDER BY
+`x.p`); the same expression returned twice (`RETURN x.p, x.p AS q`: return it once); a
+parameter or literal returned as a column (`RETURN $k AS k`). Also: an aggregation over no
+rows returns no row (Neo4j returns one row with 0); ORDER BY
 over a column that mixes null and strings fails (wrap it in coalesce(x, "")); null compares
 as in Python (`x.p <> "a"` matches a null p: test IS NULL); `id(x)` differs. Ties are
 ordered differently by the two engines: order by enough columns to make the order total.

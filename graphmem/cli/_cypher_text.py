@@ -640,6 +640,7 @@ def networkx_misreading(query: str, parameters: Mapping[str, Any] | None = None)
         _type_refusal(query, sig, parameters or {})
         or _return_refusal(query, sig, variables)
         or _repeated_column_refusal(query, sig)
+        or _returned_value_refusal(query, sig)
     )
 
 
@@ -1357,6 +1358,27 @@ def _repeated_column_refusal(query: str, sig: list[Token]) -> str | None:
                 "and would drop the other; return it once, or run it with --backend neo4j"
             )
         seen[key] = expr
+    return None
+
+
+def _returned_value_refusal(query: str, sig: list[Token]) -> str | None:
+    """A parameter or literal returned as a column (``RETURN $k AS k``), which grand-cypher
+    cannot read there (a parameter becomes a literal before grand-cypher reads the query,
+    and its parser failed on it, naming a quote the user never wrote)."""
+    _, items, _ = _final_return(sig)
+    for item in items:
+        aliased = len(item) >= 3 and item[-2].kind == "word" and item[-2].text.upper() == "AS"
+        expr = item[:-2] if aliased else item
+        value = expr[1:] if len(expr) == 2 and expr[0].text == "-" and expr[1].kind == "number" else expr
+        if len(value) != 1 or not (value[0].kind in ("param", "string", "number") or _literal_kind(value[0])):
+            continue
+        what = "the parameter" if value[0].kind == "param" else "the value"
+        shown = query[expr[0].start : value[0].start + len(value[0].text)]
+        return (
+            f"{what} {shown} at {_position(query, expr[0].start)} is returned as a column: the networkx "
+            "backend returns only variables, properties and functions of them, not a parameter or a literal; "
+            "leave it out of RETURN (its value is known) or run it with --backend neo4j"
+        )
     return None
 
 
