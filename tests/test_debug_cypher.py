@@ -21,6 +21,7 @@ from conftest import make_neo4j_service
 from graphmem import Decomposer, GraphMemoryService, MemoryService
 from graphmem._fixtures import demo_fixtures_path, load_fixtures
 from graphmem.cli._app import app
+from graphmem.cli._context import CliError
 from graphmem.cli._cypher_run import CypherResult, run_read_only
 from graphmem.cli._cypher_text import parameter_names
 
@@ -219,6 +220,30 @@ async def test_separate_patterns_are_joined_as_cypher_joins_them(networkx_demo: 
         params,
     )
     assert nothing.rows == []
+
+
+async def test_ordering_by_a_property_null_on_some_rows_says_what_to_do(decomposer: Decomposer) -> None:
+    """grand-cypher orders a null as infinity, which no string compares with: the command
+    said only "TypeError: '<' not supported between instances of 'float' and 'str'"."""
+    from graphmem import Content, EntryRecord, MemoryEntry
+
+    def entry(text: str) -> MemoryEntry:
+        return MemoryEntry(content=Content(role="user").with_text(text), author="Dave", timestamp="2024-05-03T00:00:00Z")
+
+    service = GraphMemoryService(decomposer)
+    await service.add_session("app", "dave", "s1", [entry("Rex saw the vet."), entry("Rex likes the park.")])
+    await service.restore_session("app", "dave", None, [EntryRecord(entry("No session here."), entry_id="b1")])
+    for query, key in (
+        ("MATCH (x:Entry {app_name: 'app'}) RETURN x.id, x.session_id ORDER BY x.session_id", "x.session_id"),
+        ("MATCH (x:Entry) RETURN x.session_id AS s, count(x) AS n ORDER BY n, s DESC LIMIT 1", "n, s"),
+    ):
+        with pytest.raises(CliError) as raised:
+            await run_read_only(service, query, {})
+        message = str(raised.value)
+        assert message.startswith(f"ORDER BY {key} fails on the networkx backend: some rows have no value (null)")
+        assert 'coalesce(x.session_id, "") AS k and ORDER BY k' in message and "\n" not in message, message
+    fixed = 'MATCH (x:Entry) RETURN x.id AS id, coalesce(x.session_id, "") AS k ORDER BY k, id'
+    assert [row[1] for row in (await run_read_only(service, fixed, {})).rows] == ["", "s1", "s1"]
 
 
 @pytest.mark.neo4j

@@ -119,8 +119,9 @@ a number and a string or between two properties; DISTINCT or grouping by a whole
 `time_refs`; DISTINCT with an alias (`RETURN DISTINCT x.p AS a`: drop the AS, and ORDER BY
 `x.p`); the same expression returned twice (`RETURN x.p, x.p AS q`: return it once); a
 parameter or literal returned as a column (`RETURN $k AS k`). Also: an aggregation over no
-rows returns no row (Neo4j returns one row with 0); ORDER BY
-over a column that mixes null and strings fails (wrap it in coalesce(x, "")); null compares
+rows returns no row (Neo4j returns one row with 0); ORDER BY a key that is null on some
+rows and a string on others fails, saying so (return coalesce(x.p, "") AS k and ORDER BY k,
+or filter with WHERE x.p IS NOT NULL); null compares
 as in Python (`x.p <> "a"` matches a null p: test IS NULL); `id(x)` differs. Ties are
 ordered differently by the two engines: order by enough columns to make the order total.
 """

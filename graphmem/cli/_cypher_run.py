@@ -36,6 +36,7 @@ from graphmem.cli._cypher_text import (
     CypherTextError,
     check_read_only,
     networkx_misreading,
+    order_by_keys,
     return_columns,
     to_grand_cypher,
     without_final_paging,
@@ -295,6 +296,13 @@ def _grand_cypher_rows(graph: Any, query: str, text: str) -> CypherResult:
         ) from None
     except (RecursionError, CliError):
         raise
+    except TypeError as exc:
+        if _raised_in(exc, "_apply_order_by") and " not supported between instances of " in str(exc):
+            raise CliError(_unorderable(query)) from None
+        raise CliError(
+            f"grand-cypher failed on this query ({type(exc).__name__}: {exc}); see the supported subset "
+            "in `graphmem cypher --help`"
+        ) from None
     except Exception as exc:  # grand-cypher is a third-party interpreter of user text
         raise CliError(
             f"grand-cypher failed on this query ({type(exc).__name__}: {exc}); see the supported subset "
@@ -306,6 +314,29 @@ def _grand_cypher_rows(graph: Any, query: str, text: str) -> CypherResult:
     values = [list(raw[keys[i]]) for i in order]
     rows = [[_plain_networkx(v) for v in row] for row in zip(*values, strict=True)] if values else []
     return CypherResult([name for name, _ in columns], rows)
+
+
+def _raised_in(exc: BaseException, function: str) -> bool:
+    """Whether ``exc`` was raised in (or below) a function of that name."""
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_name == function:
+            return True
+        tb = tb.tb_next
+    return False
+
+
+def _unorderable(query: str) -> str:
+    """What to do when grand-cypher could not order the rows: a key is null on some rows
+    and a string on others (it orders a null as infinity, which no string compares with)."""
+    keys = order_by_keys(query)
+    key = next((e for _, e in keys if re.fullmatch(r"\w+\.\w+", e)), keys[0][1] if keys else "x.prop")
+    written = ", ".join(k for k, _ in keys) or "..."
+    return (
+        f"ORDER BY {written} fails on the networkx backend: some rows have no value (null) for "
+        f"a key that others hold a string in, and it cannot order the two (Neo4j puts nulls last); return "
+        f'coalesce({key}, "") AS k and ORDER BY k, or leave those rows out with WHERE {key} IS NOT NULL'
+    )
 
 
 @contextmanager

@@ -36,6 +36,7 @@ __all__ = [
     "Token",
     "check_read_only",
     "grand_cypher_literal",
+    "order_by_keys",
     "parameter_names",
     "return_columns",
     "to_grand_cypher",
@@ -504,6 +505,43 @@ def return_columns(query: str) -> list[str]:
             end = item[-1].start + len(item[-1].text)
             columns.append(query[item[0].start : end])
     return columns
+
+
+def order_by_keys(query: str) -> list[tuple[str, str]]:
+    """The keys of the final ORDER BY, without ASC or DESC: each as written, and as the
+    expression it orders by (the RETURN item's, for an alias)."""
+    sig = _significant(tokenize(query))
+    _, items, index = _final_return(sig)
+    if index + 1 >= len(sig) or sig[index].text.upper() != "ORDER" or sig[index + 1].text.upper() != "BY":
+        return []
+    expressions = {}
+    for item in items:
+        if len(item) >= 3 and item[-2].kind == "word" and item[-2].text.upper() == "AS":
+            alias = item[-1].value if item[-1].kind == "name" else item[-1].text
+            expressions[alias] = query[item[0].start : item[-3].start + len(item[-3].text)]
+    keys: list[list[Token]] = [[]]
+    depth = 0
+    for at in range(index + 2, len(sig)):
+        token = sig[at]
+        word = token.text.upper() if token.kind == "word" else ""
+        named = sig[at - 1].text.upper() in (".", "BY", ",")  # x.desc, ORDER BY limit: names
+        if depth == 0 and not named and (word in ("SKIP", "LIMIT") or token.text == ";"):
+            break
+        if token.kind == "punct" and token.text in "([{":
+            depth += 1
+        elif token.kind == "punct" and token.text in ")]}":
+            depth -= 1
+        if depth == 0 and token.text == ",":
+            keys.append([])
+        elif not (depth == 0 and not named and word in ("ASC", "ASCENDING", "DESC", "DESCENDING")):
+            keys[-1].append(token)
+    result = []
+    for key in keys:
+        if key:
+            text = query[key[0].start : key[-1].start + len(key[-1].text)]
+            name = key[0].value if len(key) == 1 and key[0].kind == "name" else text
+            result.append((text, expressions.get(name, text)))
+    return result
 
 
 # ---------------------------------------------------------------------------- grand-cypher dialect
