@@ -132,6 +132,19 @@ def test_return_columns_are_named_as_neo4j_names_them() -> None:
     assert return_columns("MATCH (x) WHERE EXISTS { MATCH (x)-->(y) RETURN y } RETURN x.a AS `a b` LIMIT 2") == ["a b"]
 
 
+def test_aliases_and_properties_named_like_keywords_are_names() -> None:
+    """An alias named limit came back as the column "x.id AS" on networkx, and a SKIP or
+    LIMIT after an alias named so was left to grand-cypher (which cuts before WHERE)."""
+    assert return_columns("MATCH (x) RETURN x.id AS limit ORDER BY x.id") == ["limit"]
+    assert return_columns("MATCH (x) RETURN x.position AS skip, x.limit, x.id AS order ORDER BY x.id LIMIT 1") == [
+        "skip",
+        "x.limit",
+        "order",
+    ]
+    body, skip, limit = without_final_paging("MATCH (x) RETURN x.id AS skip ORDER BY skip SKIP 1 LIMIT 2", {})
+    assert (skip, limit) == (1, 2) and body.split() == "MATCH (x) RETURN x.id AS skip ORDER BY skip".split()
+
+
 def _graph(values: list[str]) -> nx.DiGraph[Any]:
     graph: nx.DiGraph[Any] = nx.DiGraph()
     for i, value in enumerate(values):
@@ -330,6 +343,40 @@ def test_what_python_compares_or_groups_otherwise_is_refused(query: str, paramet
 )
 def test_comparisons_python_reads_as_neo4j_does_pass(query: str) -> None:
     assert networkx_misreading(query) is None
+
+
+@pytest.mark.parametrize(
+    ("query", "says"),
+    [
+        ("MATCH (x:Entry) RETURN x.id, x.id AS copy ORDER BY copy", "x.id is returned twice (at line 1, column 24 and"),
+        ("MATCH (x:Entry) RETURN count(x) AS a, COUNT(x) AS b", "count(x) is returned twice"),
+        ("MATCH (x:Entry) RETURN x.id AS a, x . id AS b", "x.id is returned twice"),
+        ("MATCH (x:Entry) RETURN toLower(x.id) AS a, toLower(x.id) AS b", "toLower(x.id) is returned twice"),
+        ("MATCH (x:Entry) RETURN DISTINCT x.author, x.author", "x.author is returned twice"),
+    ],
+)
+def test_the_same_expression_returned_twice_is_refused(query: str, says: str) -> None:
+    """grand-cypher keys its columns by expression: it silently returned one column of the two."""
+    reason = networkx_misreading(query)
+    assert reason is not None and reason.startswith(says) and "return it once" in reason and "\n" not in reason, reason
+    assert networkx_misreading("MATCH (x:Entry)-[:NEXT]->(y:Entry) RETURN x.id AS a, y.id AS b, x.ID") is None
+
+
+@pytest.mark.parametrize(
+    ("query", "says"),
+    [
+        ("MATCH (x:Entry) RETURN $k AS k, x.id", "the parameter $k at line 1, column 24 is returned as a column"),
+        ("MATCH (x:Entry) RETURN x.id, 'a'", "the value 'a' at line 1, column 30"),
+        ("MATCH (x:Entry) RETURN x.id, -1 AS n", "the value -1 at"),
+        ("MATCH (x:Entry) RETURN x.id, null AS n", "the value null at"),
+    ],
+)
+def test_a_parameter_or_literal_returned_as_a_column_is_refused(query: str, says: str) -> None:
+    """grand-cypher cannot return a value: RETURN $k failed with a parser error about a '"'
+    that graphmem itself wrote (the parameter as a literal)."""
+    reason = networkx_misreading(query, {"k": "hello"})
+    assert reason is not None and reason.startswith(says) and "leave it out of RETURN" in reason, reason
+    assert networkx_misreading("MATCH (x:Entry) RETURN coalesce(x.session_id, $k) AS s, x.id AS true", {"k": ""}) is None
 
 
 def test_a_missing_skip_or_limit_parameter_is_asked_for_as_json() -> None:

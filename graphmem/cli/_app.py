@@ -94,12 +94,13 @@ too long (default 30 s) on both backends.
 
 **On networkx** the query runs through grand-cypher, which reads a subset of Cypher:
 
-* one or more MATCH clauses (joined on shared variable names) with labels, `A|B` label and
+* one or more MATCH clauses (joined on shared variable names; clauses that share none are
+  joined every match with every match, as on Neo4j) with labels, `A|B` label and
   type alternatives, property maps `{name: "x"}`, directed relationships (variable-length
   ones with both bounds and no variable, `-[:NEXT*1..3]->`);
 * WHERE with = <> < <= > >=, AND, OR, NOT, IN [list], STARTS WITH, ENDS WITH, CONTAINS,
   IS NULL, IS NOT NULL (on a property), EXISTS { MATCH ... };
-* RETURN of variables and properties, with AS aliases, DISTINCT, the aggregations
+* RETURN of variables and properties, with AS aliases (`AS limit` too), DISTINCT, the aggregations
   COUNT, SUM, AVG, MIN, MAX, COLLECT (grouped by the other columns, nulls skipped), and
   the functions coalesce, toLower, toUpper, trim, size, type;
 * ORDER BY returned columns or aliases (ASC/DESC), SKIP, LIMIT (a whole number of 0 or
@@ -116,9 +117,11 @@ variable-length relationship; a boolean property compared with a number (or `pos
 with a boolean); CONTAINS/STARTS WITH/ENDS WITH on `time_refs` (a list); < <= > >= between
 a number and a string or between two properties; DISTINCT or grouping by a whole node or by
 `time_refs`; DISTINCT with an alias (`RETURN DISTINCT x.p AS a`: drop the AS, and ORDER BY
-`x.p`). Also: an aggregation over no rows returns no row (Neo4j returns one row with
-0); ORDER BY
-over a column that mixes null and strings fails (wrap it in coalesce(x, "")); null compares
+`x.p`); the same expression returned twice (`RETURN x.p, x.p AS q`: return it once); a
+parameter or literal returned as a column (`RETURN $k AS k`). Also: an aggregation over no
+rows returns no row (Neo4j returns one row with 0); ORDER BY a key that is null on some
+rows and a string on others fails, saying so (return coalesce(x.p, "") AS k and ORDER BY k,
+or filter with WHERE x.p IS NOT NULL); null compares
 as in Python (`x.p <> "a"` matches a null p: test IS NULL); `id(x)` differs. Ties are
 ordered differently by the two engines: order by enough columns to make the order total.
 """

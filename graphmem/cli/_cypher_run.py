@@ -36,6 +36,7 @@ from graphmem.cli._cypher_text import (
     CypherTextError,
     check_read_only,
     networkx_misreading,
+    order_by_keys,
     return_columns,
     to_grand_cypher,
     without_final_paging,
@@ -285,7 +286,7 @@ def _grand_cypher_rows(graph: Any, query: str, text: str) -> CypherResult:
     from lark.exceptions import LarkError
 
     try:
-        with _cypher_aggregations():
+        with _cypher_aggregations(), _separate_patterns():
             raw = GrandCypher(graph).run(text)
     except LarkError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -295,6 +296,13 @@ def _grand_cypher_rows(graph: Any, query: str, text: str) -> CypherResult:
         ) from None
     except (RecursionError, CliError):
         raise
+    except TypeError as exc:
+        if _raised_in(exc, "_apply_order_by") and " not supported between instances of " in str(exc):
+            raise CliError(_unorderable(query)) from None
+        raise CliError(
+            f"grand-cypher failed on this query ({type(exc).__name__}: {exc}); see the supported subset "
+            "in `graphmem cypher --help`"
+        ) from None
     except Exception as exc:  # grand-cypher is a third-party interpreter of user text
         raise CliError(
             f"grand-cypher failed on this query ({type(exc).__name__}: {exc}); see the supported subset "
@@ -306,6 +314,29 @@ def _grand_cypher_rows(graph: Any, query: str, text: str) -> CypherResult:
     values = [list(raw[keys[i]]) for i in order]
     rows = [[_plain_networkx(v) for v in row] for row in zip(*values, strict=True)] if values else []
     return CypherResult([name for name, _ in columns], rows)
+
+
+def _raised_in(exc: BaseException, function: str) -> bool:
+    """Whether ``exc`` was raised in (or below) a function of that name."""
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_name == function:
+            return True
+        tb = tb.tb_next
+    return False
+
+
+def _unorderable(query: str) -> str:
+    """What to do when grand-cypher could not order the rows: a key is null on some rows
+    and a string on others (it orders a null as infinity, which no string compares with)."""
+    keys = order_by_keys(query)
+    key = next((e for _, e in keys if re.fullmatch(r"\w+\.\w+", e)), keys[0][1] if keys else "x.prop")
+    written = ", ".join(k for k, _ in keys) or "..."
+    return (
+        f"ORDER BY {written} fails on the networkx backend: some rows have no value (null) for "
+        f"a key that others hold a string in, and it cannot order the two (Neo4j puts nulls last); return "
+        f'coalesce({key}, "") AS k and ORDER BY k, or leave those rows out with WHERE {key} IS NOT NULL'
+    )
 
 
 @contextmanager
@@ -363,6 +394,61 @@ def _cypher_aggregations() -> Iterator[None]:
         yield
     finally:
         table.update(saved)
+
+
+@contextmanager
+def _separate_patterns() -> Iterator[None]:
+    """While grand-cypher reads a query, patterns that share no node (``MATCH (x:Entry {...})
+    MATCH (t:Token {...})``) are joined as Cypher joins them: every match of one with every
+    match of the other, none when one has no match.
+
+    grand-cypher matched each such pattern on its own and joined them, but bound a node
+    chosen by its property index without checking its label and properties there (so
+    ``x`` also stood for tokens and entities, as rows of nulls), and left a pattern with
+    no match out of the join instead of giving no row. Each pattern is matched here on its
+    own by grand-cypher's matcher, which then checks every node, and the matches are joined
+    afterwards; a query of one pattern is untouched.
+    """
+    import itertools
+
+    import networkx as nx
+    from grandcypher import GrandCypherExecutor
+
+    current = getattr(GrandCypherExecutor, "_matches_iter", None)
+    if not callable(current):
+        raise CliError(
+            "this grand-cypher version matches patterns where graphmem cannot make it join separate "
+            "patterns as Cypher does; run the query with --backend neo4j"
+        )
+    # Another query's swap may be in place (threads, off Linux): build on the original.
+    original: Any = getattr(current, "graphmem_original", current)
+
+    def matches_iter(self: Any, motif: Any) -> Iterator[dict[Any, Any]]:
+        parts = [motif.subgraph(nodes) for nodes in nx.weakly_connected_components(motif)]
+        if len(parts) < 2:
+            yield from original(self, motif)
+            return
+        # Without the hints grand-cypher takes from its property index: they are the product
+        # of every pattern node's candidates, which it compares pairwise (18 s for the demo's
+        # alice entries with bob's entities, 0.2 s without); each node is checked as it matches.
+        saved = self._auto_where_hints, self._auto_node_jsondata_hints
+        self._auto_where_hints = self._auto_node_jsondata_hints = False
+        try:
+            found = [list(original(self, part)) for part in parts]
+        finally:
+            self._auto_where_hints, self._auto_node_jsondata_hints = saved
+        for combination in itertools.product(*found):
+            joined: dict[Any, Any] = {}
+            for match in combination:
+                joined.update(match)
+            yield joined
+
+    matches_iter.graphmem_original = original  # type: ignore[attr-defined]
+    GrandCypherExecutor._matches_iter = matches_iter
+    try:
+        yield
+    finally:
+        GrandCypherExecutor._matches_iter = original
 
 
 def _neo4j_column_order(query: str, keys: list[str]) -> list[tuple[str, int]]:

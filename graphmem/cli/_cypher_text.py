@@ -36,6 +36,7 @@ __all__ = [
     "Token",
     "check_read_only",
     "grand_cypher_literal",
+    "order_by_keys",
     "parameter_names",
     "return_columns",
     "to_grand_cypher",
@@ -494,40 +495,9 @@ def return_columns(query: str) -> list[str]:
     columns (which come back in another order when there is an ORDER BY) Neo4j's order
     and names.
     """
-    tokens = _significant(tokenize(query))
-    depth = 0
-    start = None
-    for index, token in enumerate(tokens):
-        if token.text in "([{":
-            depth += 1
-        elif token.text in ")]}":
-            depth -= 1
-        elif depth == 0 and token.kind == "word" and token.text.upper() == "RETURN":
-            start = index + 1
-    if start is None:
-        return []
-    if start < len(tokens) and tokens[start].kind == "word" and tokens[start].text.upper() == "DISTINCT":
-        start += 1
-    items: list[list[Token]] = [[]]
-    depth = 0
-    for index in range(start, len(tokens)):
-        token = tokens[index]
-        word = token.text.upper() if token.kind == "word" else ""
-        following = tokens[index + 1].text.upper() if index + 1 < len(tokens) else ""
-        if depth == 0 and (word in ("SKIP", "LIMIT") or (word == "ORDER" and following == "BY") or token.text == ";"):
-            break
-        if token.text in "([{":
-            depth += 1
-        elif token.text in ")]}":
-            depth -= 1
-        if depth == 0 and token.text == ",":
-            items.append([])
-            continue
-        items[-1].append(token)
+    _, items, _ = _final_return(_significant(tokenize(query)))
     columns = []
     for item in items:
-        if not item:
-            continue
         if len(item) >= 3 and item[-2].kind == "word" and item[-2].text.upper() == "AS":
             last = item[-1]
             columns.append(last.value if last.kind == "name" else last.text)
@@ -535,6 +505,43 @@ def return_columns(query: str) -> list[str]:
             end = item[-1].start + len(item[-1].text)
             columns.append(query[item[0].start : end])
     return columns
+
+
+def order_by_keys(query: str) -> list[tuple[str, str]]:
+    """The keys of the final ORDER BY, without ASC or DESC: each as written, and as the
+    expression it orders by (the RETURN item's, for an alias)."""
+    sig = _significant(tokenize(query))
+    _, items, index = _final_return(sig)
+    if index + 1 >= len(sig) or sig[index].text.upper() != "ORDER" or sig[index + 1].text.upper() != "BY":
+        return []
+    expressions = {}
+    for item in items:
+        if len(item) >= 3 and item[-2].kind == "word" and item[-2].text.upper() == "AS":
+            alias = item[-1].value if item[-1].kind == "name" else item[-1].text
+            expressions[alias] = query[item[0].start : item[-3].start + len(item[-3].text)]
+    keys: list[list[Token]] = [[]]
+    depth = 0
+    for at in range(index + 2, len(sig)):
+        token = sig[at]
+        word = token.text.upper() if token.kind == "word" else ""
+        named = sig[at - 1].text.upper() in (".", "BY", ",")  # x.desc, ORDER BY limit: names
+        if depth == 0 and not named and (word in ("SKIP", "LIMIT") or token.text == ";"):
+            break
+        if token.kind == "punct" and token.text in "([{":
+            depth += 1
+        elif token.kind == "punct" and token.text in ")]}":
+            depth -= 1
+        if depth == 0 and token.text == ",":
+            keys.append([])
+        elif not (depth == 0 and not named and word in ("ASC", "ASCENDING", "DESC", "DESCENDING")):
+            keys[-1].append(token)
+    result = []
+    for key in keys:
+        if key:
+            text = query[key[0].start : key[-1].start + len(key[-1].text)]
+            name = key[0].value if len(key) == 1 and key[0].kind == "name" else text
+            result.append((text, expressions.get(name, text)))
+    return result
 
 
 # ---------------------------------------------------------------------------- grand-cypher dialect
@@ -667,7 +674,12 @@ def networkx_misreading(query: str, parameters: Mapping[str, Any] | None = None)
             return reason
     variables = {key for key in scopes[0].labels if not key.startswith("#")}
     variables |= {rel.variable for rel in scopes[0].rels if rel.variable is not None}
-    return _type_refusal(query, sig, parameters or {}) or _return_refusal(query, sig, variables)
+    return (
+        _type_refusal(query, sig, parameters or {})
+        or _return_refusal(query, sig, variables)
+        or _repeated_column_refusal(query, sig)
+        or _returned_value_refusal(query, sig)
+    )
 
 
 _INTEGER = re.compile(r"\d+|0[xX][0-9a-fA-F]+")
@@ -1308,7 +1320,11 @@ def _final_return(sig: list[Token]) -> tuple[bool, list[list[Token]], int]:
         token = sig[index]
         word = token.text.upper() if token.kind == "word" else ""
         following = sig[index + 1].text.upper() if index + 1 < len(sig) else ""
-        if depth == 0 and (word in ("SKIP", "LIMIT") or (word == "ORDER" and following == "BY") or token.text == ";"):
+        # (An alias or a property named like a keyword, AS limit or x.skip, is a name.)
+        named = index > start and (sig[index - 1].text == "." or sig[index - 1].text.upper() == "AS")
+        if depth == 0 and not named and (
+            word in ("SKIP", "LIMIT") or (word == "ORDER" and following == "BY") or token.text == ";"
+        ):
             break
         if token.kind == "punct" and token.text in "([{":
             depth += 1
@@ -1358,6 +1374,52 @@ def _return_refusal(query: str, sig: list[Token], variables: set[str]) -> str | 
     return None
 
 
+def _repeated_column_refusal(query: str, sig: list[Token]) -> str | None:
+    """The same expression returned twice (``RETURN x.id, x.id AS copy``): grand-cypher keys
+    its columns by expression and silently keeps only one of them."""
+    _, items, _ = _final_return(sig)
+    seen: dict[tuple[str, ...], list[Token]] = {}
+    for item in items:
+        aliased = len(item) >= 3 and item[-2].kind == "word" and item[-2].text.upper() == "AS"
+        expr = item[:-2] if aliased else item
+        # (to_grand_cypher writes count as COUNT; a quoted name is its name)
+        key = tuple(
+            t.value if t.kind == "name" else t.text.upper() if t.text.upper() in _AGGREGATIONS else t.text
+            for t in expr
+        )
+        if key in seen:
+            first = seen[key]
+            shown = query[first[0].start : first[-1].start + len(first[-1].text)]
+            return (
+                f"{shown} is returned twice (at {_position(query, first[0].start)} and "
+                f"{_position(query, expr[0].start)}): the networkx backend keeps one column per expression "
+                "and would drop the other; return it once, or run it with --backend neo4j"
+            )
+        seen[key] = expr
+    return None
+
+
+def _returned_value_refusal(query: str, sig: list[Token]) -> str | None:
+    """A parameter or literal returned as a column (``RETURN $k AS k``), which grand-cypher
+    cannot read there (a parameter becomes a literal before grand-cypher reads the query,
+    and its parser failed on it, naming a quote the user never wrote)."""
+    _, items, _ = _final_return(sig)
+    for item in items:
+        aliased = len(item) >= 3 and item[-2].kind == "word" and item[-2].text.upper() == "AS"
+        expr = item[:-2] if aliased else item
+        value = expr[1:] if len(expr) == 2 and expr[0].text == "-" and expr[1].kind == "number" else expr
+        if len(value) != 1 or not (value[0].kind in ("param", "string", "number") or _literal_kind(value[0])):
+            continue
+        what = "the parameter" if value[0].kind == "param" else "the value"
+        shown = query[expr[0].start : value[0].start + len(value[0].text)]
+        return (
+            f"{what} {shown} at {_position(query, expr[0].start)} is returned as a column: the networkx "
+            "backend returns only variables, properties and functions of them, not a parameter or a literal; "
+            "leave it out of RETURN (its value is known) or run it with --backend neo4j"
+        )
+    return None
+
+
 def without_final_paging(query: str, parameters: Mapping[str, Any]) -> tuple[str, int, int | None]:
     """``query`` without the SKIP and LIMIT of its final RETURN, and their values (0 and
     ``None`` when it has none).
@@ -1378,7 +1440,8 @@ def without_final_paging(query: str, parameters: Mapping[str, Any]) -> tuple[str
     cut: list[int] = []  # indexes into sig
     while index < len(sig):
         word = sig[index].text.upper() if sig[index].kind == "word" else ""
-        if word not in ("SKIP", "LIMIT"):
+        before = sig[index - 1].text.upper()
+        if word not in ("SKIP", "LIMIT") or before in (".", "AS", "BY", ","):  # ORDER BY limit: an alias
             index += 1
             continue
         value = _count_value(sig[index + 1], parameters) if index + 1 < len(sig) else None
