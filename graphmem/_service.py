@@ -565,8 +565,9 @@ def _appended_entry_ids(entry_ids: Sequence[str], count: int) -> list[str]:
 
 
 def _entry_at(index: int, session_id: str | None) -> str:
-    """Where an entry of a write is, for its error ("entry 3 of session "s1"")."""
-    return f"entry {index}" + (f" of session {quote_ids(session_id)}" if session_id is not None else "")
+    """Where an entry of a write is, for its error (``entries[3] of session "s1"``: the
+    index into the entries given, from 0)."""
+    return f"entries[{index}]" + (f" of session {quote_ids(session_id)}" if session_id is not None else "")
 
 
 def _has_text(entry: MemoryEntry) -> bool:

@@ -1142,12 +1142,12 @@ async def test_a_bad_entry_deep_in_a_bulk_add_is_named_and_nothing_is_stored(ser
     from graphmem._models import MAX_TEXT_LENGTH
 
     sessions = {"first": [entry("kept out")], "second": [entry("fine"), entry("fine too"), entry("x" * (MAX_TEXT_LENGTH + 1))]}
-    with pytest.raises(ValueError, match=r'^entry 2 of session "second": an entry\'s text is .* nothing was stored$'):
+    with pytest.raises(ValueError, match=r'^entries\[2\] of session "second": an entry\'s text is .* nothing was stored$'):
         await service.add_sessions(APP, USER, sessions)
     long_author = {"first": [MemoryEntry(content=Content().with_text("hi"), author="a" * 257)]}
-    with pytest.raises(ValueError, match=r'^entry 0 of session "first": an entry\'s author is 257 characters long'):
+    with pytest.raises(ValueError, match=r'^entries\[0\] of session "first": an entry\'s author is 257 characters long'):
         await service.add_sessions(APP, USER, long_author)
-    with pytest.raises(TypeError, match=r'^entry 1 of session "first": entries must be MemoryEntry objects'):
+    with pytest.raises(TypeError, match=r'^entries\[1\] of session "first": entries must be MemoryEntry objects'):
         await service.add_sessions(APP, USER, {"first": [entry("kept out"), "not an entry"]})  # type: ignore[list-item]
     assert await stored_texts(service) == []
 

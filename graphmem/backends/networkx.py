@@ -422,7 +422,6 @@ class _OwnerIndex:
         return tuple(held) if isinstance(held, frozenset) else (held,)
 
 
-
 async def _in_thread_to_its_end(func: Callable[..., _T], /, *args: Any) -> _T:
     """``func(*args)`` in a worker thread, awaited to its end even when the awaiting task is
     cancelled (a timeout, a client gone): the cancellation is raised once the thread is done.
@@ -442,6 +441,7 @@ async def _in_thread_to_its_end(func: Callable[..., _T], /, *args: Any) -> _T:
         if not future.cancelled() and future.exception() is not None:
             logger.debug("a write whose caller was cancelled failed: %r", future.exception())
         raise
+
 
 class GraphMemoryService(MemoryService):
     """Memory in a networkx graph; optionally persisted to an fsync-ed journal.
