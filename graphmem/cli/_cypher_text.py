@@ -498,12 +498,8 @@ def return_columns(query: str) -> list[str]:
     _, items, _ = _final_return(_significant(tokenize(query)))
     columns = []
     for item in items:
-        if len(item) >= 3 and item[-2].kind == "word" and item[-2].text.upper() == "AS":
-            last = item[-1]
-            columns.append(last.value if last.kind == "name" else last.text)
-        else:
-            end = item[-1].start + len(item[-1].text)
-            columns.append(query[item[0].start : end])
+        expr, alias = _expression_and_alias(item)
+        columns.append(alias if alias is not None else query[expr[0].start : _end(expr[-1])])
     return columns
 
 
@@ -516,31 +512,18 @@ def order_by_keys(query: str) -> list[tuple[str, str]]:
         return []
     expressions = {}
     for item in items:
-        if len(item) >= 3 and item[-2].kind == "word" and item[-2].text.upper() == "AS":
-            alias = item[-1].value if item[-1].kind == "name" else item[-1].text
-            expressions[alias] = query[item[0].start : item[-3].start + len(item[-3].text)]
-    keys: list[list[Token]] = [[]]
-    depth = 0
-    for at in range(index + 2, len(sig)):
-        token = sig[at]
-        word = token.text.upper() if token.kind == "word" else ""
-        named = sig[at - 1].text.upper() in (".", "BY", ",")  # x.desc, ORDER BY limit: names
-        if depth == 0 and not named and (word in ("SKIP", "LIMIT") or token.text == ";"):
-            break
-        if token.kind == "punct" and token.text in "([{":
-            depth += 1
-        elif token.kind == "punct" and token.text in ")]}":
-            depth -= 1
-        if depth == 0 and token.text == ",":
-            keys.append([])
-        elif not (depth == 0 and not named and word in ("ASC", "ASCENDING", "DESC", "DESCENDING")):
-            keys[-1].append(token)
+        expr, alias = _expression_and_alias(item)
+        if alias is not None:
+            expressions[alias] = query[expr[0].start : _end(expr[-1])]
+    keys, _ = _top_level_items(sig, index + 2)
     result = []
     for key in keys:
-        if key:
-            text = query[key[0].start : key[-1].start + len(key[-1].text)]
-            name = key[0].value if len(key) == 1 and key[0].kind == "name" else text
-            result.append((text, expressions.get(name, text)))
+        if len(key) > 1 and key[-1].kind == "word" and key[-2].text != ".":
+            if key[-1].text.upper() in ("ASC", "ASCENDING", "DESC", "DESCENDING"):
+                key = key[:-1]
+        text = query[key[0].start : _end(key[-1])]
+        name = key[0].value if len(key) == 1 and key[0].kind == "name" else text
+        result.append((text, expressions.get(name, text)))
     return result
 
 
@@ -1312,7 +1295,13 @@ def _final_return(sig: list[Token]) -> tuple[bool, list[list[Token]], int]:
     if start is None:
         return False, [], len(sig)
     distinct = start < len(sig) and sig[start].kind == "word" and sig[start].text.upper() == "DISTINCT"
-    start += distinct
+    items, index = _top_level_items(sig, start + distinct)
+    return distinct, items, index
+
+
+def _top_level_items(sig: list[Token], start: int) -> tuple[list[list[Token]], int]:
+    """The comma-separated items from ``sig[start]`` up to ORDER BY, SKIP, LIMIT or ``;``
+    outside brackets, and the index where they stop."""
     items: list[list[Token]] = [[]]
     depth = 0
     index = start
@@ -1320,9 +1309,7 @@ def _final_return(sig: list[Token]) -> tuple[bool, list[list[Token]], int]:
         token = sig[index]
         word = token.text.upper() if token.kind == "word" else ""
         following = sig[index + 1].text.upper() if index + 1 < len(sig) else ""
-        # (An alias or a property named like a keyword, AS limit or x.skip, is a name.)
-        named = index > start and (sig[index - 1].text == "." or sig[index - 1].text.upper() == "AS")
-        if depth == 0 and not named and (
+        if depth == 0 and not _keyword_as_name(sig, index) and (
             word in ("SKIP", "LIMIT") or (word == "ORDER" and following == "BY") or token.text == ";"
         ):
             break
@@ -1335,7 +1322,26 @@ def _final_return(sig: list[Token]) -> tuple[bool, list[list[Token]], int]:
         else:
             items[-1].append(token)
         index += 1
-    return distinct, [item for item in items if item], index
+    return [item for item in items if item], index
+
+
+def _keyword_as_name(sig: list[Token], index: int) -> bool:
+    """Whether the word at ``index`` is a name although it reads as a keyword: an alias or
+    a property named like one (``AS limit``, ``x.skip``, ``ORDER BY limit``)."""
+    return index > 0 and sig[index - 1].text.upper() in (".", "AS", "BY", ",")
+
+
+def _expression_and_alias(item: list[Token]) -> tuple[list[Token], str | None]:
+    """A RETURN item's expression and its alias (``None`` when it has no ``AS``)."""
+    if len(item) >= 3 and item[-2].kind == "word" and item[-2].text.upper() == "AS":
+        alias = item[-1]
+        return item[:-2], alias.value if alias.kind == "name" else alias.text
+    return item, None
+
+
+def _end(token: Token) -> int:
+    """The offset just after ``token`` in the query."""
+    return token.start + len(token.text)
 
 
 def _return_refusal(query: str, sig: list[Token], variables: set[str]) -> str | None:
@@ -1350,15 +1356,14 @@ def _return_refusal(query: str, sig: list[Token], variables: set[str]) -> str | 
         return None
     what = "RETURN DISTINCT" if distinct else "grouping for an aggregation"
     for item in items:
-        aliased = len(item) >= 3 and item[-2].kind == "word" and item[-2].text.upper() == "AS"
-        if distinct and aliased and not (len(item) == 3 and item[0].kind in ("word", "name")):
+        expr, alias = _expression_and_alias(item)
+        if distinct and alias is not None and not (len(item) == 3 and item[0].kind in ("word", "name")):
             # (grand-cypher looks a DISTINCT column up by its expression, not its alias: a
             # KeyError. A variable under another name is no expression.)
             return (
                 f"RETURN DISTINCT with an alias at {_position(query, item[-2].start)} fails on the networkx "
                 "backend: drop the AS (the column is then named as written, x.p) or run it with --backend neo4j"
             )
-        expr = item[:-2] if aliased else item
         name = expr[0].value if expr[0].kind == "name" else expr[0].text
         if len(expr) == 1 and expr[0].kind in ("word", "name") and name in variables:
             return (
@@ -1380,8 +1385,7 @@ def _repeated_column_refusal(query: str, sig: list[Token]) -> str | None:
     _, items, _ = _final_return(sig)
     seen: dict[tuple[str, ...], list[Token]] = {}
     for item in items:
-        aliased = len(item) >= 3 and item[-2].kind == "word" and item[-2].text.upper() == "AS"
-        expr = item[:-2] if aliased else item
+        expr, _ = _expression_and_alias(item)
         # (to_grand_cypher writes count as COUNT; a quoted name is its name)
         key = tuple(
             t.value if t.kind == "name" else t.text.upper() if t.text.upper() in _AGGREGATIONS else t.text
@@ -1389,7 +1393,7 @@ def _repeated_column_refusal(query: str, sig: list[Token]) -> str | None:
         )
         if key in seen:
             first = seen[key]
-            shown = query[first[0].start : first[-1].start + len(first[-1].text)]
+            shown = query[first[0].start : _end(first[-1])]
             return (
                 f"{shown} is returned twice (at {_position(query, first[0].start)} and "
                 f"{_position(query, expr[0].start)}): the networkx backend keeps one column per expression "
@@ -1405,13 +1409,12 @@ def _returned_value_refusal(query: str, sig: list[Token]) -> str | None:
     and its parser failed on it, naming a quote the user never wrote)."""
     _, items, _ = _final_return(sig)
     for item in items:
-        aliased = len(item) >= 3 and item[-2].kind == "word" and item[-2].text.upper() == "AS"
-        expr = item[:-2] if aliased else item
+        expr, _ = _expression_and_alias(item)
         value = expr[1:] if len(expr) == 2 and expr[0].text == "-" and expr[1].kind == "number" else expr
         if len(value) != 1 or not (value[0].kind in ("param", "string", "number") or _literal_kind(value[0])):
             continue
         what = "the parameter" if value[0].kind == "param" else "the value"
-        shown = query[expr[0].start : value[0].start + len(value[0].text)]
+        shown = query[expr[0].start : _end(value[0])]
         return (
             f"{what} {shown} at {_position(query, expr[0].start)} is returned as a column: the networkx "
             "backend returns only variables, properties and functions of them, not a parameter or a literal; "
@@ -1440,8 +1443,7 @@ def without_final_paging(query: str, parameters: Mapping[str, Any]) -> tuple[str
     cut: list[int] = []  # indexes into sig
     while index < len(sig):
         word = sig[index].text.upper() if sig[index].kind == "word" else ""
-        before = sig[index - 1].text.upper()
-        if word not in ("SKIP", "LIMIT") or before in (".", "AS", "BY", ","):  # ORDER BY limit: an alias
+        if word not in ("SKIP", "LIMIT") or _keyword_as_name(sig, index):
             index += 1
             continue
         value = _count_value(sig[index + 1], parameters) if index + 1 < len(sig) else None
