@@ -1,5 +1,5 @@
 """Related words, as a search reads them: a table shipped with graphmem
-(``graphmem/_data/related_words.npz``, 0.7 MB) of English words and the words related to
+(``graphmem/_data/related_words.npz``, 0.4 MB) of English words and the words related to
 each ("pet": "dog", "puppy", "kitten"; "store": "shop"), so that "What pets does Kate
 have?" also finds "We got a puppy". Reading it costs a dictionary lookup per query word:
 no word vectors, no tagger and no model are loaded at search time.
@@ -9,8 +9,10 @@ The table is built by ``scripts/build_related_words.py`` from spaCy's ``en_core_
 for what is related and what never is) and WordNet 3.0's sense counts:
 
 - its words are the candidate forms of :mod:`graphmem._vectors` (lowercase English words
-  that are their own lemma, no stop words): 45,082 words in 11,485 groups of words that
-  share a vector;
+  that are their own lemma, no stop words) that hold a vector of their own or of a word
+  they are a form of: 10,676 words in 8,732 groups of words that share a vector
+  ("symbolic", "symbolize"); a form the vectors' pruning gave another word's vector
+  ("fiance" holds "mother"'s) is not in it;
 - the words related to a word are those whose vectors' cosine with its own is at least
   :data:`graphmem._vectors.MIN_SIMILARITY` (0.70), with that cosine (4 digits): exactly what
   :meth:`graphmem._vectors.WordVectors.related` answers (a test compares the two when the
@@ -131,7 +133,7 @@ def related_words_loaded() -> bool:
 
 
 def load_related_words() -> RelatedWords | None:
-    """The table, read once per process (about 60 ms and 15 MB); ``None``, with a warning,
+    """The table, read once per process (about 40 ms and 12 MB); ``None``, with a warning,
     when it is missing from the installed package (queries then read no related words)."""
     with _lock:
         if "table" not in _loaded:

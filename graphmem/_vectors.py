@@ -21,6 +21,12 @@ What is related, and what never is:
   keeps those the user's entries hold, and never a speaker's name (:mod:`graphmem._scoring`,
   rule "Related words": a related word weighs ``related_word_weight`` × its similarity ×
   the smaller of its own idf and the query word's).
+- A candidate that holds another word's vector is no candidate: the vectors have 20,000
+  rows for 514,157 forms, and a form outside the 20,000 most frequent was given the row of
+  the nearest frequent word, however far ("fiance" holds "mother"'s, "unlucky" "lucky"'s,
+  "gemfibrozil" "trek"'s). It stays when it is a form of that word: the word itself in
+  lowercase, its lemma, or a word of the same Snowball stem ("symbolize" holds
+  "symbolic"'s). See :func:`_aliases`.
 - Which query words are read through related words (nouns and adjectives, never a name, a
   number, a stop word, a type token such as ``@place``, a query in another language) is
   the table's and the search's rule: see :mod:`graphmem._related`.
@@ -30,8 +36,7 @@ occur in the same contexts, not only a category and its instances. Besides "pet"
 "cat"; "dessert" → "cake", "sundae"; "store" → "shop"; "car" → "vehicle", they relate
 co-hyponyms ("daughter" → "son", "husband"), antonyms ("small" → "large", "week" →
 "month") and abstract nouns to each other ("recognition" → "determination",
-"motivation"); and forms sharing a vector only by the table's pruning ("son" → "phew",
-"pet" → "peeve"). Category → instance pairs ("activity" → "pottery", "martial" →
+"motivation"). Category → instance pairs ("activity" → "pottery", "martial" →
 "kickboxing") mostly score 0.3-0.5, where unrelated pairs are, so few of them link.
 """
 
@@ -39,6 +44,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import json
 import logging
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -90,18 +96,23 @@ class WordVectors:
         min_similarity: float = MIN_SIMILARITY,
         keys: Any = None,
         key_rows: Any = None,
+        aliases: frozenset[str] = frozenset(),
     ) -> None:
         import numpy as np
 
         self._unit = np.ascontiguousarray(unit, dtype=np.float32)
         self._word_row = word_row
+        # Candidate forms that hold another word's vector, not one of their own: they read
+        # no related words and are none (see the module docstring).
+        self.aliases = aliases
         # Every form's row (a query word needs a vector, not to be a candidate): the keys
         # (string hashes) sorted, and their rows.
         self._keys = np.zeros(0, dtype=np.uint64) if keys is None else keys
         self._key_rows = np.zeros(0, dtype=np.int32) if key_rows is None else key_rows
         row_words: list[list[str]] = [[] for _ in range(len(self._unit))]
         for word, row in sorted(word_row.items()):
-            row_words[row].append(word)
+            if word not in aliases:
+                row_words[row].append(word)
         self._row_words = [tuple(words) for words in row_words]
         self.min_similarity = min_similarity
         self._related = functools.lru_cache(maxsize=4096)(self._related_uncached)
@@ -147,7 +158,7 @@ class WordVectors:
         import numpy as np
 
         row = self.row(word)
-        if row is None:
+        if row is None or word in self.aliases:
             return ()
         # einsum, not a BLAS matmul: one thread, and on a busy machine twice as fast.
         cosines = np.einsum("ij,j->i", self._unit, self._unit[row])
@@ -205,9 +216,9 @@ def read_vectors() -> WordVectors | None:
         None if english is None else english.__contains__,
         load_lemma_table("en"),
     )
-    del text
     wanted = {get_string_id(form): form for form in forms}
     word_row: dict[str, int] = {}
+    data = np.load(path / "vectors", mmap_mode="r")
     with (path / "key2row").open("rb") as handle:
         unpacker = msgpack.Unpacker(handle, use_list=False)
         size = unpacker.read_map_header()
@@ -221,8 +232,46 @@ def read_vectors() -> WordVectors | None:
                 form = wanted.get(key)
                 if form is not None:
                     word_row[form] = int(row)
+    aliases = _aliases(word_row, keys, rows, len(data), text)
+    del text
+    for alias in aliases:
+        del word_row[alias]
     order = np.argsort(keys)
-    data = np.load(path / "vectors", mmap_mode="r")
     unit = np.asarray(data, dtype=np.float32) / np.maximum(np.linalg.norm(data, axis=1), 1e-12)[:, None]
-    return WordVectors(unit.astype(np.float32), word_row, keys=keys[order], key_rows=rows[order])
+    return WordVectors(unit.astype(np.float32), word_row, keys=keys[order], key_rows=rows[order], aliases=aliases)
+
+
+def _aliases(word_row: dict[str, int], keys: Any, rows: Any, size: int, strings: str) -> frozenset[str]:
+    """The candidate forms whose vector is another word's.
+
+    spaCy's key -> row map lists each row's own word first, in row order (row 561 is
+    "mother"'s); the forms after them were given the row of the nearest kept vector when
+    the table was pruned to 20,000 rows, however far it was ("fiance" holds "mother"'s,
+    "unlucky" "lucky"'s, "yuppie" "puppies"'s). A candidate holds its row when it is the
+    row's own word, or what the lemma table reads that word in lowercase as ("dessert" for
+    "Desserts").
+    """
+    import numpy as np
+    import snowballstemmer
+    from spacy.strings import get_string_id
+
+    from graphmem._decompose import load_lemma_table
+
+    if size > len(rows) or not np.array_equal(rows[:size], np.arange(size)):
+        logger.warning("graphmem: the vectors' key -> row map does not list each row's word first; no form is an alias")
+        return frozenset()
+    own = {int(key): row for row, key in enumerate(keys[:size].tolist())}
+    owner: dict[int, str] = {}
+    for string in json.loads(strings):
+        row = own.get(get_string_id(string))
+        if row is not None:
+            owner[row] = string
+    lemmas = load_lemma_table("en") or {}
+    stem = snowballstemmer.stemmer("english").stemWord
+    aliases = set()
+    for word, row in word_row.items():
+        name = owner.get(row, "").lower()
+        if word not in (name, lemmas.get(name, name)) and stem(word) != stem(name):
+            aliases.add(word)
+    return frozenset(aliases)
 

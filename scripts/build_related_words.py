@@ -11,8 +11,8 @@ needs the vectors, a tagger, or WordNet.
 What goes in:
 
 - the words: the candidate forms of graphmem._vectors (lowercase English words that are
-  their own lemma, no stop words), each with the row of its vector; forms sharing a row
-  are one group;
+  their own lemma, no stop words, holding a vector of their own or of a word they are a
+  form of), each with the row of its vector; forms sharing a row are one group;
 - for each group, the groups whose vectors' cosine is at least graphmem._vectors'
   MIN_SIMILARITY (itself included), computed by WordVectors.related, so the table answers
   exactly what the vectors answer for every candidate form;

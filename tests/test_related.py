@@ -49,6 +49,17 @@ def test_the_shipped_table_relates_a_category_to_its_instances(shipped: RelatedW
     assert shipped.related("dogs") == ()
 
 
+def test_the_shipped_table_leaves_out_forms_that_hold_another_words_vector(shipped: RelatedWords) -> None:
+    # The vectors' pruning gave "fiance" the vector of "mother", "unlucky" that of "lucky",
+    # "gemfibrozil" a neighbour of "hike"'s: none of them is in the table.
+    assert "fiance" not in dict(shipped.related("mother")) and shipped.related("fiance") == ()
+    assert "unimportant" not in dict(shipped.related("important"))
+    assert "gemfibrozil" not in dict(shipped.related("hike"))
+    # A form of the row's own word stays ("symbolize" holds "symbolic"'s vector).
+    assert "symbolize" in dict(shipped.related("symbol"))
+    assert "photo" in dict(shipped.related("picture"))
+
+
 def test_the_shipped_table_reads_nouns_and_adjectives_not_verbs(shipped: RelatedWords) -> None:
     assert all(shipped.reads_related(w) for w in ("pet", "dessert", "activity", "sunny", "dog"))
     assert not any(shipped.reads_related(w) for w in ("go", "walk", "paint", "quickly", "the", "kate"))

@@ -4,7 +4,9 @@ vectors are missing."""
 
 from __future__ import annotations
 
+import json
 import logging
+from typing import Any
 
 import pytest
 
@@ -33,6 +35,49 @@ def test_related_words_are_those_at_least_as_similar_as_the_threshold_most_simil
 
 def test_a_word_is_never_related_to_itself() -> None:
     assert all(word != "dog" for word, _ in TABLE.related("dog"))
+
+
+def _key_rows(*rows: tuple[str, int]) -> tuple[Any, Any, str]:
+    """A key -> row map as spaCy's vectors list it, and their string store."""
+    import numpy as np
+    from spacy.strings import get_string_id
+
+    keys = np.array([get_string_id(word) for word, _ in rows], dtype=np.uint64)
+    return keys, np.array([row for _, row in rows], dtype=np.int32), json.dumps([word for word, _ in rows])
+
+
+def test_a_form_given_another_words_vector_by_the_pruning_is_an_alias_unless_a_form_of_that_word() -> None:
+    # Rows 0 and 1 were made for "mother" and "Symbolic"; the pruning gave the rest their rows.
+    keys, rows, strings = _key_rows(
+        ("mother", 0), ("Symbolic", 1), ("fiance", 0), ("smother", 0), ("symbolic", 1), ("symbolize", 1)
+    )
+    word_row = {"mother": 0, "fiance": 0, "smother": 0, "symbolic": 1, "symbolize": 1}
+    assert _vectors._aliases(word_row, keys, rows, 2, strings) == {"fiance", "smother"}
+
+
+def test_a_key_map_that_does_not_list_each_rows_word_first_makes_no_alias(caplog: pytest.LogCaptureFixture) -> None:
+    keys, rows, strings = _key_rows(("fiance", 0), ("mother", 0), ("symbolic", 1))
+    with caplog.at_level(logging.WARNING, logger="graphmem"):
+        assert _vectors._aliases({"fiance": 0, "mother": 0}, keys, rows, 2, strings) == frozenset()
+    assert "no form is an alias" in caplog.text
+
+
+def test_an_alias_reads_no_related_words_and_is_none() -> None:
+    unit = [[1.0, 0.0], [0.8, 0.6]]
+    vectors = WordVectors(unit, {"mother": 0, "fiance": 0, "father": 1}, aliases=frozenset({"fiance"}))
+    assert vectors.related("mother") == (("father", 0.8),)
+    assert vectors.related("father") == (("mother", 0.8),)
+    assert vectors.related("fiance") == ()
+
+
+@pytest.mark.skipif(_vectors.vectors_path() is None, reason="graphmem[vectors] (in graphmem[dev]) is not installed")
+def test_the_installed_vectors_leave_out_the_pruned_forms_and_keep_forms_of_a_rows_word() -> None:
+    vectors = _vectors.read_vectors()
+    assert vectors is not None
+    assert {"fiance", "unlucky", "smother", "peeve"} <= vectors.aliases
+    assert not {"mother", "lucky", "pet", "symbolize"} & vectors.aliases
+    assert "fiance" not in dict(vectors.related("mother")) and "unimportant" not in dict(vectors.related("important"))
+    assert "symbolize" in dict(vectors.related("symbol"))
 
 
 def test_the_users_tokens_read_through_a_query_word() -> None:
