@@ -191,6 +191,13 @@ def _neo4j_uri(text: str, original: str) -> StoreUri:
             f"{shown!r} is not a valid Neo4j URI ({_port_problem(text)}; a password holding / ? # @ [ ] "
             "must be percent-encoded, or given in GRAPHMEM_NEO4J_PASSWORD)"
         ) from None
+    if parts.netloc and "@" in parts.path + parts.query + parts.fragment:
+        # The user's part ended early at an unencoded "/", "?" or "#" of the password: what
+        # the parser took for a path, option or fragment is the rest of the password.
+        raise InvalidStoreUriError(
+            f"{shown!r} is not a valid Neo4j URI (an @ after its host: a password holding / ? # @ [ ] "
+            "must be percent-encoded, or given in GRAPHMEM_NEO4J_PASSWORD)"
+        )
     if not parts.hostname:
         raise InvalidStoreUriError(
             f"{shown!r} names no host: write it as bolt://host:7687"

@@ -139,6 +139,12 @@ async def test_memory_uri_is_in_memory(decomposer: Decomposer, tmp_path: Path, m
         # part early: the URI was shown whole, and its port error quoted part of it.
         ("bolt://neo4j:hunter2/pQ#7zz@127.0.0.1:7687", "not a valid Neo4j URI"),
         ("bolt://neo4j:hunter2?x@127.0.0.1:7687", "not a valid Neo4j URI"),
+        # ... and when digits before it passed for a port, the rest was read as an option,
+        # a path or a fragment, and the unknown option's name was quoted.
+        ("bolt://neo4j:2024?hunter2@127.0.0.1:7687", "percent-encoded"),
+        ("neo4j://neo4j:2024?hunter2@db.example.com:7687?database=neo4j", "percent-encoded"),
+        ("bolt://neo4j:2024/hunter2@127.0.0.1:7687", "percent-encoded"),
+        ("bolt://neo4j:2024#hunter2@127.0.0.1:7687", "percent-encoded"),
         ("file://neo4j:hunter2@host/x.journal", "on this machine"),
         # A path or fragment was dropped: bolt://host/mydb opened the default database.
         ("bolt://ann:hunter2@127.0.0.1:7687/mydb", "no path or #fragment"),
