@@ -332,13 +332,15 @@ async def open_memory(
         The service; the caller closes it (``await service.close()`` or ``async with``).
 
     Raises:
-        InvalidStoreUriError: an unknown scheme, a malformed URI, a path that cannot be a
-            journal (a directory, a place this process may not write).
+        InvalidStoreUriError: an unknown scheme, a malformed URI, a directory where the
+            journal should be.
         BackendUnavailableError: the server cannot be reached or refuses the credentials
             (the message names the URI without its password).
         StoreLockedError: another process writes the journal (open ``read_only`` to read).
         JournalCorruptError: the file is not a graphmem journal, or cannot be one (a path
-            under a file).
+            under a file, a device).
+        OSError: the file system refuses to make or open one of the journal's files (no
+            permission, a parent that cannot be made, a full disk); it names that file.
         ImportError: a Neo4j URI without the ``neo4j`` extra installed.
         ValueError: an unknown ``language``, or one given with a ``Decomposer``; a
             ``GRAPHMEM_RELATED_WORDS`` that is no on/off value.

@@ -166,6 +166,16 @@ async def test_a_bad_uri_is_one_clear_error_without_the_password(uri: str, messa
     assert "hunter2" not in redact_uri(uri)
 
 
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc, where nothing can be made")
+async def test_a_journal_the_file_system_will_not_make_is_an_os_error_naming_the_file(decomposer: Decomposer) -> None:
+    """As the README and open_memory's docstring say: not InvalidStoreUriError (the URI is
+    right), an OSError that names what could not be made."""
+    with pytest.raises(OSError) as raised:
+        await open_memory("/proc/graphmem-nowhere/memory.journal", nlp=decomposer)
+    assert not isinstance(raised.value, GraphmemError)
+    assert raised.value.filename is not None and "/proc/graphmem-nowhere" in str(raised.value.filename)
+
+
 async def test_a_directory_or_a_path_under_a_file_is_refused(tmp_path: Path, decomposer: Decomposer) -> None:
     with pytest.raises(InvalidStoreUriError, match="is a directory"):
         await open_memory(tmp_path, nlp=decomposer)
