@@ -933,6 +933,11 @@ def test_cypher_errors(runner: CliRunner, demo_store: str, tmp_path: Path) -> No
     for bad in ("x:=NaN", "x:=[1, -Infinity]"):
         nan = gm(runner, demo_store, "cypher", "RETURN $x AS x", "--param", bad)
         assert nan.exit_code == 2 and "no JSON value" in one_line_error(nan)
+    # 1e400 is JSON, but Python reads it as inf: it reached the query ("inf has no Cypher
+    # literal", exit 1, the --param unnamed).
+    for bad in ("n:=1e400", "n:=[1, -1e400]"):
+        inf = gm(runner, demo_store, "cypher", "MATCH (e:Entry) WHERE e.position < $n RETURN count(e) AS c", "--param", bad)
+        assert inf.exit_code == 2 and f"--param '{bad}'" in one_line_error(inf) and "largest float" in one_line_error(inf)
     # A name given twice kept the last value, silently.
     twice = gm(runner, demo_store, "cypher", "RETURN $a AS a", "--param", "a=1", "--param", "a:=2")
     assert twice.exit_code == 2 and "--param a is given twice" in one_line_error(twice)

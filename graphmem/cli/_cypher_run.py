@@ -108,8 +108,14 @@ def parse_param(text: str) -> tuple[str, Any]:
         # Python's json reads NaN and Infinity, which JSON has not (nor a Cypher literal).
         raise ValueError(f"{word} is no JSON value")
 
+    def finite(number: str) -> float:
+        # 1e400 is JSON, but beyond a float: Python reads it as inf.
+        if math.isinf(read := float(number)):
+            raise ValueError(f"{number} is beyond the largest float (about 1.8e308)")
+        return read
+
     try:
-        parsed = json.loads(value, parse_constant=no_constant)
+        parsed = json.loads(value, parse_constant=no_constant, parse_float=finite)
     except ValueError as exc:
         raise CliError(f"--param {text!r}: the value after := is not JSON ({exc})", EXIT_USAGE) from None
     if _has_huge_int(parsed):
