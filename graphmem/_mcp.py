@@ -71,8 +71,9 @@ REMEMBER_MAX_CHARS = 100_000
 INSTRUCTIONS = (
     "Long-term memory of one user. Call `recall` with the user's question before answering anything that may "
     "depend on earlier conversations; call `remember` with facts worth keeping (one fact or turn per call; pass "
-    "the same session_id for turns of one conversation). Recall matches words and names, not meanings: use the "
-    "words the memory would contain. Each hit says which words and names matched and its score (0..1)."
+    "the same session_id for turns of one conversation). Recall matches words and names (and, for English, "
+    "nouns and adjectives close in meaning: 'pet' finds 'puppy'), not paraphrases: use the words the memory "
+    "would contain. Each hit says which words and names matched and its score (0..1)."
 )
 
 
@@ -432,7 +433,9 @@ def create_server(
 
     @tool(
         description=(
-            "Search this user's memories by the words and names they share with the query (not by meaning). "
+            "Search this user's memories by the words and names they share with the query, and by English nouns "
+            "and adjectives close in meaning to the query's (`related_to`: 'puppy' for 'pet'; off when the server "
+            "runs with --no-related-words). "
             "Returns the best matches first, each with its score (0..1), the words (`matched`) and names "
             "(`entities`) it shares with the query, and `context` when part of its score comes from the "
             "neighbouring turns of its conversation. A date in the query (\"on 3 May 2023\", \"last week\") "

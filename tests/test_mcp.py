@@ -683,3 +683,18 @@ def test_an_empty_project_or_store_variable_is_refused_not_global_memory(tmp_pat
     )
     # (A reading command on a path with no store says so: the path is the one given.)
     assert completed.returncode == 1 and f"no store at {tmp_path / 's.journal'}" in completed.stderr, completed.stderr
+
+
+async def test_recall_tells_the_model_it_reads_words_close_in_meaning_as_it_does() -> None:
+    """The server told the model that recall matched "not by meaning", while related words
+    are on by default: a model believing it avoids the general words that do work."""
+    from graphmem._mcp import INSTRUCTIONS
+
+    async with in_process("memory:", "ann") as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        await call(client, "remember", text="We adopted a puppy last week!")
+        hits = (await call(client, "recall", query="What pets do I have?"))["hits"]
+    assert hits and hits[0]["related_to"] == {"puppy": "pet"}
+    description = tools["recall"].description or ""
+    assert "`related_to`" in description and "not by meaning" not in description
+    assert "close in meaning" in INSTRUCTIONS and "not meanings" not in INSTRUCTIONS
