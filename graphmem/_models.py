@@ -416,6 +416,29 @@ class SearchRequest(BaseModel):
             raise ValueError(f"since ({self.since.isoformat()}) is after until ({self.until.isoformat()})")
         return self
 
+    def validated(self) -> SearchRequest:
+        """This request, validated again when a field is not what validation makes it.
+
+        ``model_copy(update=...)`` and ``model_construct()`` skip validation: a limit of 0
+        or a ``since`` given as a string failed deep inside a search, or matched nothing.
+        The check is of kinds and bounds only (a full validation costs a search some
+        30 µs); anything it doubts goes through the validators, which decide.
+        """
+        times = (self.since, self.until, self.as_of)
+        if (
+            type(self.query) is str
+            and type(self.user_id) is str
+            and type(self.app_name) is str
+            and (self.project_id is None or type(self.project_id) is str)
+            and (self.limit is None or (type(self.limit) is int and self.limit >= 1))
+            and (self.min_score is None or (type(self.min_score) is float and 0.0 <= self.min_score <= 1.0))
+            and type(self.fold_replies) is bool
+            and all(t is None or (type(t) is datetime and t.tzinfo is UTC) for t in times)
+            and (self.since is None or self.until is None or self.since <= self.until)
+        ):
+            return self
+        return SearchRequest.model_validate(dict(self))
+
     def in_window(self, timestamp: datetime) -> bool:
         """Whether an entry's timestamp passes ``since`` and ``until``."""
         return (self.since is None or timestamp >= self.since) and (self.until is None or timestamp <= self.until)

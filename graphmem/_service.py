@@ -1030,7 +1030,11 @@ class MemoryService(ABC):
         Raises:
             ProjectScopingUnsupportedError: a project id on a backend without projects.
             InvalidIdentifierError: a bad app or user id.
+            pydantic.ValidationError: a request whose fields were changed without
+                validation (``request.model_copy(update={"limit": 0})``), or that is no
+                :class:`SearchRequest`.
         """
+        request = request.validated() if isinstance(request, SearchRequest) else SearchRequest.model_validate(request)
         # The collector is paused while a search runs (graphmem._collector): the answer is
         # the same, the slowest searches are not.
         with collector_paused():

@@ -189,6 +189,33 @@ def test_a_limit_or_min_score_that_is_no_number_is_a_validation_error(field: str
     assert SearchRequest(query="orange", app_name=APP, user_id=USER, limit=5, min_score=0).min_score == 0.0
 
 
+@pytest.mark.parametrize(
+    "update",
+    [
+        {"limit": 0},
+        {"limit": "3"},
+        {"query": None},
+        {"min_score": 2.0},
+        {"since": datetime(2024, 1, 1, tzinfo=UTC), "until": datetime(2023, 1, 1, tzinfo=UTC)},
+    ],
+    ids=["limit-0", "limit-str", "query-none", "min-score-2", "since-after-until"],
+)
+async def test_a_request_changed_without_validation_is_validated_by_the_search(
+    service: MemoryService, update: dict[str, Any]
+) -> None:
+    """``model_copy(update=...)`` skips validation: a limit of 0 raised an IndexError from
+    the scorer, a string limit a TypeError, a window ending before it starts and a
+    min_score of 2 matched nothing silently."""
+    await service.add_entry(APP, USER, entry("orange juice"))
+    request = SearchRequest(query="orange", app_name=APP, user_id=USER)
+    with pytest.raises(ValidationError):
+        await service.search(request.model_copy(update=update))
+    # What validation would read as given is searched as if validated.
+    since = request.model_copy(update={"since": "2020-01-01", "limit": 2.0})
+    hits = (await service.search(since)).hits
+    assert [h.memory.text for h in hits] == ["orange juice"]
+
+
 async def test_one_entry_id_given_as_a_string_is_refused_not_read_as_its_characters(service: MemoryService) -> None:
     """A string is a sequence of one-letter ids, none of which exists: ``[]`` would say the
     entry is not there."""
