@@ -637,7 +637,7 @@ class Decomposer:
     they died.
 
     ``n_process`` is 1 (everything in this process) by default, on purpose: each worker
-    costs a few seconds to start and the memory of its own pipeline (about 300 MB with
+    costs a few seconds to start and the memory of its own pipeline (about 180 MB with
     ``en_core_web_sm``), and ``spawn`` imports the application's main module again in
     each worker, which must then be guarded by ``if __name__ == "__main__":``. Those are
     the application's choices to make, for bulk loads on a machine with cores to spare

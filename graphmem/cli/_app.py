@@ -184,8 +184,8 @@ def _global_options(
         typer.Option(
             envvar="GRAPHMEM_LANGUAGE",
             help=(
-                "The language of every entry and query (en, es, fr, de, it, pt, hi, ja, zh), "
-                "or auto: detected per text."
+                "The language of every entry and query (en, es, fr, de, it, pt, hi, ja, zh; ko and xx, "
+                "an unknown script, take the default pipeline), or auto: detected per text."
             ),
         ),
     ] = "auto",
