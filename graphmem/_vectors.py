@@ -248,8 +248,9 @@ def _aliases(word_row: dict[str, int], keys: Any, rows: Any, size: int, strings:
     "mother"'s); the forms after them were given the row of the nearest kept vector when
     the table was pruned to 20,000 rows, however far it was ("fiance" holds "mother"'s,
     "unlucky" "lucky"'s, "yuppie" "puppies"'s). A candidate holds its row when it is the
-    row's own word, or what the lemma table reads that word in lowercase as ("dessert" for
-    "Desserts").
+    row's own word in lowercase, what the lemma table reads that as ("dessert" for
+    "Desserts"), or a word of the same Snowball stem ("symbolize" for "symbolic"). When the
+    map is not laid out so, no form is taken for an alias (as before this rule).
     """
     import numpy as np
     import snowballstemmer
