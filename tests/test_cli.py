@@ -182,6 +182,28 @@ def test_uri_option_and_environment_name_the_store(runner: CliRunner, tmp_path: 
     assert run(runner, "--uri", uri, "delete-user", "--app", "app", "--user", user, "--yes").exit_code == 0
 
 
+def test_a_store_named_on_the_command_line_wins_over_graphmem_uri_in_the_environment(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    """A GRAPHMEM_URI left in the shell took the store an explicit --store named: the load
+    went into the other store."""
+    left_in_the_shell = str(tmp_path / "elsewhere.journal")
+    meant = str(tmp_path / "meant.journal")
+    path = write_lines(tmp_path / "f.jsonl", session("s1", "apricot jam", user="u"))
+    env = {"GRAPHMEM_URI": left_in_the_shell}
+    loaded = runner.invoke(app, ["--store", meant, "load", path], env=env, catch_exceptions=False)
+    assert loaded.exit_code == 0 and "meant.journal" in loaded.stdout
+    assert not Path(left_in_the_shell).exists()
+    counted = runner.invoke(app, ["--store", meant, "stats", "--app", "app", "--user", "u", "--json"], env=env)
+    assert json.loads(counted.stdout)["entries"] == 1
+    # Alone, the variable names the store; --uri on the command line still wins over --store.
+    alone = runner.invoke(app, ["stats", "--app", "app", "--user", "u", "--json"], env=env)
+    assert alone.exit_code == 1 and "elsewhere.journal" in alone.stderr
+    both = runner.invoke(app, ["--uri", meant, "--store", left_in_the_shell, "stats", "--app", "app", "--user", "u",
+                               "--json"])
+    assert json.loads(both.stdout)["entries"] == 1
+
+
 def test_a_bad_uri_is_a_usage_error_without_the_password(runner: CliRunner) -> None:
     result = run(runner, "--uri", "postgres://ann:hunter2@db/x", "stats")
     assert result.exit_code == 2

@@ -153,7 +153,8 @@ def _global_options(
             help=(
                 "The store as a URI: memory:, file:///path/memory.journal (or a plain path), "
                 "bolt://[user:password@]host:7687[?database=NAME], neo4j://, bolt+s://, neo4j+s://. "
-                "When given, --backend, --store and --neo4j-* are not used."
+                "When given, --backend, --store and --neo4j-* are not used (a GRAPHMEM_URI from the "
+                "environment yields to --store, --backend or --neo4j-uri written on the command line)."
             ),
         ),
     ] = None,
@@ -220,6 +221,10 @@ def _global_options(
         raise fail(
             "the store URI is empty: give one, or leave --uri (GRAPHMEM_URI) out for the default store", EXIT_USAGE
         )
+    if uri and _from_environment(ctx, "uri") and _on_command_line(ctx, "store", "backend", "neo4j_uri"):
+        # A GRAPHMEM_URI left in the shell took the store an explicit --store named: a load
+        # went into the other store. The command line wins over the environment.
+        uri = None
     backend = backend.strip().lower()
     if backend not in BACKENDS:
         raise fail(
@@ -243,6 +248,23 @@ def _global_options(
         uri=uri or None,
         language=language,
     )
+
+
+def _from_environment(ctx: typer.Context, name: str) -> bool:
+    """Whether the option ``name`` took its value from its environment variable."""
+    return _source(ctx, name) == "ENVIRONMENT"
+
+
+def _on_command_line(ctx: typer.Context, *names: str) -> bool:
+    """Whether any of the options ``names`` is written on the command line."""
+    return any(_source(ctx, name) == "COMMANDLINE" for name in names)
+
+
+def _source(ctx: typer.Context, name: str) -> str | None:
+    # By name: typer ships a click of its own (typer._click), whose ParameterSource is not
+    # click's.
+    source = ctx.get_parameter_source(name)
+    return None if source is None else str(source.name)
 
 
 def number_from(low: float, high: float) -> Callable[[str], float]:
