@@ -262,6 +262,9 @@ class CandidateStats:
     time_refs: tuple[tuple[int, int], ...] = ()
     #: Who said the entry (its author).
     author: str | None = None
+    #: Its place in its session (what breaks a tie between two neighbours lending it the
+    #: same context: the earlier turn, see :meth:`QueryScores.context_lenders`).
+    position: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -772,22 +775,35 @@ class QueryScores:
 
     def context_lenders(self, entry_ids: Iterable[str]) -> dict[str, str]:
         """For each of ``entry_ids`` that took context, the neighbour whose direct score lent
-        it: the best one, one ``NEXT`` step away before two, then the smallest id, so every
-        backend names the same one. Only the hits shown need it, so it is found here, once
-        per search, rather than while scoring.
+        it: the best one, one ``NEXT`` step away before two, then the earlier in the
+        conversation (the question before its answer; a hit's neighbours are turns of its
+        session), then the smallest id. Only what is stored decides (an entry's position
+        is, its id may be random), so every load of the same data, on every backend, names
+        the same one. Only the hits shown need it, so it is found here, once per search,
+        rather than while scoring.
 
         ``NEXT`` links are symmetric and a lender matches the query itself (it is a
         candidate): a hit that is a candidate lists its lenders among its own neighbours;
         only for a hit that is not (recalled as context alone, never gathered) are the
         candidates scanned for those listing it."""
         decay = self.weights.second_neighbour_decay
-        best: dict[str, tuple[float, int, str]] = {}
+        best: dict[str, tuple[float, int, bool, int, str]] = {}
 
         def offer(entry_id: str, lender_id: str, steps: int) -> None:
             own = self.direct.get(lender_id, 0.0)
             if own <= 0.0 or lender_id == entry_id:
                 return
-            key = (-(own if steps == 1 else own * decay), steps, lender_id)
+            # (A lender matches the query, so it is a candidate; one whose backend gave no
+            # position comes after those with one.)
+            lender = self.candidates.get(lender_id)
+            position = lender.position if lender is not None else None
+            key = (
+                -(own if steps == 1 else own * decay),
+                steps,
+                position is None,
+                position if position is not None else 0,
+                lender_id,
+            )
             if entry_id not in best or key < best[entry_id]:
                 best[entry_id] = key
 
@@ -809,7 +825,7 @@ class QueryScores:
                     offer(entry_id, lender_id, 1)
                 for entry_id in unseen.intersection(cand.second_neighbour_ids):
                     offer(entry_id, lender_id, 2)
-        return {entry_id: key[2] for entry_id, key in best.items()}
+        return {entry_id: key[-1] for entry_id, key in best.items()}
 
     def scored(self, entry_id: str) -> ScoredEntry:
         if self.time_alone:

@@ -486,6 +486,25 @@ def test_the_context_lender_is_the_best_then_the_nearer_then_the_smaller_id() ->
         assert scores.context_lenders(["hit", "hit2", "m", "nobody"]) == {"hit": "near", "hit2": "a-twin", "m": "far"}
 
 
+def test_equal_context_lenders_tie_to_the_earlier_turn_before_the_smaller_id() -> None:
+    # The question (position 4) and a repeat after the answer (position 6) lend the answer
+    # (position 5) the same share: the earlier turn lends, whatever the ids (random ones
+    # from add_session) and the order the backend gave them in; the id decides only
+    # between lenders without a position.
+    question = CandidateStats("z-question", frozenset({"x"}), frozenset(), ("answer",), (), position=4)
+    repeat = CandidateStats("a-repeat", frozenset({"x"}), frozenset(), ("answer",), (), position=6)
+    answer = CandidateStats("answer", frozenset(), frozenset(), ("z-question", "a-repeat"), (), position=5)
+    direct = {"z-question": 1.0, "a-repeat": 1.0, "answer": 0.0}
+    for order in ([question, repeat, answer], [answer, repeat, question]):
+        gathered = QueryScores({}, direct, {c.entry_id: c for c in order}, {}, {})
+        assert gathered.context_lenders(["answer"]) == {"answer": "z-question"}
+        scan = QueryScores({}, direct, {c.entry_id: c for c in order if c is not answer}, {}, {})
+        assert scan.context_lenders(["answer"]) == {"answer": "z-question"}
+    unplaced = CandidateStats("b-unplaced", frozenset({"x"}), frozenset(), ("answer",), ())
+    with_unplaced = QueryScores({}, {**direct, "b-unplaced": 1.0}, {"z-question": question, "b-unplaced": unplaced}, {}, {})
+    assert with_unplaced.context_lenders(["answer"]) == {"answer": "z-question"}
+
+
 def test_a_gathered_hit_finds_its_lender_among_its_own_neighbours() -> None:
     # "hit" is a candidate itself (gathered, matching nothing): its own neighbour lists name
     # the lenders, with the same order of preference as the scan for hits never gathered.
