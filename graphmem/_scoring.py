@@ -144,7 +144,7 @@ import heapq
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import UTC, date, datetime, timedelta
 
 from graphmem._answer_types import TYPE_TOKENS
 from graphmem._decompose import speaker_tokens
@@ -1275,6 +1275,18 @@ def _timed_plan(
     return GatherPlan(seeds.seed_tokens, seeds.seed_entities, timed_min, untimed_min)
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+
+
+def _microseconds(when: datetime) -> int:
+    """``when`` as whole microseconds since the epoch (a naive time is UTC): exact, where
+    ``datetime.timestamp()``'s float holds no microseconds past about 2100, so that two
+    entries a microsecond apart would tie there."""
+    aware = when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+    return (aware - _EPOCH) // _MICROSECOND
+
+
 @dataclass(frozen=True, slots=True)
 class RecencyKey:
     """What breaks a tie between equal scores: an entry whose text refers to a time first
@@ -1290,12 +1302,12 @@ class RecencyKey:
     refers_to_time: bool = False
 
     @property
-    def order(self) -> tuple[bool, float, int, str, str, str]:
+    def order(self) -> tuple[bool, int, int, str, str, str]:
         """Sort key: an entry that refers to a time first, then newer first (timestamp, then
         position), then a stable order of ids."""
         return (
             not self.refers_to_time,
-            -self.timestamp.timestamp(),
+            -_microseconds(self.timestamp),
             -self.position,
             self.session_id,
             self.project_id or "",

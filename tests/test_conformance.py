@@ -658,6 +658,19 @@ async def test_ties_go_to_the_newer_entry(service: MemoryService) -> None:
     assert [h.memory.timestamp for h in hits] == [T0 + timedelta(minutes=m) for m in (60, 30, 0)]
 
 
+async def test_ties_go_to_the_newer_entry_by_a_microsecond_far_ahead(service: MemoryService) -> None:
+    # In the year 9000 a float of seconds holds no microseconds: the older entry, whose
+    # session id comes first, would take the tie.
+    newer_at = datetime(9000, 6, 1, 12, 0, 0, 1, tzinfo=UTC)
+    older_at = newer_at - timedelta(microseconds=1)
+    text = "bought a red bicycle"
+    await service.add_session(APP, USER, "a", [MemoryEntry(content=Content().with_text(text), timestamp=older_at)])
+    await service.add_session(APP, USER, "b", [MemoryEntry(content=Content().with_text(text), timestamp=newer_at)])
+    hits = (await search(service, "red bicycle")).hits
+    assert len({h.score for h in hits}) == 1
+    assert [h.memory.timestamp for h in hits] == [newer_at, older_at]
+
+
 async def test_ties_within_a_session_go_to_the_later_turn(service: MemoryService) -> None:
     await service.add_session(APP, USER, "s1", [entry("pizza tonight", at=0, author="ann"), entry("pizza tonight", at=0, author="bea")])
     hits = (await search(service, "pizza tonight")).hits

@@ -326,6 +326,19 @@ def test_ties_go_to_the_newer_entry() -> None:
     assert [s.entry_id for s in rank(scored, keys, limit=10)] == ["new", "middle", "old"]
 
 
+@pytest.mark.parametrize("year", [2500, 9000, 9999])
+def test_ties_go_to_the_newer_entry_by_a_microsecond_in_any_year(year: int) -> None:
+    # A float of seconds since 1970 holds no microseconds there: the older entry, at the
+    # later position and with the smaller id, would take the tie.
+    newer_at = datetime(year, 12, 31, 23, 59, 59, 999_999, tzinfo=UTC)
+    scored = scored_equally("a-older", "b-newer")
+    keys = {
+        "a-older": RecencyKey(newer_at - timedelta(microseconds=1), 1, "s", None, "a-older"),
+        "b-newer": RecencyKey(newer_at, 0, "s", None, "b-newer"),
+    }
+    assert [s.entry_id for s in rank(scored, keys, limit=10)] == ["b-newer", "a-older"]
+
+
 def test_ties_go_to_an_entry_that_refers_to_a_time_before_a_newer_one() -> None:
     scored = scored_equally("old_dated", "new", "older_dated")
     keys = {
