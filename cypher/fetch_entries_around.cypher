@@ -24,6 +24,6 @@ CALL () {
   MATCH path = (s)-[:NEXT*0..2]-(e)
   WHERE length(path) <= $reach
   WITH DISTINCT e
-  RETURN collect([e.id, [], [], e.project_id, [(e)-[:NEXT]-(f) | f.id], [], e.author, null]) AS candidates
+  RETURN collect([e.id, [], [], e.project_id, [(e)-[:NEXT]-(f) | f.id], [], e.author, null, e.position]) AS candidates
 }
 RETURN entries, candidates

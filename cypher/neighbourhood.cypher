@@ -7,8 +7,8 @@
 // null (postings.cypher may list a holder out of scope, see there).
 //   candidates  [id, matched tokens, matched entities, project_id, ids one NEXT step
 //               away, ids two NEXT steps away, author, null or (with $with_times)
-//               [timestamp, time_refs]]; a neighbour is in its entry's session, so in
-//               the scope of the entry it was reached from
+//               [timestamp, time_refs], position]; a neighbour is in its entry's
+//               session, so in the scope of the entry it was reached from
 // Rows are lists, not maps: decoding the answer is much of a search's time.
 // The query's term nodes are found first, one index seek each; then each entry's HAS_TOKEN
 // and MENTIONS links are walked once and compared with those nodes, by identity: no
@@ -61,5 +61,6 @@ RETURN collect([
   [step IN near_and_far WHERE step[0] = 1 | step[1]],
   [step IN near_and_far WHERE step[0] = 2 | step[1]],
   e.author,
-  CASE WHEN $with_times THEN [e.timestamp, coalesce(e.time_refs, [])] END
+  CASE WHEN $with_times THEN [e.timestamp, coalesce(e.time_refs, [])] END,
+  e.position
 ]) AS candidates

@@ -4,7 +4,7 @@
 // share no term.
 //   candidates   [id, matched tokens, matched entities, project_id, ids one NEXT step
 //                away, ids two NEXT steps away, author, null or (with $with_times)
-//                [timestamp, time_refs]]
+//                [timestamp, time_refs], position]
 // Rows are lists, not maps: decoding the answer is much of a search's time. Nothing else
 // of an entry is read here; the service fetches only the entries that can make the cut.
 // In scope: global entries, plus those of $project_id when it is not null.
@@ -27,5 +27,6 @@ RETURN collect([
   [(e)-[:NEXT]-(n:Entry) | n.id],
   [(e)-[:NEXT]-(:Entry)-[:NEXT]-(f:Entry) WHERE f <> e | f.id],
   e.author,
-  CASE WHEN $with_times THEN [e.timestamp, coalesce(e.time_refs, [])] END
+  CASE WHEN $with_times THEN [e.timestamp, coalesce(e.time_refs, [])] END,
+  e.position
 ]) AS candidates

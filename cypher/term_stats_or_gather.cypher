@@ -56,7 +56,8 @@ CALL (entry_count, token_df) {
     [(e)-[:NEXT]-(n:Entry) | n.id],
     [(e)-[:NEXT]-(:Entry)-[:NEXT]-(f:Entry) WHERE f <> e | f.id],
     e.author,
-    CASE WHEN $with_times THEN [e.timestamp, coalesce(e.time_refs, [])] END
+    CASE WHEN $with_times THEN [e.timestamp, coalesce(e.time_refs, [])] END,
+    e.position
   ]) AS candidates
 }
 CALL (entry_count, everywhere, token_df) {

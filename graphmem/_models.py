@@ -456,7 +456,8 @@ class SearchHit(BaseModel):
     query; ``session_id`` is ``None`` for an entry added on its own (``add_entry``);
     ``context_score`` is the part of ``score`` that came from neighbouring entries of the
     same conversation (a hit with no matches of its own was recalled as context) and
-    ``context_from`` the id of the entry, one or two turns away, whose match lent it;
+    ``context_from`` the id of the entry, one or two turns away, whose match lent it (the
+    best, then the nearer, then the earlier turn);
     ``matched_time`` says how the entry matched a time named in the query (``"said
     2023-05-08"``, ``"refers to 2023-05-01/2023-05-07"``) and ``time_score`` what that
     added to ``score``; ``by_named_speaker`` is ``True`` / ``False`` when the query names

@@ -144,7 +144,7 @@ import heapq
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import UTC, date, datetime, timedelta
 
 from graphmem._answer_types import TYPE_TOKENS
 from graphmem._decompose import speaker_tokens
@@ -262,6 +262,9 @@ class CandidateStats:
     time_refs: tuple[tuple[int, int], ...] = ()
     #: Who said the entry (its author).
     author: str | None = None
+    #: Its place in its session (what breaks a tie between two neighbours lending it the
+    #: same context: the earlier turn, see :meth:`QueryScores.context_lenders`).
+    position: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -772,22 +775,35 @@ class QueryScores:
 
     def context_lenders(self, entry_ids: Iterable[str]) -> dict[str, str]:
         """For each of ``entry_ids`` that took context, the neighbour whose direct score lent
-        it: the best one, one ``NEXT`` step away before two, then the smallest id, so every
-        backend names the same one. Only the hits shown need it, so it is found here, once
-        per search, rather than while scoring.
+        it: the best one, one ``NEXT`` step away before two, then the earlier in the
+        conversation (the question before its answer; a hit's neighbours are turns of its
+        session), then the smallest id. Only what is stored decides (an entry's position
+        is, its id may be random), so every load of the same data, on every backend, names
+        the same one. Only the hits shown need it, so it is found here, once per search,
+        rather than while scoring.
 
         ``NEXT`` links are symmetric and a lender matches the query itself (it is a
         candidate): a hit that is a candidate lists its lenders among its own neighbours;
         only for a hit that is not (recalled as context alone, never gathered) are the
         candidates scanned for those listing it."""
         decay = self.weights.second_neighbour_decay
-        best: dict[str, tuple[float, int, str]] = {}
+        best: dict[str, tuple[float, int, bool, int, str]] = {}
 
         def offer(entry_id: str, lender_id: str, steps: int) -> None:
             own = self.direct.get(lender_id, 0.0)
             if own <= 0.0 or lender_id == entry_id:
                 return
-            key = (-(own if steps == 1 else own * decay), steps, lender_id)
+            # (A lender matches the query, so it is a candidate; one whose backend gave no
+            # position comes after those with one.)
+            lender = self.candidates.get(lender_id)
+            position = lender.position if lender is not None else None
+            key = (
+                -(own if steps == 1 else own * decay),
+                steps,
+                position is None,
+                position if position is not None else 0,
+                lender_id,
+            )
             if entry_id not in best or key < best[entry_id]:
                 best[entry_id] = key
 
@@ -809,7 +825,7 @@ class QueryScores:
                     offer(entry_id, lender_id, 1)
                 for entry_id in unseen.intersection(cand.second_neighbour_ids):
                     offer(entry_id, lender_id, 2)
-        return {entry_id: key[2] for entry_id, key in best.items()}
+        return {entry_id: key[-1] for entry_id, key in best.items()}
 
     def scored(self, entry_id: str) -> ScoredEntry:
         if self.time_alone:
@@ -1259,6 +1275,18 @@ def _timed_plan(
     return GatherPlan(seeds.seed_tokens, seeds.seed_entities, timed_min, untimed_min)
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+
+
+def _microseconds(when: datetime) -> int:
+    """``when`` as whole microseconds since the epoch (a naive time is UTC): exact, where
+    ``datetime.timestamp()``'s float holds no microseconds past about 2100, so that two
+    entries a microsecond apart would tie there."""
+    aware = when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+    return (aware - _EPOCH) // _MICROSECOND
+
+
 @dataclass(frozen=True, slots=True)
 class RecencyKey:
     """What breaks a tie between equal scores: an entry whose text refers to a time first
@@ -1274,12 +1302,12 @@ class RecencyKey:
     refers_to_time: bool = False
 
     @property
-    def order(self) -> tuple[bool, float, int, str, str, str]:
+    def order(self) -> tuple[bool, int, int, str, str, str]:
         """Sort key: an entry that refers to a time first, then newer first (timestamp, then
         position), then a stable order of ids."""
         return (
             not self.refers_to_time,
-            -self.timestamp.timestamp(),
+            -_microseconds(self.timestamp),
             -self.position,
             self.session_id,
             self.project_id or "",

@@ -2283,8 +2283,8 @@ class MemoryService(ABC):
         (``None``: every in-scope entry holding a request term) and every entry within
         ``reach`` ``NEXT`` steps of one, each once, with the request terms it holds
         (possibly none), its project, the ids of its neighbours one and two steps away, its
-        author and (``with_times``) its day and ``time_refs``. Keys naming no entry of the
-        owner (any more) are skipped. No rule of the search lives here
+        author, its position and (``with_times``) its day and ``time_refs``. Keys naming no
+        entry of the owner (any more) are skipped. No rule of the search lives here
         (:mod:`graphmem._gathering` decides what to read)."""
 
     @contextlib.asynccontextmanager
@@ -2314,8 +2314,9 @@ class MemoryService(ABC):
         self, owner: Owner, project_id: str | None, entry_ids: Sequence[str], reach: int
     ) -> list[CandidateStats]:
         """The owner's entries with these ids (in scope: global, plus ``project_id``'s) and
-        every entry within ``reach`` ``NEXT`` steps of one, each with its author and its
-        neighbours one step away, nothing matched: what rule 7 (replies) walks. Unlike
+        every entry within ``reach`` ``NEXT`` steps of one, each with its author, its
+        position and its neighbours one step away, nothing matched: what rule 7 (replies)
+        walks. Unlike
         :meth:`_neighbourhood`, keyed by entry id, which a search knows of what it ranked.
         Optional: this default reads nothing, so a backend without it folds no reply (no
         run is known to be answered) and ranks as with ``fold_replies=False``."""

@@ -658,6 +658,19 @@ async def test_ties_go_to_the_newer_entry(service: MemoryService) -> None:
     assert [h.memory.timestamp for h in hits] == [T0 + timedelta(minutes=m) for m in (60, 30, 0)]
 
 
+async def test_ties_go_to_the_newer_entry_by_a_microsecond_far_ahead(service: MemoryService) -> None:
+    # In the year 9000 a float of seconds holds no microseconds: the older entry, whose
+    # session id comes first, would take the tie.
+    newer_at = datetime(9000, 6, 1, 12, 0, 0, 1, tzinfo=UTC)
+    older_at = newer_at - timedelta(microseconds=1)
+    text = "bought a red bicycle"
+    await service.add_session(APP, USER, "a", [MemoryEntry(content=Content().with_text(text), timestamp=older_at)])
+    await service.add_session(APP, USER, "b", [MemoryEntry(content=Content().with_text(text), timestamp=newer_at)])
+    hits = (await search(service, "red bicycle")).hits
+    assert len({h.score for h in hits}) == 1
+    assert [h.memory.timestamp for h in hits] == [newer_at, older_at]
+
+
 async def test_ties_within_a_session_go_to_the_later_turn(service: MemoryService) -> None:
     await service.add_session(APP, USER, "s1", [entry("pizza tonight", at=0, author="ann"), entry("pizza tonight", at=0, author="bea")])
     hits = (await search(service, "pizza tonight")).hits
@@ -713,6 +726,32 @@ async def test_the_context_lender_is_the_best_neighbour_one_step_before_two(serv
     # word: well under 0.7 of the query) and two from the full one, which lends 0.7 of 1.
     assert weak.score - weak.context_score < 0.7
     assert hits["Sounds fun."].context_from == ids["I adopted a puppy named Rex."]
+
+
+async def test_equal_context_lenders_tie_to_the_earlier_turn_whatever_the_ids(service: MemoryService) -> None:
+    """Two neighbours lending the same share: the earlier turn lends (the question before
+    the answer), not the smaller id, so every load of the same conversation (ids given, or
+    random ones from add_session) and every backend names the same turn."""
+
+    async def lenders(session_id: str, texts: list[str], ids: list[str], query: str) -> dict[int, int | None]:
+        records = [EntryRecord(entry(text, at=i), entry_id) for i, (text, entry_id) in enumerate(zip(texts, ids, strict=True))]
+        await service.restore_session(APP, USER, session_id, records)
+        hits = (await search(service, query)).hits
+        position = {entry_id: i for i, entry_id in enumerate(ids)}
+        return {
+            position[h.entry_id]: position[h.context_from] if h.context_from else None
+            for h in hits
+            if h.session_id == session_id
+        }
+
+    # The turn between two equal matches is recalled as context alone (it holds no query
+    # term); the later match has the smaller id, which the tie went to before.
+    kiwi = ["kiwi smoothie", "sounds good", "kiwi smoothie"]
+    assert await lenders("kiwi", kiwi, ["k-b", "k-c", "k-a"], "kiwi") == {0: None, 1: 0, 2: None}
+    # The turn between holds a query term itself (a weaker match, gathered with the others).
+    mango = ["mango lassi please", "mango is fine", "mango lassi please"]
+    found = await lenders("mango", mango, ["m-b", "m-c", "m-a"], "mango lassi")
+    assert found[1] == 0
 
 
 async def test_a_reaction_between_a_question_and_its_answer_does_not_part_them(service: MemoryService) -> None:

@@ -152,8 +152,8 @@ def test_a_gathered_row_becomes_its_candidate() -> None:
     from graphmem.backends.neo4j import _candidates
 
     row = ["e1", ["film", None], ["Ana"], "p", ["e0", None, "e1", "e2"], ["e2", "e3", None, "e1"], "Ana",
-           ["2023-05-08T13:56:00+00:00", ["2023-05-01/2023-05-07"]]]
-    assert _candidates([row, [None, [], [], None, [], [], None, None]]) == [
+           ["2023-05-08T13:56:00+00:00", ["2023-05-01/2023-05-07"]], 4]
+    assert _candidates([row, [None, [], [], None, [], [], None, None, None]]) == [
         CandidateStats(
             entry_id="e1",
             matched_tokens=frozenset({"film"}),
@@ -164,10 +164,13 @@ def test_a_gathered_row_becomes_its_candidate() -> None:
             day=datetime(2023, 5, 8).toordinal(),
             time_refs=((datetime(2023, 5, 1).toordinal(), datetime(2023, 5, 7).toordinal()),),
             author="Ana",
+            position=4,
         )
     ]
-    untimed = _candidates([["e1", [], [None], None, [], [], None, None]])[0]
-    assert (untimed.matched_entities, untimed.day, untimed.time_refs, untimed.author) == (frozenset(), None, (), None)
+    untimed = _candidates([["e1", [], [None], None, [], [], None, None, None]])[0]
+    assert (untimed.matched_entities, untimed.day, untimed.time_refs, untimed.author, untimed.position) == (
+        frozenset(), None, (), None, None
+    )
 
 
 async def test_every_cypher_file_parses(neo: Any) -> None:

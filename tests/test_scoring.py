@@ -326,6 +326,19 @@ def test_ties_go_to_the_newer_entry() -> None:
     assert [s.entry_id for s in rank(scored, keys, limit=10)] == ["new", "middle", "old"]
 
 
+@pytest.mark.parametrize("year", [2500, 9000, 9999])
+def test_ties_go_to_the_newer_entry_by_a_microsecond_in_any_year(year: int) -> None:
+    # A float of seconds since 1970 holds no microseconds there: the older entry, at the
+    # later position and with the smaller id, would take the tie.
+    newer_at = datetime(year, 12, 31, 23, 59, 59, 999_999, tzinfo=UTC)
+    scored = scored_equally("a-older", "b-newer")
+    keys = {
+        "a-older": RecencyKey(newer_at - timedelta(microseconds=1), 1, "s", None, "a-older"),
+        "b-newer": RecencyKey(newer_at, 0, "s", None, "b-newer"),
+    }
+    assert [s.entry_id for s in rank(scored, keys, limit=10)] == ["b-newer", "a-older"]
+
+
 def test_ties_go_to_an_entry_that_refers_to_a_time_before_a_newer_one() -> None:
     scored = scored_equally("old_dated", "new", "older_dated")
     keys = {
@@ -484,6 +497,25 @@ def test_the_context_lender_is_the_best_then_the_nearer_then_the_smaller_id() ->
         # far lends 1.0 * 0.5 two steps away, near 0.5 one step away: a tie, the nearer wins;
         # equal lenders one step away: the smaller id, whatever order the backend gave.
         assert scores.context_lenders(["hit", "hit2", "m", "nobody"]) == {"hit": "near", "hit2": "a-twin", "m": "far"}
+
+
+def test_equal_context_lenders_tie_to_the_earlier_turn_before_the_smaller_id() -> None:
+    # The question (position 4) and a repeat after the answer (position 6) lend the answer
+    # (position 5) the same share: the earlier turn lends, whatever the ids (random ones
+    # from add_session) and the order the backend gave them in; the id decides only
+    # between lenders without a position.
+    question = CandidateStats("z-question", frozenset({"x"}), frozenset(), ("answer",), (), position=4)
+    repeat = CandidateStats("a-repeat", frozenset({"x"}), frozenset(), ("answer",), (), position=6)
+    answer = CandidateStats("answer", frozenset(), frozenset(), ("z-question", "a-repeat"), (), position=5)
+    direct = {"z-question": 1.0, "a-repeat": 1.0, "answer": 0.0}
+    for order in ([question, repeat, answer], [answer, repeat, question]):
+        gathered = QueryScores({}, direct, {c.entry_id: c for c in order}, {}, {})
+        assert gathered.context_lenders(["answer"]) == {"answer": "z-question"}
+        scan = QueryScores({}, direct, {c.entry_id: c for c in order if c is not answer}, {}, {})
+        assert scan.context_lenders(["answer"]) == {"answer": "z-question"}
+    unplaced = CandidateStats("b-unplaced", frozenset({"x"}), frozenset(), ("answer",), ())
+    with_unplaced = QueryScores({}, {**direct, "b-unplaced": 1.0}, {"z-question": question, "b-unplaced": unplaced}, {}, {})
+    assert with_unplaced.context_lenders(["answer"]) == {"answer": "z-question"}
 
 
 def test_a_gathered_hit_finds_its_lender_among_its_own_neighbours() -> None:

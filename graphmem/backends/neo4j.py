@@ -1250,7 +1250,7 @@ def _candidates(rows: Sequence[Any]) -> list[CandidateStats]:
     result: list[CandidateStats] = []
     append = result.append
     for row in rows:
-        entry_id, matched_tokens, matched_entities, entry_project, near_ids, far_ids, author, times = row
+        entry_id, matched_tokens, matched_entities, entry_project, near_ids, far_ids, author, times, position = row
         # A node deleted by a concurrent commit while this read looked at it reads as
         # null (read committed): such an entry or neighbour is gone, so it is left out.
         if entry_id is None:
@@ -1270,9 +1270,9 @@ def _candidates(rows: Sequence[Any]) -> list[CandidateStats]:
             entities = entities - {None}
         day, refs = entry_times(times[0], times[1]) if times is not None and times[0] is not None else (None, ())
         # (CandidateStats' fields in order: entry_id, matched_tokens, matched_entities,
-        # neighbour_ids, second_neighbour_ids, project_id, day, time_refs, author.)
+        # neighbour_ids, second_neighbour_ids, project_id, day, time_refs, author, position.)
         append(CandidateStats(entry_id, tokens, entities, tuple(sorted(near)), tuple(sorted(far)), entry_project, day,
-                              refs, author))
+                              refs, author, position))
     return result
 
 

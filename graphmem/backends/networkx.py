@@ -1067,6 +1067,7 @@ class GraphMemoryService(MemoryService):
                     (),
                     own[entry_id].project_id,
                     author=own[entry_id].author,
+                    position=own[entry_id].position,
                 )
                 for entry_id in self._reached(start, reach)
                 if entry_id in own
@@ -1154,11 +1155,13 @@ class GraphMemoryService(MemoryService):
                     second += (far,)
         if times is None:
             return CandidateStats(
-                entry_id, matched_tokens, matched_entities, neighbours, second, project_id, None, (), own.author
+                entry_id, matched_tokens, matched_entities, neighbours, second, project_id, None, (), own.author,
+                own.position,
             )
         day, refs = times(entry_id)
         return CandidateStats(
-            entry_id, matched_tokens, matched_entities, neighbours, second, project_id, day, refs, own.author
+            entry_id, matched_tokens, matched_entities, neighbours, second, project_id, day, refs, own.author,
+            own.position,
         )
 
     def _times_of(self, owner: Owner) -> Callable[[str], tuple[int, tuple[tuple[int, int], ...]]]:
