@@ -95,9 +95,11 @@ _MAX_PROBLEMS_KEPT = 50
 #: entry); far deeper input would make the json module raise RecursionError.
 MAX_JSON_DEPTH = 32
 
-# JSON string literals (whose brackets do not nest), and the brackets that do.
-_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
-_JSON_BRACKET = re.compile(r"[\[\]{}]")
+# A JSON string literal (whose brackets do not nest), or a bracket outside one. A string
+# left open runs to the end of the line: each character is read once, where stripping only
+# closed strings rescanned to the end from every quote of an open one (a line cut short
+# inside a string of many \" took minutes).
+_JSON_STRING_OR_BRACKET = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{}]')
 
 
 #: Every language code an entry may store.
@@ -381,8 +383,11 @@ def _describe_validation_error(exc: ValidationError) -> str:
 def _too_deep(text: str) -> bool:
     """Whether the JSON in ``text`` nests deeper than :data:`MAX_JSON_DEPTH`."""
     depth = 0
-    for bracket in _JSON_BRACKET.finditer(_JSON_STRING.sub("", text)):
-        depth += 1 if bracket.group() in "[{" else -1
+    for token in _JSON_STRING_OR_BRACKET.finditer(text):
+        found = token.group()
+        if found[0] == '"':
+            continue
+        depth += 1 if found in "[{" else -1
         if depth > MAX_JSON_DEPTH:
             return True
     return False
