@@ -424,7 +424,9 @@ def _parse_lines(lines: Iterable[bytes], source: str) -> Iterator[FixtureLine | 
             data = json.loads(line, object_pairs_hook=_each_key_once)
         except json.JSONDecodeError as exc:
             where = "at the end of the line" if exc.pos >= len(line) else f"at column {exc.colno}"
-            yield FixtureProblem(source, number, f"not valid JSON ({exc.msg} {where})")
+            # Some of Python's messages end in "at" ("Invalid control character at").
+            message = exc.msg.removesuffix(" at")
+            yield FixtureProblem(source, number, f"not valid JSON ({message} {where})")
             continue
         except _RepeatedKey as exc:
             yield FixtureProblem(source, number, f"key {exc.args[0]!r:.60} is given twice in one object")

@@ -487,6 +487,9 @@ def test_the_readmes_hand_written_line_loads_as_it_is_shown(tmp_path: Path) -> N
         ('{"app_name": "a", "user_id": "u", "session_id": "s"\n', "(Expecting ',' delimiter at the end of the line)"),
         ('{"app_name": "a", "user_id": "u", "session_id": "s"\r\n', "(Expecting ',' delimiter at the end of the line)"),
         ('{"app_name": "a" "user_id": "u"}\n', "(Expecting ',' delimiter at column 18)"),
+        # Python's message ends in "at": it was reported "at at column 16".
+        ('{"app_name": "a\tb"}\n', "(Invalid control character at column 16)"),
+        ('{"app_name": "a\n', "(Unterminated string starting at column 14)"),
     ],
 )
 def test_bad_json_is_reported_where_it_is_on_the_line(tmp_path: Path, line: str, where: str) -> None:
@@ -508,4 +511,4 @@ def test_a_line_cut_short_in_a_string_of_many_escaped_quotes_is_refused_in_linea
     path.write_text('{"app_name": "' + '\\"' * 200_000 + "\n", encoding="utf-8")
     with pytest.raises(FixtureError) as raised:
         read_fixtures([path])
-    assert f"{path}:1: not valid JSON (Unterminated string starting at" in str(raised.value)
+    assert f"{path}:1: not valid JSON (Unterminated string starting at column 14)" in str(raised.value)
