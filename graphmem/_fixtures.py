@@ -724,36 +724,59 @@ async def export_fixtures(
     same search results, scores and order, and the same rows from every ``cypher/debug``
     query. An entry deleted from inside a session leaves a gap in the positions, which a
     load keeps (``NEXT`` links positions ``p`` and ``p + 1`` only).
+
+    Raises:
+        ValueError: the store holds a value no fixture line can (a store written by an
+            older graphmem, or changed by hand: an author over 256 characters, say); the
+            message names the session and entry. Not a ``ValidationError``: the caller's
+            arguments are not what is wrong.
     """
     stored = await service.list_entries(app_name, user_id, project_id, all_projects=all_projects)
     terms = await service.entry_terms(app_name, user_id, [e.entry_id for e in stored])
     sessions: list[FixtureSession] = []
     group: list[StoredEntry] = []
 
+    def unexportable(exc: ValidationError, entry: StoredEntry | None = None) -> ValueError:
+        first = group[0]
+        where = "outside any session" if first.session_id is None else f"session {quote_ids(first.session_id)}"
+        if first.project_id is not None:
+            where += f", project {quote_ids(first.project_id)}"
+        what = f"entry {quote_ids(entry.entry_id)} ({where})" if entry is not None else f"the entries ({where})"
+        return ValueError(
+            f"{what} of {quote_ids(app_name, user_id)} cannot be exported: the store holds what no fixture "
+            f"can ({_describe_validation_error(exc)})"
+        )
+
+    def exported(e: StoredEntry) -> FixtureEntry:
+        try:
+            return FixtureEntry(
+                author=e.memory.author,
+                role=e.memory.content.role,
+                text=e.memory.text,
+                timestamp=e.memory.timestamp,
+                id=e.entry_id,
+                position=e.position,
+                tokens=list(terms[e.entry_id].tokens),
+                entities=[(x.name, x.label) for x in terms[e.entry_id].entities],
+                language=e.language,
+            )
+        except ValidationError as exc:
+            raise unexportable(exc, e) from exc
+
     def flush() -> None:
         if group:
-            sessions.append(
-                FixtureSession(
+            entries = [exported(e) for e in group]
+            try:
+                session = FixtureSession(
                     app_name=app_name,
                     user_id=user_id,
                     session_id=group[0].session_id,
                     project_id=group[0].project_id,
-                    entries=[
-                        FixtureEntry(
-                            author=e.memory.author,
-                            role=e.memory.content.role,
-                            text=e.memory.text,
-                            timestamp=e.memory.timestamp,
-                            id=e.entry_id,
-                            position=e.position,
-                            tokens=list(terms[e.entry_id].tokens),
-                            entities=[(x.name, x.label) for x in terms[e.entry_id].entities],
-                            language=e.language,
-                        )
-                        for e in group
-                    ],
+                    entries=entries,
                 )
-            )
+            except ValidationError as exc:
+                raise unexportable(exc) from exc
+            sessions.append(session)
             group.clear()
 
     for entry in stored:  # ordered by project, session and position

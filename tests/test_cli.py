@@ -133,6 +133,28 @@ def test_an_export_of_one_session_says_one_session(runner: CliRunner, store: str
     assert loaded.stdout.startswith("loaded 1 session, 1 entry, 1 user"), loaded.output
 
 
+def test_an_export_of_data_no_fixture_can_hold_is_an_error_naming_the_entry(
+    runner: CliRunner, store: str, tmp_path: Path
+) -> None:
+    """A stored value the fixture model refuses (here an author over 256 characters, which
+    graphmem once stored and the journal reads) made export fail as a usage error (exit 2)
+    saying only "author: ...": nothing the user typed was wrong, and nothing said where."""
+    assert gm(runner, store, "load", write_lines(tmp_path / "f.jsonl", session("s1", "apricot jam"))).exit_code == 0
+    [segment] = Path(store + ".d").glob("*.journal")
+    header, record, *rest = segment.read_text(encoding="utf-8").split("\n")
+    data = json.loads(record)
+    data["entries"][0]["author"] = "A" * 300
+    segment.write_text("\n".join([header, json.dumps(data), *rest]), encoding="utf-8")
+    result = gm(runner, store, "export", "--app", "app", "--user", "ann", "-o", str(tmp_path / "out.jsonl"))
+    entry_id = data["entries"][0]["id"]
+    assert result.exit_code == 1, result.output
+    assert one_line_error(result).startswith(
+        f'error: entry "{entry_id}" (session "s1") of "app" / "ann" cannot be exported: the store holds what no '
+        "fixture can (author: an entry's author is 300 characters long; the limit is 256)"
+    )
+    assert not (tmp_path / "out.jsonl").exists()
+
+
 @pytest.mark.parametrize(
     ("args", "says"),
     [
