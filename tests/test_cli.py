@@ -327,6 +327,28 @@ def test_load_needs_something_to_load(runner: CliRunner, store: str) -> None:
     assert result.exit_code == 2 and "--demo" in one_line_error(result)
 
 
+@pytest.mark.parametrize("given", ["empty", "blank_lines", "stdin"])
+def test_loading_nothing_makes_no_store(runner: CliRunner, store: str, tmp_path: Path, given: str) -> None:
+    """An empty input (a failed export, </dev/null) made the store's files at a path that
+    may be mistyped, and said "loaded 0 sessions": every read then took it for "nothing
+    stored"."""
+    source = {"empty": tmp_path / "empty.jsonl", "blank_lines": tmp_path / "blank.jsonl", "stdin": "-"}[given]
+    if isinstance(source, Path):
+        source.write_text("" if given == "empty" else "\n  \n\n", encoding="utf-8")
+    result = gm(runner, store, "load", str(source), input="")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == f"nothing to load (no fixture lines); no store was made at {store}"
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("memory")) == []
+    assert gm(runner, store, "stats").exit_code == 1  # still no store, as before the load
+
+
+def test_loading_nothing_into_a_store_leaves_it_as_it_was(runner: CliRunner, store: str, tmp_path: Path) -> None:
+    assert gm(runner, store, "load", write_lines(tmp_path / "f.jsonl", session("s1", "apricot jam"))).exit_code == 0
+    result = gm(runner, store, "load", "-", input="")
+    assert result.exit_code == 0 and result.stdout.startswith("loaded 0 sessions, 0 entries, 0 users"), result.output
+    assert stats_json(runner, store)["entries"] == 1
+
+
 def test_fixture_schema_is_json_schema(runner: CliRunner) -> None:
     result = run(runner, "fixture-schema")
     schema = json.loads(result.stdout)

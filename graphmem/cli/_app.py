@@ -326,6 +326,11 @@ def load(
     started = time.perf_counter()
     # Every line is read and checked before the store is opened, or made.
     lines = read_fixtures(sources)
+    if not lines and (missing := missing_store(settings)) is not None:
+        # An empty file (a failed export, </dev/null) must not make a store at a path that
+        # may be mistyped: every read would then take it for "nothing stored".
+        out_console.print(plain(f"nothing to load (no fixture lines); no store was made at {missing}"), soft_wrap=True)
+        return
 
     stored = [0, len(lines)]  # sessions stored so far, of how many (said if interrupted)
 
