@@ -806,7 +806,10 @@ def _query_file_text(file: Path) -> str:
     if not file.is_absolute() and file.parts[:2] == ("cypher", "debug") and len(file.parts) == 3:
         if not os.path.lexists(file) and (shipped := shipped_debug_query(file.name)) is not None:
             return shipped.read_text(encoding="utf-8")
-    return file.read_text(encoding="utf-8")
+    try:
+        return file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:  # as load says it (the codec's own message names no file)
+        raise CliError(f"{file} is not UTF-8 ({exc.reason} at byte {exc.start})") from None
 
 
 @app.command()
