@@ -95,9 +95,11 @@ _MAX_PROBLEMS_KEPT = 50
 #: entry); far deeper input would make the json module raise RecursionError.
 MAX_JSON_DEPTH = 32
 
-# JSON string literals (whose brackets do not nest), and the brackets that do.
-_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
-_JSON_BRACKET = re.compile(r"[\[\]{}]")
+# A JSON string literal (whose brackets do not nest), or a bracket outside one. A string
+# left open runs to the end of the line: each character is read once, where stripping only
+# closed strings rescanned to the end from every quote of an open one (a line cut short
+# inside a string of many \" took minutes).
+_JSON_STRING_OR_BRACKET = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?|[\[\]{}]')
 
 
 #: Every language code an entry may store.
@@ -381,8 +383,11 @@ def _describe_validation_error(exc: ValidationError) -> str:
 def _too_deep(text: str) -> bool:
     """Whether the JSON in ``text`` nests deeper than :data:`MAX_JSON_DEPTH`."""
     depth = 0
-    for bracket in _JSON_BRACKET.finditer(_JSON_STRING.sub("", text)):
-        depth += 1 if bracket.group() in "[{" else -1
+    for token in _JSON_STRING_OR_BRACKET.finditer(text):
+        found = token.group()
+        if found[0] == '"':
+            continue
+        depth += 1 if found in "[{" else -1
         if depth > MAX_JSON_DEPTH:
             return True
     return False
@@ -419,7 +424,9 @@ def _parse_lines(lines: Iterable[bytes], source: str) -> Iterator[FixtureLine | 
             data = json.loads(line, object_pairs_hook=_each_key_once)
         except json.JSONDecodeError as exc:
             where = "at the end of the line" if exc.pos >= len(line) else f"at column {exc.colno}"
-            yield FixtureProblem(source, number, f"not valid JSON ({exc.msg} {where})")
+            # Some of Python's messages end in "at" ("Invalid control character at").
+            message = exc.msg.removesuffix(" at")
+            yield FixtureProblem(source, number, f"not valid JSON ({message} {where})")
             continue
         except _RepeatedKey as exc:
             yield FixtureProblem(source, number, f"key {exc.args[0]!r:.60} is given twice in one object")
@@ -717,36 +724,59 @@ async def export_fixtures(
     same search results, scores and order, and the same rows from every ``cypher/debug``
     query. An entry deleted from inside a session leaves a gap in the positions, which a
     load keeps (``NEXT`` links positions ``p`` and ``p + 1`` only).
+
+    Raises:
+        ValueError: the store holds a value no fixture line can (a store written by an
+            older graphmem, or changed by hand: an author over 256 characters, say); the
+            message names the session and entry. Not a ``ValidationError``: the caller's
+            arguments are not what is wrong.
     """
     stored = await service.list_entries(app_name, user_id, project_id, all_projects=all_projects)
     terms = await service.entry_terms(app_name, user_id, [e.entry_id for e in stored])
     sessions: list[FixtureSession] = []
     group: list[StoredEntry] = []
 
+    def unexportable(exc: ValidationError, entry: StoredEntry | None = None) -> ValueError:
+        first = group[0]
+        where = "outside any session" if first.session_id is None else f"session {quote_ids(first.session_id)}"
+        if first.project_id is not None:
+            where += f", project {quote_ids(first.project_id)}"
+        what = f"entry {quote_ids(entry.entry_id)} ({where})" if entry is not None else f"the entries ({where})"
+        return ValueError(
+            f"{what} of {quote_ids(app_name, user_id)} cannot be exported: the store holds what no fixture "
+            f"can ({_describe_validation_error(exc)})"
+        )
+
+    def exported(e: StoredEntry) -> FixtureEntry:
+        try:
+            return FixtureEntry(
+                author=e.memory.author,
+                role=e.memory.content.role,
+                text=e.memory.text,
+                timestamp=e.memory.timestamp,
+                id=e.entry_id,
+                position=e.position,
+                tokens=list(terms[e.entry_id].tokens),
+                entities=[(x.name, x.label) for x in terms[e.entry_id].entities],
+                language=e.language,
+            )
+        except ValidationError as exc:
+            raise unexportable(exc, e) from exc
+
     def flush() -> None:
         if group:
-            sessions.append(
-                FixtureSession(
+            entries = [exported(e) for e in group]
+            try:
+                session = FixtureSession(
                     app_name=app_name,
                     user_id=user_id,
                     session_id=group[0].session_id,
                     project_id=group[0].project_id,
-                    entries=[
-                        FixtureEntry(
-                            author=e.memory.author,
-                            role=e.memory.content.role,
-                            text=e.memory.text,
-                            timestamp=e.memory.timestamp,
-                            id=e.entry_id,
-                            position=e.position,
-                            tokens=list(terms[e.entry_id].tokens),
-                            entities=[(x.name, x.label) for x in terms[e.entry_id].entities],
-                            language=e.language,
-                        )
-                        for e in group
-                    ],
+                    entries=entries,
                 )
-            )
+            except ValidationError as exc:
+                raise unexportable(exc) from exc
+            sessions.append(session)
             group.clear()
 
     for entry in stored:  # ordered by project, session and position

@@ -7,7 +7,6 @@ timestamp graphmem returns is timezone-aware UTC.
 from __future__ import annotations
 
 import re
-import unicodedata
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Annotated, Any, TypeGuard
 
@@ -41,8 +40,14 @@ MAX_ID_LENGTH = 256
 MAX_POSITION = 2**62
 
 
+# Unicode's control characters (category Cc) are these 65, and stay so (its stability
+# policy): one regex search, where asking unicodedata per character made replaying a
+# journal's entry ids seven times slower.
+_CONTROL_CHARACTER = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
 def _has_control_characters(value: str) -> bool:
-    return any(unicodedata.category(ch) == "Cc" for ch in value)
+    return _CONTROL_CHARACTER.search(value) is not None
 
 
 def _is_unicode(value: str) -> bool:

@@ -6,6 +6,8 @@ Every test that expects an error also checks that the store is exactly as it was
 from __future__ import annotations
 
 import os
+import sys
+import unicodedata
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -25,6 +27,7 @@ from graphmem import (
     Part,
     SearchRequest,
 )
+from graphmem._models import is_identifier
 
 APP, USER = "bad-input-app", "alice"
 T0 = datetime(2024, 7, 1, tzinfo=UTC)
@@ -120,6 +123,14 @@ async def test_bad_session_ids_raise_and_change_nothing(service: MemoryService, 
     with pytest.raises(InvalidIdentifierError, match="session_id"):
         await service.delete_session(APP, USER, bad)  # type: ignore[arg-type]
     assert await snapshot(service) == before
+
+
+def test_an_id_is_refused_for_exactly_the_unicode_control_characters() -> None:
+    """The check became one regex (replaying a journal validates every entry id): it must
+    refuse what asking unicodedata for category Cc refused, and nothing else."""
+    control = {chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cc"}
+    refused = {chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF and not is_identifier(chr(c))}
+    assert refused == control
 
 
 async def test_ids_are_exact_not_normalised(service: MemoryService) -> None:

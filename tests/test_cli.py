@@ -133,6 +133,28 @@ def test_an_export_of_one_session_says_one_session(runner: CliRunner, store: str
     assert loaded.stdout.startswith("loaded 1 session, 1 entry, 1 user"), loaded.output
 
 
+def test_an_export_of_data_no_fixture_can_hold_is_an_error_naming_the_entry(
+    runner: CliRunner, store: str, tmp_path: Path
+) -> None:
+    """A stored value the fixture model refuses (here an author over 256 characters, which
+    graphmem once stored and the journal reads) made export fail as a usage error (exit 2)
+    saying only "author: ...": nothing the user typed was wrong, and nothing said where."""
+    assert gm(runner, store, "load", write_lines(tmp_path / "f.jsonl", session("s1", "apricot jam"))).exit_code == 0
+    [segment] = Path(store + ".d").glob("*.journal")
+    header, record, *rest = segment.read_text(encoding="utf-8").split("\n")
+    data = json.loads(record)
+    data["entries"][0]["author"] = "A" * 300
+    segment.write_text("\n".join([header, json.dumps(data), *rest]), encoding="utf-8")
+    result = gm(runner, store, "export", "--app", "app", "--user", "ann", "-o", str(tmp_path / "out.jsonl"))
+    entry_id = data["entries"][0]["id"]
+    assert result.exit_code == 1, result.output
+    assert one_line_error(result).startswith(
+        f'error: entry "{entry_id}" (session "s1") of "app" / "ann" cannot be exported: the store holds what no '
+        "fixture can (author: an entry's author is 300 characters long; the limit is 256)"
+    )
+    assert not (tmp_path / "out.jsonl").exists()
+
+
 @pytest.mark.parametrize(
     ("args", "says"),
     [
@@ -325,6 +347,28 @@ def test_load_reads_standard_input(runner: CliRunner, store: str) -> None:
 def test_load_needs_something_to_load(runner: CliRunner, store: str) -> None:
     result = gm(runner, store, "load")
     assert result.exit_code == 2 and "--demo" in one_line_error(result)
+
+
+@pytest.mark.parametrize("given", ["empty", "blank_lines", "stdin"])
+def test_loading_nothing_makes_no_store(runner: CliRunner, store: str, tmp_path: Path, given: str) -> None:
+    """An empty input (a failed export, </dev/null) made the store's files at a path that
+    may be mistyped, and said "loaded 0 sessions": every read then took it for "nothing
+    stored"."""
+    source = {"empty": tmp_path / "empty.jsonl", "blank_lines": tmp_path / "blank.jsonl", "stdin": "-"}[given]
+    if isinstance(source, Path):
+        source.write_text("" if given == "empty" else "\n  \n\n", encoding="utf-8")
+    result = gm(runner, store, "load", str(source), input="")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == f"nothing to load (no fixture lines); no store was made at {store}"
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("memory")) == []
+    assert gm(runner, store, "stats").exit_code == 1  # still no store, as before the load
+
+
+def test_loading_nothing_into_a_store_leaves_it_as_it_was(runner: CliRunner, store: str, tmp_path: Path) -> None:
+    assert gm(runner, store, "load", write_lines(tmp_path / "f.jsonl", session("s1", "apricot jam"))).exit_code == 0
+    result = gm(runner, store, "load", "-", input="")
+    assert result.exit_code == 0 and result.stdout.startswith("loaded 0 sessions, 0 entries, 0 users"), result.output
+    assert stats_json(runner, store)["entries"] == 1
 
 
 def test_fixture_schema_is_json_schema(runner: CliRunner) -> None:

@@ -487,6 +487,9 @@ def test_the_readmes_hand_written_line_loads_as_it_is_shown(tmp_path: Path) -> N
         ('{"app_name": "a", "user_id": "u", "session_id": "s"\n', "(Expecting ',' delimiter at the end of the line)"),
         ('{"app_name": "a", "user_id": "u", "session_id": "s"\r\n', "(Expecting ',' delimiter at the end of the line)"),
         ('{"app_name": "a" "user_id": "u"}\n', "(Expecting ',' delimiter at column 18)"),
+        # Python's message ends in "at": it was reported "at at column 16".
+        ('{"app_name": "a\tb"}\n', "(Invalid control character at column 16)"),
+        ('{"app_name": "a\n', "(Unterminated string starting at column 14)"),
     ],
 )
 def test_bad_json_is_reported_where_it_is_on_the_line(tmp_path: Path, line: str, where: str) -> None:
@@ -497,3 +500,15 @@ def test_bad_json_is_reported_where_it_is_on_the_line(tmp_path: Path, line: str,
     with pytest.raises(FixtureError) as raised:
         read_fixtures([path])
     assert f"{path}:1: not valid JSON {where}" in str(raised.value)
+
+
+@pytest.mark.timeout(30)
+def test_a_line_cut_short_in_a_string_of_many_escaped_quotes_is_refused_in_linear_time(tmp_path: Path) -> None:
+    """The depth check stripped strings with a regex that, for a string left open, rescanned
+    to the end of the line from each of its quotes: a 40 KB line cut short (a full disk) took
+    23 s, 80 KB 85 s. This one (400 KB) would take over half an hour; it is read once."""
+    path = tmp_path / "cut.jsonl"
+    path.write_text('{"app_name": "' + '\\"' * 200_000 + "\n", encoding="utf-8")
+    with pytest.raises(FixtureError) as raised:
+        read_fixtures([path])
+    assert f"{path}:1: not valid JSON (Unterminated string starting at column 14)" in str(raised.value)

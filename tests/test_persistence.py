@@ -252,23 +252,85 @@ def _two_entries(entries: list[dict[str, Any]]) -> None:
     ("edit", "says"),
     [
         (_two_entries, "holds entry id"),
-        (lambda entries: entries[0].update(id=""), "'id' is empty"),
+        (lambda entries: entries[0].update(id=""), "'id' must not be empty"),
         (lambda entries: entries[0].update(position=-1), "'position' is negative"),
+        # Values of the right type that no write makes and the fixture model refuses: the
+        # store opened and searched, and then the user's export failed (exit 2, no line named).
+        (lambda entries: entries[0].update(id="a\x07b"), "'id' must not contain control characters"),
+        (lambda entries: entries[0].update(language="klingon"), "'language' 'klingon' is not one of en, "),
+        (lambda entries: entries[2].update(position=2**70), "'position' is above the largest, 2\\*\\*62"),
+        (lambda entries: entries[1].update(position=0), r"positions do not increase \(\[0, 0, 2\]\)"),
+        (lambda entries: entries[0].update(text="  "), "'text' is blank"),
+        (lambda entries: entries[0]["tokens"].append(" "), "'tokens' holds a blank token"),
+        (lambda entries: entries[0]["entities"].append(["", "PERSON"]), "'entities' holds a blank name"),
     ],
-    ids=["an-id-twice", "empty-id", "negative-position"],
+    ids=[
+        "an-id-twice",
+        "empty-id",
+        "negative-position",
+        "control-character-in-id",
+        "unknown-language",
+        "position-above-the-largest",
+        "positions-not-increasing",
+        "blank-text",
+        "blank-token",
+        "blank-entity-name",
+    ],
 )
 async def test_a_record_of_entries_no_write_makes_is_refused(
     tmp_path: Path, decomposer: Decomposer, edit: Callable[[list[dict[str, Any]]], None], says: str
 ) -> None:
     """A hand-edited (or damaged) session record: its entries were replayed as they were,
     one id twice merged into one entry, silently."""
+    await _refused_once_edited(tmp_path, decomposer, lambda record: edit(record["entries"]), says)
+
+
+@pytest.mark.parametrize(
+    ("edit", "says"),
+    [
+        (lambda record: record.update(session_id=""), "session_id must not be empty"),
+        (lambda record: record.update(user_id="al\nice"), "user_id must not contain control characters"),
+        (lambda record: record.update(project_id=""), "project_id must not be empty"),
+    ],
+    ids=["empty-session-id", "control-character-in-user-id", "empty-project-id"],
+)
+async def test_a_record_with_an_id_no_write_makes_is_refused(
+    tmp_path: Path, decomposer: Decomposer, edit: Callable[[dict[str, Any]], None], says: str
+) -> None:
+    await _refused_once_edited(tmp_path, decomposer, edit, says)
+
+
+async def _refused_once_edited(
+    tmp_path: Path, decomposer: Decomposer, edit: Callable[[dict[str, Any]], None], says: str
+) -> None:
+    """Opening the store after ``edit`` of the segment's record of session s1 raises an
+    error naming the line, by readers and writers alike."""
     path, alice, lines = await _filled_segment(tmp_path, decomposer)
     at = next(i for i, line in enumerate(lines) if b'"session_id": "s1"' in line or b'"session_id":"s1"' in line)
     record = json.loads(lines[at])
-    edit(record["entries"])
+    edit(record)
     lines[at] = json.dumps(record).encode()
     alice.write_bytes(b"\n".join(lines))
-    with pytest.raises(GraphmemError, match=f"line {at + 1} is not a valid record: .*{says}"):
+    for read_only in (True, False):
+        store = GraphMemoryService(nlp=decomposer, path=path, read_only=read_only)
+        with pytest.raises(GraphmemError, match=f"{alice}: line {at + 1} is not a valid record: .*{says}"):
+            await store.list_entries(APP, USER)
+        await store.close()
+
+
+async def test_an_append_past_the_largest_position_is_refused(tmp_path: Path, decomposer: Decomposer) -> None:
+    """An append record the service refuses to write (appended_start): replayed after a
+    session ending at 2**62, its entries took positions no export can write."""
+    path, alice, lines = await _filled_segment(tmp_path, decomposer)
+    at = next(i for i, line in enumerate(lines) if b'"session_id": "s1"' in line or b'"session_id":"s1"' in line)
+    record = json.loads(lines[at])
+    for offset, entry in enumerate(reversed(record["entries"])):
+        entry["position"] = 2**62 - offset
+    lines[at] = json.dumps(record).encode()
+    appended = {**record, "op": "append_session", "entries": [{**record["entries"][0], "id": "later", "position": 0}]}
+    lines.insert(at + 1, json.dumps(appended).encode())
+    alice.write_bytes(b"\n".join(lines))
+    with pytest.raises(GraphmemError, match=f"line {at + 2} is not a valid record: .*pass the largest position"):
         await open_store(path, decomposer).list_entries(APP, USER)
 
 

@@ -96,7 +96,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-from graphmem._errors import BackendUnavailableError, JournalCorruptError, StoreLockedError
+from graphmem._errors import (
+    BackendUnavailableError,
+    InvalidIdentifierError,
+    InvalidProjectIdError,
+    JournalCorruptError,
+    StoreLockedError,
+)
+from graphmem._language import ENTRY_LANGUAGES
+from graphmem._models import MAX_POSITION, validate_identifier, validate_project_id
 
 __all__ = ["HEADER", "Journal", "JournalContents", "JournalCorruptError", "StoreLockedError", "holds_path"]
 
@@ -874,12 +882,22 @@ def _entry_problem(entry: Any) -> str | None:
             return f"an entry has no {name!r}"
         if not check(entry[name]):
             return f"an entry's {name!r} has the wrong type ({type(entry[name]).__name__})"
-    if not entry["id"]:
-        return "an entry's 'id' is empty"
+    # What graphmem never writes, refused as the fixture model (and so an export) refuses it.
+    try:
+        validate_identifier(entry["id"], "an entry's 'id'")
+    except InvalidIdentifierError as exc:
+        return str(exc)
     if entry["position"] < 0:
         return f"an entry's 'position' is negative ({entry['position']})"
-    if not _is_opt_str(entry.get("language")):
-        return f"an entry's 'language' has the wrong type ({type(entry['language']).__name__})"
+    if entry["position"] > MAX_POSITION:
+        return f"an entry's 'position' is above the largest, 2**62 ({entry['position']})"
+    if _is_blank(entry["text"]):
+        return "an entry's 'text' is blank (a blank entry is never stored)"
+    language = entry.get("language")
+    if not _is_opt_str(language):
+        return f"an entry's 'language' has the wrong type ({type(language).__name__})"
+    if language is not None and language not in ENTRY_LANGUAGES:
+        return f"an entry's 'language' {language[:40]!r} is not one of {', '.join(ENTRY_LANGUAGES)}"
     timestamp = entry.get("timestamp")
     if not isinstance(timestamp, str):
         return "an entry's 'timestamp' is not a string"
@@ -890,11 +908,34 @@ def _entry_problem(entry: Any) -> str | None:
     tokens = entry.get("tokens")
     if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
         return "an entry's 'tokens' is not a list of strings"
+    if any(_is_blank(t) for t in tokens):
+        return "an entry's 'tokens' holds a blank token"
     entities = entry.get("entities")
     if not isinstance(entities, list) or not all(
         isinstance(e, list) and len(e) == 2 and all(isinstance(part, str) for part in e) for e in entities
     ):
         return "an entry's 'entities' is not a list of [name, label] pairs"
+    if any(_is_blank(name) for name, _ in entities):
+        return "an entry's 'entities' holds a blank name"
+    return None
+
+
+def _is_blank(text: str) -> bool:
+    # As ``not text.strip()``, without copying a long text.
+    return not text or text.isspace()
+
+
+def _ids_problem(record: dict[str, Any]) -> str | None:
+    """What is wrong with a record's app, user, session and project ids (their types
+    checked), as the service refuses them before it writes anything."""
+    try:
+        for name in ("app_name", "user_id", "session_id"):
+            if name in record:
+                validate_identifier(record[name], name)
+        if record.get("project_id") is not None:
+            validate_project_id(record["project_id"])
+    except (InvalidIdentifierError, InvalidProjectIdError) as exc:
+        return str(exc)
     return None
 
 
@@ -932,6 +973,9 @@ def record_problem(record: dict[str, Any]) -> str | None:
             return f"{op} has no {name!r}"
         if not check(record[name]):
             return f"{op}'s {name!r} has the wrong type ({type(record[name]).__name__})"
+    problem = _ids_problem(record)
+    if problem is not None:
+        return problem
     if op in ("replace_session", "append_session", "restore_entries"):
         for entry in record["entries"]:
             problem = _entry_problem(entry)
@@ -941,6 +985,11 @@ def record_problem(record: dict[str, Any]) -> str | None:
         if len(set(ids)) != len(ids):
             # Replayed, the second would silently replace the first.
             return f"{op} holds entry id {next(i for i in ids if ids.count(i) > 1)!r} twice"
+        if op != "restore_entries":
+            positions = [entry["position"] for entry in record["entries"]]
+            if any(later <= earlier for earlier, later in zip(positions, positions[1:], strict=False)):
+                # NEXT links a session's turns in that order: an export could not write it.
+                return f"{op}'s entry positions do not increase ({str(positions)[:80]})"
     elif op == "insert_entry":
         return _entry_problem(record["entry"])
     return None

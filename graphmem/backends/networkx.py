@@ -53,7 +53,7 @@ from graphmem._errors import (
     ReadOnlyStoreError,
 )
 from graphmem._gathering import IN_PROCESS_FULL_GATHERING_ENTRIES, Days, NeighbourhoodRequest, TermPostings
-from graphmem._models import Content, MemoryEntry, Part, as_utc, ensure_unicode, quote_ids
+from graphmem._models import MAX_POSITION, Content, MemoryEntry, Part, as_utc, ensure_unicode, quote_ids
 from graphmem._scoring import CandidateStats, CorpusStats, ScoringWeights, matching_days
 from graphmem._service import (
     MAX_REACTIONS_LINKED_ACROSS,
@@ -1483,6 +1483,11 @@ class GraphMemoryService(MemoryService):
                 removed = 0
                 kept = list(self._sessions[owner].get(key, ()))
                 start = self._entries[owner][kept[-1]].position + 1 if kept else 0
+                if entries and start + entries[-1]["position"] > MAX_POSITION:
+                    # What the append itself refuses (appended_start): no export could write it.
+                    raise ValueError(
+                        f"appended after position {start - 1}, its entries pass the largest position, 2**62"
+                    )
                 entries = [{**e, "position": start + e["position"]} for e in entries]
             added = [self._add_entry(owner, project_id, session_id, e) for e in entries]
             neighbours = self._neighbours

@@ -348,6 +348,11 @@ def load(
     started = time.perf_counter()
     # Every line is read and checked before the store is opened, or made.
     lines = read_fixtures(sources)
+    if not lines and (missing := missing_store(settings)) is not None:
+        # An empty file (a failed export, </dev/null) must not make a store at a path that
+        # may be mistyped: every read would then take it for "nothing stored".
+        out_console.print(plain(f"nothing to load (no fixture lines); no store was made at {missing}"), soft_wrap=True)
+        return
 
     stored = [0, len(lines)]  # sessions stored so far, of how many (said if interrupted)
 
@@ -823,7 +828,10 @@ def _query_file_text(file: Path) -> str:
     if not file.is_absolute() and file.parts[:2] == ("cypher", "debug") and len(file.parts) == 3:
         if not os.path.lexists(file) and (shipped := shipped_debug_query(file.name)) is not None:
             return shipped.read_text(encoding="utf-8")
-    return file.read_text(encoding="utf-8")
+    try:
+        return file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:  # as load says it (the codec's own message names no file)
+        raise CliError(f"{file} is not UTF-8 ({exc.reason} at byte {exc.start})") from None
 
 
 @app.command()
