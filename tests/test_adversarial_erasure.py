@@ -9,6 +9,7 @@ pages of the range indexes) until Neo4j reuses them. The test asserts exactly th
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from datetime import UTC, datetime
 from pathlib import Path
@@ -75,3 +76,28 @@ async def test_erased_text_leaves_the_transaction_logs_with_a_restart(tmp_path: 
     assert not [p for p in holding if "transactions" in p.parts], holding
     # What may remain: freed records and index pages inside the store, not readable through Neo4j.
     assert all(_is_store_file(p) for p in holding), holding
+
+
+async def test_a_delete_by_a_task_started_inside_bulk_writes_erases_when_it_lands_after_the_block(
+    tmp_path: Path, decomposer: Decomposer
+) -> None:
+    """A task started inside the block copies its context, deferred compaction included:
+    its delete landing after the block ended returned with the text still in the segment,
+    until the next writable open."""
+    from graphmem.backends.networkx import GraphMemoryService
+
+    path = tmp_path / "memory.journal"
+    memory = GraphMemoryService(decomposer, path=path)
+    await memory.add_session("app", "ann", "s1", [_entry("My password hint is zanzibar."), _entry("Rex likes the park.")])
+    gate = asyncio.Event()
+
+    async def later_delete() -> int:
+        await gate.wait()
+        return await memory.delete_entries("app", "ann", "zanzibar")
+
+    async with memory.bulk_writes():
+        task = asyncio.create_task(later_delete())  # a request handler spawned during a load
+    gate.set()
+    assert await task == 1
+    assert _files_holding(tmp_path, "zanzibar") == []
+    await memory.close()

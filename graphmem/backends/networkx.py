@@ -376,10 +376,40 @@ class _DayIndexView:
             return unread.intersection(keys) if unread else frozenset()
 
 
-#: Inside :meth:`GraphMemoryService.bulk_writes`: the users whose segment a write of this
-#: task left to compact at the block's end (a context variable: ``asyncio.to_thread``
-#: carries it into the write's thread, and other tasks' writes never see it).
-_DEFERRED_COMPACTION: contextvars.ContextVar[set[Owner] | None] = contextvars.ContextVar(
+class _DeferredCompaction:
+    """The users whose segment writes inside a :meth:`GraphMemoryService.bulk_writes`
+    block left to compact at its end. A task started inside the block copies the context,
+    and with it this object: its write may land after the block ended, and then compacts
+    at once (the block's end closes it first, under its lock, so no user is added after
+    the block read them)."""
+
+    def __init__(self) -> None:
+        self._owners: set[Owner] = set()
+        self._open = True
+        self._lock = threading.Lock()
+
+    @property
+    def open(self) -> bool:
+        return self._open
+
+    def defer(self, owner: Owner) -> bool:
+        """Leave ``owner``'s compaction to the block's end; ``False`` once it has ended."""
+        with self._lock:
+            if self._open:
+                self._owners.add(owner)
+            return self._open
+
+    def close(self) -> set[Owner]:
+        """End the block: the users left to compact."""
+        with self._lock:
+            self._open = False
+            return set(self._owners)
+
+
+#: Inside :meth:`GraphMemoryService.bulk_writes`: what a write of this task leaves to the
+#: block's end (a context variable: ``asyncio.to_thread`` carries it into the write's
+#: thread, and other tasks' writes never see it).
+_DEFERRED_COMPACTION: contextvars.ContextVar[_DeferredCompaction | None] = contextvars.ContextVar(
     "graphmem_deferred_compaction", default=None
 )
 
@@ -779,10 +809,8 @@ class GraphMemoryService(MemoryService):
                     self._needs_compaction.add(owner)
             if owner in self._needs_compaction:
                 deferred = _DEFERRED_COMPACTION.get()
-                if deferred is None:
+                if deferred is None or not deferred.defer(owner):  # else the block's end compacts it
                     self._compact(owner)
-                else:
-                    deferred.add(owner)  # bulk_writes compacts it when the block ends
             return changed
 
     @contextlib.asynccontextmanager
@@ -792,17 +820,17 @@ class GraphMemoryService(MemoryService):
         an export over the sessions it holds rewrote the user's segment for every session,
         quadratic in the user's size. Left even by an error, the block compacts before it
         returns (or raises ``JournalCompactionError``)."""
-        if self._journal is None or _DEFERRED_COMPACTION.get() is not None:
+        if self._journal is None or ((outer := _DEFERRED_COMPACTION.get()) is not None and outer.open):
             yield
             return
-        deferred: set[Owner] = set()
+        deferred = _DeferredCompaction()
         token = _DEFERRED_COMPACTION.set(deferred)
         try:
             yield
         finally:
             _DEFERRED_COMPACTION.reset(token)
-            if deferred:
-                await asyncio.to_thread(self._compact_deferred, deferred)
+            if owners := deferred.close():
+                await asyncio.to_thread(self._compact_deferred, owners)
 
     def _compact_deferred(self, owners: set[Owner]) -> None:
         for owner in owners:
