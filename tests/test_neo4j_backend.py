@@ -1131,6 +1131,22 @@ async def test_an_existing_driver_is_used_and_not_closed(decomposer: Decomposer)
         await driver.close()
 
 
+async def test_a_call_running_when_the_service_closes_says_it_was_closed_not_that_neo4j_is_down(
+    decomposer: Decomposer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call that passed the "closed?" check before close() closed the driver met a closed
+    driver, and was told to check that Neo4j runs, and that the service reconnects."""
+    from graphmem.backends.neo4j import Neo4jMemoryService
+
+    svc = Neo4jMemoryService(neo4j_uri_or_skip(), auth=neo4j_auth(), nlp=decomposer)
+    await svc.health_check()
+    await svc.close()
+    monkeypatch.setattr(svc, "_check_open", lambda: None)  # it passed the check before close()
+    with pytest.raises(BackendUnavailableError) as raised:
+        await svc.search(SearchRequest(query="where does Rex play?", app_name="closing", user_id="u"))
+    assert "was closed while the call ran" in str(raised.value) and "reconnects" not in str(raised.value)
+
+
 def test_constructor_does_no_io(decomposer: Decomposer) -> None:
     from graphmem.backends.neo4j import Neo4jMemoryService
 

@@ -899,6 +899,12 @@ class Neo4jMemoryService(MemoryService):
             raise BackendUnavailableError(f"this {type(self).__name__} is closed; create a new one")
 
     def _unavailable(self, exc: BaseException) -> BackendUnavailableError:
+        if self._closed:
+            # A call that was running when close() closed its driver: not an outage, and
+            # this service does not reconnect.
+            return BackendUnavailableError(
+                f"this {type(self).__name__} was closed while the call ran; create a new one"
+            )
         if isinstance(exc, TimeoutError):
             return BackendUnavailableError(
                 f"{self._where} did not answer within {self._read_timeout:g} s. "
