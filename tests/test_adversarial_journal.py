@@ -755,6 +755,80 @@ async def test_a_write_that_meets_close_fails_cleanly_and_loses_nothing_acknowle
     assert on_disk == acknowledged
 
 
+async def test_a_write_that_loaded_the_store_before_a_close_is_not_applied_twice_by_a_reopen(
+    tmp_path: Path, decomposer: Decomposer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write that passed its load before close(), then appended its record while another
+    call's reopen was reading the segment, was applied by that reload and again by itself:
+    the session held its id twice, and the next compaction wrote a segment the store
+    refused to open. The interleaving is held in place with events, not timing."""
+    from graphmem import BackendUnavailableError
+
+    path = tmp_path / "m.journal"
+    service = GraphMemoryService(nlp=decomposer, path=path)
+    await service.add_session(APP, "ann", "s1", [entry("My dog Rex likes the park.")])
+    loaded, go, past_check, reading, appended = (threading.Event() for _ in range(5))
+    armed = [True]
+    writing = threading.local()
+    original_ensure = service._ensure_loaded
+    original_write = service._write_durably
+
+    def ensure_loaded(owner: Any = None) -> None:
+        original_ensure(owner)
+        if armed[0] and getattr(writing, "now", False):  # the append's write: held after its load
+            armed[0] = False
+            loaded.set()
+            assert go.wait(60)
+
+    def write_durably(*args: Any) -> int:
+        writing.now = True
+        try:
+            return original_write(*args)
+        except BaseException:
+            past_check.set()  # refused before appending anything
+            appended.set()
+            raise
+        finally:
+            writing.now = False
+
+    monkeypatch.setattr(service, "_ensure_loaded", ensure_loaded)
+    monkeypatch.setattr(service, "_write_durably", write_durably)
+    append = asyncio.create_task(service.append_to_session(APP, "ann", "s1", [entry("Rex chased a cat today.")]))
+    assert await asyncio.to_thread(loaded.wait, 60)
+    await service.close()
+    journal = service._journal
+    assert journal is not None
+    original_read, original_append_many = journal.read, journal.append_many
+
+    def append_many(*args: Any, **kwargs: Any) -> Any:  # held until the reopen is reading
+        past_check.set()
+        assert reading.wait(60)
+        try:
+            return original_append_many(*args, **kwargs)
+        finally:
+            appended.set()
+
+    def read(*args: Any, **kwargs: Any) -> Any:  # the reopen: its lock taken, not yet read
+        reading.set()
+        assert appended.wait(60)
+        return original_read(*args, **kwargs)
+
+    monkeypatch.setattr(journal, "append_many", append_many)
+    monkeypatch.setattr(journal, "read", read)
+    go.set()
+    assert await asyncio.to_thread(past_check.wait, 60)
+    await service.list_entries(APP, "ann")  # another call reopens the store
+    monkeypatch.setattr(journal, "read", original_read)
+    monkeypatch.setattr(journal, "append_many", original_append_many)
+    with pytest.raises(BackendUnavailableError, match="closed while this write was running"):
+        await append
+    in_memory = [(e.position, e.memory.text) for e in await service.list_entries(APP, "ann")]
+    assert in_memory == [(0, "My dog Rex likes the park.")]
+    await service.close()
+    reopened = GraphMemoryService(nlp=decomposer, path=path, read_only=True)
+    assert [(e.position, e.memory.text) for e in await reopened.list_entries(APP, "ann")] == in_memory
+
+
 def test_no_file_of_the_store_keeps_an_erased_user_or_the_words_that_erased_text(tmp_path: Path) -> None:
     """The writer's lock file names its holder by program, not by command line: the
     arguments of ``delete-user --user ...`` or ``delete-entries "<words>"`` are the very

@@ -551,6 +551,9 @@ class GraphMemoryService(MemoryService):
         self._owner_locks: dict[Owner, threading.Lock] = {}
         #: A close is waiting for the writes halfway through (see ``_close_journal``).
         self._closing = False
+        #: How many times the journal was closed: a write that loaded the store before a
+        #: close must not go on after it (see ``_write_durably``).
+        self._closes = 0
         #: Entry ids a restore is checking and storing now (guarded by ``_lock``): entry ids
         #: are unique in the whole store, and two restores of one id must not both pass
         #: their check before either writes (see ``_claiming_ids``).
@@ -620,6 +623,7 @@ class GraphMemoryService(MemoryService):
                 with self._lock:
                     self._journal.close()
                     self._forget()
+                    self._closes += 1
             finally:
                 for lock in locks:
                     lock.release()
@@ -777,10 +781,14 @@ class GraphMemoryService(MemoryService):
     def _write_durably(self, owner: Owner, records: Sequence[dict[str, Any]]) -> int:
         journal = self._journal
         assert journal is not None
+        closes = self._closes
         self._ensure_loaded(owner)
         key = (owner.app_name, owner.user_id)
         with self._owner_lock(owner):
-            if self._closing:
+            # A close between the load and here, and a reopen since (by another call), may
+            # be reading the segment now: this record appended meanwhile would be applied
+            # by that reload and again below. Refused, as during the close.
+            if self._closing or self._closes != closes:
                 raise BackendUnavailableError(
                     f"{journal.path}: the store was closed while this write was running; nothing of it was stored "
                     "(open the store again to write)"
