@@ -16,7 +16,7 @@ import re
 import uuid
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import AsyncIterator, Collection, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -1398,8 +1398,7 @@ class MemoryService(ABC):
         words. Entries recalled only as conversation context of a match are not deleted.
         """
         owner = self._owner(app_name, user_id)
-        ids = await self._matching_ids(owner, None, query, only_project=None)
-        return await self._delete_entries(owner, ids) if ids else 0
+        return await self._delete_matches(owner, None, query, only_project=None)
 
     async def delete_entries_in_project(
         self, app_name: str, user_id: str, project_id: str, query: str
@@ -1408,8 +1407,7 @@ class MemoryService(ABC):
         self._require_projects("delete_entries_in_project")
         owner = self._owner(app_name, user_id)
         validate_project_id(project_id)
-        ids = await self._matching_ids(owner, project_id, query, only_project=project_id)
-        return await self._delete_entries(owner, ids) if ids else 0
+        return await self._delete_matches(owner, project_id, query, only_project=project_id)
 
     async def delete_entry(self, app_name: str, user_id: str, entry_id: str) -> int:
         """Delete the user's entry with this id (in any scope); returns 1, or 0 when the user
@@ -2211,9 +2209,21 @@ class MemoryService(ABC):
         tokens += [word for word, lemma in lemma_of.items() if lemma is None or lemma in also]
         return dataclasses.replace(parts, tokens=tuple(dict.fromkeys(tokens)))
 
-    async def _matching_ids(
-        self, owner: Owner, scope: str | None, query: str, *, only_project: str | None
-    ) -> list[str]:
+    async def _delete_matches(self, owner: Owner, scope: str | None, query: str, *, only_project: str | None) -> int:
+        """Delete the entries of ``scope`` in ``only_project`` (``None``: the global ones)
+        that match ``query``; returns how many. Which entries match is decided in the delete's
+        own write (:meth:`_delete_matching`), not by a read before it: a restore that keeps an
+        entry's id with other text, committing between the two, would lose its new entry."""
+        matcher = await self._delete_matcher(owner, query, only_project=only_project)
+        if matcher is None:
+            return 0
+        return await self._delete_matching(owner, scope, *matcher)
+
+    async def _delete_matcher(
+        self, owner: Owner, query: str, *, only_project: str | None
+    ) -> tuple[NeighbourhoodRequest, Callable[[CandidateStats], bool]] | None:
+        """What a delete by ``query`` reads (every entry holding one of its terms) and which
+        of those it deletes; ``None``: it deletes nothing."""
         if not isinstance(query, str):
             raise TypeError(f"query must be a string, got {type(query).__name__}")
         ensure_unicode(query, "query")
@@ -2226,14 +2236,13 @@ class MemoryService(ABC):
         if parts.is_empty or (when is not None and _asks_for_a_time_alone(text, parts)):
             # Nothing but a time, or a time and words asking for what was said then ("what
             # did we talk about on 3 May?"): a search returns that day, a delete nothing.
-            return []
-        candidates = await self._neighbourhood(
-            owner, scope, NeighbourhoodRequest(tuple(parts.tokens), tuple(e.name for e in parts.entities))
-        )
+            return None
         too_little = _single_characters(parts.tokens)
-        return [
-            c.entry_id for c in candidates if c.project_id == only_project and _matches_content(c, too_little)
-        ]
+
+        def matches(c: CandidateStats) -> bool:
+            return c.project_id == only_project and _matches_content(c, too_little)
+
+        return NeighbourhoodRequest(tuple(parts.tokens), tuple(e.name for e in parts.entities)), matches
 
     # ------------------------------------------------------------------ backend primitives
 
@@ -2512,6 +2521,22 @@ class MemoryService(ABC):
 
     async def _delete_entries(self, owner: Owner, entry_ids: Sequence[str]) -> int:
         raise UnsupportedOperationError(f"{type(self).__name__} does not support delete_entries()")
+
+    async def _delete_matching(
+        self,
+        owner: Owner,
+        scope: str | None,
+        request: NeighbourhoodRequest,
+        matches: Callable[[CandidateStats], bool],
+    ) -> int:
+        """Delete the entries of :meth:`_neighbourhood` ``(owner, scope, request)`` that
+        ``matches`` accepts; returns how many. A backend should read them and delete them in
+        one write holding the user's lock (both backends do), so that an entry rewritten
+        meanwhile (a restore keeping its id, with other text) is judged as it is when
+        deleted. This default reads, then deletes, so a backend of another package keeps
+        working."""
+        ids = [c.entry_id for c in await self._neighbourhood(owner, scope, request) if matches(c)]
+        return await self._delete_entries(owner, ids) if ids else 0
 
     async def _delete_session(self, owner: Owner, session_id: str) -> int:
         raise UnsupportedOperationError(f"{type(self).__name__} does not support delete_session()")

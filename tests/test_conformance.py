@@ -906,6 +906,63 @@ async def test_delete_entries_spares_context_only_hits(service: MemoryService) -
     assert await stored_texts(service) == ["Lisbon."]
 
 
+@pytest.mark.parametrize("session_id", ["s1", None])
+async def test_delete_entries_keeps_an_entry_rewritten_after_it_read_the_store(
+    service: MemoryService, monkeypatch: pytest.MonkeyPatch, session_id: str | None
+) -> None:
+    """delete_entries listed the ids that matched, then deleted those ids: a restore that
+    kept an entry's id with text that no longer matches (what ``load`` and the ADK service
+    do), landing in between, had its new entry deleted and counted. The rewrite is injected
+    after delete_entries read the query and the store, just before its delete write (on the
+    old code: after it listed the ids): the new text survives and is not counted."""
+
+    async def delete_after_a_rewrite(project: str | None) -> None:
+        user, rewritten = f"rewritten-{session_id}-{project}", f"x-{session_id}-{project}"
+        await service.restore_session(
+            APP, user, session_id, [EntryRecord(entry("my secret word is zanzibar"), rewritten)], project_id=project
+        )
+        await service.restore_session(
+            APP, user, "other", [EntryRecord(entry("zanzibar again", at=1), f"y-{session_id}-{project}")],
+            project_id=project,
+        )
+        rewrites: list[str] = []
+
+        def rewriting_first(step: Callable[..., Awaitable[int]]) -> Callable[..., Awaitable[int]]:
+            async def step_after_a_rewrite(*args: Any, **kwargs: Any) -> int:
+                if not rewrites:  # once: the restore below writes no delete of its own through here
+                    rewrites.append(rewritten)
+                    await service.restore_session(
+                        APP, user, session_id, [EntryRecord(entry("nothing to see, just the park", at=2), rewritten)],
+                        project_id=project,
+                    )
+                return await step(*args, **kwargs)
+
+            return step_after_a_rewrite
+
+        with monkeypatch.context() as patch:
+            # The steps that write the delete: the old code's delete by listed ids; the match
+            # and delete in one write that replaced it (absent from the old code).
+            patch.setattr(service, "_delete_entries", rewriting_first(service._delete_entries))
+            if hasattr(service, "_delete_matching"):
+                patch.setattr(service, "_delete_matching", rewriting_first(service._delete_matching))
+            if project is None:
+                removed = await service.delete_entries(APP, user, "zanzibar")
+            else:
+                removed = await service.delete_entries_in_project(APP, user, project, "zanzibar")
+        assert rewrites == [rewritten]
+        assert removed == 1
+        kept = await service.get_entry(APP, user, rewritten)
+        assert kept is not None and kept.memory.text == "nothing to see, just the park"
+        assert await stored_texts(service, user=user) == ["nothing to see, just the park"]
+        assert [h.memory.text for h in (await search(service, "park", user=user, project=project)).hits] == [
+            "nothing to see, just the park"
+        ]
+
+    await delete_after_a_rewrite(None)
+    if service.supports_project_scoping():
+        await delete_after_a_rewrite("p1")
+
+
 async def test_delete_session_removes_only_that_session(service: MemoryService) -> None:
     await service.add_session(APP, USER, "s1", [entry("hiking boots"), entry("hiking trail map", at=1)])
     await service.add_session(APP, USER, "s2", [entry("hiking with friends", at=2)])

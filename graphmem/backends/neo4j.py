@@ -25,6 +25,8 @@ How the driver is used:
   a write linking to the term, and two replacements of a session cannot both miss each
   other's entries. ``delete_user`` deletes the entries there are when it starts, in
   batches, each a locked transaction, so a write landing between two batches is kept whole.
+  ``delete_entries`` reads which entries match in its own locked transaction, so an entry
+  rewritten under the same id before it runs is judged by its new text.
   Deadlocks and other transient errors get a longer retry budget than an outage does
   (``_with_retries``).
 - Reads take no lock and return whole entries only: an entry deleted by a concurrent
@@ -506,6 +508,38 @@ class Neo4jMemoryService(MemoryService):
     async def _delete_entries(self, owner: Owner, entry_ids: Sequence[str]) -> int:
         mirror: Mirror = lambda copy: copy._delete_entries(owner, entry_ids)  # noqa: E731
         return await self._write(owner, lambda tx: _delete_ids(tx, owner, list(entry_ids)), mirror)
+
+    async def _delete_matching(
+        self,
+        owner: Owner,
+        scope: str | None,
+        request: NeighbourhoodRequest,
+        matches: Callable[[CandidateStats], bool],
+    ) -> int:
+        # The entries that match are read in the delete's own transaction, under the user's
+        # lock: read before it, an entry that a restore rewrote meanwhile under the same id
+        # (other text, no match) was deleted by the id listed (a delete of another entry).
+        params = {
+            **_owner_params(owner),
+            "project_id": scope,
+            "with_times": request.with_times,
+            "tokens": list(dict.fromkeys(request.tokens)),
+            "entities": list(dict.fromkeys(request.entities)),
+        }
+        assert request.around is None, "a delete reads every holder of its terms"
+        if not any(matches(c) for c in await self._neighbourhood(owner, scope, request)):
+            # Nothing matches now: no write (whose new stamp would make every process
+            # keeping a copy of this user read it again), as if the delete ran now.
+            return 0
+        deleted: list[str] = []
+
+        async def work(tx: AsyncManagedTransaction) -> int:
+            rows = await _run(tx, "neighbourhood_of_holders", params)
+            deleted[:] = [c.entry_id for c in _candidates(rows[0]["candidates"]) if matches(c)]
+            return await _delete_ids(tx, owner, list(deleted))
+
+        mirror: Mirror = lambda copy: copy._delete_entries(owner, list(deleted))  # noqa: E731
+        return await self._write(owner, work, mirror)
 
     async def _delete_session(self, owner: Owner, session_id: str) -> int:
         mirror: Mirror = lambda copy: copy._delete_session(owner, session_id)  # noqa: E731

@@ -92,6 +92,13 @@ logger = logging.getLogger("graphmem")
 #: What a function run in a worker thread returns.
 _T = TypeVar("_T")
 
+#: A journal record, or what makes one at the time of its write (see ``_write``).
+_Record = dict[str, Any] | Callable[[], dict[str, Any]]
+
+
+def _made(records: Sequence[_Record]) -> list[dict[str, Any]]:
+    return [record() if callable(record) else record for record in records]
+
 # One shared label set per label: a fresh set on every edge cost ~2.7 KB per entry. A plain
 # set, not a frozenset: grand-cypher's type() only unwraps a `set`. Never mutate these.
 _LABELS = {label: {label} for label in (ENTRY, TOKEN, ENTITY, HAS_TOKEN, MENTIONS, NEXT)}
@@ -727,6 +734,23 @@ class GraphMemoryService(MemoryService):
             {"op": "delete_entries", "app_name": owner.app_name, "user_id": owner.user_id, "ids": list(entry_ids)},
         )
 
+    async def _delete_matching(
+        self,
+        owner: Owner,
+        scope: str | None,
+        request: NeighbourhoodRequest,
+        matches: Callable[[CandidateStats], bool],
+    ) -> int:
+        # The ids are chosen inside the write, under the user's lock (see _write): chosen
+        # before it, an entry that a restore rewrote meanwhile under the same id (other
+        # text, no match) was deleted by the id listed. The record names the ids, as any
+        # delete_entries record does, so a reload replays exactly what was deleted.
+        def record() -> dict[str, Any]:
+            ids = [c.entry_id for c in self._neighbourhood_now(owner, scope, request) if matches(c)]
+            return {"op": "delete_entries", "app_name": owner.app_name, "user_id": owner.user_id, "ids": ids}
+
+        return await self._write(owner, record)
+
     async def _delete_session(self, owner: Owner, session_id: str) -> int:
         return await self._write(
             owner,
@@ -764,12 +788,15 @@ class GraphMemoryService(MemoryService):
             )
         )
 
-    async def _write(self, owner: Owner, *records: dict[str, Any]) -> int:
+    async def _write(self, owner: Owner, *records: _Record) -> int:
+        """Apply and journal ``records``; a callable among them makes its record at the
+        time of the write, holding the graph lock and (with a journal) the user's lock, so
+        that what it reads cannot change before the record is applied."""
         if not records:
             return 0
         if self._journal is None:
             with self._lock:
-                return sum(self._apply(record) for record in records)
+                return sum(self._apply(record) for record in _made(records))
         if self._journal.read_only:
             raise ReadOnlyStoreError(
                 f"{self._journal.path} was opened read-only (read_only=True): open it without "
@@ -778,7 +805,7 @@ class GraphMemoryService(MemoryService):
         # fsync can take milliseconds: keep it off the event loop.
         return await _in_thread_to_its_end(self._write_durably, owner, records)
 
-    def _write_durably(self, owner: Owner, records: Sequence[dict[str, Any]]) -> int:
+    def _write_durably(self, owner: Owner, records: Sequence[_Record]) -> int:
         journal = self._journal
         assert journal is not None
         closes = self._closes
@@ -794,22 +821,24 @@ class GraphMemoryService(MemoryService):
                     "(open the store again to write)"
                 )
             changed = 0
-            if records[0]["op"] == "delete_user":  # (always written alone)
+            with self._lock:
+                made = _made(records)
+            if made[0]["op"] == "delete_user":  # (always written alone)
                 journal.remove(key)  # the whole segment: nothing of the user is left
                 self._needs_compaction.discard(owner)
                 with self._lock:
-                    return self._apply(records[0])
+                    return self._apply(made[0])
             # A record that would change nothing is not written: on disk its ids and names
             # would outlive delete_user of the user they belong to, and a user holding
             # nothing would get a segment back (an ADK session without text, a retried
             # delete, another user's ids).
             with self._lock:
-                records = [record for record in records if not self._changes_nothing(owner, record)]
-            if not records:
+                made = [record for record in made if not self._changes_nothing(owner, record)]
+            if not made:
                 return 0
             # Durable before visible, and all or nothing: one append of every record.
-            journal.append_many(key, records)
-            for record in records:
+            journal.append_many(key, made)
+            for record in made:
                 with self._lock:
                     removed = self._apply(record)
                 changed += removed
@@ -993,6 +1022,11 @@ class GraphMemoryService(MemoryService):
         return holders
 
     async def _neighbourhood(
+        self, owner: Owner, project_id: str | None, request: NeighbourhoodRequest
+    ) -> list[CandidateStats]:
+        return self._neighbourhood_now(owner, project_id, request)
+
+    def _neighbourhood_now(
         self, owner: Owner, project_id: str | None, request: NeighbourhoodRequest
     ) -> list[CandidateStats]:
         with self._lock:
