@@ -314,3 +314,57 @@ async def test_the_property_kinds_the_networkx_checks_use_are_every_property_sto
                 seen.setdefault(name, set()).add(kinds[type(value)])
     assert {"time_refs", "speaker", "position", "value", "name"} <= set(seen)  # the model's kinds all met
     assert {name: {PROPERTY_KINDS.get(name)} for name in seen} == seen
+
+
+#: Texts with spaces Python's ``str.strip`` removes around them: Neo4j's trim() keeps the
+#: no-break ones and NEL (Java's ``Character.isWhitespace``) and removes the rest.
+_PADDED = {
+    "s1": "\u00a0no-break\u00a0",
+    "s2": "\u2007figure space\u202f",
+    "s3": "\u0085next line\u0085",
+    "s4": "\u2003\t em space \u3000\n",
+}
+_TRIMMED_AS_NEO4J_TRIMS = {
+    "s1": "\u00a0no-break\u00a0",
+    "s2": "\u2007figure space\u202f",
+    "s3": "\u0085next line\u0085",
+    "s4": "em space",
+}
+
+
+async def _padded_store(service: MemoryService) -> MemoryService:
+    from graphmem import Content, MemoryEntry
+
+    for session_id, text in _PADDED.items():
+        entry = MemoryEntry(
+            content=Content(role="user").with_text(text), author="Dave", timestamp="2024-05-03T00:00:00Z"
+        )
+        await service.add_session("app", "dave", session_id, [entry])
+    return service
+
+
+_TRIM_QUERY = "MATCH (x:Entry {app_name: 'app', user_id: 'dave'}) RETURN x.session_id AS s, trim(x.text) AS t ORDER BY s"
+
+
+async def test_trim_removes_what_neo4j_removes_on_networkx(decomposer: Decomposer) -> None:
+    """grand-cypher's trim() was Python's ``str.strip``, which also removes no-break spaces:
+    the same query returned another string on networkx than on Neo4j."""
+    service = await _padded_store(GraphMemoryService(decomposer))
+    result = await run_read_only(service, _TRIM_QUERY, {})
+    assert result.rows == [[s, t] for s, t in _TRIMMED_AS_NEO4J_TRIMS.items()]
+    # Put back after the query: the rest of the process keeps grand-cypher's own function.
+    import grandcypher
+
+    assert grandcypher._strip("\u00a0a\u00a0") == "a"
+
+
+@pytest.mark.neo4j
+async def test_trim_gives_the_same_strings_on_both_backends(decomposer: Decomposer) -> None:
+    networkx = await _padded_store(GraphMemoryService(decomposer))
+    neo4j = await _padded_store(await make_neo4j_service(decomposer))
+    try:
+        on_neo4j = (await run_read_only(neo4j, _TRIM_QUERY, {})).rows
+        assert on_neo4j == [[s, t] for s, t in _TRIMMED_AS_NEO4J_TRIMS.items()]
+        assert (await run_read_only(networkx, _TRIM_QUERY, {})).rows == on_neo4j
+    finally:
+        await neo4j.close()

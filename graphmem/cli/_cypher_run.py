@@ -292,7 +292,7 @@ def _grand_cypher_rows(graph: Any, query: str, text: str) -> CypherResult:
     from lark.exceptions import LarkError
 
     try:
-        with _cypher_aggregations(), _separate_patterns():
+        with _cypher_aggregations(), _separate_patterns(), _cypher_trim():
             raw = GrandCypher(graph).run(text)
     except LarkError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -400,6 +400,47 @@ def _cypher_aggregations() -> Iterator[None]:
         yield
     finally:
         table.update(saved)
+
+
+#: What Neo4j's trim() leaves in place that Python's ``str.strip`` removes: no-break spaces
+#: and NEL are not whitespace to Java's ``Character.isWhitespace``, which trim() follows
+#: (measured on Neo4j 5.26 over every character Python reads as a space).
+_KEPT_BY_CYPHER_TRIM = frozenset("\u0085\u00a0\u2007\u202f")
+
+
+def _trimmed_as_cypher_trims(value: Any) -> Any:
+    if not isinstance(value, str):
+        return value.strip()  # grand-cypher's own behaviour for anything else
+    start, end = 0, len(value)
+    while start < end and value[start].isspace() and value[start] not in _KEPT_BY_CYPHER_TRIM:
+        start += 1
+    while end > start and value[end - 1].isspace() and value[end - 1] not in _KEPT_BY_CYPHER_TRIM:
+        end -= 1
+    return value[start:end]
+
+
+@contextmanager
+def _cypher_trim() -> Iterator[None]:
+    """While grand-cypher reads a query, its trim() removes what Neo4j's removes: it used
+    ``str.strip``, which also takes no-break spaces off, so the same query gave another
+    string on networkx. grand-cypher looks the function up when it parses a query; it is
+    swapped for the time of the query and put back, like the aggregations."""
+    import grandcypher
+
+    current = getattr(grandcypher, "_strip", None)
+    if not callable(current):
+        raise CliError(
+            "this grand-cypher version keeps trim() where graphmem cannot make it trim as Cypher does; "
+            "run the query with --backend neo4j"
+        )
+    original: Any = getattr(current, "graphmem_original", current)
+    swapped: Any = _trimmed_as_cypher_trims
+    swapped.graphmem_original = original
+    grandcypher._strip = swapped
+    try:
+        yield
+    finally:
+        grandcypher._strip = original
 
 
 @contextmanager
