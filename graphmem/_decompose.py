@@ -1285,7 +1285,7 @@ def _written_as_name(token: Token) -> bool:
 def _is_acronym(token: Token) -> bool:
     """Capitals among lowercase words ("the US team"); a shouted phrase ("I LOVE IT") is
     emphasis, not a name, and one letter (French "J'", "L'") no acronym."""
-    if sum(ch.isalpha() for ch in token.text) < 2 or not token.is_upper:
+    if not token.is_upper or sum(ch.isalpha() for ch in token.text) < 2:  # (the cheap test first)
         return False
     doc = token.doc
     for i in (token.i - 1, token.i + 1):
@@ -1346,7 +1346,7 @@ def _collect(
             for word in _WORD.findall(rest):
                 tokens.setdefault(word.lower(), None)
             continue
-        if not any(ch.isalnum() for ch in text):
+        if not text.isalnum() and not any(ch.isalnum() for ch in text):  # (most words: the first test)
             continue  # symbols and emoji carry no recallable word
         if _clitic_typed_without_apostrophe(token):
             # spaCy splits "wheres", "ive", "hed", "id" and "wed" as "where's", "I've",
