@@ -368,3 +368,45 @@ async def test_trim_gives_the_same_strings_on_both_backends(decomposer: Decompos
         assert (await run_read_only(networkx, _TRIM_QUERY, {})).rows == on_neo4j
     finally:
         await neo4j.close()
+
+
+async def _positions_store(service: MemoryService) -> MemoryService:
+    from graphmem import Content, MemoryEntry
+
+    entries = [
+        MemoryEntry(content=Content(role="user").with_text(f"Turn {i}."), author="Dave", timestamp="2024-05-03T00:00:00Z")
+        for i in range(4)
+    ]
+    await service.add_session("app", "dave", "s1", entries)
+    return service
+
+
+_AVG_QUERY = "MATCH (x:Entry {app_name: 'app', user_id: 'dave'}) WHERE x.position IN [0, 1, 3] RETURN avg(x.position) AS mean"
+
+
+def _running_mean(values: list[int]) -> float:
+    mean = 0.0
+    for count, value in enumerate(values, 1):
+        mean += (value - mean) / count
+    return mean
+
+
+async def test_avg_is_a_running_mean_as_on_neo4j(decomposer: Decomposer) -> None:
+    """Neo4j's avg() is a running mean; the networkx one divided the sum, which rounds
+    another way for these positions (4/3 to its last bit)."""
+    expected = _running_mean([0, 1, 3])
+    assert expected != sum([0, 1, 3]) / 3  # the two ways differ here: the test can tell them apart
+    service = await _positions_store(GraphMemoryService(decomposer))
+    assert (await run_read_only(service, _AVG_QUERY, {})).rows == [[expected]]
+
+
+@pytest.mark.neo4j
+async def test_avg_gives_the_same_number_on_both_backends(decomposer: Decomposer) -> None:
+    networkx = await _positions_store(GraphMemoryService(decomposer))
+    neo4j = await _positions_store(await make_neo4j_service(decomposer))
+    try:
+        on_neo4j = (await run_read_only(neo4j, _AVG_QUERY, {})).rows
+        assert on_neo4j == [[_running_mean([0, 1, 3])]]
+        assert (await run_read_only(networkx, _AVG_QUERY, {})).rows == on_neo4j
+    finally:
+        await neo4j.close()
