@@ -165,9 +165,6 @@ _NAME_WORD = re.compile(r"\w+(?:['’]\w+)*")
 _DEVANAGARI = re.compile("[\u0900-\u097f\ua8e0-\ua8ff]")
 #: A word of a Devanagari name: ``\w`` with the script's vowel signs and viramas.
 _DEVANAGARI_WORD = re.compile("[\\w\u0900-\u0963\u0966-\u097f\ua8e0-\ua8ff]+")
-_SPACES = re.compile(r"\s+")
-_LEADING_ARTICLE = re.compile(r"^(the|a|an)\s+")
-_POSSESSIVE = re.compile(r"(['’]s|['’])$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -405,9 +402,25 @@ def addressed_names(text: str, names: Iterable[str]) -> set[str]:
 
 
 def normalise_entity_name(text: str) -> str:
-    name = _SPACES.sub(" ", text.strip().lower())
-    name = _LEADING_ARTICLE.sub("", name)
-    return _POSSESSIVE.sub("", name).strip()
+    """A name as an entity node's key: lowercase, its spaces one each, without a leading
+    article or a possessive ending ("The  Beatles'" -> "beatles")."""
+    # String methods, not regular expressions: a query offers every span of up to four
+    # words for linking, and this ran three substitutions on each. ``split()`` splits at
+    # what ``\s`` matches (both are Unicode whitespace).
+    name = " ".join(text.lower().split())
+    head, space, rest = name.partition(" ")
+    if space and head in _ARTICLES:
+        name = rest
+    if name.endswith(_POSSESSIVE_ENDINGS):
+        name = name[:-2]
+    elif name.endswith(_APOSTROPHES):
+        name = name[:-1]
+    return name.strip()
+
+
+_ARTICLES = frozenset({"the", "a", "an"})
+_POSSESSIVE_ENDINGS = ("'s", "\u2019s")
+_APOSTROPHES = ("'", "\u2019")
 
 
 def no_space_script(text: str) -> bool:

@@ -13,6 +13,8 @@ import unicodedata
 
 import pytest
 import spacy
+from hypothesis import given
+from hypothesis import strategies as st
 
 import graphmem._decompose as decompose_module
 from graphmem import Content, Decomposer, GraphMemoryService, MemoryEntry, SearchRequest
@@ -640,3 +642,33 @@ def test_a_nickname_names_a_speaker_under_a_handle() -> None:
 
     assert "bob" in nicknames_of("robert") and "robert" in nicknames_of("bob")
     assert speaker_variant("Robert", {"bob_88", "maria"}, handles={"bob_88"}) == "bob_88"
+
+
+def _normalised_by_the_regular_expressions(text: str) -> str:
+    """``normalise_entity_name`` as it was written with three substitutions (before it read
+    every span of a query with string methods): what the names of stored entities are."""
+    import re
+
+    name = re.sub(r"\s+", " ", text.strip().lower())
+    name = re.sub(r"^(the|a|an)\s+", "", name)
+    return re.sub(r"(['’]s|['’])$", "", name).strip()
+
+
+_NAME_PIECES = ["the", "The", "a", "An", "an", "s", "'s", "’s", "'", "’", "x", "Beatles", "İstanbul", "ß"]
+_NAME_SPACES = [" ", "  ", "\t", "\n", "\u00a0", "\u2003", "\u3000", "\x1c", "\x85", "\u200b", ""]
+
+
+@given(st.lists(st.sampled_from(_NAME_PIECES) | st.sampled_from(_NAME_SPACES) | st.text(max_size=3), max_size=8))
+def test_entity_names_are_normalised_as_the_stored_ones_were(pieces: list[str]) -> None:
+    from graphmem._decompose import normalise_entity_name
+
+    text = "".join(pieces)
+    assert normalise_entity_name(text) == _normalised_by_the_regular_expressions(text)
+
+
+def test_entity_names_lose_an_article_spaces_and_a_possessive() -> None:
+    from graphmem._decompose import normalise_entity_name
+
+    assert normalise_entity_name("  The \n Beatles’s ") == "beatles"
+    assert normalise_entity_name("an  Aurora'") == "aurora"
+    assert normalise_entity_name("the") == "the"  # no name after it: the word is the name
