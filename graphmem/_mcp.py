@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from graphmem._decompose import clean_text
 from graphmem._errors import BackendUnavailableError, GraphmemError, ProjectScopingUnsupportedError
 from graphmem._models import (
     Content,
@@ -256,6 +257,12 @@ def _first_problem(exc: ValidationError) -> tuple[str, str]:
     return ".".join(str(p) for p in first["loc"]), str(first["msg"]).removeprefix("Value error, ")
 
 
+def _visible(text: str) -> bool:
+    """Whether ``text`` shows anything: more than spaces and the control and format
+    characters the pipeline reads as spaces or deletes (``\\u200b``, a soft hyphen, NUL)."""
+    return bool(clean_text(text).strip())
+
+
 async def _answer(work: Callable[[], Awaitable[T]]) -> T:
     """Run a tool's work; every failure becomes a one-line tool error, none crashes the server."""
     try:
@@ -266,7 +273,10 @@ async def _answer(work: Callable[[], Awaitable[T]]) -> T:
         raise ToolError(_one_line(f"memory is unavailable, try again later: {exc}")) from exc
     except ValidationError as exc:
         where, message = _first_problem(exc)
-        raise ToolError(_one_line(f"{where}: {message}" if where else message)) from exc
+        # A message that names its field already ("timestamp ... is outside years 1 to 9999")
+        # is not prefixed with it again.
+        named = not where or message.startswith(f"{where} ")
+        raise ToolError(_one_line(message if named else f"{where}: {message}")) from exc
     except (GraphmemError, ValueError, TypeError) as exc:
         raise ToolError(_one_line(str(exc) or type(exc).__name__)) from exc
     except Exception as exc:  # a bug must not take the server down with it
@@ -387,8 +397,13 @@ def create_server(
             Field(min_length=1, max_length=256, description="conversation id; appends to that conversation"),
         ] = None,
         author: Annotated[
-            str, Field(min_length=1, max_length=256, description="who said it (its name is searchable)")
-        ] = "user",
+            str | None,
+            Field(
+                min_length=1,
+                max_length=256,
+                description="who said it (its name is searchable); default 'user', or 'assistant' for the role 'model'",
+            ),
+        ] = None,
         role: Annotated[
             Literal["user", "model"],
             Field(
@@ -403,12 +418,17 @@ def create_server(
         ] = None,
     ) -> Annotated[CallToolResult, RememberResult]:
         async def work() -> CallToolResult:
-            if not text.strip():
-                raise ToolError("text is blank: nothing to remember")
-            if not author.strip() or any(unicodedata.category(ch) == "Cc" for ch in author):
+            if not _visible(text):
+                # Only spaces, or only characters that show nothing (zero-width spaces, soft
+                # hyphens, control characters): stored, it could never be recalled or forgotten.
+                raise ToolError("text is blank (nothing but spaces or invisible characters): nothing to remember")
+            # The assistant's words under the author "user" read as the person's own: "what's my
+            # dog called?" then found what the assistant said.
+            said_by = author if author is not None else ("assistant" if role == "model" else "user")
+            if not _visible(said_by) or any(unicodedata.category(ch) == "Cc" for ch in said_by):
                 # A name the model garbled: stored, it would be a speaker no question can name.
-                raise ToolError(f"author {author!r} is blank or holds control characters: give who said it")
-            given = {"content": Content(role=role).with_text(text), "author": author}
+                raise ToolError(f"author {said_by!r} is blank or holds control characters: give who said it")
+            given = {"content": Content(role=role).with_text(text), "author": said_by}
             entry = MemoryEntry.model_validate(given if timestamp is None else {**given, "timestamp": timestamp})
             service = await store.get()
             if session_id is None:

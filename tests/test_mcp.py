@@ -491,9 +491,10 @@ def test_a_project_on_a_store_without_projects_is_refused_at_start(tmp_path: Pat
     """Every tool would fail; the server does not start instead."""
     completed = mcp_command("--project", "p", "--uri", str(tmp_path / "memory.journal"))
     assert completed.returncode == 1
+    # (It named add_session_to_project(), which no one called, and "--backend neo4j", which --uri overrides.)
     assert completed.stderr.strip() == (
-        "error: the networkx backend has no projects, which add_session_to_project() needs: "
-        "use --backend neo4j for project memory"
+        "error: the networkx backend has no projects, which --project needs: serve a Neo4j store "
+        "(--uri bolt://..., or --backend neo4j) for project memory, or leave --project out"
     )
 
 
@@ -663,6 +664,9 @@ def test_an_empty_project_or_store_variable_is_refused_not_global_memory(tmp_pat
     cases = [
         ({"GRAPHMEM_PROJECT": ""}, ["mcp", "--uri", store, "--app", APP, "--user", "ann"], "GRAPHMEM_PROJECT"),
         ({"GRAPHMEM_PROJECT": " "}, ["mcp", "--uri", store, "--app", APP, "--user", "ann"], "GRAPHMEM_PROJECT"),
+        # (click read an empty GRAPHMEM_APP as unset: "Missing option '--app'", the variable unnamed.)
+        ({"GRAPHMEM_APP": ""}, ["mcp", "--uri", store, "--user", "ann"], "GRAPHMEM_APP"),
+        ({"GRAPHMEM_USER": ""}, ["mcp", "--uri", store, "--app", APP], "GRAPHMEM_USER"),
         ({"GRAPHMEM_URI": ""}, ["stats"], "GRAPHMEM_URI"),
         ({"GRAPHMEM_STORE": ""}, ["stats"], "GRAPHMEM_STORE"),
         ({"GRAPHMEM_NEO4J_DATABASE": ""}, ["--backend", "neo4j", "stats"], "GRAPHMEM_NEO4J_DATABASE"),
@@ -674,6 +678,14 @@ def test_an_empty_project_or_store_variable_is_refused_not_global_memory(tmp_pat
         )
         assert completed.returncode == 2, (variables, completed.stderr)
         assert f"error: {named} is set but empty" in completed.stderr, completed.stderr
+    unset = {k: v for k, v in base.items() if k not in ("GRAPHMEM_APP", "GRAPHMEM_USER")}
+    completed = subprocess.run(
+        [sys.executable, "-m", "graphmem.cli", "mcp", "--uri", store, "--user", "ann"], env=unset, cwd=str(REPO),
+        capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
+    )
+    assert completed.returncode == 2 and completed.stderr.strip() == (
+        "error: missing option --app: give it, or set GRAPHMEM_APP"
+    ), completed.stderr
     assert not any(tmp_path.rglob("*.journal*"))  # nothing was opened
     # Given on the command line, the option wins: the empty variable is not read.
     completed = subprocess.run(
@@ -698,3 +710,34 @@ async def test_recall_tells_the_model_it_reads_words_close_in_meaning_as_it_does
     description = tools["recall"].description or ""
     assert "`related_to`" in description and "not by meaning" not in description
     assert "close in meaning" in INSTRUCTIONS and "not meanings" not in INSTRUCTIONS
+
+
+async def test_the_assistants_words_are_not_stored_as_the_users() -> None:
+    """remember(role="model") without an author stored the assistant's words under the
+    author "user": "what's my dog called?" then read them as the person's own."""
+    async with in_process("memory:", "ann") as client:
+        await call(client, "remember", text="My dog is called Rex.", session_id="s")
+        await call(client, "remember", text="Your dog Bello sounds lovely.", role="model", session_id="s")
+        hits = (await call(client, "recall", query="What is my dog called?", limit=2))["hits"]
+        assert [(h["author"], h["text"].split()[0]) for h in hits] == [("user", "My"), ("assistant", "Your")]
+        assert hits[1]["other_speaker"] is True
+        # An author given is kept, whatever the role.
+        await call(client, "remember", text="Bello is a name I like.", role="model", author="helper")
+        assert {m["author"] for m in (await call(client, "recent", limit=10))["memories"]} == {"user", "assistant", "helper"}
+
+
+@pytest.mark.parametrize("invisible", ["\u200b", "\u00ad", "\ufeff", "\u2060", "\x00", "\x07", "\u200b \u200b"])
+async def test_text_or_an_author_of_invisible_characters_is_refused(invisible: str) -> None:
+    """Only a zero-width space, a soft hyphen or a control character was stored: a memory no
+    query can recall or forget, counted by stats; such an author passed the blank check."""
+    async with in_process("memory:", "ann") as client:
+        assert "text is blank" in await error(client, "remember", text=invisible)
+        assert "author" in await error(client, "remember", text="Rex likes the park.", author=invisible)
+        assert (await call(client, "stats"))["entries"] == 0
+
+
+async def test_a_message_that_names_its_field_is_not_prefixed_with_it_again() -> None:
+    async with in_process("memory:", "ann") as client:
+        message = await error(client, "remember", text="Rex.", timestamp="0001-01-01T00:00:00+14:00")
+        assert message.startswith("timestamp 0001-01-01T00:00:00+14:00 is outside years 1 to 9999"), message
+        assert (await error(client, "remember", text="Rex.", timestamp="yesterday")).startswith("timestamp: ")

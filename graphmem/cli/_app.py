@@ -941,14 +941,18 @@ def neo4j(
 @user_errors
 def mcp_server(
     ctx: typer.Context,
+    # Optional to click, required here: click reads an empty GRAPHMEM_APP as unset and said
+    # only "Missing option '--app'", never reaching the check that names the variable.
     app_name: Annotated[
-        str,
-        typer.Option("--app", envvar="GRAPHMEM_APP", help="App name, fixed while serving.", show_default=False),
-    ],
+        str | None,
+        typer.Option("--app", envvar="GRAPHMEM_APP", help="App name, fixed while serving (required).",
+                     show_default=False),
+    ] = None,
     user_id: Annotated[
-        str,
-        typer.Option("--user", envvar="GRAPHMEM_USER", help="User id, fixed while serving.", show_default=False),
-    ],
+        str | None,
+        typer.Option("--user", envvar="GRAPHMEM_USER", help="User id, fixed while serving (required).",
+                     show_default=False),
+    ] = None,
     project_id: Annotated[
         str | None,
         typer.Option("--project", envvar="GRAPHMEM_PROJECT", help="Project id, fixed too (Neo4j only).",
@@ -977,6 +981,10 @@ def mcp_server(
         raise CliError(str(exc)) from exc
     # Empty, GRAPHMEM_PROJECT would serve global memory (which every project reads) instead.
     refuse_empty_variables(ctx, "app_name", "user_id", "project_id")
+    for value, option, variable in ((app_name, "--app", "GRAPHMEM_APP"), (user_id, "--user", "GRAPHMEM_USER")):
+        if value is None:
+            raise CliError(f"missing option {option}: give it, or set {variable}", EXIT_USAGE)
+    assert app_name is not None and user_id is not None
     scope = MemoryScope(app_name, user_id, project_id)
     if uri is not None and not uri.strip():  # an unset variable in a template ("--uri $X")
         raise CliError("the store URI is empty: give one, or leave --uri out for the global store option", EXIT_USAGE)
@@ -987,6 +995,12 @@ def mcp_server(
     except InvalidStoreUriError as exc:  # a usage error, as for every other command
         origin = "--uri, GRAPHMEM_URI" if uri is not None else settings.origin()
         raise CliError(f"{exc} ({origin})", EXIT_USAGE) from exc
+    except ProjectScopingUnsupportedError as exc:  # (the generic message names a method no one called)
+        backend = "networkx" if exc.backend == "GraphMemoryService" else exc.backend
+        raise CliError(
+            f"the {backend} backend has no projects, which --project needs: serve a Neo4j store "
+            "(--uri bolt://..., or --backend neo4j) for project memory, or leave --project out"
+        ) from exc
     except ValueError as exc:  # an empty --host
         raise CliError(str(exc), EXIT_USAGE) from exc
     except CannotListenError as exc:  # an error, not uvicorn's exit status 3 ("unreachable" here)
