@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import dataclasses
+import functools
+import inspect
 import re
 import uuid
 from abc import ABC, abstractmethod
@@ -600,6 +603,42 @@ class _OwnerNames:
         if self._speakers is None:
             self._speakers = await self._service._speakers(self._owner)
         return self._speakers
+
+
+#: The public calls running in this context: per service, what its ``_call_mark()`` was when
+#: the outermost of them began (:meth:`MemoryService._mark_of_this_call`). A context variable:
+#: the tasks a call starts and ``asyncio.to_thread`` carry it into what the call runs.
+_CALL_MARKS: contextvars.ContextVar[tuple[tuple[MemoryService, object], ...]] = contextvars.ContextVar(
+    "graphmem_call_marks", default=()
+)
+
+
+def _noting_its_start(method: Callable[..., Any]) -> Callable[..., Any]:
+    """``method``, a public coroutine method of a service, noting when it begins what the
+    service's ``_call_mark()`` is then (a call made by another call of the same service
+    keeps that call's mark: it began with it)."""
+
+    @functools.wraps(method)
+    async def call(self: MemoryService, /, *args: Any, **kwargs: Any) -> Any:
+        marks = _CALL_MARKS.get()
+        mark = None if any(service is self for service, _ in marks) else self._call_mark()
+        if mark is None:
+            return await method(self, *args, **kwargs)
+        token = _CALL_MARKS.set((*marks, (self, mark)))
+        try:
+            return await method(self, *args, **kwargs)
+        finally:
+            _CALL_MARKS.reset(token)
+
+    return call
+
+
+def _note_public_calls(cls: type) -> None:
+    """Make each public coroutine method ``cls`` defines note its start (``close()`` aside:
+    it is no call on the store)."""
+    for name, value in list(vars(cls).items()):
+        if not name.startswith("_") and name != "close" and inspect.iscoroutinefunction(value):
+            setattr(cls, name, _noting_its_start(value))
 
 
 class MemoryService(ABC):
@@ -1477,7 +1516,8 @@ class MemoryService(ABC):
 
     async def close(self) -> None:
         """Release resources (connections, files, the decomposer's worker processes if this
-        service created the decomposer). Idempotent."""
+        service created the decomposer). Idempotent. A call still running when the service
+        closes may raise ``BackendUnavailableError`` (each backend's ``close()`` says when)."""
         if self._owns_decomposer:
             # Joining worker processes can wait for a chunk in progress: not on the loop.
             await asyncio.to_thread(self._decomposer.close)
@@ -1492,6 +1532,24 @@ class MemoryService(ABC):
         tb: TracebackType | None,
     ) -> None:
         await self.close()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _note_public_calls(cls)  # a backend's own public calls, and those it overrides
+
+    def _call_mark(self) -> object | None:
+        """What each public call of this service notes when it begins (a backend's state, for
+        its primitives to compare with :meth:`_mark_of_this_call`); ``None``, the default:
+        nothing is noted."""
+        return None
+
+    def _mark_of_this_call(self) -> object | None:
+        """What :meth:`_call_mark` was when the public call of this service running here
+        began (``None`` outside one, or when nothing was noted)."""
+        for service, mark in _CALL_MARKS.get():
+            if service is self:
+                return mark
+        return None
 
     # ------------------------------------------------------------------ shared helpers
 
@@ -2576,6 +2634,9 @@ class MemoryService(ABC):
 
     async def _ping(self) -> None:  # noqa: B027 - optional hook: by default reachable
         """Raise ``BackendUnavailableError`` when the backend cannot be reached."""
+
+
+_note_public_calls(MemoryService)
 
 
 def _forms_of(near: Mapping[str, Sequence[tuple[str, float]]], tokens: Sequence[str]) -> tuple[str, ...]:

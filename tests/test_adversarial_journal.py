@@ -829,6 +829,103 @@ async def test_a_write_that_loaded_the_store_before_a_close_is_not_applied_twice
     assert [(e.position, e.memory.text) for e in await reopened.list_entries(APP, "ann")] == in_memory
 
 
+def _held_until(go: asyncio.Event, reached: asyncio.Event, method: Any) -> Any:
+    """``method`` (an async method of a service), waiting for ``go`` before it runs."""
+
+    async def held(*args: Any, **kwargs: Any) -> Any:
+        reached.set()
+        await go.wait()
+        return await method(*args, **kwargs)
+
+    return held
+
+
+async def test_a_search_running_when_the_store_is_closed_does_not_take_the_writer_lock_again(
+    tmp_path: Path, decomposer: Decomposer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search awaiting (here, its query's decomposition) while ``close()`` ran reloaded the
+    store when it resumed: after ``close()`` had returned, the process held the writer lock
+    again, and another writer got ``StoreLockedError``. It now raises instead."""
+    from graphmem import BackendUnavailableError
+
+    path = tmp_path / "m.journal"
+    service = GraphMemoryService(nlp=decomposer, path=path)
+    await service.add_session(APP, USER, "s1", [entry("My dog Rex likes the park.")])
+    reached, go = asyncio.Event(), asyncio.Event()
+    monkeypatch.setattr(service, "decompose_query", _held_until(go, reached, service.decompose_query))
+    search = asyncio.create_task(service.search(SearchRequest(app_name=APP, user_id=USER, query="Rex park")))
+    await reached.wait()
+    await service.close()
+    go.set()
+    with pytest.raises(BackendUnavailableError, match="closed while this call was running"):
+        await search
+    other = GraphMemoryService(nlp=decomposer, path=path)  # the lock is free: another writer writes
+    await other.add_session(APP, USER, "s2", [entry("Rex swims in the lake.")])
+    await other.close()
+    # A call made after close() opens the store again, as before, and sees the other's write.
+    monkeypatch.undo()
+    response = await service.search(SearchRequest(app_name=APP, user_id=USER, query="Rex lake"))
+    assert "s2" in {h.session_id for h in response.hits}
+    with pytest.raises(StoreLockedError):  # ... holding the lock again
+        await GraphMemoryService(nlp=decomposer, path=path).list_entries(APP, USER)
+    await service.close()
+
+
+async def test_a_write_running_when_the_store_is_closed_stores_nothing_and_leaves_the_lock_free(
+    tmp_path: Path, decomposer: Decomposer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write awaiting its entries' decomposition while ``close()`` ran reopened the store
+    and stored them after ``close()`` had returned, holding the writer lock again."""
+    from graphmem import BackendUnavailableError
+
+    path = tmp_path / "m.journal"
+    service = GraphMemoryService(nlp=decomposer, path=path)
+    await service.add_session(APP, USER, "s1", [entry("My dog Rex likes the park.")])
+    reached, go = asyncio.Event(), asyncio.Event()
+    monkeypatch.setattr(service, "decompose_many", _held_until(go, reached, service.decompose_many))
+    write = asyncio.create_task(service.add_session(APP, USER, "s2", [entry("Rex chased a cat today.")]))
+    await reached.wait()
+    await service.close()
+    go.set()
+    with pytest.raises(BackendUnavailableError, match="nothing of the call was stored"):
+        await write
+    other = GraphMemoryService(nlp=decomposer, path=path)  # the lock is free
+    assert [e.session_id for e in await other.list_entries(APP, USER)] == ["s1"]
+    await other.close()
+    monkeypatch.undo()
+    await service.add_session(APP, USER, "s2", [entry("Rex chased a cat today.")])  # begun after: stored
+    assert sorted(e.session_id for e in await service.list_entries(APP, USER)) == ["s1", "s2"]
+    await service.close()
+
+
+async def test_a_reader_call_running_when_the_store_is_closed_does_not_reload_it(
+    tmp_path: Path, decomposer: Decomposer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read-only service loads users one by one: a call about a user not loaded yet,
+    running when the store was closed, must not load that user after the close either."""
+    from graphmem import BackendUnavailableError
+
+    path = tmp_path / "m.journal"
+    async with GraphMemoryService(nlp=decomposer, path=path) as writer:
+        await writer.add_session(APP, USER, "s1", [entry("My dog Rex likes the park.")])
+        await writer.add_session(APP, "bob", "s1", [entry("Bob plays chess.")])
+    reader = GraphMemoryService(nlp=decomposer, path=path, read_only=True)
+    assert len(await reader.list_entries(APP, USER)) == 1
+    reached, go = asyncio.Event(), asyncio.Event()
+    monkeypatch.setattr(reader, "decompose_query", _held_until(go, reached, reader.decompose_query))
+    search = asyncio.create_task(reader.search(SearchRequest(app_name=APP, user_id="bob", query="chess")))
+    await reached.wait()
+    await reader.close()
+    go.set()
+    with pytest.raises(BackendUnavailableError, match="closed while this call was running"):
+        await search
+    assert not reader._loaded and not reader._loaded_owners  # nothing was loaded again
+    monkeypatch.undo()
+    response = await reader.search(SearchRequest(app_name=APP, user_id="bob", query="chess"))
+    assert [m.text for m in response.memories] == ["Bob plays chess."]
+    await reader.close()
+
+
 def test_no_file_of_the_store_keeps_an_erased_user_or_the_words_that_erased_text(tmp_path: Path) -> None:
     """The writer's lock file names its holder by program, not by command line: the
     arguments of ``delete-user --user ...`` or ``delete-entries "<words>"`` are the very

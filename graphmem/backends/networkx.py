@@ -605,7 +605,11 @@ class GraphMemoryService(MemoryService):
     async def close(self) -> None:
         """Close the journal and release the store's writer lock (see the base class).
 
-        The service can be used again: it then reloads the store (taking the lock again).
+        The service can be used again: a call made after ``close()`` returned reloads the
+        store (taking the lock again). A call that was already running when the store was
+        closed (awaiting a thread, or between two awaits) does not: at its next read or
+        write of the store it raises ``BackendUnavailableError``, having stored nothing, so
+        the lock stays free once ``close()`` has returned.
         """
         if self._journal is not None:
             if self._loaded and not self._journal.read_only:
@@ -1399,6 +1403,7 @@ class GraphMemoryService(MemoryService):
     async def _ping(self) -> None:
         journal = self._journal
         if journal is not None and journal.read_only and not self._loaded:
+            self._refuse_a_call_the_store_was_closed_under()
             journal.read(())  # a reader loads users when asked: check that the store is one
             return
         with self._lock:
@@ -1406,13 +1411,37 @@ class GraphMemoryService(MemoryService):
 
     # ------------------------------------------------------------------ applying records
 
+    def _call_mark(self) -> int | None:
+        # The closes so far: a call must not open the store again after a close that came
+        # while it ran (see _ensure_loaded). A store only in memory never closes.
+        return None if self._journal is None else self._closes
+
+    def _refuse_a_call_the_store_was_closed_under(self) -> None:
+        """Raise ``BackendUnavailableError`` in a public call that began before the store's
+        last close: reloading the store for it would take the writer lock again after
+        ``close()`` returned (a call made after the close reloads it)."""
+        began = self._mark_of_this_call()
+        if began is not None and began != self._closes:
+            assert self._journal is not None
+            raise BackendUnavailableError(
+                f"{self._journal.path}: the store was closed while this call was running; it was not "
+                "opened again for it, and nothing of the call was stored (call again to open the store again)"
+            )
+
     def _ensure_loaded(self, owner: Owner | None = None) -> None:
         """Load the store (a writer, or a call about every user), or, for a reader asked
         about one user, that user's segment alone: a command about one user of thousands
-        reads one file (the CLI opens the store read-only on every command)."""
+        reads one file (the CLI opens the store read-only on every command).
+
+        A public call that began before a close is refused, loaded or not (see ``close()``).
+        """
+        self._refuse_a_call_the_store_was_closed_under()
         if self._loaded or (owner is not None and owner in self._loaded_owners):
             return
         with self._lock:
+            # Again under the lock, which a close holds while it closes the journal: a load
+            # that passes here comes before that close, which then closes what it opened.
+            self._refuse_a_call_the_store_was_closed_under()
             if self._loaded or (owner is not None and owner in self._loaded_owners):
                 return
             journal = self._journal
