@@ -1260,3 +1260,80 @@ def test_a_service_built_before_any_loop_serves_one_loop_after_another(decompose
         outcomes = asyncio.run(three_first_calls())
         assert all(isinstance(o, BackendUnavailableError) for o in outcomes), outcomes
     asyncio.run(memory.close())
+
+
+# ---------------------------------------------------------------------------- deleted memories stay deleted
+
+
+async def test_a_deleted_turn_is_not_stored_again_by_later_adds(service: MemoryService) -> None:
+    """repro: a turn deleted with delete_memory came back with the next turn's
+    add_session_to_memory (the example agent adds its session after every turn), and an
+    add_events_to_memory sending its event again stored it again too. ADK's own
+    InMemoryMemoryService keeps the ids of deleted events: so does this service."""
+    for project in (None, "p1") if service.supports_project_scoping() else (None,):
+        memory = GraphmemMemoryService(service, project_id=project)
+
+        async def texts(session_id: str | None, user: str = USER, project: str | None = project) -> list[str]:
+            return [e.memory.text for e in await service.list_entries(APP, user, project)
+                    if e.session_id == session_id and e.project_id == project]
+
+        pin, noted = text_event("user", "My bank PIN is 4512.", 0), text_event("companion", "Noted.", 1)
+        events = [pin, noted]
+        await memory.add_session_to_memory(session_of("s1", events))
+        await memory.add_session_to_memory(session_of("s1", events, user="bob"))  # the same events, Bob's
+        hit = (await memory.search_memory(app_name=APP, user_id=USER, query="bank PIN")).memories[0]
+        assert hit.content.parts is not None and hit.content.parts[0].text == "My bank PIN is 4512."
+        await memory.delete_memory(app_name=APP, user_id=USER, memory_id=hit.id)
+        assert await texts("s1") == ["Noted."]
+
+        events.append(text_event("user", "What's the weather like?", 2))  # the next turn
+        await memory.add_session_to_memory(session_of("s1", events))
+        assert await texts("s1") == ["Noted.", "What's the weather like?"]
+        # A delta sending it again (a retried after-turn callback), or the last events only.
+        await memory.add_events_to_memory(app_name=APP, user_id=USER, session_id="s1", events=events)
+        await memory.add_session_to_memory(session_of("s1", events[:1]))
+        assert await texts("s1") == ["Noted.", "What's the weather like?"]
+        # Only what was deleted: Bob's turn (his own memory) is his.
+        assert await texts("s1", "bob") == ["My bank PIN is 4512.", "Noted."]
+
+        # Outside any session, the same.
+        note = text_event("user", "My locker code is 9981.", 3)
+        await memory.add_events_to_memory(app_name=APP, user_id=USER, events=[note])
+        [loose] = [m for m in (await memory.search_memory(app_name=APP, user_id=USER, query="locker code")).memories
+                   if m.custom_metadata["session_id"] is None]
+        await memory.delete_memory(app_name=APP, user_id=USER, memory_id=loose.id)
+        await memory.add_events_to_memory(app_name=APP, user_id=USER, events=[note])
+        assert await texts(None) == []
+
+
+async def test_a_piece_of_a_long_event_deleted_deletes_and_forgets_the_whole_event(service: MemoryService) -> None:
+    """An event over graphmem's limit is stored as several entries, each a memory a search
+    may return: deleting one left the others, and the next add stored the deleted one again."""
+    memory = GraphmemMemoryService(service)
+    blob = ("q" * 599 + " ") * 1_800 + "secret"  # two pieces; words too long to be terms
+    events = [text_event("user", "Here is my log:", 0), text_event("user", blob, 1), text_event("user", "Thanks.", 2)]
+    await memory.add_session_to_memory(session_of("s1", events))
+    entries = await service.session_entries(APP, USER, "s1")
+    assert len(entries) == 4
+    await memory.delete_memory(app_name=APP, user_id=USER, memory_id=entries[2].entry_id)  # the second piece
+    assert [e.memory.text for e in await service.session_entries(APP, USER, "s1")] == ["Here is my log:", "Thanks."]
+    await memory.add_session_to_memory(session_of("s1", events))
+    await memory.add_events_to_memory(app_name=APP, user_id=USER, session_id="s1", events=events)
+    assert [e.memory.text for e in await service.session_entries(APP, USER, "s1")] == ["Here is my log:", "Thanks."]
+
+
+async def test_a_deleted_utterance_is_not_stored_again_in_part(service: MemoryService) -> None:
+    """An utterance transcribed over several events is stored as one entry, named after the
+    event that ends it; deleted, none of its pieces may come back (its first events read
+    alone are an utterance of their own)."""
+    memory = GraphmemMemoryService(service)
+    start = voice_event("user", "My vet is Dr. Okafor", 0, heard=True, finished=False)
+    end = voice_event("user", "on Main Street.", 0.1, heard=True)
+    reply = text_event("companion", "Got it.", 1)
+    await memory.add_session_to_memory(session_of("s1", [start, end, reply]))
+    hit = (await memory.search_memory(app_name=APP, user_id=USER, query="vet Okafor")).memories[0]
+    assert hit.content.parts is not None and hit.content.parts[0].text == "My vet is Dr. Okafor on Main Street."
+    await memory.delete_memory(app_name=APP, user_id=USER, memory_id=hit.id)
+    await memory.add_session_to_memory(session_of("s1", [start, end, reply]))
+    await memory.add_events_to_memory(app_name=APP, user_id=USER, session_id="s1", events=[start, end])
+    assert await stored(service) == [("Got it.", "s1", 0)]
