@@ -28,8 +28,12 @@ How ADK's calls map onto graphmem (ADK's ``app_name`` and ``user_id`` are graphm
   its own, in one all-or-nothing write. An event already stored there (by its id, as
   ADK's own memory services tell) is not stored again: a retried call adds nothing.
 - ``add_memory(..., memories)``: each ADK ``MemoryEntry`` is stored outside any session,
-  all of them in one all-or-nothing write. A ``timestamp`` without an offset is local
-  time, as ADK writes it (``datetime.fromtimestamp(ts).isoformat()``).
+  all of them in one all-or-nothing write, under its ``id`` when it has one (a retry
+  replaces it: one copy; ``delete_memory`` of that id deletes it); an id the store holds
+  for another user, session or scope is refused (``EntryIdConflictError``), one that is
+  no valid graphmem id too (``InvalidMemoryError``), storing nothing. A ``timestamp``
+  without an offset is local time, as ADK writes it
+  (``datetime.fromtimestamp(ts).isoformat()``).
 - ``search_memory(..., query)``: ADK ``MemoryEntry`` items, best first, with ``id`` the
   graphmem entry id, ``author``, ``timestamp`` (ISO 8601, UTC) and ``custom_metadata``
   saying why it came back: ``score``, ``matched_tokens``, ``matched_entities``,
@@ -486,6 +490,15 @@ class GraphmemMemoryService(BaseMemoryService):
     ) -> None:
         """Store each memory on its own, outside any session (one with no text is skipped).
 
+        A memory with an ``id`` is stored under it: the same id again (a retry, here or in a
+        later call) replaces that memory, so one copy is kept, and ``delete_memory`` of the
+        id deletes it. A text over graphmem's limit is stored as several entries, the first
+        under the id, the others under ids derived from it as an event's are (``adkm-`` and
+        a hash of the place and the id, ``-1``, ``-2``, ...: no id a caller gives another
+        memory, such as ``note-1`` beside ``note``, is ever taken for a piece); a memory
+        stored again in fewer pieces loses the others, and deleting the id deletes them
+        all. A memory without an id (or ``""``) gets new ids, as every call stores it anew.
+
         All or nothing: every memory is checked before any is stored, and they are stored
         in one write. A timestamp without an offset is local time, as ADK writes it
         (``datetime.fromtimestamp(ts).isoformat()``); one with an offset is that moment;
@@ -493,15 +506,31 @@ class GraphmemMemoryService(BaseMemoryService):
 
         Raises:
             InvalidMemoryError: a timestamp that is not ISO 8601 (or leaves years 1 to 9999
-                in UTC), or ``custom_metadata["project_id"]`` naming another project than
-                the service's.
+                in UTC); an ``id`` that is no valid graphmem id (over 256 characters,
+                control characters, a lone surrogate: refused rather than stored under
+                another id, which a retry or a delete by it would not find);
+                ``custom_metadata["project_id"]`` naming another project than the service's.
+            EntryIdConflictError: an ``id`` the store holds for another user's entry, or
+                this user's in a session or another scope (global memory, a project).
+            Nothing of the call was stored on any of these.
         """
         self._check_metadata(custom_metadata)
         validate_identifier(app_name, "app_name")
         validate_identifier(user_id, "user_id")
-        records = [EntryRecord(memory=entry) for m in memories for entry in _entries_of_memory(m)]
+        records, pieces = _records_of_memories(memories, app_name, user_id, self.project_id)
         memory = await self.memory_service()
         await self._store_outside_sessions(memory, app_name, user_id, records)
+        if pieces:
+            # A memory stored again in fewer pieces (a shorter text): the pieces it no longer has.
+            gone = [
+                _piece_id(_memory_pieces_key(app_name, user_id, self.project_id, memory_id), piece)
+                for memory_id, count in pieces.items()
+                for piece in range(count, count + _PIECES_READ)
+            ]
+            stale = [e.entry_id for e in await memory.get_entries(app_name, user_id, gone)
+                     if (e.session_id, e.project_id) == (None, self.project_id)]
+            if stale:
+                await memory.delete_entries_by_id(app_name, user_id, stale)
 
     async def _store_outside_sessions(
         self, memory: MemoryService, app_name: str, user_id: str, records: Sequence[EntryRecord]
@@ -604,23 +633,24 @@ class GraphmemMemoryService(BaseMemoryService):
         again (the work of :meth:`delete_memory`, under the session's lock).
 
         An entry of an event: every entry of that event (the pieces of a text over
-        graphmem's limit), and the event's key is recorded in this service. An entry
-        outside any session: it and its pieces (ids ``M-1``, ``M-2``, ... of a memory ``M``
-        over the limit). Another entry (a turn stored without an event id): that entry."""
+        graphmem's limit), and the event's key is recorded in this service. Another entry
+        outside any session: it and, when it is an ADK memory over the limit, its further
+        pieces (:func:`_memory_pieces_key`). Another entry (a turn stored without an event
+        id): that entry."""
         key = _event_key_of(stored.entry_id)
         if key is None and stored.session_id is not None:
             await memory.delete_entry(app_name, user_id, stored.entry_id)
             return
-        first = key or stored.entry_id
+        first = key or _memory_pieces_key(app_name, user_id, stored.project_id, stored.entry_id)
         place = (stored.session_id, stored.project_id)
         doomed = [stored.entry_id]
         start = 0
         while True:  # the pieces are numbered on from the first: read until a batch ends without one
-            batch = [i for i in (_piece_id(first, n) for n in range(start, start + _PIECES_READ)) if is_identifier(i)]
+            batch = [_piece_id(first, n) for n in range(start, start + _PIECES_READ)]
             found = [e.entry_id for e in await memory.get_entries(app_name, user_id, batch)
-                     if (e.session_id, e.project_id) == place] if batch else []
+                     if (e.session_id, e.project_id) == place]
             doomed += found
-            if not batch or batch[-1] not in found:
+            if batch[-1] not in found:
                 break
             start += _PIECES_READ
         await memory.delete_entries_by_id(app_name, user_id, doomed)
@@ -978,6 +1008,58 @@ def _entries_of_memory(memory: AdkMemoryEntry) -> list[MemoryEntry]:
         texts, role=role, author=memory.author or role, when=_memory_time(memory),
         what=f"memory {memory.id!r}" if memory.id else "a memory",
     )
+
+
+def _records_of_memories(
+    memories: Sequence[AdkMemoryEntry], app_name: str, user_id: str, project_id: str | None
+) -> tuple[list[EntryRecord], dict[str, int]]:
+    """The entries to store for ADK memories, under their ids: a memory's ``id`` is its
+    entry's; the further pieces of a text over graphmem's limit are named as an event's are,
+    after a hash of the place and the id (:func:`_memory_pieces_key`), ``-1``, ``-2``, ...
+    A memory without an id gets new ids. A memory whose id comes again later in the call is
+    that later one (as a later call replaces it). Returns the records, and how many entries
+    each memory with an id and text has, by id.
+
+    Raises:
+        InvalidMemoryError: an id that is no valid graphmem id (``""`` is none; over 256
+            characters, control characters, a lone surrogate), or one given to a piece too.
+    """
+    named: dict[str, list[EntryRecord]] = {}
+    unnamed: list[EntryRecord] = []
+    for m in memories:
+        entries = _entries_of_memory(m)
+        if not m.id:
+            unnamed += [EntryRecord(memory=entry) for entry in entries]
+            continue
+        if not is_identifier(m.id):
+            raise InvalidMemoryError(
+                f"memory id {m.id[:40]!r}: not a valid graphmem id (at most 256 characters, no control "
+                "characters or lone surrogates); give another, or none for a new one; nothing was stored"
+            )
+        pieces = _memory_pieces_key(app_name, user_id, project_id, m.id)
+        ids = [m.id] + [_piece_id(pieces, piece) for piece in range(1, len(entries))]
+        named.pop(m.id, None)  # a later memory of the id is the one kept, where it comes
+        named[m.id] = [EntryRecord(memory=e, entry_id=entry_id) for e, entry_id in zip(entries, ids, strict=True)]
+    records = [record for group in named.values() for record in group]
+    held = Counter(record.entry_id for record in records if record.entry_id is not None)
+    if twice := [entry_id for entry_id, n in held.items() if n > 1]:
+        raise InvalidMemoryError(
+            f"memory id {twice[0][:40]!r} is also the id of a piece of another memory of the call; nothing was stored"
+        )
+    return records + unnamed, {memory_id: len(group) for memory_id, group in named.items() if group}
+
+
+#: Begins the ids of the further pieces of an ADK memory over graphmem's text limit
+#: (:func:`_memory_pieces_key`): not an event's (``adk-``), nor an id graphmem makes (hex).
+_MEMORY_PIECES_PREFIX = "adkm-"
+
+
+def _memory_pieces_key(app_name: str, user_id: str, project_id: str | None, memory_id: str) -> str:
+    """What the further pieces of memory ``memory_id`` are named after (``-1``, ``-2``, ...):
+    a hash of its place and id, as an event's key, so that no id a caller gives a memory
+    ("note-1") is taken for the piece of another ("note")."""
+    place = json.dumps([app_name, user_id, project_id, memory_id])
+    return _MEMORY_PIECES_PREFIX + hashlib.sha256(place.encode()).hexdigest()[:_EVENT_KEY_DIGITS]
 
 
 def _said(part: types.Part) -> str | None:

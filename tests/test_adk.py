@@ -1337,3 +1337,75 @@ async def test_a_deleted_utterance_is_not_stored_again_in_part(service: MemorySe
     await memory.add_session_to_memory(session_of("s1", [start, end, reply]))
     await memory.add_events_to_memory(app_name=APP, user_id=USER, session_id="s1", events=[start, end])
     assert await stored(service) == [("Got it.", "s1", 0)]
+
+
+# ---------------------------------------------------------------------------- add_memory's ids
+
+
+def fact(text: str, memory_id: str | None) -> AdkMemoryEntry:
+    return AdkMemoryEntry(id=memory_id, author="user", content=types.Content(role="user", parts=[types.Part(text=text)]),
+                          timestamp="2026-01-05T10:00:00+00:00")
+
+
+async def test_add_memory_stores_a_memory_under_its_id(service: MemoryService) -> None:
+    """repro: MemoryEntry.id was ignored: a retried add_memory stored a second copy under a
+    new id, and delete_memory(memory_id=that id) deleted nothing."""
+    memory = GraphmemMemoryService(service)
+    peanuts = fact("Alice is allergic to peanuts.", "fact-1")
+    for _ in range(2):  # the call, and its retry
+        await memory.add_memory(app_name=APP, user_id=USER, memories=[peanuts])
+    assert [(e.entry_id, e.memory.text, e.session_id) for e in await service.list_entries(APP, USER)] == [
+        ("fact-1", "Alice is allergic to peanuts.", None)]
+    hit = (await memory.search_memory(app_name=APP, user_id=USER, query="peanuts")).memories[0]
+    assert hit.id == "fact-1"
+    # The same id again is that memory, replaced (in a later call, or later in one call).
+    await memory.add_memory(app_name=APP, user_id=USER, memories=[
+        fact("Alice is allergic to walnuts.", "fact-1"), fact("Alice is allergic to cashews.", "fact-1"),
+        fact("Alice likes figs.", None)])
+    assert sorted((e.entry_id == "fact-1", e.memory.text) for e in await service.list_entries(APP, USER)) == [
+        (False, "Alice likes figs."), (True, "Alice is allergic to cashews.")]
+    await memory.delete_memory(app_name=APP, user_id=USER, memory_id="fact-1")
+    assert [e.memory.text for e in await service.list_entries(APP, USER)] == ["Alice likes figs."]
+
+
+async def test_a_memory_id_held_elsewhere_or_invalid_stores_nothing(service: MemoryService) -> None:
+    from graphmem import EntryIdConflictError
+
+    memory = GraphmemMemoryService(service)
+    await memory.add_memory(app_name=APP, user_id="bob", memories=[fact("Bob likes tea.", "fact-1")])
+    await service.restore_session(APP, USER, "s1", [EntryRecord(memory=entry_of("In a session."), entry_id="turn-1")])
+    figs = fact("Alice likes figs.", None)
+    for taken in ("fact-1", "turn-1"):  # Bob's; Alice's, in a session
+        with pytest.raises(EntryIdConflictError):
+            await memory.add_memory(app_name=APP, user_id=USER, memories=[figs, fact("Alice likes tea.", taken)])
+    for bad in ("a\nb", "x" * 300, "\ud800"):
+        with pytest.raises(InvalidMemoryError, match="not a valid graphmem id"):
+            await memory.add_memory(app_name=APP, user_id=USER, memories=[figs, fact("Alice likes tea.", bad)])
+    assert await stored(service) == [("In a session.", "s1", 0)]
+    assert [(e.entry_id, e.memory.text) for e in await service.list_entries(APP, "bob")] == [("fact-1", "Bob likes tea.")]
+    if service.supports_project_scoping():  # a global memory's id, from a project's service
+        await memory.add_memory(app_name=APP, user_id=USER, memories=[fact("Global fig note.", "fact-2")])
+        with pytest.raises(EntryIdConflictError):
+            await GraphmemMemoryService(service, project_id="p1").add_memory(
+                app_name=APP, user_id=USER, memories=[fact("Project fig note.", "fact-2")])
+
+
+async def test_a_long_memory_is_stored_under_ids_derived_from_its_own(service: MemoryService) -> None:
+    memory = GraphmemMemoryService(service)
+    blob = ("q" * 599 + " ") * 1_800  # two pieces; words too long to be terms
+    for _ in range(2):
+        await memory.add_memory(app_name=APP, user_id=USER, memories=[fact(blob, "log")])
+    ids = [e.entry_id for e in await service.list_entries(APP, USER)]
+    assert len(ids) == 2 and "log" in ids
+    [piece] = set(ids) - {"log"}
+    assert piece.startswith("adkm-") and piece.endswith("-1")
+    # Ids a caller may give other memories are never taken for its pieces.
+    await memory.add_memory(app_name=APP, user_id=USER, memories=[fact("A short note.", "log-1")])
+    await memory.delete_memory(app_name=APP, user_id=USER, memory_id="log")  # the memory, whole
+    assert [e.entry_id for e in await service.list_entries(APP, USER)] == ["log-1"]
+
+    # Stored again in fewer pieces (a retry with a shorter text): its stale pieces go.
+    await memory.add_memory(app_name=APP, user_id=USER, memories=[fact(blob, "log")])
+    await memory.add_memory(app_name=APP, user_id=USER, memories=[fact("Now short.", "log")])
+    assert sorted((e.entry_id, e.memory.text) for e in await service.list_entries(APP, USER)) == [
+        ("log", "Now short."), ("log-1", "A short note.")]
