@@ -1409,3 +1409,50 @@ async def test_a_long_memory_is_stored_under_ids_derived_from_its_own(service: M
     await memory.add_memory(app_name=APP, user_id=USER, memories=[fact("Now short.", "log")])
     assert sorted((e.entry_id, e.memory.text) for e in await service.list_entries(APP, USER)) == [
         ("log", "Now short."), ("log-1", "A short note.")]
+
+
+class PausingBeforeAWrite(GraphMemoryService):
+    """A networkx store whose first session write (call A's ``restore_session``) waits, before
+    it writes, until the second call (B, a delete) has started and done what it can: B then
+    either deletes meanwhile (and A's write, read before, stores the turn again) or waits
+    for A to finish. Only the timing is the test's."""
+
+    def __init__(self, decomposer: Decomposer) -> None:
+        super().__init__(decomposer)
+        self.pausing = False
+        self.b_started = asyncio.Event()
+        self.b_in = asyncio.Event()
+        self.b_out = asyncio.Event()
+
+    async def restore_session(self, *args: Any, **kwargs: Any) -> Any:
+        if self.pausing:
+            self.pausing = False
+            await self.b_started.wait()
+            if self.b_in.is_set():
+                await self.b_out.wait()
+        return await super().restore_session(*args, **kwargs)
+
+    async def delete_entries_by_id(self, *args: Any, **kwargs: Any) -> Any:
+        self.b_in.set()
+        deleted = await super().delete_entries_by_id(*args, **kwargs)
+        self.b_out.set()
+        return deleted
+
+
+async def test_a_turn_deleted_while_its_session_is_added_stays_deleted(decomposer: Decomposer) -> None:
+    """A delete between an add_session_to_memory's read of the session and its write was
+    undone by the write. The delete now waits for the write of the session."""
+    store = PausingBeforeAWrite(decomposer)
+    memory = GraphmemMemoryService(store)
+    events = [text_event("user", "My bank PIN is 4512.", 0), text_event("companion", "Noted.", 1)]
+    await memory.add_session_to_memory(session_of("s1", events))
+    [pin, _] = await store.session_entries(APP, USER, "s1")
+    store.pausing = True
+
+    async def b() -> None:
+        store.b_started.set()
+        await memory.delete_memory(app_name=APP, user_id=USER, memory_id=pin.entry_id)
+
+    await asyncio.gather(memory.add_session_to_memory(session_of("s1", events)), b())
+    assert [e.memory.text for e in await store.session_entries(APP, USER, "s1")] == ["Noted."]
+    await store.close()
