@@ -28,8 +28,12 @@ How ADK's calls map onto graphmem (ADK's ``app_name`` and ``user_id`` are graphm
   its own, in one all-or-nothing write. An event already stored there (by its id, as
   ADK's own memory services tell) is not stored again: a retried call adds nothing.
 - ``add_memory(..., memories)``: each ADK ``MemoryEntry`` is stored outside any session,
-  all of them in one all-or-nothing write. A ``timestamp`` without an offset is local
-  time, as ADK writes it (``datetime.fromtimestamp(ts).isoformat()``).
+  all of them in one all-or-nothing write, under its ``id`` when it has one (a retry
+  replaces it: one copy; ``delete_memory`` of that id deletes it); an id the store holds
+  for another user, session or scope is refused (``EntryIdConflictError``), one that is
+  no valid graphmem id too (``InvalidMemoryError``), storing nothing. A ``timestamp``
+  without an offset is local time, as ADK writes it
+  (``datetime.fromtimestamp(ts).isoformat()``).
 - ``search_memory(..., query)``: ADK ``MemoryEntry`` items, best first, with ``id`` the
   graphmem entry id, ``author``, ``timestamp`` (ISO 8601, UTC) and ``custom_metadata``
   saying why it came back: ``score``, ``matched_tokens``, ``matched_entities``,
@@ -38,7 +42,9 @@ How ADK's calls map onto graphmem (ADK's ``app_name`` and ``user_id`` are graphm
   related to a query word, and that word: ``{"puppy": "pet"}``), ``read_as`` (query words
   read as another word of the entry), ``session_id`` and ``project_id``.
 - ``delete_memory(..., memory_id)``: deletes that entry if the user has it in this
-  service's scope (global, or the service's project); any other id deletes nothing.
+  service's scope (global, or the service's project); any other id deletes nothing. The
+  entry of an event is deleted with its event's other pieces (a text over graphmem's
+  limit), and the event is not stored again by this service (below).
 
 **Reading events and memories.** What was said by voice is one entry per utterance: the
 transcription events of one speaker in a row up to one marked ``finished`` (ADK's finished
@@ -74,9 +80,24 @@ store on its first call (ADK builds services synchronously, before any event loo
 owns it and closes it in :meth:`GraphmemMemoryService.close`. ``close()`` is final: every
 later call raises ``ServiceClosedError`` (a service given by its owner stays open for it).
 
-A session re-added after ``delete_memory`` stores its deleted turn again (graphmem keeps no
-record of deleted text): delete after the session's last ``add_session_to_memory``, or
-feed later turns with ``add_events_to_memory``.
+**Deleted memories stay deleted, in this service instance.** ``delete_memory`` of an entry
+stored from an ADK event records the event in the service (the key its entry ids are named
+after, a hash: never text), per app, user and project; a later ``add_session_to_memory`` or
+``add_events_to_memory`` does not store that event again (as ADK's InMemoryMemoryService
+keeps the ids of deleted events), so a runner adding its session after every turn does not
+bring the turn back. The event is the unit: deleting any piece of a text stored as several
+entries deletes them all, and an utterance transcribed over several events is left out
+whenever the event that ended it is among those passed (its earlier events sent again
+without that one are not known to be of it). A reply of several messages deleted by its id
+forgets each message's event; one message deleted by its own entry id, that message's.
+Not covered: another ``GraphmemMemoryService`` or process (the record lives in the
+instance: a restarted server re-adding a session from a persisted session service stores
+the deleted turns again), turns stored without an event id (by an earlier graphmem, or
+events without one: nothing names them), and entries deleted around this service
+(``MemoryService.delete_entry``, the MCP server). The record grows by one key (36
+characters) per event deleted through this service and is dropped with the instance; it
+holds no text, so it hinders no erasure (``MemoryService.delete_user`` removes the user's
+entries; their events stay out of later adds of this instance).
 """
 
 from __future__ import annotations
@@ -210,6 +231,10 @@ class GraphmemMemoryService(BaseMemoryService):
         # The sessions being written by a call of this service that reads them first (see
         # _session_write); an entry lives only while a call holds or waits for its lock.
         self._session_locks: dict[_SessionKey, _SessionLock] = {}
+        # The events whose memory was deleted, so that no later add stores them again: the
+        # key of each (its first entry's id, a hash: never text), by app, user and project
+        # (see delete_memory).
+        self._forgotten: dict[tuple[str, str, str | None], set[str]] = {}
         self._closed = False
         self.project_id = project_id
         self.limit = limit
@@ -260,13 +285,15 @@ class GraphmemMemoryService(BaseMemoryService):
             await service.close()
 
     @asynccontextmanager
-    async def _session_write(self, app_name: str, user_id: str, session_id: str) -> AsyncIterator[None]:
-        """Hold the session (in this service's scope) for one write of it: the other writes
-        of this service to that session, on this event loop, wait until it is done.
+    async def _session_write(self, app_name: str, user_id: str, session_id: str | None) -> AsyncIterator[None]:
+        """Hold the session (in this service's scope; ``None``: the entries outside any
+        session) for one write of it: the other writes of this service to that session, and
+        its deletes of the session's memories, on this event loop, wait until it is done.
 
         ``add_session_to_memory`` reads the stored session and then replaces it whole: a
         write of the session in between (another ``add_session_to_memory``, an
-        ``add_events_to_memory`` delta) was overwritten, its turns lost."""
+        ``add_events_to_memory`` delta) was overwritten, its turns lost; a memory deleted in
+        between was stored again."""
         # The loop is part of the key: an asyncio lock belongs to the loop that first waited
         # on it, and ADK's synchronous Runner.run gives every turn a loop of its own.
         key = (asyncio.get_running_loop(), app_name, user_id, self.project_id, session_id)
@@ -305,10 +332,11 @@ class GraphmemMemoryService(BaseMemoryService):
         serialised, in the order they came, not merged: a session replaces what a call
         before it stored from its first event on, as always). Not covered: another process
         writing the same store (a Neo4j server shared by several), another
-        ``GraphmemMemoryService`` over the same store, a call on another event loop (ADK's
-        synchronous ``Runner.run`` runs each turn on a loop of its own, in a thread of its
-        own), and a ``delete_memory`` of one of the session's turns (a turn deleted between
-        the read and the write may be stored again, as when the session is added again).
+        ``GraphmemMemoryService`` over the same store, and a call on another event loop
+        (ADK's synchronous ``Runner.run`` runs each turn on a loop of its own, in a thread of
+        its own). A ``delete_memory`` of one of the session's turns waits too, so the turn
+        is not stored again between the read and the write; an event whose memory this
+        service deleted is never stored again (see the module's docstring).
         Two such writes of one session at once store its events under the same entry ids:
         one may fail with ``EntryIdConflictError``, storing nothing (add it again).
 
@@ -344,6 +372,7 @@ class GraphmemMemoryService(BaseMemoryService):
         stored = await memory.session_entries(app_name, user_id, session_id, project_id=self.project_id)
         names = _EventEntryIds(app_name, user_id, self.project_id, session_id)
         older = _before_window(stored, window, names)
+        said = self._not_forgotten(names, said)  # under the lock, which delete_memory takes too
         # Kept with the terms they were stored with, so nothing is decomposed again (an
         # entry deleted meanwhile has none, and is not brought back).
         terms = await memory.entry_terms(app_name, user_id, [e.entry_id for e in older]) if older else {}
@@ -377,7 +406,8 @@ class GraphmemMemoryService(BaseMemoryService):
         """Append the events' text to the session (after its last stored entry); without a
         ``session_id``, store each on its own. An event stored before (by its id, here or
         by ``add_session_to_memory`` of that session) is skipped, as ADK's own memory
-        services skip it: a retried call adds nothing. All or nothing: every event is read
+        services skip it: a retried call adds nothing; so is an event whose memory this
+        service deleted (see the module's docstring). All or nothing: every event is read
         and checked before anything is stored. An append to a session waits for an
         ``add_session_to_memory`` of it in progress (see there for what that covers).
 
@@ -394,11 +424,15 @@ class GraphmemMemoryService(BaseMemoryService):
         memory = await self.memory_service()
         names = _EventEntryIds(app_name, user_id, self.project_id, session_id)
         if session_id is None:
-            # An event stored before outside any session has the same entry ids: replaced by
-            # itself, so a retry adds nothing.
-            ids = names.of(said)
-            records = [EntryRecord(memory=s.memory, entry_id=entry_id) for s, entry_id in zip(said, ids, strict=True)]
-            await self._store_outside_sessions(memory, app_name, user_id, records)
+            async with self._session_write(app_name, user_id, None):
+                said = self._not_forgotten(names, said)
+                # An event stored before outside any session has the same entry ids: replaced
+                # by itself, so a retry adds nothing.
+                ids = names.of(said)
+                records = [
+                    EntryRecord(memory=s.memory, entry_id=entry_id) for s, entry_id in zip(said, ids, strict=True)
+                ]
+                await self._store_outside_sessions(memory, app_name, user_id, records)
             return
         async with self._session_write(app_name, user_id, session_id):
             await self._append_new_events(memory, names, session_id, events, said)
@@ -424,6 +458,7 @@ class GraphmemMemoryService(BaseMemoryService):
         if held:
             # Read again without them: a transcribed utterance is what its new events said.
             said = _entries_of_events([e for e in events if names.key(e.id) not in held])
+        said = self._not_forgotten(names, said)
         if not said:
             return
         # An event without an id (ADK gives every event one) cannot be known again: a new id.
@@ -436,6 +471,15 @@ class GraphmemMemoryService(BaseMemoryService):
                 app_name, user_id, session_id, self.project_id, entries, entry_ids=entry_ids
             )
 
+    def _not_forgotten(self, names: _EventEntryIds, said: Sequence[_Said]) -> list[_Said]:
+        """``said`` without what came from an event whose memory was deleted (see
+        :meth:`delete_memory`): an utterance transcribed over several events is left out
+        when any of them was."""
+        forgotten = self._forgotten.get((names.app_name, names.user_id, names.project_id))
+        if not forgotten:
+            return list(said)
+        return [s for s in said if not any(names.key(event_id) in forgotten for event_id in s.from_events)]
+
     async def add_memory(
         self,
         *,
@@ -446,6 +490,15 @@ class GraphmemMemoryService(BaseMemoryService):
     ) -> None:
         """Store each memory on its own, outside any session (one with no text is skipped).
 
+        A memory with an ``id`` is stored under it: the same id again (a retry, here or in a
+        later call) replaces that memory, so one copy is kept, and ``delete_memory`` of the
+        id deletes it. A text over graphmem's limit is stored as several entries, the first
+        under the id, the others under ids derived from it as an event's are (``adkm-`` and
+        a hash of the place and the id, ``-1``, ``-2``, ...: no id a caller gives another
+        memory, such as ``note-1`` beside ``note``, is ever taken for a piece); a memory
+        stored again in fewer pieces loses the others, and deleting the id deletes them
+        all. A memory without an id (or ``""``) gets new ids, as every call stores it anew.
+
         All or nothing: every memory is checked before any is stored, and they are stored
         in one write. A timestamp without an offset is local time, as ADK writes it
         (``datetime.fromtimestamp(ts).isoformat()``); one with an offset is that moment;
@@ -453,15 +506,31 @@ class GraphmemMemoryService(BaseMemoryService):
 
         Raises:
             InvalidMemoryError: a timestamp that is not ISO 8601 (or leaves years 1 to 9999
-                in UTC), or ``custom_metadata["project_id"]`` naming another project than
-                the service's.
+                in UTC); an ``id`` that is no valid graphmem id (over 256 characters,
+                control characters, a lone surrogate: refused rather than stored under
+                another id, which a retry or a delete by it would not find);
+                ``custom_metadata["project_id"]`` naming another project than the service's.
+            EntryIdConflictError: an ``id`` the store holds for another user's entry, or
+                this user's in a session or another scope (global memory, a project).
+            Nothing of the call was stored on any of these.
         """
         self._check_metadata(custom_metadata)
         validate_identifier(app_name, "app_name")
         validate_identifier(user_id, "user_id")
-        records = [EntryRecord(memory=entry) for m in memories for entry in _entries_of_memory(m)]
+        records, pieces = _records_of_memories(memories, app_name, user_id, self.project_id)
         memory = await self.memory_service()
         await self._store_outside_sessions(memory, app_name, user_id, records)
+        if pieces:
+            # A memory stored again in fewer pieces (a shorter text): the pieces it no longer has.
+            gone = [
+                _piece_id(_memory_pieces_key(app_name, user_id, self.project_id, memory_id), piece)
+                for memory_id, count in pieces.items()
+                for piece in range(count, count + _PIECES_READ)
+            ]
+            stale = [e.entry_id for e in await memory.get_entries(app_name, user_id, gone)
+                     if (e.session_id, e.project_id) == (None, self.project_id)]
+            if stale:
+                await memory.delete_entries_by_id(app_name, user_id, stale)
 
     async def _store_outside_sessions(
         self, memory: MemoryService, app_name: str, user_id: str, records: Sequence[EntryRecord]
@@ -534,6 +603,12 @@ class GraphmemMemoryService(BaseMemoryService):
         of them. Any other id (another user's, another project's, an unknown one, ``None``,
         a string that is no valid id: the model may garble one) deletes nothing.
 
+        The entry of an ADK event goes with every other entry of that event (the pieces of
+        a text over graphmem's limit), and the event is recorded in this service so that no
+        later ``add_session_to_memory`` or ``add_events_to_memory`` stores it again (see the
+        module's docstring for what that covers). A delete waits for a write of the entry's
+        session in progress in this service (on this event loop).
+
         Raises:
             ServiceClosedError: :meth:`close` was called (whatever the id).
         """
@@ -548,12 +623,55 @@ class GraphmemMemoryService(BaseMemoryService):
                 continue
             stored = await memory.get_entry(app_name, user_id, entry_id)
             if stored is not None and stored.project_id in (None, self.project_id):
-                await memory.delete_entry(app_name, user_id, entry_id)
+                # Under the session's lock: an add_session_to_memory of it between its read
+                # and its write would store the deleted turn again.
+                async with self._session_write(app_name, user_id, stored.session_id):
+                    await self._delete_whole(memory, app_name, user_id, stored)
+
+    async def _delete_whole(self, memory: MemoryService, app_name: str, user_id: str, stored: StoredEntry) -> None:
+        """Delete the memory of a stored entry whole, and keep its event from being stored
+        again (the work of :meth:`delete_memory`, under the session's lock).
+
+        An entry of an event: every entry of that event (the pieces of a text over
+        graphmem's limit), and the event's key is recorded in this service. Another entry
+        outside any session: it and, when it is an ADK memory over the limit, its further
+        pieces (:func:`_memory_pieces_key`). Another entry (a turn stored without an event
+        id): that entry."""
+        key = _event_key_of(stored.entry_id)
+        if key is None and stored.session_id is not None:
+            await memory.delete_entry(app_name, user_id, stored.entry_id)
+            return
+        first = key or _memory_pieces_key(app_name, user_id, stored.project_id, stored.entry_id)
+        place = (stored.session_id, stored.project_id)
+        doomed = [stored.entry_id]
+        start = 0
+        while True:  # the pieces are numbered on from the first: read until a batch ends without one
+            batch = [_piece_id(first, n) for n in range(start, start + _PIECES_READ)]
+            found = [e.entry_id for e in await memory.get_entries(app_name, user_id, batch)
+                     if (e.session_id, e.project_id) == place]
+            doomed += found
+            if batch[-1] not in found:
+                break
+            start += _PIECES_READ
+        await memory.delete_entries_by_id(app_name, user_id, doomed)
+        if key is not None:
+            # Recorded after the delete: a failed one leaves the event as it was.
+            self._forgotten.setdefault((app_name, user_id, stored.project_id), set()).add(key)
+
+
+#: How many piece ids :meth:`GraphmemMemoryService._delete_whole` reads at once.
+_PIECES_READ = 16
+
+
+def _piece_id(first: str, piece: int) -> str:
+    """The entry id of piece ``piece`` (0: the first) of a text stored as several entries:
+    the first one's id, then that id and ``-1``, ``-2``, ..."""
+    return first if piece == 0 else f"{first}-{piece}"
 
 
 #: A session as :meth:`GraphmemMemoryService._session_write` holds it: the event loop, app,
 #: user, project (the service's) and session ids.
-_SessionKey = tuple[asyncio.AbstractEventLoop, str, str, str | None, str]
+_SessionKey = tuple[asyncio.AbstractEventLoop, str, str, str | None, str | None]
 
 
 @dataclass(slots=True)
@@ -608,10 +726,13 @@ def register_with_adk(
 
 @dataclass(frozen=True, slots=True)
 class _Said:
-    """An entry to store, and the id of the event that said it (``""``: an event without one)."""
+    """An entry to store, the id of the event that said it (``""``: an event without one),
+    and the ids of every event it was read from (an utterance transcribed over several
+    events: all of them, the one that ends it last)."""
 
     memory: MemoryEntry
     event_id: str
+    from_events: tuple[str, ...]
 
 
 def _entries_of_events(events: Sequence[Event], *, rewinds: bool = True) -> list[_Said]:
@@ -622,21 +743,24 @@ def _entries_of_events(events: Sequence[Event], *, rewinds: bool = True) -> list
     Every event is read (and its timestamp checked) before any entry is stored."""
     entries: list[_Said] = []
     heard: list[str] = []  # the transcribed utterance so far
+    heard_from: list[str] = []  # ... and the ids of its events
     live = [event for event in (_live_events(events) if rewinds else events) if not event.partial]
     for i, event in enumerate(live):
         spoken = _transcribed(event)
         if spoken is None:
-            entries += [_Said(memory, event.id) for memory in _entries_of_event(event)]
+            entries += [_Said(memory, event.id, (event.id,)) for memory in _entries_of_event(event)]
             continue
         role, text, finished = spoken
         heard.append(text)
+        heard_from.append(event.id)
         after = _transcribed(live[i + 1]) if i + 1 < len(live) else None
         if not finished and after is not None and after[0] == role:
             continue  # the utterance goes on in the next event, as ADK reads it to the model
         utterance, heard = _joined(heard), []
+        from_events, heard_from = tuple(heard_from), []
         if utterance.strip():
             entries += [
-                _Said(memory, event.id)
+                _Said(memory, event.id, from_events)
                 for memory in _entries_saying(
                     [utterance], role=role, author=event.author or role, when=_event_time(event),
                     what=f"event {event.id!r}",
@@ -704,7 +828,7 @@ class _EventEntryIds:
             key = self.key(s.event_id)
             if key is not None:
                 piece, pieces[key] = pieces[key], pieces[key] + 1
-                ids.append(key if piece == 0 else f"{key}-{piece}")
+                ids.append(_piece_id(key, piece))
             else:
                 ids.append(None)
         return ids
@@ -884,6 +1008,58 @@ def _entries_of_memory(memory: AdkMemoryEntry) -> list[MemoryEntry]:
         texts, role=role, author=memory.author or role, when=_memory_time(memory),
         what=f"memory {memory.id!r}" if memory.id else "a memory",
     )
+
+
+def _records_of_memories(
+    memories: Sequence[AdkMemoryEntry], app_name: str, user_id: str, project_id: str | None
+) -> tuple[list[EntryRecord], dict[str, int]]:
+    """The entries to store for ADK memories, under their ids: a memory's ``id`` is its
+    entry's; the further pieces of a text over graphmem's limit are named as an event's are,
+    after a hash of the place and the id (:func:`_memory_pieces_key`), ``-1``, ``-2``, ...
+    A memory without an id gets new ids. A memory whose id comes again later in the call is
+    that later one (as a later call replaces it). Returns the records, and how many entries
+    each memory with an id and text has, by id.
+
+    Raises:
+        InvalidMemoryError: an id that is no valid graphmem id (``""`` is none; over 256
+            characters, control characters, a lone surrogate), or one given to a piece too.
+    """
+    named: dict[str, list[EntryRecord]] = {}
+    unnamed: list[EntryRecord] = []
+    for m in memories:
+        entries = _entries_of_memory(m)
+        if not m.id:
+            unnamed += [EntryRecord(memory=entry) for entry in entries]
+            continue
+        if not is_identifier(m.id):
+            raise InvalidMemoryError(
+                f"memory id {m.id[:40]!r}: not a valid graphmem id (at most 256 characters, no control "
+                "characters or lone surrogates); give another, or none for a new one; nothing was stored"
+            )
+        pieces = _memory_pieces_key(app_name, user_id, project_id, m.id)
+        ids = [m.id] + [_piece_id(pieces, piece) for piece in range(1, len(entries))]
+        named.pop(m.id, None)  # a later memory of the id is the one kept, where it comes
+        named[m.id] = [EntryRecord(memory=e, entry_id=entry_id) for e, entry_id in zip(entries, ids, strict=True)]
+    records = [record for group in named.values() for record in group]
+    held = Counter(record.entry_id for record in records if record.entry_id is not None)
+    if twice := [entry_id for entry_id, n in held.items() if n > 1]:
+        raise InvalidMemoryError(
+            f"memory id {twice[0][:40]!r} is also the id of a piece of another memory of the call; nothing was stored"
+        )
+    return records + unnamed, {memory_id: len(group) for memory_id, group in named.items() if group}
+
+
+#: Begins the ids of the further pieces of an ADK memory over graphmem's text limit
+#: (:func:`_memory_pieces_key`): not an event's (``adk-``), nor an id graphmem makes (hex).
+_MEMORY_PIECES_PREFIX = "adkm-"
+
+
+def _memory_pieces_key(app_name: str, user_id: str, project_id: str | None, memory_id: str) -> str:
+    """What the further pieces of memory ``memory_id`` are named after (``-1``, ``-2``, ...):
+    a hash of its place and id, as an event's key, so that no id a caller gives a memory
+    ("note-1") is taken for the piece of another ("note")."""
+    place = json.dumps([app_name, user_id, project_id, memory_id])
+    return _MEMORY_PIECES_PREFIX + hashlib.sha256(place.encode()).hexdigest()[:_EVENT_KEY_DIGITS]
 
 
 def _said(part: types.Part) -> str | None:

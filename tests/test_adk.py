@@ -1260,3 +1260,199 @@ def test_a_service_built_before_any_loop_serves_one_loop_after_another(decompose
         outcomes = asyncio.run(three_first_calls())
         assert all(isinstance(o, BackendUnavailableError) for o in outcomes), outcomes
     asyncio.run(memory.close())
+
+
+# ---------------------------------------------------------------------------- deleted memories stay deleted
+
+
+async def test_a_deleted_turn_is_not_stored_again_by_later_adds(service: MemoryService) -> None:
+    """repro: a turn deleted with delete_memory came back with the next turn's
+    add_session_to_memory (the example agent adds its session after every turn), and an
+    add_events_to_memory sending its event again stored it again too. ADK's own
+    InMemoryMemoryService keeps the ids of deleted events: so does this service."""
+    for project in (None, "p1") if service.supports_project_scoping() else (None,):
+        memory = GraphmemMemoryService(service, project_id=project)
+
+        async def texts(session_id: str | None, user: str = USER, project: str | None = project) -> list[str]:
+            return [e.memory.text for e in await service.list_entries(APP, user, project)
+                    if e.session_id == session_id and e.project_id == project]
+
+        pin, noted = text_event("user", "My bank PIN is 4512.", 0), text_event("companion", "Noted.", 1)
+        events = [pin, noted]
+        await memory.add_session_to_memory(session_of("s1", events))
+        await memory.add_session_to_memory(session_of("s1", events, user="bob"))  # the same events, Bob's
+        hit = (await memory.search_memory(app_name=APP, user_id=USER, query="bank PIN")).memories[0]
+        assert hit.content.parts is not None and hit.content.parts[0].text == "My bank PIN is 4512."
+        await memory.delete_memory(app_name=APP, user_id=USER, memory_id=hit.id)
+        assert await texts("s1") == ["Noted."]
+
+        events.append(text_event("user", "What's the weather like?", 2))  # the next turn
+        await memory.add_session_to_memory(session_of("s1", events))
+        assert await texts("s1") == ["Noted.", "What's the weather like?"]
+        # A delta sending it again (a retried after-turn callback), or the last events only.
+        await memory.add_events_to_memory(app_name=APP, user_id=USER, session_id="s1", events=events)
+        await memory.add_session_to_memory(session_of("s1", events[:1]))
+        assert await texts("s1") == ["Noted.", "What's the weather like?"]
+        # Only what was deleted: Bob's turn (his own memory) is his.
+        assert await texts("s1", "bob") == ["My bank PIN is 4512.", "Noted."]
+
+        # Outside any session, the same.
+        note = text_event("user", "My locker code is 9981.", 3)
+        await memory.add_events_to_memory(app_name=APP, user_id=USER, events=[note])
+        [loose] = [m for m in (await memory.search_memory(app_name=APP, user_id=USER, query="locker code")).memories
+                   if m.custom_metadata["session_id"] is None]
+        await memory.delete_memory(app_name=APP, user_id=USER, memory_id=loose.id)
+        await memory.add_events_to_memory(app_name=APP, user_id=USER, events=[note])
+        assert await texts(None) == []
+
+
+async def test_a_piece_of_a_long_event_deleted_deletes_and_forgets_the_whole_event(service: MemoryService) -> None:
+    """An event over graphmem's limit is stored as several entries, each a memory a search
+    may return: deleting one left the others, and the next add stored the deleted one again."""
+    memory = GraphmemMemoryService(service)
+    blob = ("q" * 599 + " ") * 1_800 + "secret"  # two pieces; words too long to be terms
+    events = [text_event("user", "Here is my log:", 0), text_event("user", blob, 1), text_event("user", "Thanks.", 2)]
+    await memory.add_session_to_memory(session_of("s1", events))
+    entries = await service.session_entries(APP, USER, "s1")
+    assert len(entries) == 4
+    await memory.delete_memory(app_name=APP, user_id=USER, memory_id=entries[2].entry_id)  # the second piece
+    assert [e.memory.text for e in await service.session_entries(APP, USER, "s1")] == ["Here is my log:", "Thanks."]
+    await memory.add_session_to_memory(session_of("s1", events))
+    await memory.add_events_to_memory(app_name=APP, user_id=USER, session_id="s1", events=events)
+    assert [e.memory.text for e in await service.session_entries(APP, USER, "s1")] == ["Here is my log:", "Thanks."]
+
+
+async def test_a_deleted_utterance_is_not_stored_again_in_part(service: MemoryService) -> None:
+    """An utterance transcribed over several events is stored as one entry, named after the
+    event that ends it; deleted, none of its pieces may come back (its first events read
+    alone are an utterance of their own)."""
+    memory = GraphmemMemoryService(service)
+    start = voice_event("user", "My vet is Dr. Okafor", 0, heard=True, finished=False)
+    end = voice_event("user", "on Main Street.", 0.1, heard=True)
+    reply = text_event("companion", "Got it.", 1)
+    await memory.add_session_to_memory(session_of("s1", [start, end, reply]))
+    hit = (await memory.search_memory(app_name=APP, user_id=USER, query="vet Okafor")).memories[0]
+    assert hit.content.parts is not None and hit.content.parts[0].text == "My vet is Dr. Okafor on Main Street."
+    await memory.delete_memory(app_name=APP, user_id=USER, memory_id=hit.id)
+    await memory.add_session_to_memory(session_of("s1", [start, end, reply]))
+    await memory.add_events_to_memory(app_name=APP, user_id=USER, session_id="s1", events=[start, end])
+    assert await stored(service) == [("Got it.", "s1", 0)]
+
+
+# ---------------------------------------------------------------------------- add_memory's ids
+
+
+def fact(text: str, memory_id: str | None) -> AdkMemoryEntry:
+    return AdkMemoryEntry(id=memory_id, author="user", content=types.Content(role="user", parts=[types.Part(text=text)]),
+                          timestamp="2026-01-05T10:00:00+00:00")
+
+
+async def test_add_memory_stores_a_memory_under_its_id(service: MemoryService) -> None:
+    """repro: MemoryEntry.id was ignored: a retried add_memory stored a second copy under a
+    new id, and delete_memory(memory_id=that id) deleted nothing."""
+    memory = GraphmemMemoryService(service)
+    peanuts = fact("Alice is allergic to peanuts.", "fact-1")
+    for _ in range(2):  # the call, and its retry
+        await memory.add_memory(app_name=APP, user_id=USER, memories=[peanuts])
+    assert [(e.entry_id, e.memory.text, e.session_id) for e in await service.list_entries(APP, USER)] == [
+        ("fact-1", "Alice is allergic to peanuts.", None)]
+    hit = (await memory.search_memory(app_name=APP, user_id=USER, query="peanuts")).memories[0]
+    assert hit.id == "fact-1"
+    # The same id again is that memory, replaced (in a later call, or later in one call).
+    await memory.add_memory(app_name=APP, user_id=USER, memories=[
+        fact("Alice is allergic to walnuts.", "fact-1"), fact("Alice is allergic to cashews.", "fact-1"),
+        fact("Alice likes figs.", None)])
+    assert sorted((e.entry_id == "fact-1", e.memory.text) for e in await service.list_entries(APP, USER)) == [
+        (False, "Alice likes figs."), (True, "Alice is allergic to cashews.")]
+    await memory.delete_memory(app_name=APP, user_id=USER, memory_id="fact-1")
+    assert [e.memory.text for e in await service.list_entries(APP, USER)] == ["Alice likes figs."]
+
+
+async def test_a_memory_id_held_elsewhere_or_invalid_stores_nothing(service: MemoryService) -> None:
+    from graphmem import EntryIdConflictError
+
+    memory = GraphmemMemoryService(service)
+    await memory.add_memory(app_name=APP, user_id="bob", memories=[fact("Bob likes tea.", "fact-1")])
+    await service.restore_session(APP, USER, "s1", [EntryRecord(memory=entry_of("In a session."), entry_id="turn-1")])
+    figs = fact("Alice likes figs.", None)
+    for taken in ("fact-1", "turn-1"):  # Bob's; Alice's, in a session
+        with pytest.raises(EntryIdConflictError):
+            await memory.add_memory(app_name=APP, user_id=USER, memories=[figs, fact("Alice likes tea.", taken)])
+    for bad in ("a\nb", "x" * 300, "\ud800"):
+        with pytest.raises(InvalidMemoryError, match="not a valid graphmem id"):
+            await memory.add_memory(app_name=APP, user_id=USER, memories=[figs, fact("Alice likes tea.", bad)])
+    assert await stored(service) == [("In a session.", "s1", 0)]
+    assert [(e.entry_id, e.memory.text) for e in await service.list_entries(APP, "bob")] == [("fact-1", "Bob likes tea.")]
+    if service.supports_project_scoping():  # a global memory's id, from a project's service
+        await memory.add_memory(app_name=APP, user_id=USER, memories=[fact("Global fig note.", "fact-2")])
+        with pytest.raises(EntryIdConflictError):
+            await GraphmemMemoryService(service, project_id="p1").add_memory(
+                app_name=APP, user_id=USER, memories=[fact("Project fig note.", "fact-2")])
+
+
+async def test_a_long_memory_is_stored_under_ids_derived_from_its_own(service: MemoryService) -> None:
+    memory = GraphmemMemoryService(service)
+    blob = ("q" * 599 + " ") * 1_800  # two pieces; words too long to be terms
+    for _ in range(2):
+        await memory.add_memory(app_name=APP, user_id=USER, memories=[fact(blob, "log")])
+    ids = [e.entry_id for e in await service.list_entries(APP, USER)]
+    assert len(ids) == 2 and "log" in ids
+    [piece] = set(ids) - {"log"}
+    assert piece.startswith("adkm-") and piece.endswith("-1")
+    # Ids a caller may give other memories are never taken for its pieces.
+    await memory.add_memory(app_name=APP, user_id=USER, memories=[fact("A short note.", "log-1")])
+    await memory.delete_memory(app_name=APP, user_id=USER, memory_id="log")  # the memory, whole
+    assert [e.entry_id for e in await service.list_entries(APP, USER)] == ["log-1"]
+
+    # Stored again in fewer pieces (a retry with a shorter text): its stale pieces go.
+    await memory.add_memory(app_name=APP, user_id=USER, memories=[fact(blob, "log")])
+    await memory.add_memory(app_name=APP, user_id=USER, memories=[fact("Now short.", "log")])
+    assert sorted((e.entry_id, e.memory.text) for e in await service.list_entries(APP, USER)) == [
+        ("log", "Now short."), ("log-1", "A short note.")]
+
+
+class PausingBeforeAWrite(GraphMemoryService):
+    """A networkx store whose first session write (call A's ``restore_session``) waits, before
+    it writes, until the second call (B, a delete) has started and done what it can: B then
+    either deletes meanwhile (and A's write, read before, stores the turn again) or waits
+    for A to finish. Only the timing is the test's."""
+
+    def __init__(self, decomposer: Decomposer) -> None:
+        super().__init__(decomposer)
+        self.pausing = False
+        self.b_started = asyncio.Event()
+        self.b_in = asyncio.Event()
+        self.b_out = asyncio.Event()
+
+    async def restore_session(self, *args: Any, **kwargs: Any) -> Any:
+        if self.pausing:
+            self.pausing = False
+            await self.b_started.wait()
+            if self.b_in.is_set():
+                await self.b_out.wait()
+        return await super().restore_session(*args, **kwargs)
+
+    async def delete_entries_by_id(self, *args: Any, **kwargs: Any) -> Any:
+        self.b_in.set()
+        deleted = await super().delete_entries_by_id(*args, **kwargs)
+        self.b_out.set()
+        return deleted
+
+
+async def test_a_turn_deleted_while_its_session_is_added_stays_deleted(decomposer: Decomposer) -> None:
+    """A delete between an add_session_to_memory's read of the session and its write was
+    undone by the write. The delete now waits for the write of the session."""
+    store = PausingBeforeAWrite(decomposer)
+    memory = GraphmemMemoryService(store)
+    events = [text_event("user", "My bank PIN is 4512.", 0), text_event("companion", "Noted.", 1)]
+    await memory.add_session_to_memory(session_of("s1", events))
+    [pin, _] = await store.session_entries(APP, USER, "s1")
+    store.pausing = True
+
+    async def b() -> None:
+        store.b_started.set()
+        await memory.delete_memory(app_name=APP, user_id=USER, memory_id=pin.entry_id)
+
+    await asyncio.gather(memory.add_session_to_memory(session_of("s1", events)), b())
+    assert [e.memory.text for e in await store.session_entries(APP, USER, "s1")] == ["Noted."]
+    await store.close()
