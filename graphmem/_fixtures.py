@@ -83,6 +83,7 @@ __all__ = [
     "dump_fixtures",
     "export_fixtures",
     "fixture_json_schema",
+    "kept_fixture_lines",
     "load_fixture_lines",
     "load_fixtures",
     "read_fixtures",
@@ -559,6 +560,11 @@ async def load_fixture_lines(
     )
 
 
+def kept_fixture_lines(lines: Sequence[FixtureLine], skip_projects: bool = False) -> list[FixtureLine]:
+    """The lines a load stores: all of them, or with ``skip_projects`` those outside any project."""
+    return [line for line in lines if not (skip_projects and line.session.project_id is not None)]
+
+
 async def check_fixture_lines(
     service: MemoryService, lines: Sequence[FixtureLine], skip_projects: bool = False
 ) -> list[FixtureLine]:
@@ -569,7 +575,7 @@ async def check_fixture_lines(
         FixtureError: a project line the backend cannot store, a session on two lines, or
             an entry id held elsewhere.
     """
-    kept = [line for line in lines if not (skip_projects and line.session.project_id is not None)]
+    kept = kept_fixture_lines(lines, skip_projects)
     if not service.supports_project_scoping():
         in_projects = [line for line in kept if line.session.project_id is not None]
         if in_projects:

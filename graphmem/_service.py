@@ -470,12 +470,17 @@ def _capitalised_words(text: str) -> set[str]:
     return {word.lower() for word in _WORD.findall(text) if word[0].isupper()}
 
 
-def _named_only(text: str, word: str) -> bool:
-    """Whether ``word`` (lowercase) is written in ``text`` where only a name fits: with a
-    possessive ("Will's") or as a sentence of its own ("Will?")."""
-    escaped = re.escape(word)
-    pattern = rf"(?<!\w){escaped}['’]s(?!\w)|(?:^|[.!?]\s*){escaped}\s*(?:[.!?]|$)"
-    return re.search(pattern, text, flags=re.IGNORECASE) is not None
+#: A word written where only a name fits: with a possessive ("Will's"), or as a sentence of
+#: its own ("Will?"). Zero-width but for the spaces of the second: every such word of a text
+#: is found by one scan, overlapping ones too ("Will? May's").
+_NAMED_ONLY = re.compile(r"(?<!\w)(?=(\w+)['’]s(?!\w))|(?:^|(?<=[.!?])\s*)(?=(\w+)\s*(?:[.!?]|$))")
+
+
+def _named_only(text: str) -> set[str]:
+    """The words (lowercase) that ``text`` writes where only a name fits: with a possessive
+    ("Will's") or as a sentence of its own ("Will?"). One scan of the text, where one per
+    word asked about was quadratic in a long query (5 s of a 300,000-character one)."""
+    return {(possessive or alone).lower() for possessive, alone in _NAMED_ONLY.findall(text)}
 
 
 def _asks_for_a_time_alone(text: str, parts: Decomposition) -> bool:
@@ -2244,14 +2249,18 @@ class MemoryService(ABC):
         she come?"): it is read as the name only where nothing else can be meant, written
         possessive ("Will's dog?") or alone ("Will?")."""
         lemma_of: dict[str, str | None] = {}
+        named_only: set[str] | None = None  # read once, when a stop word asks
+        held = set(parts.tokens)  # (a tuple's every member compared, for each word of a long query)
         for word in _capitalised_words(text):
-            if word in parts.tokens:
+            if word in held:
                 continue  # read as written already (inside a sentence)
             lone = (await self.decompose_query(word)).tokens
-            if len(lone) == 1 and lone[0] != word and lone[0] in parts.tokens:
+            if len(lone) == 1 and lone[0] != word and lone[0] in held:
                 lemma_of[word] = lone[0]
-            elif not lone and _named_only(text, word):
-                lemma_of[word] = None  # a stop word: no token at all unless it is the name
+            elif not lone:
+                named_only = _named_only(text) if named_only is None else named_only
+                if word in named_only:
+                    lemma_of[word] = None  # a stop word: no token at all unless it is the name
         if not lemma_of:
             return parts
         names = await self._name_words_among(owner, set(lemma_of))

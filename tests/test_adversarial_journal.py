@@ -528,6 +528,18 @@ BAD_RECORDS: dict[str, Any] = {
                              "entry": {"id": "x", "author": "u", "role": "user", "text": "t",
                                        "timestamp": "2024-03-01T08:00:00", "position": 0, "tokens": [], "entities": [],
                                        "time_refs": ["last week"]}},
+    # What no write of the networkx backend makes: it has no projects.
+    "in_a_project": {"op": "insert_entry", "app_name": APP, "user_id": USER, "project_id": "p",
+                     "entry": {"id": "x", "author": "u", "role": "user", "text": "t",
+                               "timestamp": "2024-03-01T08:00:00", "position": 0, "tokens": [], "entities": []}},
+    "session_in_a_project": {"op": "replace_session", "app_name": APP, "user_id": USER, "project_id": "p",
+                             "session_id": "s9", "entries": []},
+    "delete_project": {"op": "delete_project", "app_name": APP, "user_id": USER, "project_id": "p"},
+    # Keys no write makes: a typo, a hand edit, or a newer format (which comes with a new version).
+    "unknown_record_key": {"op": "delete_user", "app_name": APP, "user_id": USER, "reason": "asked"},
+    "unknown_entry_key": {"op": "insert_entry", "app_name": APP, "user_id": USER, "project_id": None,
+                          "entry": {"id": "x", "author": "u", "role": "user", "text": "t", "mood": "glad",
+                                    "timestamp": "2024-03-01T08:00:00", "position": 0, "tokens": [], "entities": []}},
 }
 
 

@@ -364,6 +364,32 @@ def test_loading_nothing_makes_no_store(runner: CliRunner, store: str, tmp_path:
     assert gm(runner, store, "stats").exit_code == 1  # still no store, as before the load
 
 
+@pytest.mark.parametrize("count", [1, 2])
+def test_loading_only_skipped_project_lines_makes_no_store(
+    runner: CliRunner, store: str, tmp_path: Path, count: int
+) -> None:
+    """--skip-projects on a file whose every line is in a project stored nothing, yet made
+    the store's files at a path that may be mistyped, as an empty load once did."""
+    fixtures = tmp_path.parent / f"{tmp_path.name}-fixtures"  # outside the folder of the store
+    fixtures.mkdir()
+    source = write_lines(fixtures / "p.jsonl", *(session(f"s{i}", "plum jam", project="p") for i in range(count)))
+    result = gm(runner, store, "load", source, "--skip-projects")
+    assert result.exit_code == 0, result.output
+    said = "all 2 fixture lines are" if count == 2 else "the one fixture line is"
+    assert result.stdout.strip() == (
+        f"nothing to load ({said} in a project, left out by --skip-projects); no store was made at {store}"
+    )
+    assert list(tmp_path.iterdir()) == []
+    assert gm(runner, store, "stats").exit_code == 1  # still no store, as before the load
+    # Into a store that is there, the load says what it left out, as before.
+    assert gm(runner, store, "load", write_lines(fixtures / "g.jsonl", session("g1", "apricot jam"))).exit_code == 0
+    result = gm(runner, store, "load", source, "--skip-projects")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("loaded 0 sessions, 0 entries, 0 users")
+    assert f"left out {count} project session" in result.stdout
+    assert stats_json(runner, store)["entries"] == 1
+
+
 def test_loading_nothing_into_a_store_leaves_it_as_it_was(runner: CliRunner, store: str, tmp_path: Path) -> None:
     assert gm(runner, store, "load", write_lines(tmp_path / "f.jsonl", session("s1", "apricot jam"))).exit_code == 0
     result = gm(runner, store, "load", "-", input="")

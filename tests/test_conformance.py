@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import re
 import unicodedata
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from graphmem import (
@@ -34,6 +37,7 @@ from graphmem import (
     ProjectScopingUnsupportedError,
     SearchRequest,
     SearchResponse,
+    _service,
     validate_project_id,
 )
 from graphmem._models import MAX_POSITION
@@ -1619,6 +1623,49 @@ async def test_a_name_that_is_a_stop_word_opening_a_query_is_the_name_only_where
     first = (await search(service, "Will's trip plans")).hits[0]
     assert first.memory.author == "Will" and first.by_named_speaker is True
     assert all("will" not in h.matched_tokens for h in (await search(service, "Will Anna plan a trip?")).hits)
+
+
+def _named_only_word_by_word(text: str, word: str) -> bool:
+    """What ``_named_only`` answered for one word before it read every word in one scan."""
+    escaped = re.escape(word)
+    pattern = rf"(?<!\w){escaped}['’]s(?!\w)|(?:^|[.!?]\s*){escaped}\s*(?:[.!?]|$)"
+    return re.search(pattern, text, flags=re.IGNORECASE) is not None
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["Will", "will", "May", "MAY", "Ann", "x", "2", "_", "'s", "’s", "s", " ", "  ", ".", "?", "!", "\n"]),
+        max_size=30,
+    )
+)
+def test_the_words_written_where_only_a_name_fits_are_those_each_words_own_scan_found(parts: list[str]) -> None:
+    text = "".join(parts)
+    named = _service._named_only(text)
+    for word in {w.lower() for w in re.findall(r"[^\W\d_]+", text)}:
+        assert (word in named) == _named_only_word_by_word(text, word), (text, word)
+
+
+async def test_a_long_query_is_read_for_names_written_alone_in_one_scan(
+    service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each capitalised stop word of a query ("Will", "May", "The") was looked for as a name
+    written alone by a scan of the whole query: quadratic in a long one (600,000 characters of
+    English took seconds in these scans alone). The query is scanned once."""
+    await service.add_session(APP, USER, "a", [entry("I'm planning a trip to Rome.", author="Will")])
+    scans: list[str] = []
+    scan = _service._named_only
+
+    def counted(*args: Any) -> Any:
+        scans.append(args[0])
+        return scan(*args)
+
+    monkeypatch.setattr(_service, "_named_only", counted)
+    stop_words = ["The", "And", "But", "Then", "When", "What", "Where", "Which", "Who", "Will", "May", "Should"]
+    query = " ".join(f"{word} we go there, or not? " for word in stop_words) + "Will?"
+    first = (await search(service, query)).hits[0]
+    assert first.memory.author == "Will" and "will" in first.matched_tokens  # still read as the name
+    assert 1 <= len(scans) <= 2  # once per reading of the query (a respelt query is read again)
 
 
 async def test_a_speaker_whose_turns_are_all_deleted_is_no_speaker_any_more(service: MemoryService) -> None:

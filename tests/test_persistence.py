@@ -300,6 +300,9 @@ def _two_entries(entries: list[dict[str, Any]]) -> None:
         (lambda entries: entries[0].update(text="  "), "'text' is blank"),
         (lambda entries: entries[0]["tokens"].append(" "), "'tokens' holds a blank token"),
         (lambda entries: entries[0]["entities"].append(["", "PERSON"]), "'entities' holds a blank name"),
+        # A key no write makes (a typo: the language was dropped, silently, then by the
+        # next compaction the key too).
+        (lambda entries: entries[0].update(languge="fr"), "an entry has a key graphmem never writes: 'languge'"),
     ],
     ids=[
         "an-id-twice",
@@ -312,6 +315,7 @@ def _two_entries(entries: list[dict[str, Any]]) -> None:
         "blank-text",
         "blank-token",
         "blank-entity-name",
+        "unknown-entry-key",
     ],
 )
 async def test_a_record_of_entries_no_write_makes_is_refused(
@@ -328,8 +332,16 @@ async def test_a_record_of_entries_no_write_makes_is_refused(
         (lambda record: record.update(session_id=""), "session_id must not be empty"),
         (lambda record: record.update(user_id="al\nice"), "user_id must not contain control characters"),
         (lambda record: record.update(project_id=""), "project_id must not be empty"),
+        # The networkx backend has no projects: a project's session was replayed, then
+        # listed by recent as global memory, and counted and exported in a project no call
+        # could search or delete.
+        (
+            lambda record: record.update(project_id="secret"),
+            "replace_session is in project 'secret': the networkx backend has no projects",
+        ),
+        (lambda record: record.update(projectid="p"), "replace_session has a key graphmem never writes: 'projectid'"),
     ],
-    ids=["empty-session-id", "control-character-in-user-id", "empty-project-id"],
+    ids=["empty-session-id", "control-character-in-user-id", "empty-project-id", "in-a-project", "unknown-key"],
 )
 async def test_a_record_with_an_id_no_write_makes_is_refused(
     tmp_path: Path, decomposer: Decomposer, edit: Callable[[dict[str, Any]], None], says: str

@@ -50,7 +50,10 @@ back to its last acknowledged length before the error is raised, so a failed wri
 comes back after a restart. A crash can still leave a torn last line (no newline, or not
 valid JSON): readers ignore it, and the next writer cuts it off, with a warning. A bad
 line anywhere else, or a record of the wrong shape, is corruption and raises
-:class:`JournalCorruptError` naming the file and line rather than dropping data.
+:class:`JournalCorruptError` naming the file and line rather than dropping data. So is a
+record no write makes: a key graphmem never writes (ignored, it would be lost at the next
+compaction), or a non-null ``project_id`` or a ``delete_project`` (the networkx backend has
+no projects; its service refuses every project call before writing).
 
 **Erasure.** A write that removes entries (a delete, or a session replaced) is followed
 by a compaction of that user's segment only: the user's live records are written to a
@@ -111,6 +114,10 @@ __all__ = ["HEADER", "Journal", "JournalContents", "JournalCorruptError", "Store
 logger = logging.getLogger("graphmem")
 
 FORMAT = "graphmem-journal"
+#: A reader refuses a version it does not know, and a record or entry with a key it does
+#: not know (:func:`record_problem`): a new key (even an optional one, as ``language`` and
+#: ``time_refs`` were, before keys were checked) comes with a new version, so that an older
+#: graphmem refuses the store by its header instead of dropping the key at a compaction.
 VERSION = 2
 HEADER = {"format": FORMAT, "version": VERSION}
 SEGMENT_FORMAT = "graphmem-segment"
@@ -876,6 +883,9 @@ def _is_int(value: Any) -> bool:
 def _entry_problem(entry: Any) -> str | None:
     if not isinstance(entry, dict):
         return "an entry is not an object"
+    unknown = _unknown_key(entry, _ENTRY_KEYS)
+    if unknown is not None:
+        return f"an entry has a key graphmem never writes: {unknown}"
     fields = (("id", _is_str), ("author", _is_str), ("role", _is_str), ("text", _is_str), ("position", _is_int))
     for name, check in fields:
         if name not in entry:
@@ -947,6 +957,12 @@ def _is_ids(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(i, str) for i in value)
 
 
+#: Every key an entry of a record may have: what graphmem writes (``language`` and
+#: ``time_refs`` since they were added, and optional: records written before have none).
+_ENTRY_KEYS = frozenset(
+    ("id", "author", "role", "text", "timestamp", "position", "language", "tokens", "entities", "time_refs")
+)
+
 _OPS: dict[str, tuple[tuple[str, Any], ...]] = {
     "replace_session": (("project_id", _is_opt_str), ("session_id", _is_str), ("entries", _is_entries)),
     "append_session": (("project_id", _is_opt_str), ("session_id", _is_str), ("entries", _is_entries)),
@@ -957,6 +973,19 @@ _OPS: dict[str, tuple[tuple[str, Any], ...]] = {
     "delete_project": (("project_id", _is_str),),
     "delete_user": (),
 }
+
+
+#: Every key each operation's record has (all of them required).
+_RECORD_KEYS = {
+    op: frozenset(("op", "app_name", "user_id", *(name for name, _ in fields))) for op, fields in _OPS.items()
+}
+
+
+def _unknown_key(keys: Any, known: frozenset[str]) -> str | None:
+    """The first of ``keys`` not in ``known`` (shortened), or ``None``."""
+    if known.issuperset(keys):
+        return None
+    return repr(next(str(key)[:40] for key in keys if key not in known))
 
 
 def record_problem(record: dict[str, Any]) -> str | None:
@@ -973,9 +1002,26 @@ def record_problem(record: dict[str, Any]) -> str | None:
             return f"{op} has no {name!r}"
         if not check(record[name]):
             return f"{op}'s {name!r} has the wrong type ({type(record[name]).__name__})"
+    unknown = _unknown_key(record, _RECORD_KEYS[op])
+    if unknown is not None:
+        # Replayed, it would be ignored, and the next compaction would drop it: a typo, a
+        # hand edit, or a format this graphmem does not know (a new key comes with a new
+        # VERSION, which the header check refuses by name).
+        return f"{op} has a key graphmem never writes: {unknown}"
     problem = _ids_problem(record)
     if problem is not None:
         return problem
+    if record.get("project_id") is not None:
+        # The journal is the networkx backend's, which has no projects: the service refuses
+        # every project call before it writes. Replayed, a project's entries were listed
+        # by `recent` as the user's global memory, counted and exported as a project no
+        # call could reach, search or delete.
+        if op == "delete_project":
+            return "delete_project: the networkx backend has no projects (no write makes this record)"
+        return (
+            f"{op} is in project {record['project_id'][:40]!r}: the networkx backend has no projects "
+            "(no write puts an entry in one)"
+        )
     if op in ("replace_session", "append_session", "restore_entries"):
         for entry in record["entries"]:
             problem = _entry_problem(entry)

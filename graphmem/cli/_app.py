@@ -25,6 +25,7 @@ from graphmem._fixtures import (
     dump_fixtures,
     export_fixtures,
     fixture_json_schema,
+    kept_fixture_lines,
     load_fixture_lines,
     read_fixtures,
 )
@@ -348,10 +349,17 @@ def load(
     started = time.perf_counter()
     # Every line is read and checked before the store is opened, or made.
     lines = read_fixtures(sources)
-    if not lines and (missing := missing_store(settings)) is not None:
-        # An empty file (a failed export, </dev/null) must not make a store at a path that
-        # may be mistyped: every read would then take it for "nothing stored".
-        out_console.print(plain(f"nothing to load (no fixture lines); no store was made at {missing}"), soft_wrap=True)
+    if not kept_fixture_lines(lines, skip_projects) and (missing := missing_store(settings)) is not None:
+        # An empty file (a failed export, </dev/null), or one whose every line is in a
+        # project (--skip-projects), must not make a store at a path that may be mistyped:
+        # every read would then take it for "nothing stored".
+        if lines:
+            said = (
+                f"all {len(lines)} fixture lines are" if len(lines) != 1 else "the one fixture line is"
+            ) + " in a project, left out by --skip-projects"
+        else:
+            said = "no fixture lines"
+        out_console.print(plain(f"nothing to load ({said}); no store was made at {missing}"), soft_wrap=True)
         return
 
     stored = [0, len(lines)]  # sessions stored so far, of how many (said if interrupted)
