@@ -26,6 +26,7 @@ __all__ = [
     "SearchRequest",
     "SearchResponse",
     "check_author",
+    "check_query_length",
     "check_text_length",
     "ensure_unicode",
     "quote_ids",
@@ -269,6 +270,17 @@ def check_text_length(text: str) -> None:
         )
 
 
+def check_query_length(query: str) -> None:
+    """Refuse a query longer than :data:`MAX_TEXT_LENGTH` (``ValueError``): a query is read
+    as an entry's text is (spaCy, the time scans), in time that grows with its length, about
+    18 s for the longest text an entry may hold; a longer one would seem to hang."""
+    if len(query) > MAX_TEXT_LENGTH:
+        raise ValueError(
+            f"query is {len(query):,} characters long; the limit is {MAX_TEXT_LENGTH:,} "
+            "(the longest text an entry may hold)"
+        )
+
+
 def read_time(value: Any, field: str, *, end_of_day: bool = False) -> Any:
     """A time as every entry point takes it (``MemoryEntry.timestamp``, ``SearchRequest``'s
     ``since``, ``until`` and ``as_of``, a fixture's ``timestamp``, the MCP tools): a
@@ -396,6 +408,12 @@ class SearchRequest(BaseModel):
             raise ValueError("query must be a str, not bytes (decode it first)")
         return value
 
+    @field_validator("query")
+    @classmethod
+    def _query_is_not_too_long(cls, value: str) -> str:
+        check_query_length(value)
+        return value
+
     @field_validator("limit", "min_score", mode="before")
     @classmethod
     def _numbers_are_numbers(cls, value: Any, info: ValidationInfo) -> Any:
@@ -432,6 +450,7 @@ class SearchRequest(BaseModel):
         times = (self.since, self.until, self.as_of)
         if (
             type(self.query) is str
+            and len(self.query) <= MAX_TEXT_LENGTH
             and type(self.user_id) is str
             and type(self.app_name) is str
             and (self.project_id is None or type(self.project_id) is str)

@@ -62,6 +62,7 @@ from graphmem._models import (
     SearchRequest,
     SearchResponse,
     check_author,
+    check_query_length,
     check_text_length,
     ensure_unicode,
     is_identifier,
@@ -2294,6 +2295,7 @@ class MemoryService(ABC):
         if not isinstance(query, str):
             raise TypeError(f"query must be a string, got {type(query).__name__}")
         ensure_unicode(query, "query")
+        check_query_length(query)
         # The query's words as a search reads them: a time it names ("on 3 May 2023") is
         # no words to match ("May", "2023", "3" would take every entry saying them), even
         # when it is all the query says (a search then matches its words: a ranking can

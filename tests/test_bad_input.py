@@ -299,6 +299,29 @@ async def test_a_text_over_the_limit_is_refused_and_nothing_is_stored(service: M
     assert await service.list_entries(APP, USER, all_projects=True) == []
 
 
+async def test_a_query_over_the_limit_is_refused_before_it_is_read(service: MemoryService) -> None:
+    """A query is read as an entry's text is, in time that grows with its length: 600k
+    characters took 10 s, ten megabytes would seem to hang. The limit is an entry's, so a
+    query may be anything that could be stored; longer is refused by every call taking one,
+    and a delete by such a query deletes nothing."""
+    from graphmem._models import MAX_TEXT_LENGTH
+
+    await service.add_session(APP, USER, "s", [entry("word of the day")])
+    too_long = "word " * (MAX_TEXT_LENGTH // 5) + "xy"
+    assert len(too_long) == MAX_TEXT_LENGTH + 1
+    with pytest.raises(ValidationError, match="query is 1,048,577 characters long; the limit is 1,048,576"):
+        SearchRequest(query=too_long, app_name=APP, user_id=USER)
+    built = SearchRequest.model_construct(query=too_long, app_name=APP, user_id=USER, limit=None, min_score=None,
+                                          project_id=None, since=None, until=None, as_of=None, fold_replies=True)
+    with pytest.raises(ValidationError, match="query is 1,048,577 characters long"):
+        await service.search(built)
+    with pytest.raises(ValueError, match="query is 1,048,577 characters long"):
+        await service.delete_entries(APP, USER, too_long)
+    assert [e.memory.text for e in await service.list_entries(APP, USER)] == ["word of the day"]
+    at_the_limit = too_long[:MAX_TEXT_LENGTH]
+    assert SearchRequest(query=at_the_limit, app_name=APP, user_id=USER).query == at_the_limit
+
+
 UNUSUAL_TEXTS = {
     "emoji": ("🎉 birthday party 🎂 with the family 👨‍👩‍👧", "birthday"),
     "mixed_scripts": ("Meeting in 東京 with Мария about café ☕ and مرحبا", "мария"),
