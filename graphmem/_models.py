@@ -338,6 +338,10 @@ class MemoryEntry(BaseModel):
     (a ``date``: its first moment) or an ISO 8601 string (``"2024-05-03T10:00:00Z"``;
     ``"20240503"`` is 3 May 2024): a number, or a string ``datetime.fromisoformat`` does not
     read, is refused, never read as seconds since 1970 (``20240503`` would be 23 August 1970).
+
+    ``author`` defaults to ``"user"``, or to ``"assistant"`` when the content's role is
+    ``"model"`` (as the MCP server's ``remember`` does): the assistant's words stored under
+    the author ``user`` would answer "what's my dog called?" as if the person had said them.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -345,6 +349,18 @@ class MemoryEntry(BaseModel):
     content: Content
     author: UnicodeStr = "user"
     timestamp: datetime = Field(default_factory=utc_now)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _the_models_words_are_the_assistants(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "author" not in data:
+            content = data.get("content")
+            role = content.role if isinstance(content, Content) else None
+            if isinstance(content, dict):
+                role = content.get("role")
+            if role == "model":
+                return {**data, "author": "assistant"}
+        return data
 
     @field_validator("timestamp", mode="before")
     @classmethod

@@ -1292,6 +1292,22 @@ async def test_a_question_in_the_first_person_asks_about_what_the_user_said(serv
     assert [h.by_named_speaker for h in named.hits[1:]] == [False, False] and all(h.read_as == {} for h in named.hits)
 
 
+async def test_the_models_words_without_an_author_are_the_assistants_not_the_users(service: MemoryService) -> None:
+    # MemoryEntry's author defaults to "user": the model's reply stored without one was the
+    # person's own, and "which dog did I adopt?" recalled what the assistant said first.
+    def said(text: str, role: str, at: float) -> MemoryEntry:
+        return MemoryEntry(content=Content(role=role).with_text(text), timestamp=T0 + timedelta(minutes=at))
+
+    guess = said("Maybe you adopted a poodle dog?", "model", 0)
+    own = said("I adopted a dog, a beagle.", "user", 1)
+    await service.add_session(APP, USER, "s", [guess, own])
+    stored = {e.memory.text: e.memory.author for e in await service.list_entries(APP, USER)}
+    assert stored == {guess.text: "assistant", own.text: "user"}
+    response = await search(service, "Which dog did I adopt?")
+    assert [h.memory.text for h in response.hits] == [own.text, guess.text]
+    assert response.hits[0].read_as == {"I": "user"} and response.hits[1].by_named_speaker is False
+
+
 async def test_a_question_in_the_first_person_asks_about_the_author_speaking_as_the_user(
     service: MemoryService,
 ) -> None:
