@@ -19,7 +19,7 @@ import re
 import uuid
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -119,6 +119,7 @@ __all__ = [
     "continued",
     "linked_after",
     "next_pairs",
+    "one_call",
     "restored_positions",
 ]
 
@@ -626,17 +627,30 @@ def _noting_its_start(method: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(method)
     async def call(self: MemoryService, /, *args: Any, **kwargs: Any) -> Any:
-        marks = _CALL_MARKS.get()
-        mark = None if any(service is self for service, _ in marks) else self._call_mark()
-        if mark is None:
+        with one_call(self):
             return await method(self, *args, **kwargs)
-        token = _CALL_MARKS.set((*marks, (self, mark)))
-        try:
-            return await method(self, *args, **kwargs)
-        finally:
-            _CALL_MARKS.reset(token)
 
     return call
+
+
+@contextlib.contextmanager
+def one_call(service: MemoryService) -> Iterator[None]:
+    """The public calls of ``service`` made in this block (in this context, and the tasks and
+    threads it starts) are one call begun now: each keeps the ``_call_mark()`` noted here.
+    For a caller that makes several calls of one operation (the ADK adapter reads, then
+    writes): a store closed between them refuses the later ones as calls running when it
+    closed, rather than opening again for them. Inside a call of ``service`` already, that
+    call's mark is kept."""
+    marks = _CALL_MARKS.get()
+    mark = None if any(s is service for s, _ in marks) else service._call_mark()
+    if mark is None:
+        yield
+        return
+    token = _CALL_MARKS.set((*marks, (service, mark)))
+    try:
+        yield
+    finally:
+        _CALL_MARKS.reset(token)
 
 
 def _note_public_calls(cls: type) -> None:

@@ -128,7 +128,7 @@ from graphmem._models import (
 )
 from graphmem._open import open_memory, parse_store_uri
 from graphmem._pipelines import NO_SPACE_SCRIPT
-from graphmem._service import EntryRecord, MemoryService, StoredEntry, new_entry_id
+from graphmem._service import EntryRecord, MemoryService, StoredEntry, new_entry_id, one_call
 
 try:
     from google.adk.memory import BaseMemoryService
@@ -278,7 +278,16 @@ class GraphmemMemoryService(BaseMemoryService):
         """Close the store if this service opened it (from a ``uri``); a ``service`` given
         stays open for its owner. Final either way: every later call raises
         ``ServiceClosedError`` (a store opened again would be a new, empty ``memory:`` store,
-        or a journal's writer lock that nobody releases). Idempotent."""
+        or a journal's writer lock that nobody releases). Idempotent.
+
+        A call of this service running meanwhile makes its reads and writes of the store as
+        one call of it: once the store is closed (by this, or by the owner of a ``service``
+        given), the rest of them raise ``BackendUnavailableError`` rather than open the store
+        again (see the backend's ``close()``). A call whose only write is its last
+        (``add_session_to_memory``, ``add_events_to_memory``) then stored nothing; one of
+        several writes (``add_memory`` removing the pieces a shorter text no longer has,
+        ``delete_memory`` of a reply of several entries) keeps those done before the close,
+        each whole."""
         self._closed = True
         if self._owns_service and self._service is not None:
             service, self._service = self._service, None
@@ -359,8 +368,9 @@ class GraphmemMemoryService(BaseMemoryService):
         )
         memory = await self.memory_service()
         app_name, user_id, session_id = session.app_name, session.user_id, session.id
-        async with self._session_write(app_name, user_id, session_id):
-            await self._replace_window(memory, session, window, said)
+        with one_call(memory):  # its read and its write: see close()
+            async with self._session_write(app_name, user_id, session_id):
+                await self._replace_window(memory, session, window, said)
 
     async def _replace_window(
         self, memory: MemoryService, session: Session, window: _Window, said: Sequence[_Said]
@@ -423,19 +433,20 @@ class GraphmemMemoryService(BaseMemoryService):
         said = _entries_of_events(events)  # every event checked before any is stored
         memory = await self.memory_service()
         names = _EventEntryIds(app_name, user_id, self.project_id, session_id)
-        if session_id is None:
-            async with self._session_write(app_name, user_id, None):
-                said = self._not_forgotten(names, said)
-                # An event stored before outside any session has the same entry ids: replaced
-                # by itself, so a retry adds nothing.
-                ids = names.of(said)
-                records = [
-                    EntryRecord(memory=s.memory, entry_id=entry_id) for s, entry_id in zip(said, ids, strict=True)
-                ]
-                await self._store_outside_sessions(memory, app_name, user_id, records)
-            return
-        async with self._session_write(app_name, user_id, session_id):
-            await self._append_new_events(memory, names, session_id, events, said)
+        with one_call(memory):  # its read and its write: see close()
+            if session_id is None:
+                async with self._session_write(app_name, user_id, None):
+                    said = self._not_forgotten(names, said)
+                    # An event stored before outside any session has the same entry ids:
+                    # replaced by itself, so a retry adds nothing.
+                    ids = names.of(said)
+                    records = [
+                        EntryRecord(memory=s.memory, entry_id=entry_id) for s, entry_id in zip(said, ids, strict=True)
+                    ]
+                    await self._store_outside_sessions(memory, app_name, user_id, records)
+                return
+            async with self._session_write(app_name, user_id, session_id):
+                await self._append_new_events(memory, names, session_id, events, said)
 
     async def _append_new_events(
         self,
@@ -519,18 +530,19 @@ class GraphmemMemoryService(BaseMemoryService):
         validate_identifier(user_id, "user_id")
         records, pieces = _records_of_memories(memories, app_name, user_id, self.project_id)
         memory = await self.memory_service()
-        await self._store_outside_sessions(memory, app_name, user_id, records)
-        if pieces:
-            # A memory stored again in fewer pieces (a shorter text): the pieces it no longer has.
-            gone = [
-                _piece_id(_memory_pieces_key(app_name, user_id, self.project_id, memory_id), piece)
-                for memory_id, count in pieces.items()
-                for piece in range(count, count + _PIECES_READ)
-            ]
-            stale = [e.entry_id for e in await memory.get_entries(app_name, user_id, gone)
-                     if (e.session_id, e.project_id) == (None, self.project_id)]
-            if stale:
-                await memory.delete_entries_by_id(app_name, user_id, stale)
+        with one_call(memory):  # its write, read and delete: see close()
+            await self._store_outside_sessions(memory, app_name, user_id, records)
+            if pieces:
+                # A memory stored again in fewer pieces (a shorter text): the pieces it no longer has.
+                gone = [
+                    _piece_id(_memory_pieces_key(app_name, user_id, self.project_id, memory_id), piece)
+                    for memory_id, count in pieces.items()
+                    for piece in range(count, count + _PIECES_READ)
+                ]
+                stale = [e.entry_id for e in await memory.get_entries(app_name, user_id, gone)
+                         if (e.session_id, e.project_id) == (None, self.project_id)]
+                if stale:
+                    await memory.delete_entries_by_id(app_name, user_id, stale)
 
     async def _store_outside_sessions(
         self, memory: MemoryService, app_name: str, user_id: str, records: Sequence[EntryRecord]
@@ -616,17 +628,18 @@ class GraphmemMemoryService(BaseMemoryService):
         if not isinstance(memory_id, str) or not memory_id:
             return
         memory = await self.memory_service()
-        # An entry id that holds the separator is that entry; else each part of the id.
-        whole = is_identifier(memory_id) and await memory.get_entry(app_name, user_id, memory_id) is not None
-        for entry_id in [memory_id] if whole else memory_id.split(REPLY_ID_SEPARATOR):
-            if not is_identifier(entry_id):
-                continue
-            stored = await memory.get_entry(app_name, user_id, entry_id)
-            if stored is not None and stored.project_id in (None, self.project_id):
-                # Under the session's lock: an add_session_to_memory of it between its read
-                # and its write would store the deleted turn again.
-                async with self._session_write(app_name, user_id, stored.session_id):
-                    await self._delete_whole(memory, app_name, user_id, stored)
+        with one_call(memory):  # its reads and deletes: see close()
+            # An entry id that holds the separator is that entry; else each part of the id.
+            whole = is_identifier(memory_id) and await memory.get_entry(app_name, user_id, memory_id) is not None
+            for entry_id in [memory_id] if whole else memory_id.split(REPLY_ID_SEPARATOR):
+                if not is_identifier(entry_id):
+                    continue
+                stored = await memory.get_entry(app_name, user_id, entry_id)
+                if stored is not None and stored.project_id in (None, self.project_id):
+                    # Under the session's lock: an add_session_to_memory of it between its read
+                    # and its write would store the deleted turn again.
+                    async with self._session_write(app_name, user_id, stored.session_id):
+                        await self._delete_whole(memory, app_name, user_id, stored)
 
     async def _delete_whole(self, memory: MemoryService, app_name: str, user_id: str, stored: StoredEntry) -> None:
         """Delete the memory of a stored entry whole, and keep its event from being stored

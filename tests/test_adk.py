@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from conftest import in_ci, neo4j_uri_or_skip
+from conftest import in_ci, make_neo4j_service, neo4j_uri_or_skip
 
 if not in_ci():  # in CI the dev extra installs ADK: a missing one must fail, not skip
     pytest.importorskip("google.adk", reason="the adk extra is not installed (pip install 'graphmem[adk]')")
@@ -686,6 +686,62 @@ async def test_close_is_final(decomposer: Decomposer, tmp_path: Path) -> None:
         await given.search_memory(app_name=APP, user_id=USER, query="walnut")
     assert len(await other.list_entries(APP, USER)) == 1
     await other.close()
+
+
+@pytest.mark.parametrize("store_kind", ["journal", pytest.param("neo4j", marks=pytest.mark.neo4j)])
+@pytest.mark.parametrize("closer", ["the ADK service", "the store's owner"])
+@pytest.mark.parametrize("held_at", ["session_entries", "get_entries", "get_entry"])
+async def test_a_call_running_when_the_store_closes_stores_nothing_and_does_not_reopen_it(
+    decomposer: Decomposer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store_kind: str, closer: str, held_at: str
+) -> None:
+    """An ADK call makes several calls of the store: ``add_session_to_memory`` reads the
+    session, then replaces it; ``add_events_to_memory`` reads which events are held, then
+    appends; ``delete_memory`` reads the entry, then deletes it. A close between them (held
+    here after the read) came before the later call began, so on a journal that call opened
+    the store again: the write was stored after ``close()`` had returned, and the writer
+    lock was held again, by nobody who would release it. It now raises
+    ``BackendUnavailableError`` and stores nothing, on either backend."""
+    from graphmem import BackendUnavailableError, open_memory
+
+    if store_kind == "journal":
+        uri = (tmp_path / "m.journal").as_uri()
+    else:
+        await (await make_neo4j_service(decomposer)).close()  # an empty database
+        uri = neo4j_uri_or_skip()
+    store = await open_memory(uri, nlp=decomposer) if closer == "the store's owner" else None
+    memory = GraphmemMemoryService(store) if store is not None else GraphmemMemoryService(uri=uri, nlp=decomposer)
+    await memory.add_memory(app_name=APP, user_id=USER, memories=[
+        AdkMemoryEntry(id="note", content=types.Content(role="user", parts=[types.Part(text="walnut allergy")]))])
+    inner = await memory.memory_service()
+    reached, go = asyncio.Event(), asyncio.Event()
+    read = getattr(inner, held_at)
+
+    async def read_then_wait(*args: Any, **kwargs: Any) -> Any:
+        found = await read(*args, **kwargs)
+        reached.set()
+        await go.wait()
+        return found
+
+    monkeypatch.setattr(inner, held_at, read_then_wait)
+    turn = [text_event("user", "My dog Rex likes the park.", 0, id="e1")]
+    if held_at == "session_entries":
+        call = memory.add_session_to_memory(session_of("s1", turn))
+    elif held_at == "get_entries":
+        call = memory.add_events_to_memory(app_name=APP, user_id=USER, session_id="s1", events=turn)
+    else:
+        call = memory.delete_memory(app_name=APP, user_id=USER, memory_id="note")
+    running = asyncio.ensure_future(call)
+    await reached.wait()
+    await (memory.close() if store is None else inner.close())
+    go.set()
+    with pytest.raises(BackendUnavailableError, match="closed"):  # (Neo4j: "is closed; create a new one")
+        await running
+    monkeypatch.undo()
+    other = await open_memory(uri, nlp=decomposer)  # a journal's writer lock is free: nothing reopened it
+    assert [e.memory.text for e in await other.list_entries(APP, USER)] == ["walnut allergy"]  # as it was
+    await other.close()
+    if store is not None:
+        await memory.close()
 
 
 async def test_events_sent_again_are_not_stored_again(service: MemoryService) -> None:

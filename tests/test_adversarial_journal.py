@@ -938,6 +938,27 @@ async def test_a_reader_call_running_when_the_store_is_closed_does_not_reload_it
     await reader.close()
 
 
+async def test_a_graph_read_before_close_never_reopens_the_store(tmp_path: Path, decomposer: Decomposer) -> None:
+    """The debugging accessors are synchronous, with nothing to interleave with a close: a
+    graph (or ``cypher_view()``) obtained before ``close()`` is the store as it was then, and
+    reading it after the close leaves the writer lock free. Reading ``service.graph`` after
+    ``close()`` is a call made after it: it opens the store again (and takes the lock, until
+    the next ``close()``), as ``search`` would. (A guard of the behaviour as it was.)"""
+    path = tmp_path / "m.journal"
+    service = GraphMemoryService(nlp=decomposer, path=path)
+    await service.add_session(APP, USER, "s1", [entry("My dog Rex likes the park.")])
+    view = service.cypher_view()
+    await service.close()
+    assert view.graph is not None
+    assert "My dog Rex likes the park." in {data.get("text") for _, data in view.graph.nodes(data=True)}
+    async with GraphMemoryService(nlp=decomposer, path=path) as other:  # the lock is free
+        assert len(await other.list_entries(APP, USER)) == 1
+    assert service.graph.number_of_nodes() > 0  # a call after close(): the store is open again
+    with pytest.raises(StoreLockedError):
+        await GraphMemoryService(nlp=decomposer, path=path).list_entries(APP, USER)
+    await service.close()
+
+
 def test_no_file_of_the_store_keeps_an_erased_user_or_the_words_that_erased_text(tmp_path: Path) -> None:
     """The writer's lock file names its holder by program, not by command line: the
     arguments of ``delete-user --user ...`` or ``delete-entries "<words>"`` are the very

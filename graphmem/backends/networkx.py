@@ -590,7 +590,12 @@ class GraphMemoryService(MemoryService):
 
     @property
     def graph(self) -> nx.DiGraph[Any]:
-        """The live graph (read it, do not change it): what ``graphmem cypher`` queries."""
+        """The live graph (read it, do not change it): what ``graphmem cypher`` queries.
+
+        Reading it is a call on the store: after ``close()`` it loads the store again (a
+        writer takes its lock again, until the next ``close()``), as any call made after
+        ``close()`` does. A graph (or ``cypher_view()``) obtained before ``close()`` is the
+        store as it was then: reading it never opens the store again."""
         with self._lock:
             self._ensure_loaded()
             # ``time_refs`` is computed on first use: a query may read any entry's.
