@@ -29,9 +29,13 @@ How ADK's calls map onto graphmem (ADK's ``app_name`` and ``user_id`` are graphm
   ADK's own memory services tell) is not stored again: a retried call adds nothing.
 - ``add_memory(..., memories)``: each ADK ``MemoryEntry`` is stored outside any session,
   all of them in one all-or-nothing write, under its ``id`` when it has one (a retry
-  replaces it: one copy; ``delete_memory`` of that id deletes it); an id the store holds
-  for another user, session or scope is refused (``EntryIdConflictError``), one that is
-  no valid graphmem id too (``InvalidMemoryError``), storing nothing. A ``timestamp``
+  replaces it: one copy; ``delete_memory`` of that id deletes it; ``search_memory`` gives
+  it back). The entry id is the ``id`` and a suffix of the user's own (``~`` and a hash of
+  the app and user): entry ids are unique in the whole store, and an ``id`` refused because
+  another user held it told whether anybody stored it (an id made from a text: whether
+  anybody said it). An id this user holds in a session or another scope is refused
+  (``EntryIdConflictError``), one that is no valid graphmem id too (``InvalidMemoryError``),
+  storing nothing. A ``timestamp``
   without an offset is local time, as ADK writes it
   (``datetime.fromtimestamp(ts).isoformat()``).
 - ``search_memory(..., query)``: ADK ``MemoryEntry`` items, best first, with ``id`` the
@@ -109,6 +113,7 @@ import logging
 import re
 from collections import Counter
 from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -116,6 +121,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphmem._errors import InvalidMemoryError, ProjectScopingUnsupportedError, ServiceClosedError
 from graphmem._models import (
+    MAX_ID_LENGTH,
     MAX_TEXT_LENGTH,
     Content,
     MemoryEntry,
@@ -502,10 +508,15 @@ class GraphmemMemoryService(BaseMemoryService):
         """Store each memory on its own, outside any session (one with no text is skipped).
 
         A memory with an ``id`` is stored under it: the same id again (a retry, here or in a
-        later call) replaces that memory, so one copy is kept, and ``delete_memory`` of the
-        id deletes it. A text over graphmem's limit is stored as several entries, the first
-        under the id, the others under ids derived from it as an event's are (``adkm-`` and
-        a hash of the place and the id, ``-1``, ``-2``, ...: no id a caller gives another
+        later call) replaces that memory, so one copy is kept, ``delete_memory`` of the id
+        deletes it, and ``search_memory`` gives it as the memory's ``id``. Its entry id is
+        the ``id`` and the user's suffix (:func:`_owner_suffix`), so another user's ids are
+        never in the way (nor told: refusing an id another user held said that somebody
+        stored it); an entry this user holds under the ``id`` itself (stored by graphmem
+        0.1 before the suffix, or through the core API) is that memory. A text over
+        graphmem's limit is stored as several entries, the first under that entry id, the
+        others under ids derived from it as an event's are (``adkm-`` and a hash of the
+        place and the entry id, ``-1``, ``-2``, ...: no id a caller gives another
         memory, such as ``note-1`` beside ``note``, is ever taken for a piece); a memory
         stored again in fewer pieces loses the others, and deleting the id deletes them
         all. A memory without an id (or ``""``) gets new ids, as every call stores it anew.
@@ -521,16 +532,18 @@ class GraphmemMemoryService(BaseMemoryService):
                 control characters, a lone surrogate: refused rather than stored under
                 another id, which a retry or a delete by it would not find);
                 ``custom_metadata["project_id"]`` naming another project than the service's.
-            EntryIdConflictError: an ``id`` the store holds for another user's entry, or
-                this user's in a session or another scope (global memory, a project).
+            EntryIdConflictError: an ``id`` this user holds in a session or another scope
+                (global memory, a project).
             Nothing of the call was stored on any of these.
         """
         self._check_metadata(custom_metadata)
         validate_identifier(app_name, "app_name")
         validate_identifier(user_id, "user_id")
-        records, pieces = _records_of_memories(memories, app_name, user_id, self.project_id)
         memory = await self.memory_service()
-        with one_call(memory):  # its write, read and delete: see close()
+        with one_call(memory):  # its reads, write and delete: see close()
+            given = [m.id for m in memories if m.id and is_identifier(m.id)]
+            held = {e.entry_id for e in await memory.get_entries(app_name, user_id, given)} if given else set()
+            records, pieces = _records_of_memories(memories, app_name, user_id, self.project_id, held)
             await self._store_outside_sessions(memory, app_name, user_id, records)
             if pieces:
                 # A memory stored again in fewer pieces (a shorter text): the pieces it no longer has.
@@ -577,11 +590,12 @@ class GraphmemMemoryService(BaseMemoryService):
                 project_id=self.project_id,
             )
         )
+        suffix = _owner_suffix(app_name, user_id)
         return SearchMemoryResponse(
             memories=[
                 AdkMemoryEntry(
                     # A reply of several messages is one memory: deleting it deletes them all.
-                    id=REPLY_ID_SEPARATOR.join(h.entry_id for h in (hit, *hit.folded)),
+                    id=REPLY_ID_SEPARATOR.join(_memory_id(h.entry_id, suffix) for h in (hit, *hit.folded)),
                     author=hit.memory.author,
                     timestamp=hit.memory.timestamp.isoformat(),
                     # A reply typed as several messages is one memory: a part per message.
@@ -630,16 +644,24 @@ class GraphmemMemoryService(BaseMemoryService):
         memory = await self.memory_service()
         with one_call(memory):  # its reads and deletes: see close()
             # An entry id that holds the separator is that entry; else each part of the id.
-            whole = is_identifier(memory_id) and await memory.get_entry(app_name, user_id, memory_id) is not None
-            for entry_id in [memory_id] if whole else memory_id.split(REPLY_ID_SEPARATOR):
-                if not is_identifier(entry_id):
-                    continue
-                stored = await memory.get_entry(app_name, user_id, entry_id)
+            whole = await self._own_entry(memory, app_name, user_id, memory_id)
+            for stored in [whole] if whole else [
+                await self._own_entry(memory, app_name, user_id, part) for part in memory_id.split(REPLY_ID_SEPARATOR)
+            ]:
                 if stored is not None and stored.project_id in (None, self.project_id):
                     # Under the session's lock: an add_session_to_memory of it between its read
                     # and its write would store the deleted turn again.
                     async with self._session_write(app_name, user_id, stored.session_id):
                         await self._delete_whole(memory, app_name, user_id, stored)
+
+    @staticmethod
+    async def _own_entry(memory: MemoryService, app_name: str, user_id: str, memory_id: str) -> StoredEntry | None:
+        """The user's entry a memory id names: the entry of that id, else of that id with the
+        user's suffix (an ``add_memory`` id, as ``search_memory`` gives it back)."""
+        for entry_id in (memory_id, memory_id + _owner_suffix(app_name, user_id)):
+            if is_identifier(entry_id) and (stored := await memory.get_entry(app_name, user_id, entry_id)) is not None:
+                return stored
+        return None
 
     async def _delete_whole(self, memory: MemoryService, app_name: str, user_id: str, stored: StoredEntry) -> None:
         """Delete the memory of a stored entry whole, and keep its event from being stored
@@ -1024,14 +1046,20 @@ def _entries_of_memory(memory: AdkMemoryEntry) -> list[MemoryEntry]:
 
 
 def _records_of_memories(
-    memories: Sequence[AdkMemoryEntry], app_name: str, user_id: str, project_id: str | None
+    memories: Sequence[AdkMemoryEntry],
+    app_name: str,
+    user_id: str,
+    project_id: str | None,
+    held: AbstractSet[str] = frozenset(),
 ) -> tuple[list[EntryRecord], dict[str, int]]:
-    """The entries to store for ADK memories, under their ids: a memory's ``id`` is its
-    entry's; the further pieces of a text over graphmem's limit are named as an event's are,
-    after a hash of the place and the id (:func:`_memory_pieces_key`), ``-1``, ``-2``, ...
+    """The entries to store for ADK memories, under their ids: a memory's entry id is its
+    ``id`` and the user's suffix (:func:`_owner_suffix`), or the ``id`` itself when the user
+    holds an entry of that id (``held``: stored before the suffix); the further pieces of a
+    text over graphmem's limit are named as an event's are, after a hash of the place and
+    the entry id (:func:`_memory_pieces_key`), ``-1``, ``-2``, ...
     A memory without an id gets new ids. A memory whose id comes again later in the call is
     that later one (as a later call replaces it). Returns the records, and how many entries
-    each memory with an id and text has, by id.
+    each memory with an id and text has, by its entry id.
 
     Raises:
         InvalidMemoryError: an id that is no valid graphmem id (``""`` is none; over 256
@@ -1039,23 +1067,26 @@ def _records_of_memories(
     """
     named: dict[str, list[EntryRecord]] = {}
     unnamed: list[EntryRecord] = []
+    suffix = _owner_suffix(app_name, user_id)
     for m in memories:
         entries = _entries_of_memory(m)
         if not m.id:
             unnamed += [EntryRecord(memory=entry) for entry in entries]
             continue
-        if not is_identifier(m.id):
+        first = m.id if m.id in held else m.id + suffix
+        if not is_identifier(m.id) or not is_identifier(first):
             raise InvalidMemoryError(
-                f"memory id {m.id[:40]!r}: not a valid graphmem id (at most 256 characters, no control "
-                "characters or lone surrogates); give another, or none for a new one; nothing was stored"
+                f"memory id {m.id[:40]!r}: not a valid graphmem id (at most {MAX_ID_LENGTH - len(suffix)} "
+                "characters, no control characters or lone surrogates); give another, or none for a new one; "
+                "nothing was stored"
             )
-        pieces = _memory_pieces_key(app_name, user_id, project_id, m.id)
-        ids = [m.id] + [_piece_id(pieces, piece) for piece in range(1, len(entries))]
-        named.pop(m.id, None)  # a later memory of the id is the one kept, where it comes
-        named[m.id] = [EntryRecord(memory=e, entry_id=entry_id) for e, entry_id in zip(entries, ids, strict=True)]
+        pieces = _memory_pieces_key(app_name, user_id, project_id, first)
+        ids = [first] + [_piece_id(pieces, piece) for piece in range(1, len(entries))]
+        named.pop(first, None)  # a later memory of the id is the one kept, where it comes
+        named[first] = [EntryRecord(memory=e, entry_id=entry_id) for e, entry_id in zip(entries, ids, strict=True)]
     records = [record for group in named.values() for record in group]
-    held = Counter(record.entry_id for record in records if record.entry_id is not None)
-    if twice := [entry_id for entry_id, n in held.items() if n > 1]:
+    given = Counter(record.entry_id for record in records if record.entry_id is not None)
+    if twice := [entry_id for entry_id, n in given.items() if n > 1]:
         raise InvalidMemoryError(
             f"memory id {twice[0][:40]!r} is also the id of a piece of another memory of the call; nothing was stored"
         )
@@ -1065,6 +1096,24 @@ def _records_of_memories(
 #: Begins the ids of the further pieces of an ADK memory over graphmem's text limit
 #: (:func:`_memory_pieces_key`): not an event's (``adk-``), nor an id graphmem makes (hex).
 _MEMORY_PIECES_PREFIX = "adkm-"
+
+
+#: Begins the suffix of an ADK memory's entry id (:func:`_owner_suffix`).
+_OWNER_SUFFIX_MARK = "~"
+
+
+def _owner_suffix(app_name: str, user_id: str) -> str:
+    """What an ``add_memory`` id is stored with (``~`` and 16 hex digits of a hash of the app
+    and user): entry ids are unique in the whole store, and the ids callers give are
+    theirs to choose (``note``, a hash of the text), so two users' are kept apart."""
+    owner = json.dumps([app_name, user_id])
+    return _OWNER_SUFFIX_MARK + hashlib.sha256(owner.encode()).hexdigest()[:16]
+
+
+def _memory_id(entry_id: str, suffix: str) -> str:
+    """The id ``search_memory`` gives a memory stored under ``entry_id``: the ``add_memory``
+    id it was stored for, without the user's suffix."""
+    return entry_id.removesuffix(suffix) if entry_id.endswith(suffix) and len(entry_id) > len(suffix) else entry_id
 
 
 def _memory_pieces_key(app_name: str, user_id: str, project_id: str | None, memory_id: str) -> str:

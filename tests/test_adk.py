@@ -10,6 +10,7 @@ tool hands the model holds the recalled turn.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import re
@@ -50,7 +51,7 @@ from graphmem import (  # noqa: E402
 )
 from graphmem import MemoryEntry as GraphmemEntry  # noqa: E402
 from graphmem._models import MAX_TEXT_LENGTH  # noqa: E402
-from graphmem.adk import REPLY_ID_SEPARATOR, GraphmemMemoryService, register_with_adk  # noqa: E402
+from graphmem.adk import REPLY_ID_SEPARATOR, GraphmemMemoryService, _owner_suffix, register_with_adk  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO_ROOT / "examples" / "adk_agent"
@@ -1398,6 +1399,10 @@ async def test_a_deleted_utterance_is_not_stored_again_in_part(service: MemorySe
 # ---------------------------------------------------------------------------- add_memory's ids
 
 
+#: What Alice's add_memory ids are stored with (a hash of the app and user).
+ALICES = _owner_suffix(APP, USER)
+
+
 def fact(text: str, memory_id: str | None) -> AdkMemoryEntry:
     return AdkMemoryEntry(id=memory_id, author="user", content=types.Content(role="user", parts=[types.Part(text=text)]),
                           timestamp="2026-01-05T10:00:00+00:00")
@@ -1410,15 +1415,16 @@ async def test_add_memory_stores_a_memory_under_its_id(service: MemoryService) -
     peanuts = fact("Alice is allergic to peanuts.", "fact-1")
     for _ in range(2):  # the call, and its retry
         await memory.add_memory(app_name=APP, user_id=USER, memories=[peanuts])
+    stored_as = "fact-1" + ALICES
     assert [(e.entry_id, e.memory.text, e.session_id) for e in await service.list_entries(APP, USER)] == [
-        ("fact-1", "Alice is allergic to peanuts.", None)]
+        (stored_as, "Alice is allergic to peanuts.", None)]
     hit = (await memory.search_memory(app_name=APP, user_id=USER, query="peanuts")).memories[0]
     assert hit.id == "fact-1"
     # The same id again is that memory, replaced (in a later call, or later in one call).
     await memory.add_memory(app_name=APP, user_id=USER, memories=[
         fact("Alice is allergic to walnuts.", "fact-1"), fact("Alice is allergic to cashews.", "fact-1"),
         fact("Alice likes figs.", None)])
-    assert sorted((e.entry_id == "fact-1", e.memory.text) for e in await service.list_entries(APP, USER)) == [
+    assert sorted((e.entry_id == stored_as, e.memory.text) for e in await service.list_entries(APP, USER)) == [
         (False, "Alice likes figs."), (True, "Alice is allergic to cashews.")]
     await memory.delete_memory(app_name=APP, user_id=USER, memory_id="fact-1")
     assert [e.memory.text for e in await service.list_entries(APP, USER)] == ["Alice likes figs."]
@@ -1428,22 +1434,50 @@ async def test_a_memory_id_held_elsewhere_or_invalid_stores_nothing(service: Mem
     from graphmem import EntryIdConflictError
 
     memory = GraphmemMemoryService(service)
-    await memory.add_memory(app_name=APP, user_id="bob", memories=[fact("Bob likes tea.", "fact-1")])
     await service.restore_session(APP, USER, "s1", [EntryRecord(memory=entry_of("In a session."), entry_id="turn-1")])
     figs = fact("Alice likes figs.", None)
-    for taken in ("fact-1", "turn-1"):  # Bob's; Alice's, in a session
-        with pytest.raises(EntryIdConflictError):
-            await memory.add_memory(app_name=APP, user_id=USER, memories=[figs, fact("Alice likes tea.", taken)])
-    for bad in ("a\nb", "x" * 300, "\ud800"):
+    with pytest.raises(EntryIdConflictError):  # Alice's own id, of a turn in a session
+        await memory.add_memory(app_name=APP, user_id=USER, memories=[figs, fact("Alice likes tea.", "turn-1")])
+    for bad in ("a\nb", "x" * 300, "x" * (256 - len(ALICES) + 1), "\ud800"):
         with pytest.raises(InvalidMemoryError, match="not a valid graphmem id"):
             await memory.add_memory(app_name=APP, user_id=USER, memories=[figs, fact("Alice likes tea.", bad)])
     assert await stored(service) == [("In a session.", "s1", 0)]
-    assert [(e.entry_id, e.memory.text) for e in await service.list_entries(APP, "bob")] == [("fact-1", "Bob likes tea.")]
     if service.supports_project_scoping():  # a global memory's id, from a project's service
         await memory.add_memory(app_name=APP, user_id=USER, memories=[fact("Global fig note.", "fact-2")])
         with pytest.raises(EntryIdConflictError):
             await GraphmemMemoryService(service, project_id="p1").add_memory(
                 app_name=APP, user_id=USER, memories=[fact("Project fig note.", "fact-2")])
+
+
+async def test_an_id_another_user_holds_is_neither_refused_nor_told(service: MemoryService) -> None:
+    """repro: ids are unique in the whole store, and add_memory refused an id another user
+    held (EntryIdConflictError): with ids made from the text (a hash, to store a fact once),
+    anybody could learn whether anybody else had said it."""
+    memory = GraphmemMemoryService(service)
+    said = hashlib.sha256(b"I was diagnosed with asthma.").hexdigest()
+    await memory.add_memory(app_name=APP, user_id="bob", memories=[fact("I was diagnosed with asthma.", said)])
+    await memory.add_memory(app_name="other-app", user_id=USER, memories=[fact("Other app.", "fact-1")])
+    await memory.add_memory(app_name=APP, user_id=USER, memories=[
+        fact("I was diagnosed with asthma.", said), fact("Alice likes tea.", "fact-1")])
+    for app, user, memory_id in ((APP, "bob", said), (APP, USER, said), (APP, USER, "fact-1"), ("other-app", USER, "fact-1")):
+        hits = (await memory.search_memory(app_name=app, user_id=user, query="asthma tea other app")).memories
+        assert memory_id in [hit.id for hit in hits]
+    await memory.delete_memory(app_name=APP, user_id=USER, memory_id=said)  # Alice's, not Bob's
+    assert [e.memory.text for e in await service.list_entries(APP, USER)] == ["Alice likes tea."]
+    assert [e.memory.text for e in await service.list_entries(APP, "bob")] == ["I was diagnosed with asthma."]
+    assert [e.memory.text for e in await service.list_entries("other-app", USER)] == ["Other app."]
+
+
+async def test_a_memory_stored_under_its_bare_id_is_that_memory(service: MemoryService) -> None:
+    # Stored before the suffix (or through the core API): the id names that entry still.
+    memory = GraphmemMemoryService(service)
+    await service.restore_session(APP, USER, None, [EntryRecord(memory=entry_of("Alice likes figs."), entry_id="legacy")])
+    await memory.add_memory(app_name=APP, user_id=USER, memories=[fact("Alice likes dates.", "legacy")])
+    assert [(e.entry_id, e.memory.text) for e in await service.list_entries(APP, USER)] == [("legacy", "Alice likes dates.")]
+    assert [hit.id for hit in (await memory.search_memory(app_name=APP, user_id=USER, query="dates")).memories] == [
+        "legacy"]
+    await memory.delete_memory(app_name=APP, user_id=USER, memory_id="legacy")
+    assert await service.list_entries(APP, USER) == []
 
 
 async def test_a_long_memory_is_stored_under_ids_derived_from_its_own(service: MemoryService) -> None:
@@ -1452,19 +1486,19 @@ async def test_a_long_memory_is_stored_under_ids_derived_from_its_own(service: M
     for _ in range(2):
         await memory.add_memory(app_name=APP, user_id=USER, memories=[fact(blob, "log")])
     ids = [e.entry_id for e in await service.list_entries(APP, USER)]
-    assert len(ids) == 2 and "log" in ids
-    [piece] = set(ids) - {"log"}
+    assert len(ids) == 2 and "log" + ALICES in ids
+    [piece] = set(ids) - {"log" + ALICES}
     assert piece.startswith("adkm-") and piece.endswith("-1")
     # Ids a caller may give other memories are never taken for its pieces.
     await memory.add_memory(app_name=APP, user_id=USER, memories=[fact("A short note.", "log-1")])
     await memory.delete_memory(app_name=APP, user_id=USER, memory_id="log")  # the memory, whole
-    assert [e.entry_id for e in await service.list_entries(APP, USER)] == ["log-1"]
+    assert [e.entry_id for e in await service.list_entries(APP, USER)] == ["log-1" + ALICES]
 
     # Stored again in fewer pieces (a retry with a shorter text): its stale pieces go.
     await memory.add_memory(app_name=APP, user_id=USER, memories=[fact(blob, "log")])
     await memory.add_memory(app_name=APP, user_id=USER, memories=[fact("Now short.", "log")])
     assert sorted((e.entry_id, e.memory.text) for e in await service.list_entries(APP, USER)) == [
-        ("log", "Now short."), ("log-1", "A short note.")]
+        ("log-1" + ALICES, "A short note."), ("log" + ALICES, "Now short.")]
 
 
 class PausingBeforeAWrite(GraphMemoryService):
