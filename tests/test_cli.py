@@ -798,6 +798,14 @@ def test_recent_newest_first(runner: CliRunner, demo_store: str) -> None:
     entries = json.loads(gm(runner, demo_store, "recent", "--app", "companion", "--user", "bob", "--limit", "3", "--json").stdout)
     stamps = [e["timestamp"] for e in entries]
     assert len(entries) == 3 and stamps == sorted(stamps, reverse=True)
+    # Each with what names it: the JSON had no id to forget one by, nor its session.
+    newest = entries[0]
+    assert set(newest) == {"entry_id", "session_id", "project_id", "author", "role", "timestamp", "text"}
+    assert newest["project_id"] is None and newest["session_id"]
+    hits = json.loads(gm(runner, demo_store, "search", "--app", "companion", "--user", "bob", "--no-fold", "--limit", "50",
+                         "--json", newest["text"]).stdout)
+    hits = hits["hits"] if isinstance(hits, dict) else hits
+    assert [h["session_id"] for h in hits if h["entry_id"] == newest["entry_id"]] == [newest["session_id"]]
     assert "Dr. Ortiz" in gm(runner, demo_store, "recent", "--app", "companion", "--user", "bob").stdout
 
 

@@ -678,6 +678,9 @@ def test_an_empty_project_or_store_variable_is_refused_not_global_memory(tmp_pat
         )
         assert completed.returncode == 2, (variables, completed.stderr)
         assert f"error: {named} is set but empty" in completed.stderr, completed.stderr
+        # --app and --user have no default to fall back on: unset, they must be given.
+        advice = {"GRAPHMEM_APP": "unset it and give --app", "GRAPHMEM_USER": "unset it and give --user"}
+        assert advice.get(named, "unset it for the default") in completed.stderr, completed.stderr
     unset = {k: v for k, v in base.items() if k not in ("GRAPHMEM_APP", "GRAPHMEM_USER")}
     completed = subprocess.run(
         [sys.executable, "-m", "graphmem.cli", "mcp", "--uri", store, "--user", "ann"], env=unset, cwd=str(REPO),

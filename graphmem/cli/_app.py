@@ -593,14 +593,25 @@ def recent(
 
     async def work() -> Any:
         async with open_service(settings) as service:
-            return await service.list_recent(app_name, user_id, limit)
+            return await service.recent_entries(app_name, user_id, limit)
 
-    entries = run_async(work())
+    stored = run_async(work())
+    entries = [e.memory for e in stored]
     if as_json:
+        # The id, session and project too: to forget one (delete-entry), read its terms
+        # (entry_decomposition.cypher), or tell a project's entries from global ones.
         print_json(
             [
-                {"author": e.author, "role": e.content.role, "timestamp": e.timestamp.isoformat(), "text": e.text}
-                for e in entries
+                {
+                    "entry_id": e.entry_id,
+                    "session_id": e.session_id,
+                    "project_id": e.project_id,
+                    "author": e.memory.author,
+                    "role": e.memory.content.role,
+                    "timestamp": e.memory.timestamp.isoformat(),
+                    "text": e.memory.text,
+                }
+                for e in stored
             ]
         )
     elif not entries:

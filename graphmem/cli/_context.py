@@ -72,6 +72,10 @@ class CliError(Exception):
         self.exit_code = exit_code
 
 
+#: Options a command refuses to go without (``graphmem mcp``'s ``--app`` and ``--user``).
+_NO_DEFAULT = frozenset({"app_name", "user_id"})
+
+
 def refuse_empty_variables(ctx: typer.Context, *params: str) -> None:
     """Refuse the environment variable of any of these options set to the empty string (or
     blanks), unless the option was given on the command line. The variable is the one the
@@ -81,13 +85,17 @@ def refuse_empty_variables(ctx: typer.Context, *params: str) -> None:
     word: an unset variable in a template or a compose file (``GRAPHMEM_PROJECT=$PROJECT``)
     would serve global memory instead of a project, or open the default store."""
     declared = {p.name: p.envvar for p in ctx.command.params if isinstance(p.envvar, str)}
+    options = {p.name: max(p.opts, key=len) for p in ctx.command.params}
     for param in params:
         variable = declared[param]
         value = os.environ.get(variable)
         source = ctx.get_parameter_source(param)  # (typer's own click: compared by name)
         given = source is not None and source.name == "COMMANDLINE"
         if value is not None and not value.strip() and not given:
-            raise fail(f"{variable} is set but empty: give it a value, or unset it for the default", EXIT_USAGE)
+            # --app and --user have no default: unset, they are missing.
+            option = options[param]
+            unset = f"and give {option}" if param in _NO_DEFAULT else "for the default"
+            raise fail(f"{variable} is set but empty: give it a value, or unset it {unset}", EXIT_USAGE)
 
 
 def fail(message: str, exit_code: int = EXIT_ERROR) -> typer.Exit:
