@@ -512,3 +512,42 @@ def test_a_line_cut_short_in_a_string_of_many_escaped_quotes_is_refused_in_linea
     with pytest.raises(FixtureError) as raised:
         read_fixtures([path])
     assert f"{path}:1: not valid JSON (Unterminated string starting at column 14)" in str(raised.value)
+
+
+# ---------------------------------------------------------------- scripts/load_fixtures.py
+
+LOAD_SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "load_fixtures.py"
+
+
+def load_script(tmp_path: Path, *args: str, **variables: str) -> Any:
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHMEM_")} | variables
+    return subprocess.run([sys.executable, str(LOAD_SCRIPT), *args], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=600, stdin=subprocess.DEVNULL)
+
+
+def test_the_load_script_refused_makes_no_store_and_the_command_line_wins(tmp_path: Path) -> None:
+    """repro: scripts/load_fixtures.py opened the store before reading the files, so a load
+    refused (a project line on networkx, a file not there) left an empty store at the path,
+    which every read then took for "nothing stored"; and a GRAPHMEM_URI or GRAPHMEM_BACKEND
+    from the environment beat the --store written on its command line."""
+    write(tmp_path / "proj.jsonl", session_line(project_id="p"))
+    write(tmp_path / "glob.jsonl", session_line())
+    refused = load_script(tmp_path, "--store", "a.journal", "proj.jsonl")
+    assert refused.returncode == 1 and "project" in refused.stderr and "Traceback" not in refused.stderr
+    missing = load_script(tmp_path, "--store", "b.journal", "missing.jsonl")
+    assert missing.returncode == 1 and "cannot read missing.jsonl" in missing.stderr
+    nothing = load_script(tmp_path, "--store", "c.journal", "--skip-projects", "proj.jsonl")
+    assert nothing.returncode == 0 and "no store was made" in nothing.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["glob.jsonl", "proj.jsonl"]
+
+    by_uri = load_script(tmp_path, "--store", "d.journal", "glob.jsonl", GRAPHMEM_URI=str(tmp_path / "env.journal"))
+    by_backend = load_script(tmp_path, "--store", "e.journal", "glob.jsonl", GRAPHMEM_BACKEND="neo4j")
+    for done, journal in ((by_uri, "d.journal"), (by_backend, "e.journal")):
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.startswith("loaded 1 session, 1 entry, 1 user into networkx store ")
+        assert (tmp_path / journal).is_file()
+    assert not (tmp_path / "env.journal").exists()
