@@ -788,6 +788,15 @@ def test_search_with_nothing_recalled(runner: CliRunner, demo_store: str) -> Non
     assert gm(runner, demo_store, "search", *ALICE, "zyzzyva", "--json").stdout.strip() == "[]"
 
 
+def test_a_blank_query_is_a_usage_error_and_deletes_nothing(runner: CliRunner, demo_store: str) -> None:
+    # Accepted before: "nothing recalled for ''" and "removed 0 entries", exit 0, as if asked.
+    before = stats_json(runner, demo_store)
+    for command in (["search", *ALICE, " "], ["delete-entries", *ALICE, "", "--yes"]):
+        result = gm(runner, demo_store, *command)
+        assert result.exit_code == 2 and "it is blank" in result.output, result.output
+    assert stats_json(runner, demo_store) == before
+
+
 def test_search_in_a_project_on_networkx_is_refused(runner: CliRunner, demo_store: str) -> None:
     result = gm(runner, demo_store, "search", *ALICE, "Maria", "--project", "p")
     assert result.exit_code == 1

@@ -268,6 +268,15 @@ def _source(ctx: typer.Context, name: str) -> str | None:
     return None if source is None else str(source.name)
 
 
+def words(text: str) -> str:
+    """A query argument's parser: a blank one (``""``, spaces) is refused, as the MCP tools
+    refuse it; a search recalled nothing for it and a delete deleted nothing, exit 0 both,
+    as if a query had been asked."""
+    if not text.strip():
+        raise typer.BadParameter("it is blank: give the words to look for")
+    return text
+
+
 def number_from(low: float, high: float) -> Callable[[str], float]:
     """An option's parser of a number from ``low`` to ``high``: "nan" was refused as above
     the maximum (every comparison with NaN is false), "inf" as out of range."""
@@ -518,7 +527,7 @@ def _time_option(value: str | None, option: str, *, end_of_day: bool = False) ->
 @user_errors
 def search(
     ctx: typer.Context,
-    query: Annotated[str, typer.Argument(help="What to recall.", show_default=False)],
+    query: Annotated[str, typer.Argument(parser=words, help="What to recall.", show_default=False)],
     app_name: AppOption,
     user_id: UserOption,
     project: ProjectOption = None,
@@ -764,7 +773,10 @@ def delete_project(
 def delete_entries(
     ctx: typer.Context,
     query: Annotated[
-        str, typer.Argument(help="Entries sharing a token or entity with this are deleted.", show_default=False)
+        str,
+        typer.Argument(
+            parser=words, help="Entries sharing a token or entity with this are deleted.", show_default=False
+        ),
     ],
     app_name: AppOption,
     user_id: UserOption,
