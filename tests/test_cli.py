@@ -226,6 +226,43 @@ def test_a_store_named_on_the_command_line_wins_over_graphmem_uri_in_the_environ
     assert json.loads(both.stdout)["entries"] == 1
 
 
+#: The variables of the global options, unset (a test sets those it means).
+NO_STORE_VARIABLES: dict[str, str | None] = {
+    name: None
+    for name in ("GRAPHMEM_URI", "GRAPHMEM_BACKEND", "GRAPHMEM_STORE", "GRAPHMEM_NEO4J_URI", "GRAPHMEM_NEO4J_USER",
+                 "GRAPHMEM_NEO4J_PASSWORD", "GRAPHMEM_NEO4J_DATABASE", "GRAPHMEM_LANGUAGE", "GRAPHMEM_RELATED_WORDS")
+}
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "args", "says"),
+    [
+        ("GRAPHMEM_STORE", "", ["search", "--help"], "GRAPHMEM_STORE is set but empty"),
+        ("GRAPHMEM_BACKEND", "foo", ["stats", "--help"], "unknown backend 'foo'"),
+        ("GRAPHMEM_URI", " ", ["load", "--help"], "GRAPHMEM_URI is set but empty"),
+        ("GRAPHMEM_LANGUAGE", "klingon", ["cypher", "--help"], "unknown language 'klingon'"),
+        ("GRAPHMEM_RELATED_WORDS", "bogus", ["export", "--help"], "GRAPHMEM_RELATED_WORDS='bogus'"),
+        ("GRAPHMEM_STORE", "", ["fixture-schema"], "GRAPHMEM_STORE is set but empty"),
+    ],
+)
+def test_a_bad_global_variable_fails_only_a_command_that_opens_a_store(
+    runner: CliRunner, tmp_path: Path, variable: str, value: str, args: list[str], says: str
+) -> None:
+    """A bad or empty global variable failed every command's --help, and the commands that
+    open no store, as it failed those that do (the check ran before --help was read)."""
+    env = NO_STORE_VARIABLES | {variable: value, "XDG_DATA_HOME": str(tmp_path / "data")}
+    result = runner.invoke(app, args, env=env)
+    assert result.exit_code == 0 and result.stdout, result.output
+    # A command that opens a store still says it, as before.
+    result = runner.invoke(app, ["stats"], env=env)
+    assert result.exit_code == 2 and one_line_error(result).startswith(f"error: {says}"), result.output
+
+
+def test_a_bad_global_variable_leaves_the_demo_alone(runner: CliRunner) -> None:
+    result = runner.invoke(app, ["demo"], env=NO_STORE_VARIABLES | {"GRAPHMEM_BACKEND": "foo", "GRAPHMEM_STORE": ""})
+    assert result.exit_code == 0 and "Where does Maria work?" in result.stdout, result.output
+
+
 def test_a_bad_uri_is_a_usage_error_without_the_password(runner: CliRunner) -> None:
     result = run(runner, "--uri", "postgres://ann:hunter2@db/x", "stats")
     assert result.exit_code == 2

@@ -74,8 +74,8 @@ class CliError(Exception):
 
 def refuse_empty_variables(ctx: typer.Context, *params: str) -> None:
     """Refuse the environment variable of any of these options set to the empty string (or
-    blanks), unless the option was given on the command line. The variable is the one the
-    option declares (``envvar``).
+    blanks), unless the option was given on the command line: a :class:`CliError` (usage).
+    The variable is the one the option declares (``envvar``).
 
     click reads an empty variable as unset, so the option's default would be used without a
     word: an unset variable in a template or a compose file (``GRAPHMEM_PROJECT=$PROJECT``)
@@ -87,7 +87,7 @@ def refuse_empty_variables(ctx: typer.Context, *params: str) -> None:
         source = ctx.get_parameter_source(param)  # (typer's own click: compared by name)
         given = source is not None and source.name == "COMMANDLINE"
         if value is not None and not value.strip() and not given:
-            raise fail(f"{variable} is set but empty: give it a value, or unset it for the default", EXIT_USAGE)
+            raise CliError(f"{variable} is set but empty: give it a value, or unset it for the default", EXIT_USAGE)
 
 
 def fail(message: str, exit_code: int = EXIT_ERROR) -> typer.Exit:
