@@ -226,12 +226,52 @@ def test_a_store_named_on_the_command_line_wins_over_graphmem_uri_in_the_environ
     assert json.loads(both.stdout)["entries"] == 1
 
 
+#: No Neo4j listens here: a command that chose Neo4j fails at once (exit 3, "cannot reach").
+UNREACHABLE = "bolt://127.0.0.1:1"
 #: The variables of the global options, unset (a test sets those it means).
 NO_STORE_VARIABLES: dict[str, str | None] = {
     name: None
     for name in ("GRAPHMEM_URI", "GRAPHMEM_BACKEND", "GRAPHMEM_STORE", "GRAPHMEM_NEO4J_URI", "GRAPHMEM_NEO4J_USER",
                  "GRAPHMEM_NEO4J_PASSWORD", "GRAPHMEM_NEO4J_DATABASE", "GRAPHMEM_LANGUAGE", "GRAPHMEM_RELATED_WORDS")
 }
+
+
+def test_a_neo4j_uri_on_the_command_line_chooses_neo4j(runner: CliRunner, tmp_path: Path) -> None:
+    """GRAPHMEM_URI yielded to a --neo4j-uri written on the command line, but the backend
+    stayed networkx: the command opened the default journal, a store nobody named (a load
+    wrote there)."""
+    data = tmp_path / "data"  # the default journal's folder (platformdirs reads XDG_DATA_HOME)
+    env = NO_STORE_VARIABLES | {"GRAPHMEM_URI": str(tmp_path / "m.journal"), "XDG_DATA_HOME": str(data)}
+    path = write_lines(tmp_path / "f.jsonl", session("s1", "apricot jam"))
+    for args in (["stats"], ["load", path]):
+        result = runner.invoke(app, ["--neo4j-uri", UNREACHABLE, *args], env=env)
+        assert result.exit_code == 3 and f"cannot reach Neo4j at {UNREACHABLE}" in one_line_error(result), result.output
+    # Over a GRAPHMEM_BACKEND from the environment too; --backend networkx beside it disagrees.
+    result = runner.invoke(app, ["--neo4j-uri", UNREACHABLE, "stats"], env=env | {"GRAPHMEM_BACKEND": "networkx"})
+    assert result.exit_code == 3 and "cannot reach Neo4j" in one_line_error(result), result.output
+    result = runner.invoke(app, ["--backend", "networkx", "--neo4j-uri", UNREACHABLE, "stats"], env=env)
+    assert result.exit_code == 2, result.output
+    assert "--backend networkx and --neo4j-uri disagree" in one_line_error(result)
+    assert not data.exists() and not (tmp_path / "m.journal").exists()
+
+
+def test_a_store_on_the_command_line_chooses_networkx(runner: CliRunner, tmp_path: Path) -> None:
+    """A --store written on the command line was silently ignored under GRAPHMEM_BACKEND=neo4j
+    from the environment: the command went to Neo4j."""
+    store = str(tmp_path / "m.journal")
+    env = NO_STORE_VARIABLES | {"GRAPHMEM_BACKEND": "neo4j", "GRAPHMEM_NEO4J_URI": UNREACHABLE}
+    path = write_lines(tmp_path / "f.jsonl", session("s1", "apricot jam"))
+    loaded = runner.invoke(app, ["--store", store, "load", path], env=env)
+    assert loaded.exit_code == 0 and "m.journal" in loaded.stdout, loaded.output
+    counted = runner.invoke(app, ["--store", store, "stats", "--json"], env=env)
+    assert counted.exit_code == 0 and json.loads(counted.stdout)["entries"] == 1, counted.output
+    # Written beside it on the command line, --backend neo4j (or --neo4j-uri) disagrees.
+    for args, says in (
+        (["--backend", "neo4j", "--store", store], "--backend neo4j and --store disagree"),
+        (["--store", store, "--neo4j-uri", UNREACHABLE], "--store and --neo4j-uri name two stores"),
+    ):
+        result = runner.invoke(app, [*args, "stats"], env=env)
+        assert result.exit_code == 2 and says in one_line_error(result), result.output
 
 
 @pytest.mark.parametrize(

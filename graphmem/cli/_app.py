@@ -160,7 +160,14 @@ def _global_options(
         ),
     ] = None,
     backend: Annotated[
-        str, typer.Option(envvar="GRAPHMEM_BACKEND", help="Where memory lives: networkx or neo4j.")
+        str,
+        typer.Option(
+            envvar="GRAPHMEM_BACKEND",
+            help=(
+                "Where memory lives: networkx or neo4j (a --store written on the command line means networkx, "
+                "a --neo4j-uri there neo4j)."
+            ),
+        ),
     ] = "networkx",
     store: Annotated[
         Path | None,
@@ -256,6 +263,8 @@ def _resolve(
             f"unknown backend {backend!r}: use --backend networkx or --backend neo4j (or set GRAPHMEM_BACKEND)",
             EXIT_USAGE,
         )
+    if not uri:
+        backend = _backend_the_command_line_names(ctx, backend)
     language = language.strip().lower()
     if language != "auto" and language not in ENTRY_LANGUAGES:
         raise CliError(
@@ -273,6 +282,31 @@ def _resolve(
         uri=uri or None,
         language=language,
     )
+
+
+def _backend_the_command_line_names(ctx: typer.Context, backend: str) -> str:
+    """The backend, when a ``--store`` or ``--neo4j-uri`` written on the command line names
+    one: that one, over a GRAPHMEM_BACKEND from the environment (or the default networkx),
+    which opened a store nobody named (the default journal, or Neo4j for an explicit
+    --store). Written beside a ``--backend`` that disagrees, or beside each other, they are
+    a usage error."""
+    store_given = _on_command_line(ctx, "store")
+    neo4j_given = _on_command_line(ctx, "neo4j_uri")
+    if store_given and neo4j_given:
+        raise CliError(
+            "--store and --neo4j-uri name two stores (a networkx journal and a Neo4j server): give one of them",
+            EXIT_USAGE,
+        )
+    if not store_given and not neo4j_given:
+        return backend
+    named, option = ("networkx", "--store") if store_given else ("neo4j", "--neo4j-uri")
+    if _on_command_line(ctx, "backend") and backend != named:
+        raise CliError(
+            f"--backend {backend} and {option} disagree: {option} names a {named} store; "
+            f"give --backend {named}, or leave --backend out",
+            EXIT_USAGE,
+        )
+    return named
 
 
 def _from_environment(ctx: typer.Context, name: str) -> bool:
