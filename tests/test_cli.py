@@ -226,6 +226,83 @@ def test_a_store_named_on_the_command_line_wins_over_graphmem_uri_in_the_environ
     assert json.loads(both.stdout)["entries"] == 1
 
 
+#: No Neo4j listens here: a command that chose Neo4j fails at once (exit 3, "cannot reach").
+UNREACHABLE = "bolt://127.0.0.1:1"
+#: The variables of the global options, unset (a test sets those it means).
+NO_STORE_VARIABLES: dict[str, str | None] = {
+    name: None
+    for name in ("GRAPHMEM_URI", "GRAPHMEM_BACKEND", "GRAPHMEM_STORE", "GRAPHMEM_NEO4J_URI", "GRAPHMEM_NEO4J_USER",
+                 "GRAPHMEM_NEO4J_PASSWORD", "GRAPHMEM_NEO4J_DATABASE", "GRAPHMEM_LANGUAGE", "GRAPHMEM_RELATED_WORDS")
+}
+
+
+def test_a_neo4j_uri_on_the_command_line_chooses_neo4j(runner: CliRunner, tmp_path: Path) -> None:
+    """GRAPHMEM_URI yielded to a --neo4j-uri written on the command line, but the backend
+    stayed networkx: the command opened the default journal, a store nobody named (a load
+    wrote there)."""
+    data = tmp_path / "data"  # the default journal's folder (platformdirs reads XDG_DATA_HOME)
+    env = NO_STORE_VARIABLES | {"GRAPHMEM_URI": str(tmp_path / "m.journal"), "XDG_DATA_HOME": str(data)}
+    path = write_lines(tmp_path / "f.jsonl", session("s1", "apricot jam"))
+    for args in (["stats"], ["load", path]):
+        result = runner.invoke(app, ["--neo4j-uri", UNREACHABLE, *args], env=env)
+        assert result.exit_code == 3 and f"cannot reach Neo4j at {UNREACHABLE}" in one_line_error(result), result.output
+    # Over a GRAPHMEM_BACKEND from the environment too; --backend networkx beside it disagrees.
+    result = runner.invoke(app, ["--neo4j-uri", UNREACHABLE, "stats"], env=env | {"GRAPHMEM_BACKEND": "networkx"})
+    assert result.exit_code == 3 and "cannot reach Neo4j" in one_line_error(result), result.output
+    result = runner.invoke(app, ["--backend", "networkx", "--neo4j-uri", UNREACHABLE, "stats"], env=env)
+    assert result.exit_code == 2, result.output
+    assert "--backend networkx and --neo4j-uri disagree" in one_line_error(result)
+    assert not data.exists() and not (tmp_path / "m.journal").exists()
+
+
+def test_a_store_on_the_command_line_chooses_networkx(runner: CliRunner, tmp_path: Path) -> None:
+    """A --store written on the command line was silently ignored under GRAPHMEM_BACKEND=neo4j
+    from the environment: the command went to Neo4j."""
+    store = str(tmp_path / "m.journal")
+    env = NO_STORE_VARIABLES | {"GRAPHMEM_BACKEND": "neo4j", "GRAPHMEM_NEO4J_URI": UNREACHABLE}
+    path = write_lines(tmp_path / "f.jsonl", session("s1", "apricot jam"))
+    loaded = runner.invoke(app, ["--store", store, "load", path], env=env)
+    assert loaded.exit_code == 0 and "m.journal" in loaded.stdout, loaded.output
+    counted = runner.invoke(app, ["--store", store, "stats", "--json"], env=env)
+    assert counted.exit_code == 0 and json.loads(counted.stdout)["entries"] == 1, counted.output
+    # Written beside it on the command line, --backend neo4j (or --neo4j-uri) disagrees.
+    for args, says in (
+        (["--backend", "neo4j", "--store", store], "--backend neo4j and --store disagree"),
+        (["--store", store, "--neo4j-uri", UNREACHABLE], "--store and --neo4j-uri name two stores"),
+    ):
+        result = runner.invoke(app, [*args, "stats"], env=env)
+        assert result.exit_code == 2 and says in one_line_error(result), result.output
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "args", "says"),
+    [
+        ("GRAPHMEM_STORE", "", ["search", "--help"], "GRAPHMEM_STORE is set but empty"),
+        ("GRAPHMEM_BACKEND", "foo", ["stats", "--help"], "unknown backend 'foo'"),
+        ("GRAPHMEM_URI", " ", ["load", "--help"], "GRAPHMEM_URI is set but empty"),
+        ("GRAPHMEM_LANGUAGE", "klingon", ["cypher", "--help"], "unknown language 'klingon'"),
+        ("GRAPHMEM_RELATED_WORDS", "bogus", ["export", "--help"], "GRAPHMEM_RELATED_WORDS='bogus'"),
+        ("GRAPHMEM_STORE", "", ["fixture-schema"], "GRAPHMEM_STORE is set but empty"),
+    ],
+)
+def test_a_bad_global_variable_fails_only_a_command_that_opens_a_store(
+    runner: CliRunner, tmp_path: Path, variable: str, value: str, args: list[str], says: str
+) -> None:
+    """A bad or empty global variable failed every command's --help, and the commands that
+    open no store, as it failed those that do (the check ran before --help was read)."""
+    env = NO_STORE_VARIABLES | {variable: value, "XDG_DATA_HOME": str(tmp_path / "data")}
+    result = runner.invoke(app, args, env=env)
+    assert result.exit_code == 0 and result.stdout, result.output
+    # A command that opens a store still says it, as before.
+    result = runner.invoke(app, ["stats"], env=env)
+    assert result.exit_code == 2 and one_line_error(result).startswith(f"error: {says}"), result.output
+
+
+def test_a_bad_global_variable_leaves_the_demo_alone(runner: CliRunner) -> None:
+    result = runner.invoke(app, ["demo"], env=NO_STORE_VARIABLES | {"GRAPHMEM_BACKEND": "foo", "GRAPHMEM_STORE": ""})
+    assert result.exit_code == 0 and "Where does Maria work?" in result.stdout, result.output
+
+
 def test_a_bad_uri_is_a_usage_error_without_the_password(runner: CliRunner) -> None:
     result = run(runner, "--uri", "postgres://ann:hunter2@db/x", "stats")
     assert result.exit_code == 2

@@ -160,7 +160,14 @@ def _global_options(
         ),
     ] = None,
     backend: Annotated[
-        str, typer.Option(envvar="GRAPHMEM_BACKEND", help="Where memory lives: networkx or neo4j.")
+        str,
+        typer.Option(
+            envvar="GRAPHMEM_BACKEND",
+            help=(
+                "Where memory lives: networkx or neo4j (a --store written on the command line means networkx, "
+                "a --neo4j-uri there neo4j)."
+            ),
+        ),
     ] = "networkx",
     store: Annotated[
         Path | None,
@@ -203,23 +210,47 @@ def _global_options(
         ),
     ] = None,
 ) -> None:
+    if related_words is not None:
+        # Every store this process opens (open_memory reads it), the MCP server's too.
+        os.environ["GRAPHMEM_RELATED_WORDS"] = "1" if related_words else "0"
+    # The options are checked here but a mistake is only said by a command that opens a
+    # store (_settings): a bad or empty variable failed every command's --help, and the
+    # commands that open none (demo, fixture-schema, neo4j).
+    try:
+        ctx.obj = _resolve(
+            ctx, uri, backend, store, neo4j_uri, neo4j_user, neo4j_password, neo4j_database, language, related_words
+        )
+    except CliError as exc:
+        ctx.obj = exc
+
+
+def _resolve(
+    ctx: typer.Context,
+    uri: str | None,
+    backend: str,
+    store: Path | None,
+    neo4j_uri: str,
+    neo4j_user: str,
+    neo4j_password: str | None,
+    neo4j_database: str | None,
+    language: str,
+    related_words: bool | None,
+) -> Settings:
+    """The global options as :class:`Settings`; a :class:`CliError` (usage) for a bad one."""
     # The variables that choose a store: empty, each would silently open the default one
     # (those of --backend, --store and --neo4j-* only matter without a URI).
     refuse_empty_variables(ctx, "uri")
     if uri is None:
         refuse_empty_variables(ctx, "backend", "store", "neo4j_uri", "neo4j_database")
-    if related_words is not None:
-        # Every store this process opens (open_memory reads it), the MCP server's too.
-        os.environ["GRAPHMEM_RELATED_WORDS"] = "1" if related_words else "0"
-    elif setting := os.environ.get("GRAPHMEM_RELATED_WORDS", "").strip():
+    if related_words is None and (setting := os.environ.get("GRAPHMEM_RELATED_WORDS", "").strip()):
         # A bad value is a usage error, as a bad GRAPHMEM_BACKEND is (open_memory would
         # refuse it later, as a failure).
         try:
             on_or_off(setting, "GRAPHMEM_RELATED_WORDS")
         except ValueError as exc:
-            raise fail(str(exc), EXIT_USAGE) from None
+            raise CliError(str(exc), EXIT_USAGE) from None
     if uri is not None and not uri.strip():
-        raise fail(
+        raise CliError(
             "the store URI is empty: give one, or leave --uri (GRAPHMEM_URI) out for the default store", EXIT_USAGE
         )
     if uri and _from_environment(ctx, "uri") and _on_command_line(ctx, "store", "backend", "neo4j_uri"):
@@ -228,18 +259,20 @@ def _global_options(
         uri = None
     backend = backend.strip().lower()
     if backend not in BACKENDS:
-        raise fail(
+        raise CliError(
             f"unknown backend {backend!r}: use --backend networkx or --backend neo4j (or set GRAPHMEM_BACKEND)",
             EXIT_USAGE,
         )
+    if not uri:
+        backend = _backend_the_command_line_names(ctx, backend)
     language = language.strip().lower()
     if language != "auto" and language not in ENTRY_LANGUAGES:
-        raise fail(
+        raise CliError(
             f"unknown language {language!r}: use --language auto or one of {', '.join(ENTRY_LANGUAGES)} "
             "(or set GRAPHMEM_LANGUAGE)",
             EXIT_USAGE,
         )
-    ctx.obj = Settings(
+    return Settings(
         backend,
         store,
         neo4j_uri,
@@ -249,6 +282,31 @@ def _global_options(
         uri=uri or None,
         language=language,
     )
+
+
+def _backend_the_command_line_names(ctx: typer.Context, backend: str) -> str:
+    """The backend, when a ``--store`` or ``--neo4j-uri`` written on the command line names
+    one: that one, over a GRAPHMEM_BACKEND from the environment (or the default networkx),
+    which opened a store nobody named (the default journal, or Neo4j for an explicit
+    --store). Written beside a ``--backend`` that disagrees, or beside each other, they are
+    a usage error."""
+    store_given = _on_command_line(ctx, "store")
+    neo4j_given = _on_command_line(ctx, "neo4j_uri")
+    if store_given and neo4j_given:
+        raise CliError(
+            "--store and --neo4j-uri name two stores (a networkx journal and a Neo4j server): give one of them",
+            EXIT_USAGE,
+        )
+    if not store_given and not neo4j_given:
+        return backend
+    named, option = ("networkx", "--store") if store_given else ("neo4j", "--neo4j-uri")
+    if _on_command_line(ctx, "backend") and backend != named:
+        raise CliError(
+            f"--backend {backend} and {option} disagree: {option} names a {named} store; "
+            f"give --backend {named}, or leave --backend out",
+            EXIT_USAGE,
+        )
+    return named
 
 
 def _from_environment(ctx: typer.Context, name: str) -> bool:
@@ -296,7 +354,11 @@ def number_from(low: float, high: float) -> Callable[[str], float]:
 
 
 def _settings(ctx: typer.Context) -> Settings:
+    """The global options, for a command that opens a store (the first thing it does, so a
+    bad global option is said before the command's own checks); a bad one is a usage error."""
     settings = ctx.find_root().obj
+    if isinstance(settings, CliError):
+        raise fail(str(settings), settings.exit_code)
     assert isinstance(settings, Settings)
     return settings
 
@@ -349,12 +411,12 @@ def load(
     ids, positions and terms, so loading an export reproduces what was exported.
     `graphmem fixture-schema` prints the JSON Schema of a line.
     """
+    settings = _settings(ctx)
     sources: list[str | Path] = list(files or [])
     if demo:
         sources.append(demo_fixtures_path())
     if not sources:
         raise CliError("give one or more fixture files (or - for standard input), or --demo", EXIT_USAGE)
-    settings = _settings(ctx)
     started = time.perf_counter()
     # Every line is read and checked before the store is opened, or made.
     lines = read_fixtures(sources)
@@ -459,9 +521,9 @@ def export(
     its id, position, timestamp, tokens and entities: loading the export into a store without
     those entries (either backend) gives the same search results and debugging-query rows.
     """
+    settings = _settings(ctx)
     if project is not None and global_only:
         raise CliError("give --project or --global-only, not both", EXIT_USAGE)
-    settings = _settings(ctx)
     if output is not None and not output.strip():
         raise CliError("-o is empty: name the file to write, or give - (or no -o) for standard output", EXIT_USAGE)
     # The option is text, not a Path: a Path reads "./-" (a file named -) as "-" too.
@@ -638,9 +700,9 @@ def stats(
     as_json: JsonOption = False,
 ) -> None:
     """Counts of users, entries, tokens, entities, sessions and projects (of the store, or one user)."""
+    settings = _settings(ctx)
     if (app_name is None) != (user_id is None):
         raise CliError("give both --app and --user, or neither (for the whole store)", EXIT_USAGE)
-    settings = _settings(ctx)
 
     async def work() -> MemoryStats:
         async with open_service(settings) as service:
@@ -830,12 +892,12 @@ def cypher(
 ) -> None:
     from graphmem.cli._cypher_run import parse_params, run_read_only
 
+    settings = _settings(ctx)
     if (query is None) == (file is None):
         raise CliError("give a query or --file FILE (one of them)", EXIT_USAGE)
     text = _query_file_text(file) if file is not None else query
     assert text is not None
     params = parse_params(param or [])
-    settings = _settings(ctx)
 
     async def work() -> Any:
         async with open_service(settings) as service:
@@ -891,11 +953,11 @@ def graph(
     """
     from graphmem.cli._graph_picture import gather_picture, write_picture
 
+    settings = _settings(ctx)
     if (entity is None) == (query is None):
         raise CliError("give --entity NAME or --query TEXT (one of them)", EXIT_USAGE)
     if output.suffix.lower() not in (".png", ".svg", ".html", ".htm"):
         raise CliError(f"cannot draw {output.name}: the output file must end in .png, .svg or .html", EXIT_USAGE)
-    settings = _settings(ctx)
     refuse_the_stores_own_files(settings, output)
 
     async def work() -> Any:

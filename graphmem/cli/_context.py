@@ -78,8 +78,8 @@ _NO_DEFAULT = frozenset({"app_name", "user_id"})
 
 def refuse_empty_variables(ctx: typer.Context, *params: str) -> None:
     """Refuse the environment variable of any of these options set to the empty string (or
-    blanks), unless the option was given on the command line. The variable is the one the
-    option declares (``envvar``).
+    blanks), unless the option was given on the command line: a :class:`CliError` (usage).
+    The variable is the one the option declares (``envvar``).
 
     click reads an empty variable as unset, so the option's default would be used without a
     word: an unset variable in a template or a compose file (``GRAPHMEM_PROJECT=$PROJECT``)
@@ -95,7 +95,7 @@ def refuse_empty_variables(ctx: typer.Context, *params: str) -> None:
             # --app and --user have no default: unset, they are missing.
             option = options[param]
             unset = f"and give {option}" if param in _NO_DEFAULT else "for the default"
-            raise fail(f"{variable} is set but empty: give it a value, or unset it {unset}", EXIT_USAGE)
+            raise CliError(f"{variable} is set but empty: give it a value, or unset it {unset}", EXIT_USAGE)
 
 
 def fail(message: str, exit_code: int = EXIT_ERROR) -> typer.Exit:
