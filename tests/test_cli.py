@@ -1269,7 +1269,7 @@ def test_graph_project_on_networkx_names_the_option(runner: CliRunner, demo_stor
         result = gm(runner, demo_store, "graph", *ALICE, *what, "--project", "p1", "-o", str(tmp_path / "x.svg"))
         assert result.exit_code == 1
         assert one_line_error(result) == (
-            "error: the networkx backend has no projects, which --project needs: use --backend neo4j for project memory"
+            "error: the networkx backend has no projects, which --project needs: use a Neo4j store for project memory (--uri bolt://..., or --backend neo4j)"
         )
 
 

@@ -278,7 +278,7 @@ def user_errors(command: Callable[P, T]) -> Callable[P, T]:
             backend = "networkx" if exc.backend == "GraphMemoryService" else exc.backend
             raise fail(
                 f"the {backend} backend has no projects, which {exc.method}() needs: "
-                "use --backend neo4j for project memory"
+                "use a Neo4j store for project memory (--uri bolt://..., or --backend neo4j)"
             ) from None
         except BackendUnavailableError as exc:
             raise fail(str(exc), EXIT_UNAVAILABLE) from None

@@ -298,7 +298,7 @@ def _grand_cypher_rows(graph: Any, query: str, text: str) -> CypherResult:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise CliError(
             f"the networkx backend cannot read this query ({first}); it understands a subset of Cypher, "
-            "see `graphmem cypher --help`, or run it with --backend neo4j"
+            "see `graphmem cypher --help`, or run it on Neo4j (--uri bolt://..., or --backend neo4j)"
         ) from None
     except (RecursionError, CliError):
         raise
@@ -361,7 +361,7 @@ def _cypher_aggregations() -> Iterator[None]:
     if not isinstance(table, dict) or not {"COUNT", "AVG", "MIN", "MAX"} <= set(table):
         raise CliError(
             "this grand-cypher version keeps its aggregations where graphmem cannot make them skip nulls "
-            "as Cypher does; run the query with --backend neo4j"
+            "as Cypher does; run the query on Neo4j (--uri bolt://..., or --backend neo4j)"
         )
     # Another query's swap may be in place (threads, off Linux): build on the originals.
     saved = {name: getattr(table[name], "graphmem_original", table[name]) for name in ("COUNT", "AVG", "MIN", "MAX")}
@@ -380,15 +380,7 @@ def _cypher_aggregations() -> Iterator[None]:
 
     class Avg(avg_base):  # type: ignore[misc]
         def aggregate(self, values: list[Any]) -> Any:
-            present = non_null(values)
-            if not present:
-                return None
-            # A running mean, as Neo4j computes avg() (measured: the same float on 400 of
-            # 400 lists, where sum / count gave it on 242): 2.0, not 1.9999999999999998.
-            mean = 0.0
-            for count, value in enumerate(present, 1):
-                mean += (value - mean) / count
-            return mean
+            return cypher_avg(values)
 
     class Min(min_base):  # type: ignore[misc]
         def aggregate(self, values: list[Any]) -> Any:
@@ -407,6 +399,20 @@ def _cypher_aggregations() -> Iterator[None]:
         yield
     finally:
         table.update(saved)
+
+
+def cypher_avg(values: list[Any]) -> Any:
+    """avg() as Neo4j computes it: nulls skipped (``None`` when nothing is left), and a
+    running mean (measured: the same float on 400 of 400 lists, where sum / count gave it on
+    242: 2.0, not 1.9999999999999998). A running mean depends on the order of the values in
+    its last bit, and rows without ORDER BY come in no set order, on either backend."""
+    present = [v for v in values if v is not None]
+    if not present:
+        return None
+    mean = 0.0
+    for count, value in enumerate(present, 1):
+        mean += (value - mean) / count
+    return mean
 
 
 #: What Neo4j's trim() leaves in place that Python's ``str.strip`` removes: no-break spaces
@@ -438,7 +444,7 @@ def _cypher_trim() -> Iterator[None]:
     if not callable(current):
         raise CliError(
             "this grand-cypher version keeps trim() where graphmem cannot make it trim as Cypher does; "
-            "run the query with --backend neo4j"
+            "run the query on Neo4j (--uri bolt://..., or --backend neo4j)"
         )
     original: Any = getattr(current, "graphmem_original", current)
     swapped: Any = _trimmed_as_cypher_trims
@@ -472,7 +478,7 @@ def _separate_patterns() -> Iterator[None]:
     if not callable(current):
         raise CliError(
             "this grand-cypher version matches patterns where graphmem cannot make it join separate "
-            "patterns as Cypher does; run the query with --backend neo4j"
+            "patterns as Cypher does; run the query on Neo4j (--uri bolt://..., or --backend neo4j)"
         )
     # Another query's swap may be in place (threads, off Linux): build on the original.
     original: Any = getattr(current, "graphmem_original", current)

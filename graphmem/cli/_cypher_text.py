@@ -1061,7 +1061,7 @@ def _same_node_refusal(query: str, scope: _Scope) -> str | None:
                 "Neo4j, but the networkx backend always matches them to different nodes and would miss the rows "
                 "where they are one: name them with one variable if they are the same node, join both to one "
                 "node in one MATCH pattern, in the same direction, if they must differ "
-                "((a)-[:R]->(n)<-[:R]-(b)), or run it with --backend neo4j"
+                "((a)-[:R]->(n)<-[:R]-(b)), or run it on Neo4j (--uri bolt://..., or --backend neo4j)"
             )
     return None
 
@@ -1072,7 +1072,7 @@ def _variable_length_binding(query: str, scope: _Scope) -> str | None:
             return (
                 f"{rel.variable} names a variable-length relationship at {_position(query, rel.start)}: on the "
                 "networkx backend its hops and length come out wrong; leave the variable out "
-                "(-[:NEXT*1..2]->) or run it with --backend neo4j"
+                "(-[:NEXT*1..2]->) or run it on Neo4j (--uri bolt://..., or --backend neo4j)"
             )
     return None
 
@@ -1207,7 +1207,8 @@ def _type_refusal(query: str, sig: list[Token], parameters: Mapping[str, Any]) -
         if op in _ORDERING and left.is_property and right.is_property:
             return (
                 f"{left.text} {op} {right.text} at {where}: the networkx backend compares a property with "
-                "<, <=, > or >= only against a value, not another property; run it with --backend neo4j"
+                "<, <=, > or >= only against a value, not another property; "
+                "run it on Neo4j (--uri bolt://..., or --backend neo4j)"
             )
         if op in _ORDERING and None not in kinds and "null" not in kinds and len(kinds) == 2:
             wanted = left.kind if left.is_property else right.kind
@@ -1362,7 +1363,8 @@ def _return_refusal(query: str, sig: list[Token], variables: set[str]) -> str | 
             # KeyError. A variable under another name is no expression.)
             return (
                 f"RETURN DISTINCT with an alias at {_position(query, item[-2].start)} fails on the networkx "
-                "backend: drop the AS (the column is then named as written, x.p) or run it with --backend neo4j"
+                "backend: drop the AS (the column is then named as written, x.p) "
+                "or run it on Neo4j (--uri bolt://..., or --backend neo4j)"
             )
         name = expr[0].value if expr[0].kind == "name" else expr[0].text
         if len(expr) == 1 and expr[0].kind in ("word", "name") and name in variables:
@@ -1374,7 +1376,7 @@ def _return_refusal(query: str, sig: list[Token], variables: set[str]) -> str | 
         if len(expr) == 3 and expr[1].text == "." and PROPERTY_KINDS.get(expr[2].text) == "list":
             return (
                 f"{what} by the list {name}.{expr[2].text} at {_position(query, expr[0].start)} is not possible "
-                "on the networkx backend: run it with --backend neo4j"
+                "on the networkx backend: run it on Neo4j (--uri bolt://..., or --backend neo4j)"
             )
     return None
 
@@ -1397,7 +1399,7 @@ def _repeated_column_refusal(query: str, sig: list[Token]) -> str | None:
             return (
                 f"{shown} is returned twice (at {_position(query, first[0].start)} and "
                 f"{_position(query, expr[0].start)}): the networkx backend keeps one column per expression "
-                "and would drop the other; return it once, or run it with --backend neo4j"
+                "and would drop the other; return it once, or run it on Neo4j (--uri bolt://..., or --backend neo4j)"
             )
         seen[key] = expr
     return None
@@ -1418,7 +1420,7 @@ def _returned_value_refusal(query: str, sig: list[Token]) -> str | None:
         return (
             f"{what} {shown} at {_position(query, expr[0].start)} is returned as a column: the networkx "
             "backend returns only variables, properties and functions of them, not a parameter or a literal; "
-            "leave it out of RETURN (its value is known) or run it with --backend neo4j"
+            "leave it out of RETURN (its value is known) or run it on Neo4j (--uri bolt://..., or --backend neo4j)"
         )
     return None
 

@@ -105,7 +105,8 @@ async def gather_picture(
     if project is not None and not service.supports_project_scoping():
         backend = "networkx" if type(service).__name__ == "GraphMemoryService" else type(service).__name__
         raise CliError(
-            f"the {backend} backend has no projects, which --project needs: use --backend neo4j for project memory"
+            f"the {backend} backend has no projects, which --project needs: "
+            "use a Neo4j store for project memory (--uri bolt://..., or --backend neo4j)"
         )
     if entity is not None:
         name = normalise_entity_name(entity)
