@@ -1425,7 +1425,7 @@ async def test_a_damaged_segment_stops_only_its_users_calls_and_other_users_can_
     assert {path: path.read_bytes() for path in alices} == damaged
 
 
-@pytest.mark.parametrize("via", ["api"])
+@pytest.mark.parametrize("via", ["api", "cli"])
 async def test_a_user_whose_segment_is_damaged_can_be_erased_without_reading_it(
     tmp_path: Path, decomposer: Decomposer, monkeypatch: pytest.MonkeyPatch, via: str
 ) -> None:
