@@ -785,8 +785,8 @@ async def test_a_write_that_loaded_the_store_before_a_close_is_not_applied_twice
     original_ensure = service._ensure_loaded
     original_write = service._write_durably
 
-    def ensure_loaded(owner: Any = None) -> None:
-        original_ensure(owner)
+    def ensure_loaded(owner: Any = None, **kwargs: Any) -> None:
+        original_ensure(owner, **kwargs)
         if armed[0] and getattr(writing, "now", False):  # the append's write: held after its load
             armed[0] = False
             loaded.set()
@@ -1357,4 +1357,98 @@ async def test_reloading_an_export_rewrites_each_segment_once_and_erases_before_
     assert bobs_delete_erased == [True]  # another task's call is not deferred
     held = b"".join(p.read_bytes() for p in store.parent.rglob("*") if p.is_file())
     assert b"old secret" not in held and b"new text" in held
+    await service.close()
+
+
+# ---------------------------------------------------------------------------- a damaged segment beside good ones
+
+
+async def _store_with_a_damaged_user(tmp_path: Path, decomposer: Decomposer) -> tuple[Path, list[Path]]:
+    """A store of alice (a bad line in the middle of her segment, and a snapshot, taken
+    before the damage, that holds her text), bob and carol; returns the store and alice's
+    two files."""
+    store = tmp_path / "m.journal"
+    writer = GraphMemoryService(nlp=decomposer, path=store)
+    await writer.add_session(APP, USER, "s1", [entry("alice secret one")])
+    await writer.add_session(APP, USER, "s2", [entry("alice secret two")])
+    await writer.add_session(APP, "bob", "s1", [entry("bob private text")])
+    await writer.add_session(APP, "carol", "s1", [entry("carol kept note")])
+    await writer.close()  # SNAPSHOT_AFTER_BYTES is 0 here: every user is snapshotted
+    journal = journal_module.Journal(store)
+    segment, snapshot = journal.segment_path((APP, USER)), journal.snapshot_path((APP, USER))
+    assert b"alice secret" in snapshot.read_bytes()
+    lines = segment.read_bytes().split(b"\n")
+    segment.write_bytes(b"\n".join([*lines[:2], b"{not json", *lines[2:]]))  # line 3: before acknowledged writes
+    return store, [segment, snapshot]
+
+
+async def test_a_damaged_segment_stops_only_its_users_calls_and_other_users_can_be_erased(
+    tmp_path: Path, decomposer: Decomposer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A writer loaded every segment when it opened, so one user's bad line refused every
+    call of every user: bob could not be erased (delete_user raised alice's error). Now the
+    writer skips the segment it cannot read: alice's calls (and questions about everyone)
+    raise her segment's error, naming its file and line, and her files are never
+    written; everyone else's calls work."""
+    monkeypatch.setattr(journal_module, "SNAPSHOT_AFTER_BYTES", 0)
+    store, alices = await _store_with_a_damaged_user(tmp_path, decomposer)
+    damaged = {path: path.read_bytes() for path in alices}
+    where = rf"{alices[0].name}: line 3 is not a valid record"
+
+    service = GraphMemoryService(nlp=decomposer, path=store)
+    assert await service.delete_user(APP, "bob") == 1
+    assert await service.list_entries(APP, "bob") == []
+    assert files_holding(tmp_path, "bob private") == []
+    await service.add_session(APP, "carol", "s2", [entry("carol second note")])
+    assert len((await service.search(SearchRequest(query="carol note", app_name=APP, user_id="carol"))).hits) == 2
+    await service.health_check()  # the store is one (as a reader's health check says)
+    for call in (
+        service.list_entries(APP, USER),
+        service.search(SearchRequest(query="secret", app_name=APP, user_id=USER)),
+        service.add_entry(APP, USER, entry("must not follow a bad line")),
+        service.add_session(APP, USER, "s1", [entry("must not replace what was not read")]),
+        service.delete_session(APP, USER, "s2"),
+        service.stats(),  # about everyone: every segment
+    ):
+        with pytest.raises(JournalCorruptError, match=where):
+            await call
+    await service.close()
+    assert {path: path.read_bytes() for path in alices} == damaged
+
+    reopened = GraphMemoryService(nlp=decomposer, path=store)
+    assert sorted(e.memory.text for e in await reopened.list_entries(APP, "carol")) == [
+        "carol kept note",
+        "carol second note",
+    ]
+    assert await reopened.list_entries(APP, "bob") == []
+    await reopened.close()
+    assert {path: path.read_bytes() for path in alices} == damaged
+
+
+@pytest.mark.parametrize("via", ["api", "cli"])
+async def test_a_user_whose_segment_is_damaged_can_be_erased_without_reading_it(
+    tmp_path: Path, decomposer: Decomposer, monkeypatch: pytest.MonkeyPatch, via: str
+) -> None:
+    """delete_user needs none of a user's records: it deletes the segment and snapshot. It
+    read them first (every segment, on opening), so a damaged user could never be erased
+    and her text stayed on disk."""
+    monkeypatch.setattr(journal_module, "SNAPSHOT_AFTER_BYTES", 0)
+    store, alices = await _store_with_a_damaged_user(tmp_path, decomposer)
+    if via == "api":
+        service = GraphMemoryService(nlp=decomposer, path=store)
+        assert await service.delete_user(APP, USER) == 0  # nothing of hers was read, or counted
+        assert await service.list_entries(APP, USER) == []
+        await service.close()
+    else:
+        result = await acli("--store", str(store), "delete-user", *CLI_USER, "--yes")
+        assert result.exit_code == 0, result.output
+        assert "unreadable" in result.stdout and USER in result.stdout
+    assert not any(path.exists() for path in alices)
+    assert files_holding(tmp_path, "alice secret") == []
+
+    service = GraphMemoryService(nlp=decomposer, path=store)
+    await service.stats()  # every segment reads again
+    assert [e.memory.text for e in await service.list_entries(APP, "bob")] == ["bob private text"]
+    await service.add_entry(APP, USER, entry("alice starts afresh"))
+    assert [e.memory.text for e in await service.list_entries(APP, USER)] == ["alice starts afresh"]
     await service.close()

@@ -55,6 +55,12 @@ record no write makes: a key graphmem never writes (ignored, it would be lost at
 compaction), or a non-null ``project_id`` or a ``delete_project`` (the networkx backend has
 no projects; its service refuses every project call before writing).
 
+**A segment that cannot be read** (such a bad line, a bad segment header, not a file) stops
+only its user: a writer opening the store leaves it out (:meth:`Journal.read` with
+``skip_unreadable``) and never appends to, rewrites or snapshots it, nor deletes its
+snapshot; the service refuses that user's calls, and calls about everyone, with its error.
+``delete_user`` of that user deletes the segment and its snapshot without reading them.
+
 **Erasure.** A write that removes entries (a delete, or a session replaced) is followed
 by a compaction of that user's segment only: the user's live records are written to a
 temporary file, ``fsync``-ed and renamed over the segment (a segment left with nothing is
@@ -176,6 +182,9 @@ class StoreContents:
     #: Only the segments of the users :meth:`Journal.read` was asked for were read (a
     #: version 1 journal is one file: it is always read whole).
     partial: bool = False
+    #: The segments that could not be read, by file name, and why (only when
+    #: :meth:`Journal.read` was asked to skip them): none of their records is in ``files``.
+    unreadable: dict[str, JournalCorruptError] = field(default_factory=dict)
 
 
 def orphaned_segments(path: Path) -> JournalCorruptError | None:
@@ -338,6 +347,10 @@ class Journal:
         self._broken: dict[OwnerKey, str] = {}
         #: Per user (of a writer): where the segment part its snapshot covers ends (0: none).
         self.covered: dict[OwnerKey, int] = {}
+        #: The segments (by file name) this writer could not read when it opened the store
+        #: (:meth:`read` with ``skip_unreadable``), and why: never appended to, rewritten or
+        #: snapshotted (what was not read cannot be written back), only removed whole.
+        self.unreadable: dict[str, JournalCorruptError] = {}
 
     def segment_path(self, owner: OwnerKey) -> Path:
         """Where the segment of an (app, user) pair is (whether or not it exists)."""
@@ -389,16 +402,21 @@ class Journal:
                 f"the version {VERSION} header ({json.dumps(HEADER)}), or move {self.segments_dir.name} away"
             )
 
-    def read(self, owners: Iterable[OwnerKey] | None = None) -> StoreContents:
+    def read(self, owners: Iterable[OwnerKey] | None = None, *, skip_unreadable: bool = False) -> StoreContents:
         """Every complete record of the store, checked for shape. Never writes, even for
         a torn tail.
 
         Args:
             owners: read only these users' segments (and the header): a reader asked about
                 one user of thousands reads one file, not every file. ``None``: everyone.
+            skip_unreadable: a segment that cannot be read (a bad line before its end, a
+                bad header, not a file) is left out and named in the result's
+                ``unreadable`` instead of raising: a writer opening the store still serves
+                the other users, and erases that one unread (:meth:`remove`).
 
         Raises:
-            JournalCorruptError: not a journal, or a bad line before the end of a file.
+            JournalCorruptError: not a journal, or a bad line before the end of a file
+                (of a segment: only without ``skip_unreadable``).
         """
         try:
             fh = _open_regular(self.path, "graphmem journal")
@@ -424,6 +442,7 @@ class Journal:
                     f"header (the records are in {self.segments_dir})"
                 )
         files = []
+        unreadable: dict[str, JournalCorruptError] = {}
         if owners is not None:
             names = sorted({segment_name(*owner) for owner in owners})  # missing: nothing stored
         else:
@@ -433,10 +452,16 @@ class Journal:
                 names = []
         for name in names:
             if name.endswith(".journal"):
-                segment = self._read_segment(self.segments_dir / name)
+                try:
+                    segment = self._read_segment(self.segments_dir / name)
+                except JournalCorruptError as exc:
+                    if not skip_unreadable:
+                        raise
+                    unreadable[name] = exc
+                    continue
                 if segment is not None:
                     files.append(segment)
-        return StoreContents(VERSION, files, partial=owners is not None)
+        return StoreContents(VERSION, files, partial=owners is not None, unreadable=unreadable)
 
     def _segment_names(self) -> list[str]:
         """The names of the user segments in the segments directory (none without one)."""
@@ -535,6 +560,7 @@ class Journal:
         of the segment part it covers and of its own payload, which a reader checks.
         """
         self._require_writer_lock()
+        self._refuse_unreadable(owner)
         segment = self.segment_path(owner)
         with _open_regular(segment, "graphmem segment") as fh:
             data = fh.read()
@@ -667,7 +693,9 @@ class Journal:
         if contents.version == 0:
             self._replace_file(self.path, [HEADER])
             _fsync_dir(self.path.parent)
-        used = set()
+        self.unreadable = dict(contents.unreadable)
+        # An unreadable segment's snapshot is left as it is, with the segment: neither was read.
+        used = {name.removesuffix(".journal") + ".snapshot" for name in self.unreadable}
         for segment in contents.files:
             if segment.good_end < segment.size:
                 with open(segment.path, "r+b") as fh:
@@ -723,6 +751,7 @@ class Journal:
         several sessions that fails leaves none of them, not the first few).
         """
         self._require_writer_lock()
+        self._refuse_unreadable(owner)
         if owner in self._broken:
             raise OSError(errno.EIO, self._broken[owner])
         path = self.segment_path(owner)
@@ -752,6 +781,13 @@ class Journal:
         finally:
             os.close(fd)
 
+    def _refuse_unreadable(self, owner: OwnerKey) -> None:
+        """Refuse to write a segment this writer could not read: an append would follow a
+        bad line (and be lost with it), a rewrite would drop the records it did not read."""
+        exc = self.unreadable.get(segment_name(*owner))
+        if exc is not None:
+            raise JournalCorruptError(str(exc))
+
     def _require_writer_lock(self) -> None:
         """Refuse a write once the lock is gone: the service was closed while a call was
         still on its way here (a thread left running by a cancelled request). Not an
@@ -778,6 +814,7 @@ class Journal:
         """Replace the user's segment with ``records`` atomically (temporary file, fsync,
         rename); with no records, delete it."""
         self._require_writer_lock()
+        self._refuse_unreadable(owner)
         records = list(records)
         if not records:
             self.remove(owner)
@@ -790,12 +827,14 @@ class Journal:
         self._broken.pop(owner, None)  # a new file: nothing unacknowledged is left in it
 
     def remove(self, owner: OwnerKey) -> None:
-        """Delete the user's segment (everything of the user on disk), durably."""
+        """Delete the user's segment (everything of the user on disk), durably; an
+        unreadable one too, unread (erasing a user never needs its records)."""
         self._require_writer_lock()
         self._remove_snapshot(owner)
         self.segment_path(owner).unlink(missing_ok=True)
         self._sync_done(f"the deletion of {self.segment_path(owner).name}")
         self._broken.pop(owner, None)
+        self.unreadable.pop(segment_name(*owner), None)
 
     def _sync_done(self, change: str) -> None:
         """Sync the segments directory after a rename or unlink that is done. The change is
@@ -863,6 +902,7 @@ class Journal:
             self._lock_fd = None
             self._lock_pid = None
         self._broken.clear()
+        self.unreadable.clear()
 
 
 # ---------------------------------------------------------------------------- record shapes

@@ -79,7 +79,7 @@ from graphmem.backends._graph_model import (
     entry_times,
     time_refs,
 )
-from graphmem.backends._journal import Journal, StoreContents
+from graphmem.backends._journal import Journal, StoreContents, segment_name
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -818,7 +818,9 @@ class GraphMemoryService(MemoryService):
         journal = self._journal
         assert journal is not None
         closes = self._closes
-        self._ensure_loaded(owner)
+        # Erasing a user needs none of its records: its segment goes whole, read or not.
+        erasing = isinstance(records[0], dict) and records[0]["op"] == "delete_user"
+        self._ensure_loaded(owner, unreadable_ok=erasing)
         key = (owner.app_name, owner.user_id)
         with self._owner_lock(owner):
             # A close between the load and here, and a reopen since (by another call), may
@@ -1412,7 +1414,8 @@ class GraphMemoryService(MemoryService):
             journal.read(())  # a reader loads users when asked: check that the store is one
             return
         with self._lock:
-            self._ensure_loaded()
+            # As a reader's: the store is one, whether or not each segment reads.
+            self._ensure_loaded(unreadable_ok=True)
 
     # ------------------------------------------------------------------ applying records
 
@@ -1433,13 +1436,42 @@ class GraphMemoryService(MemoryService):
                 "opened again for it, and nothing of the call was stored (call again to open the store again)"
             )
 
-    def _ensure_loaded(self, owner: Owner | None = None) -> None:
+    def _ensure_loaded(self, owner: Owner | None = None, *, unreadable_ok: bool = False) -> None:
         """Load the store (a writer, or a call about every user), or, for a reader asked
         about one user, that user's segment alone: a command about one user of thousands
         reads one file (the CLI opens the store read-only on every command).
 
+        A writer loads every segment it can read; a call about a user whose segment it
+        could not read, or about every user, raises that segment's ``JournalCorruptError``
+        (as a reader's read of it does), unless ``unreadable_ok`` (erasing the user,
+        checking the store is one).
+
         A public call that began before a close is refused, loaded or not (see ``close()``).
         """
+        self._load_store(owner)
+        journal = self._journal
+        if journal is not None and journal.unreadable and not unreadable_ok:
+            self._refuse_unreadable(journal, owner)
+
+    def _refuse_unreadable(self, journal: Journal, owner: Owner | None) -> None:
+        """Raise the error of the segment this writer could not read, for a call about its
+        user (or about everyone), saying what still works."""
+        if owner is None:
+            # Sorted, not min(): an erasure in another thread may empty the dict meanwhile.
+            unreadable = sorted(journal.unreadable.items())
+            if not unreadable:
+                return
+            exc = unreadable[0][1]
+            hint = "a call about every user reads every segment"
+        else:
+            found = journal.unreadable.get(segment_name(owner.app_name, owner.user_id))
+            if found is None:
+                return
+            exc = found
+            hint = "delete_user of this user erases the segment without reading it"
+        raise JournalCorruptError(f"{exc} ({hint}; the store's other users can be read and written)")
+
+    def _load_store(self, owner: Owner | None) -> None:
         self._refuse_a_call_the_store_was_closed_under()
         if self._loaded or (owner is not None and owner in self._loaded_owners):
             return
@@ -1473,7 +1505,9 @@ class GraphMemoryService(MemoryService):
                     journal.check()  # never create a lock file beside a foreign file
                     journal.acquire()  # before reading: no other writer can change it after
                 with collector_paused(long=True):
-                    contents = journal.read()
+                    # A writer skips the segments it cannot read: refused to the calls about
+                    # their users (above), never written, but the other users go on.
+                    contents = journal.read(skip_unreadable=not journal.read_only)
                     removed_by = self._load(contents)
                 if not journal.read_only:
                     journal.open_for_writing(

@@ -18,7 +18,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from graphmem._cypher import shipped_debug_query
-from graphmem._errors import InvalidStoreUriError, ProjectScopingUnsupportedError
+from graphmem._errors import InvalidStoreUriError, JournalCorruptError, ProjectScopingUnsupportedError
 from graphmem._fixtures import (
     check_fixture_lines,
     demo_fixtures_path,
@@ -767,10 +767,13 @@ def _delete(
     action: Any,
     *,
     project_method: str | None = None,
+    unread_ok: bool = False,
 ) -> None:
     """Ask ``question`` (unless ``yes``), run ``action`` on the service and print what it
     removed. ``project_method``: the service method the action calls when it deletes in a
-    project (refused before asking on a backend without projects)."""
+    project (refused before asking on a backend without projects). ``unread_ok``: the
+    action needs none of the user's data (an erasure), so a user whose data cannot be read
+    (a damaged journal segment) is acted on without counting what it removes."""
     settings = _settings(ctx)
     # Before asking: a mistyped --store once asked "Delete ...?" and only after a yes said
     # there is no store there, so the person agreed to a deletion that could not happen.
@@ -781,7 +784,13 @@ def _delete(
 
     async def work() -> str:
         async with open_service(settings, writes=True) as service:
-            before = await service.stats(app_name, user_id)
+            try:
+                before = await service.stats(app_name, user_id)
+            except JournalCorruptError:
+                if not unread_ok:
+                    raise
+                await action(service)
+                return f"erased the unreadable data of {quote_ids(app_name, user_id)} (not counted)"
             await action(service)
             after = await service.stats(app_name, user_id)
             return f"{_removed(before, after)} ({what} of {quote_ids(app_name, user_id)})"
@@ -794,7 +803,16 @@ def _delete(
 def delete_user(ctx: typer.Context, app_name: AppOption, user_id: UserOption, yes: YesOption = False) -> None:
     """Erase everything of one user in one app: every entry, token and entity, in every project."""
     question = f"Erase everything stored for {quote_ids(app_name, user_id)}?"
-    _delete(ctx, app_name, user_id, question, yes, "everything", lambda s: s.delete_user(app_name, user_id))
+    _delete(
+        ctx,
+        app_name,
+        user_id,
+        question,
+        yes,
+        "everything",
+        lambda s: s.delete_user(app_name, user_id),
+        unread_ok=True,
+    )
 
 
 @app.command("delete-session")
