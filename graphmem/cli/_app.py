@@ -669,7 +669,7 @@ def recent(
     stored = run_async(work())
     entries = [e.memory for e in stored]
     if as_json:
-        # The id, session and project too: to forget one (delete-entry), read its terms
+        # The id, session and project too: to forget one by id (delete_entry, MCP forget), read its terms
         # (entry_decomposition.cypher), or tell a project's entries from global ones.
         print_json(
             [
