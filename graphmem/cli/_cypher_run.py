@@ -440,20 +440,8 @@ def _cypher_trim() -> Iterator[None]:
     swapped for the time of the query and put back, like the aggregations."""
     import grandcypher
 
-    current = getattr(grandcypher, "_strip", None)
-    if not callable(current):
-        raise CliError(
-            "this grand-cypher version keeps trim() where graphmem cannot make it trim as Cypher does; "
-            "run the query on Neo4j (--uri bolt://..., or --backend neo4j)"
-        )
-    original: Any = getattr(current, "graphmem_original", current)
-    swapped: Any = _trimmed_as_cypher_trims
-    swapped.graphmem_original = original
-    grandcypher._strip = swapped
-    try:
+    with _swapped(grandcypher, "_strip", lambda _original: _trimmed_as_cypher_trims, "trim it as Cypher does"):
         yield
-    finally:
-        grandcypher._strip = original
 
 
 @contextmanager
@@ -474,41 +462,53 @@ def _separate_patterns() -> Iterator[None]:
     import networkx as nx
     from grandcypher import GrandCypherExecutor
 
-    current = getattr(GrandCypherExecutor, "_matches_iter", None)
+    def joining(original: Any) -> Any:
+        def matches_iter(self: Any, motif: Any) -> Iterator[dict[Any, Any]]:
+            parts = [motif.subgraph(nodes) for nodes in nx.weakly_connected_components(motif)]
+            if len(parts) < 2:
+                yield from original(self, motif)
+                return
+            # Without the hints grand-cypher takes from its property index: they are the product
+            # of every pattern node's candidates, which it compares pairwise (18 s for the demo's
+            # alice entries with bob's entities, 0.2 s without); each node is checked as it matches.
+            saved = self._auto_where_hints, self._auto_node_jsondata_hints
+            self._auto_where_hints = self._auto_node_jsondata_hints = False
+            try:
+                found = [list(original(self, part)) for part in parts]
+            finally:
+                self._auto_where_hints, self._auto_node_jsondata_hints = saved
+            for combination in itertools.product(*found):
+                joined: dict[Any, Any] = {}
+                for match in combination:
+                    joined.update(match)
+                yield joined
+
+        return matches_iter
+
+    with _swapped(GrandCypherExecutor, "_matches_iter", joining, "join separate patterns as Cypher does"):
+        yield
+
+
+@contextmanager
+def _swapped(holder: Any, name: str, replacement: Callable[[Any], Any], purpose: str) -> Iterator[None]:
+    """``holder.name`` replaced by ``replacement(original)`` for the time of a query, then put
+    back: grand-cypher looks these up as it reads a query, and nothing else in the process
+    sees the change. Built on the original even when another query's swap is in place
+    (threads, off Linux). A grand-cypher without the attribute is refused, naming ``purpose``."""
+    current = getattr(holder, name, None)
     if not callable(current):
         raise CliError(
-            "this grand-cypher version matches patterns where graphmem cannot make it join separate "
-            "patterns as Cypher does; run the query on Neo4j (--uri bolt://..., or --backend neo4j)"
+            f"this grand-cypher version keeps {name} where graphmem cannot make it {purpose}; "
+            "run the query on Neo4j (--uri bolt://..., or --backend neo4j)"
         )
-    # Another query's swap may be in place (threads, off Linux): build on the original.
     original: Any = getattr(current, "graphmem_original", current)
-
-    def matches_iter(self: Any, motif: Any) -> Iterator[dict[Any, Any]]:
-        parts = [motif.subgraph(nodes) for nodes in nx.weakly_connected_components(motif)]
-        if len(parts) < 2:
-            yield from original(self, motif)
-            return
-        # Without the hints grand-cypher takes from its property index: they are the product
-        # of every pattern node's candidates, which it compares pairwise (18 s for the demo's
-        # alice entries with bob's entities, 0.2 s without); each node is checked as it matches.
-        saved = self._auto_where_hints, self._auto_node_jsondata_hints
-        self._auto_where_hints = self._auto_node_jsondata_hints = False
-        try:
-            found = [list(original(self, part)) for part in parts]
-        finally:
-            self._auto_where_hints, self._auto_node_jsondata_hints = saved
-        for combination in itertools.product(*found):
-            joined: dict[Any, Any] = {}
-            for match in combination:
-                joined.update(match)
-            yield joined
-
-    matches_iter.graphmem_original = original  # type: ignore[attr-defined]
-    GrandCypherExecutor._matches_iter = matches_iter
+    swapped = replacement(original)
+    swapped.graphmem_original = original
+    setattr(holder, name, swapped)
     try:
         yield
     finally:
-        GrandCypherExecutor._matches_iter = original
+        setattr(holder, name, original)
 
 
 def _neo4j_column_order(query: str, keys: list[str]) -> list[tuple[str, int]]:
